@@ -1,0 +1,157 @@
+//! Suites and cases as loaded and resolved.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{CheckSpec, TargetSpec};
+
+/// One round of a conversation: a user message and what to check in the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Round {
+    /// The user message: a string, or an object sent as JSON text.
+    #[serde(alias = "prompt")]
+    pub input: Value,
+    /// Checks on this round's turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckSpec>,
+    /// Judge criteria for this round (`judge_prompt` in seed 000).
+    #[serde(default, alias = "judge_prompt", skip_serializing_if = "Option::is_none")]
+    pub criteria: Option<String>,
+    /// Expected output for this round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_output: Option<Value>,
+    /// Tools this round's turn must call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expected_tools: Vec<String>,
+    /// Judge threshold for this round.
+    #[serde(default, alias = "judge_threshold", skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+}
+
+impl Round {
+    /// The message text sent to the target: strings as they are, other JSON as text.
+    pub fn message(&self) -> String {
+        match &self.input {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// One scenario. Accepts the native fields and the seeds' spellings: `prompt`,
+/// `judge_prompt`, `judge_threshold`, `test_agent_revival` (seed 000) and
+/// `success_criteria`, `mcp_calls_expected` (seed 002).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// Stable id, unique in the suite (defaults to the name, else file and index).
+    #[serde(default)]
+    pub id: String,
+    /// Human name (defaults to the id).
+    #[serde(default)]
+    pub name: String,
+    /// What the case is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Tags for selection and per-tag statistics.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// A single user message (string or object); shorthand for one round.
+    #[serde(default, alias = "prompt", skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// The conversation's rounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<Round>,
+    /// An object injected into every target call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Value>,
+    /// The expected answer (text or JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_output: Option<Value>,
+    /// Tools the conversation must call.
+    #[serde(default, alias = "mcp_calls_expected", skip_serializing_if = "Vec::is_empty")]
+    pub expected_tools: Vec<String>,
+    /// Checks on the last turn (tools-called: on the transcript).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckSpec>,
+    /// Judge criteria (`judge_prompt`, `success_criteria`).
+    #[serde(
+        default,
+        alias = "judge_prompt",
+        alias = "success_criteria",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub criteria: Option<String>,
+    /// Judge pass threshold (`judge_threshold`).
+    #[serde(default, alias = "judge_threshold", skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// How many times to run the case (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    /// Close and reopen the session after round 1 (`test_agent_revival`).
+    #[serde(default, alias = "test_agent_revival", skip_serializing_if = "std::ops::Not::not")]
+    pub revival: bool,
+    /// Targets to run against (default: every target of the suite).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    /// Per-execution timeout in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    /// Where the case was defined (`file:line`), filled by the loader.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub source: String,
+}
+
+/// Defaults applied to every case of a suite file that does not set its own.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteDefaults {
+    /// Targets for cases that name none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    /// Judge threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Repeat count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    /// Per-execution timeout in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    /// Tags added to every case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Checks added to every case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckSpec>,
+    /// Context merged under each case's own context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Value>,
+}
+
+/// A loaded suite: resolved cases and the targets they run against.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Suite {
+    /// Suite name (the first named file's, else the first file's stem).
+    pub name: String,
+    /// The files it was loaded from.
+    pub files: Vec<String>,
+    /// Targets by name.
+    pub targets: BTreeMap<String, TargetSpec>,
+    /// The cases, defaults applied, rounds normalised, targets resolved.
+    pub cases: Vec<Case>,
+    /// Non-fatal findings (e.g. cases with no target).
+    pub warnings: Vec<String>,
+}
+
+impl Case {
+    /// The repeat count (at least 1).
+    pub fn repeat_count(&self) -> u32 {
+        self.repeat.unwrap_or(1).max(1)
+    }
+}

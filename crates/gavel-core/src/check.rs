@@ -1,0 +1,178 @@
+//! Check specifications as written in suite files.
+//!
+//! A check given on a round applies to that round's turn. A check given on the case
+//! applies to the last turn, except `tools-called`, which looks at every tool call of
+//! the transcript, and `latency`, which holds for every turn.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One or several strings: `value: x` or `value: [x, y]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// A single string.
+    One(String),
+    /// Several strings.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    /// The strings, one or many.
+    pub fn as_slice(&self) -> &[String] {
+        match self {
+            OneOrMany::One(s) => std::slice::from_ref(s),
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// Which JSON a JSON check reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JsonSource {
+    /// The answer text, parsed as JSON.
+    #[default]
+    Output,
+    /// The target's whole JSON response (http and command targets).
+    Response,
+}
+
+/// How tools-called compares the calls made with the tools expected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolMatch {
+    /// Every expected tool was called at least once, in any order.
+    #[default]
+    Set,
+    /// The expected tools appear in this order (other calls may come between).
+    Order,
+    /// Exactly the expected calls, in this order, nothing else.
+    Exact,
+}
+
+/// A deterministic check, selected by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum CheckSpec {
+    /// The output equals `value` (or the case's `expected_output`). A string compares
+    /// as text (trimmed unless `trim: false`); any other JSON value compares with the
+    /// output parsed as JSON.
+    Equals {
+        /// The expected value; defaults to the case's `expected_output`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<Value>,
+        /// Compare text case-insensitively.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ignore_case: bool,
+        /// Trim surrounding whitespace before comparing text (default true).
+        #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+        trim: bool,
+    },
+    /// The output contains every given string.
+    Contains {
+        /// The string or strings that must appear.
+        value: OneOrMany,
+    },
+    /// The output contains every given string, ignoring case.
+    Icontains {
+        /// The string or strings that must appear.
+        value: OneOrMany,
+    },
+    /// The output contains none of the given strings (case-insensitive).
+    NotContains {
+        /// The string or strings that must not appear.
+        value: OneOrMany,
+    },
+    /// The output matches a regular expression (Rust `regex` syntax).
+    Regex {
+        /// The pattern.
+        pattern: String,
+        /// Fail when the pattern matches instead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        negate: bool,
+    },
+    /// The output (or response) parses as JSON.
+    IsJson {
+        /// Which JSON to read.
+        #[serde(default, skip_serializing_if = "is_default")]
+        from: JsonSource,
+    },
+    /// The JSON validates against a JSON Schema.
+    JsonSchema {
+        /// The schema, inline.
+        schema: Value,
+        /// Which JSON to read.
+        #[serde(default, skip_serializing_if = "is_default")]
+        from: JsonSource,
+    },
+    /// Each key (a JSON pointer like `/data/total`, or a bare top-level key) is present.
+    RequiredKeys {
+        /// The keys that must be present.
+        keys: Vec<String>,
+        /// Which JSON to read.
+        #[serde(default, skip_serializing_if = "is_default")]
+        from: JsonSource,
+    },
+    /// Numeric fields must equal the given values exactly when present. With `fields`
+    /// only, the expected values come from the case's `expected_output` at the same
+    /// pointers.
+    NumericFields {
+        /// Pointer → expected number.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        values: BTreeMap<String, f64>,
+        /// Pointers whose expected values come from `expected_output`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fields: Vec<String>,
+        /// Which JSON to read.
+        #[serde(default, skip_serializing_if = "is_default")]
+        from: JsonSource,
+    },
+    /// The expected tools were called; missing and unexpected tools are listed.
+    ToolsCalled {
+        /// Expected tools; defaults to the case's (or round's) `expected_tools`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<Vec<String>>,
+        /// How to compare.
+        #[serde(default, skip_serializing_if = "is_default")]
+        mode: ToolMatch,
+        /// Also fail when a tool outside the expected set was called.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        strict: bool,
+    },
+    /// The turn answered within a time budget.
+    Latency {
+        /// The budget in milliseconds.
+        max_ms: u64,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+impl CheckSpec {
+    /// The check's type as written in suite files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CheckSpec::Equals { .. } => "equals",
+            CheckSpec::Contains { .. } => "contains",
+            CheckSpec::Icontains { .. } => "icontains",
+            CheckSpec::NotContains { .. } => "not-contains",
+            CheckSpec::Regex { .. } => "regex",
+            CheckSpec::IsJson { .. } => "is-json",
+            CheckSpec::JsonSchema { .. } => "json-schema",
+            CheckSpec::RequiredKeys { .. } => "required-keys",
+            CheckSpec::NumericFields { .. } => "numeric-fields",
+            CheckSpec::ToolsCalled { .. } => "tools-called",
+            CheckSpec::Latency { .. } => "latency",
+        }
+    }
+}

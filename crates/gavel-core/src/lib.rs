@@ -1,0 +1,44 @@
+//! The gavel vocabulary and suite loading.
+//!
+//! A [`Suite`] holds [`Case`]s and the [`TargetSpec`]s that reach the agent under
+//! test. Running a case against a target yields an [`Execution`]: a [`Transcript`]
+//! of [`Turn`]s and the [`Verdict`]s of its checks. Executions of one case roll up
+//! into an [`Outcome`], and outcomes into a [`Summary`].
+//!
+//! ```
+//! let yaml = "cases:\n  - id: hello\n    input: Hi\n    checks:\n      - type: contains\n        value: Hello\n";
+//! let suite = gavel_core::load::parse_suite_str(yaml, "inline.yaml".as_ref()).unwrap();
+//! assert_eq!(suite.cases[0].id, "hello");
+//! ```
+
+pub mod case;
+pub mod check;
+pub mod error;
+pub mod load;
+pub mod outcome;
+pub mod run;
+pub mod status;
+pub mod target;
+pub mod template;
+pub mod transcript;
+pub mod verdict;
+
+pub use case::{Case, Round, Suite, SuiteDefaults};
+pub use check::CheckSpec;
+pub use error::{LoadError, Location};
+pub use outcome::{Execution, Outcome, Summary, TagStats};
+pub use run::{RunRecord, RunStatus};
+pub use status::Status;
+pub use target::TargetSpec;
+pub use transcript::{TargetFailure, ToolCall, Transcript, Turn, Usage};
+pub use verdict::Verdict;
+
+/// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),
+/// which sorts as text in every store.
+pub fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let format = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+    );
+    now.format(&format).unwrap_or_default()
+}

@@ -1,0 +1,270 @@
+//! Loading suites: files and directories in, one resolved [`Suite`] out.
+//!
+//! Accepted: native YAML/JSON suites, a YAML/JSON list of cases or a single case
+//! (seed 000's dicts), seed 002's `{"examples": [...]}` dataset, JSONL with one case
+//! per line, and `datasets:` blocks that expand CSV/JSONL rows through a template.
+
+mod dataset;
+mod parse;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::{Case, LoadError, Location, Round, Suite, SuiteDefaults, TargetSpec};
+use parse::ParsedFile;
+
+/// Extensions read when a directory is given.
+const SUITE_EXTENSIONS: &[&str] = &["yaml", "yml", "json", "jsonl"];
+
+/// Loads and resolves suites from files and directories.
+///
+/// Several files merge into one suite. A file that defines targets gives them to its
+/// own cases; cases of files without targets run against every target defined
+/// anywhere. All problems found are returned together.
+pub fn load_paths(paths: &[PathBuf]) -> Result<Suite, Vec<LoadError>> {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        match expand_path(path) {
+            Ok(found) => files.extend(found),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut parsed = Vec::new();
+    for file in &files {
+        match read_file(file) {
+            Ok(p) => parsed.push(p),
+            Err(e) => errors.push(e),
+        }
+    }
+    let suite = resolve(parsed, &mut errors);
+    if errors.is_empty() { Ok(suite) } else { Err(errors) }
+}
+
+/// Parses one suite from text, as if read from `path` (its extension picks JSON,
+/// JSONL or YAML; relative paths resolve against its folder).
+pub fn parse_suite_str(text: &str, path: &Path) -> Result<Suite, Vec<LoadError>> {
+    let mut errors = Vec::new();
+    let file = match parse_file(text, path) {
+        Ok(f) => f,
+        Err(e) => return Err(vec![e]),
+    };
+    let suite = resolve(vec![file], &mut errors);
+    if errors.is_empty() { Ok(suite) } else { Err(errors) }
+}
+
+struct FileParts {
+    shown: String,
+    dir: PathBuf,
+    stem: String,
+    parsed: ParsedFile,
+}
+
+fn expand_path(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| LoadError::new(Location::file(&shown), e.to_string()))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_owned()]);
+    }
+    let mut found = Vec::new();
+    let mut stack = vec![path.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| LoadError::new(Location::file(dir.display().to_string()), e.to_string()))?;
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| SUITE_EXTENSIONS.contains(&e)) {
+                found.push(p);
+            }
+        }
+    }
+    found.sort();
+    if found.is_empty() {
+        return Err(LoadError::new(Location::file(shown), "the directory holds no suite files (.yaml, .yml, .json, .jsonl)"));
+    }
+    Ok(found)
+}
+
+fn read_file(path: &Path) -> Result<FileParts, LoadError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError::new(Location::file(&shown), e.to_string()))?;
+    parse_file(&text, path)
+}
+
+fn parse_file(text: &str, path: &Path) -> Result<FileParts, LoadError> {
+    let shown = path.display().to_string();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("yaml");
+    let parsed = match ext {
+        "jsonl" => parse::parse_jsonl(text, &shown)?,
+        "json" => parse::parse_text(text, &shown, true)?,
+        "yaml" | "yml" => parse::parse_text(text, &shown, false)?,
+        "csv" => {
+            return Err(LoadError::new(
+                Location::file(&shown),
+                "a CSV file holds data, not cases: use it from a suite's `datasets:` block with a case template",
+            ));
+        }
+        other => return Err(LoadError::new(Location::file(&shown), format!("unknown suite file type `.{other}`"))),
+    };
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("suite").to_owned();
+    Ok(FileParts { shown, dir, stem, parsed })
+}
+
+/// Merges parsed files: targets, defaults, ids, rounds, datasets.
+fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
+    let mut suite = Suite {
+        name: files.iter().find_map(|f| f.parsed.name.clone()).or_else(|| files.first().map(|f| f.stem.clone())).unwrap_or_default(),
+        files: files.iter().map(|f| f.shown.clone()).collect(),
+        ..Suite::default()
+    };
+    for f in &files {
+        for (name, spec) in &f.parsed.targets {
+            if suite.targets.contains_key(name) {
+                errors.push(LoadError::new(Location::file(&f.shown), format!("target `{name}` is defined twice")).field(format!("targets.{name}")));
+            }
+            suite.targets.insert(name.clone(), absolutize(spec.clone(), &f.dir));
+        }
+    }
+    let all_targets: Vec<String> = suite.targets.keys().cloned().collect();
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for f in files {
+        let own_targets: Vec<String> = f.parsed.targets.keys().cloned().collect();
+        let mut cases: Vec<(Case, String)> = f
+            .parsed
+            .cases
+            .into_iter()
+            .map(|(c, line)| {
+                let at = match line {
+                    Some(l) => format!("{}:{l}", f.shown),
+                    None => f.shown.clone(),
+                };
+                (c, at)
+            })
+            .collect();
+        for ds in &f.parsed.datasets {
+            match dataset::expand(ds, &f.dir, &f.shown) {
+                Ok(found) => cases.extend(found),
+                Err(e) => errors.push(e),
+            }
+        }
+        for (index, (mut case, at)) in cases.into_iter().enumerate() {
+            case.source = at;
+            apply_defaults(&mut case, &f.parsed.defaults);
+            if case.targets.is_empty() {
+                case.targets = if own_targets.is_empty() { all_targets.clone() } else { own_targets.clone() };
+            }
+            name_case(&mut case, &f.stem, index);
+            if let Err(e) = normalise_rounds(&mut case) {
+                errors.push(e);
+                continue;
+            }
+            for t in &case.targets {
+                if !suite.targets.contains_key(t) {
+                    errors.push(case_error(&case, format!("unknown target `{t}`{}", known(&all_targets))).field("targets"));
+                }
+            }
+            if let Some(first) = seen.get(&case.id) {
+                errors.push(case_error(&case, format!("duplicate case id `{}` (first defined at {first})", case.id)).field("id"));
+            } else {
+                seen.insert(case.id.clone(), case.source.clone());
+            }
+            suite.cases.push(case);
+        }
+    }
+    if suite.targets.is_empty() && !suite.cases.is_empty() {
+        suite.warnings.push("no target is defined: the cases can be validated but not run (add a `targets:` file)".to_owned());
+    }
+    suite
+}
+
+fn known(names: &[String]) -> String {
+    if names.is_empty() { " (no targets are defined)".to_owned() } else { format!(" (defined: {})", names.join(", ")) }
+}
+
+fn case_error(case: &Case, message: String) -> LoadError {
+    let (file, line) = match case.source.rsplit_once(':') {
+        Some((f, l)) if l.parse::<u64>().is_ok() => (f.to_owned(), l.parse().ok()),
+        _ => (case.source.clone(), None),
+    };
+    LoadError::new(Location { file, line, column: None }, format!("case `{}`: {message}", case.id))
+}
+
+fn apply_defaults(case: &mut Case, d: &SuiteDefaults) {
+    if case.targets.is_empty() {
+        case.targets = d.targets.clone();
+    }
+    case.threshold = case.threshold.or(d.threshold);
+    case.repeat = case.repeat.or(d.repeat);
+    case.timeout_s = case.timeout_s.or(d.timeout_s);
+    for t in &d.tags {
+        if !case.tags.contains(t) {
+            case.tags.push(t.clone());
+        }
+    }
+    case.checks.extend(d.checks.iter().cloned());
+    if let Some(Value::Object(defaults)) = &d.context {
+        let mut merged = defaults.clone();
+        if let Some(Value::Object(own)) = case.context.take() {
+            merged.extend(own);
+        }
+        case.context = Some(Value::Object(merged));
+    }
+}
+
+fn name_case(case: &mut Case, stem: &str, index: usize) {
+    if case.id.is_empty() {
+        case.id = if case.name.is_empty() { format!("{stem}-{}", index + 1) } else { slug(&case.name) };
+    }
+    if case.name.is_empty() {
+        case.name = case.id.clone();
+    }
+}
+
+fn slug(name: &str) -> String {
+    let s: String = name.chars().map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+}
+
+/// Turns `input` into a single round; rejects cases with both or neither.
+fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
+    match (case.input.take(), case.rounds.is_empty()) {
+        (Some(_), false) => Err(case_error(case, "give `input` (or `prompt`) or `rounds`, not both".into()).field("input")),
+        (None, true) => Err(case_error(case, "a case needs `input` (or `prompt`) or `rounds`".into()).field("input")),
+        (Some(input), true) => {
+            case.rounds.push(Round {
+                input,
+                checks: Vec::new(),
+                criteria: None,
+                expected_output: None,
+                expected_tools: Vec::new(),
+                threshold: None,
+            });
+            Ok(())
+        }
+        (None, false) => Ok(()),
+    }
+}
+
+/// Makes a target's working directories absolute against the suite file's folder.
+fn absolutize(mut spec: TargetSpec, dir: &Path) -> TargetSpec {
+    let fix = |cwd: &mut Option<String>| {
+        let joined = dir.join(cwd.as_deref().unwrap_or("."));
+        *cwd = Some(std::path::absolute(&joined).unwrap_or(joined).display().to_string());
+    };
+    match &mut spec {
+        TargetSpec::Http(h) => {
+            if let Some(start) = &mut h.start {
+                fix(&mut start.cwd);
+            }
+        }
+        TargetSpec::Command(c) => fix(&mut c.cwd),
+    }
+    spec
+}
+
+/// Targets by name, for callers that build adapters.
+pub type Targets = BTreeMap<String, TargetSpec>;

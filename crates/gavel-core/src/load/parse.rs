@@ -1,0 +1,168 @@
+//! Reading one file into its raw parts, in any of the accepted shapes.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use crate::error::did_you_mean;
+use crate::{Case, LoadError, Location, SuiteDefaults, TargetSpec};
+
+/// A data-driven block: one case per dataset row.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DatasetSpec {
+    /// CSV or JSONL file, relative to the suite file.
+    pub(crate) file: String,
+    /// The case template; `{{ column }}` is replaced in string fields.
+    pub(crate) case: Value,
+}
+
+/// A suite file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    #[serde(default)]
+    name: Option<String>,
+    /// Accepted for documentation; not used by the runner.
+    #[serde(default, rename = "description")]
+    _description: Option<String>,
+    #[serde(default)]
+    targets: BTreeMap<String, TargetSpec>,
+    #[serde(default)]
+    defaults: SuiteDefaults,
+    #[serde(default, alias = "examples", alias = "test_cases")]
+    cases: Vec<Spanned<Case>>,
+    #[serde(default)]
+    datasets: Vec<DatasetSpec>,
+}
+
+/// One parsed file: its parts, each case with the line it starts on.
+#[derive(Debug, Default)]
+pub(crate) struct ParsedFile {
+    pub(crate) name: Option<String>,
+    pub(crate) targets: BTreeMap<String, TargetSpec>,
+    pub(crate) defaults: SuiteDefaults,
+    pub(crate) cases: Vec<(Case, Option<u64>)>,
+    pub(crate) datasets: Vec<DatasetSpec>,
+}
+
+impl From<SuiteFile> for ParsedFile {
+    fn from(f: SuiteFile) -> Self {
+        ParsedFile {
+            name: f.name,
+            targets: f.targets,
+            defaults: f.defaults,
+            cases: f.cases.into_iter().map(line_of).collect(),
+            datasets: f.datasets,
+        }
+    }
+}
+
+fn line_of(c: Spanned<Case>) -> (Case, Option<u64>) {
+    let line = c.referenced.line();
+    (c.value, (line > 0).then_some(line))
+}
+
+fn with_cases(cases: Vec<Spanned<Case>>) -> ParsedFile {
+    ParsedFile { cases: cases.into_iter().map(line_of).collect(), ..ParsedFile::default() }
+}
+
+/// The keys that mark a top-level mapping as a suite rather than a single case.
+const SUITE_KEYS: &[&str] = &["cases", "examples", "test_cases", "targets", "defaults", "datasets"];
+
+/// Parses YAML or JSON text into a suite file. A top-level list is a list of cases;
+/// a mapping without suite keys is one case (seed 000's dict).
+pub(crate) fn parse_text(text: &str, file: &str, json: bool) -> Result<ParsedFile, LoadError> {
+    if json {
+        // serde_json gives the precise position of JSON syntax errors.
+        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| json_error(&e, file))?;
+    }
+    let shape: Value = yaml(text, file)?;
+    match &shape {
+        Value::Array(_) => Ok(with_cases(yaml(text, file)?)),
+        Value::Object(map) if !SUITE_KEYS.iter().any(|k| map.contains_key(*k)) => {
+            Ok(with_cases(vec![yaml(text, file)?]))
+        }
+        Value::Object(_) => Ok(yaml::<SuiteFile>(text, file)?.into()),
+        Value::Null => Err(LoadError::new(Location::file(file), "the file is empty")),
+        _ => Err(LoadError::new(
+            Location::at(file, 1, 1),
+            "expected a suite (a mapping with `cases`), a list of cases, or one case",
+        )),
+    }
+}
+
+/// Deserializes YAML (or JSON, a subset of it) with location-rich errors.
+pub(crate) fn yaml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, LoadError> {
+    serde_saphyr::from_str(text).map_err(|e| {
+        let location = match e.location() {
+            Some(l) => Location::at(file, l.line(), l.column()),
+            None => Location::file(file),
+        };
+        LoadError::new(location, did_you_mean(&first_line(&e.to_string())))
+    })
+}
+
+/// Strips serde-saphyr's `error: line L column C:` prefix and its snippet.
+fn first_line(rendered: &str) -> String {
+    let line = rendered.lines().next().unwrap_or_default();
+    let line = line.strip_prefix("error: ").unwrap_or(line);
+    match line.split_once(": ") {
+        Some((head, rest)) if head.starts_with("line ") => rest.to_owned(),
+        _ => line.to_owned(),
+    }
+}
+
+/// Converts a serde_json error into a load error at its line and column.
+pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> LoadError {
+    let message = e.to_string();
+    let message = message.split(" at line ").next().unwrap_or(&message);
+    LoadError::new(Location::at(file, e.line() as u64, e.column() as u64), did_you_mean(message))
+}
+
+/// Parses a JSONL file: one case per non-empty line.
+pub(crate) fn parse_jsonl(text: &str, file: &str) -> Result<ParsedFile, LoadError> {
+    let mut cases = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let case: Case = serde_json::from_str(line).map_err(|e| {
+            let mut err = json_error(&e, file);
+            err.location.line = Some(i as u64 + 1);
+            err
+        })?;
+        cases.push((case, Some(i as u64 + 1)));
+    }
+    Ok(ParsedFile { cases, ..ParsedFile::default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_case_field_names_line_column_and_suggestion() {
+        let err = parse_text("cases:\n  - id: a\n    input: hi\n    tresh: 1\n", "s.yaml", false).unwrap_err();
+        assert_eq!(err.location, Location::at("s.yaml", 4, 5));
+        assert!(err.message.contains("unknown field `tresh`"), "{}", err.message);
+        assert!(err.message.contains("did you mean `threshold`"), "{}", err.message);
+    }
+
+    #[test]
+    fn json_syntax_error_names_line_and_column() {
+        let err = parse_text("{\n  \"cases\": [\n    {\"id\": \"a\",}\n  ]\n}", "s.json", true).unwrap_err();
+        assert_eq!(err.location.line, Some(3));
+        assert!(err.location.column.is_some());
+    }
+
+    #[test]
+    fn shapes_list_single_and_suite() {
+        assert_eq!(parse_text("- prompt: hi\n- prompt: ho\n", "f", false).unwrap().cases.len(), 2);
+        assert_eq!(parse_text("name: x\nprompt: hi\n", "f", false).unwrap().cases.len(), 1);
+        assert_eq!(parse_text("examples:\n  - input: hi\n", "f", false).unwrap().cases.len(), 1);
+    }
+}

@@ -1,0 +1,61 @@
+//! A run: one execution of a set of cases, with its configuration snapshot.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Executions are still landing.
+    Running,
+    /// Every planned execution finished.
+    Completed,
+    /// Stopped early (Ctrl-C); the results so far are kept.
+    Interrupted,
+    /// The harness itself failed before finishing.
+    Failed,
+}
+
+impl RunStatus {
+    /// The word as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::str::FromStr for RunStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "running" => Ok(RunStatus::Running),
+            "completed" => Ok(RunStatus::Completed),
+            "interrupted" => Ok(RunStatus::Interrupted),
+            "failed" => Ok(RunStatus::Failed),
+            other => Err(format!("unknown run status `{other}`")),
+        }
+    }
+}
+
+/// A run's identity and configuration, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Run id (UUIDv7 text).
+    pub id: String,
+    /// The suite's name.
+    pub suite: String,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// Start time, RFC 3339 UTC.
+    pub started_at: String,
+    /// End time, RFC 3339 UTC, once finished.
+    pub finished_at: Option<String>,
+    /// Configuration snapshot (files, filters, concurrency, targets) with no secrets.
+    pub config: Value,
+}

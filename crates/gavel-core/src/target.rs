@@ -1,0 +1,133 @@
+//! Target specifications: how to reach the agent under test.
+//!
+//! Strings marked "expanded" accept `${VAR}` and `${VAR:-default}` from the
+//! environment when the target is built, so secrets stay out of suite files.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An agent adapter, selected by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TargetSpec {
+    /// An HTTP endpoint answering JSON.
+    Http(HttpTarget),
+    /// A process speaking JSON lines on stdin/stdout, one process per session.
+    Command(CommandTarget),
+}
+
+impl TargetSpec {
+    /// The process to start before the run, if any.
+    pub fn start(&self) -> Option<&StartSpec> {
+        match self {
+            TargetSpec::Http(h) => h.start.as_ref(),
+            TargetSpec::Command(_) => None,
+        }
+    }
+
+    /// The adapter's type name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TargetSpec::Http(_) => "http",
+            TargetSpec::Command(_) => "command",
+        }
+    }
+}
+
+/// Where to find the parts of a JSON answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseMap {
+    /// JSON pointer to the answer text (default `/output`).
+    #[serde(default = "default_output")]
+    pub output: String,
+    /// JSON pointer to an array of tool calls `{name, arguments, result}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<String>,
+}
+
+impl Default for ResponseMap {
+    fn default() -> Self {
+        ResponseMap { output: default_output(), tool_calls: None }
+    }
+}
+
+fn default_output() -> String {
+    "/output".to_owned()
+}
+
+/// An HTTP target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpTarget {
+    /// The endpoint URL (expanded).
+    pub url: String,
+    /// HTTP method (default POST).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Extra headers; values expanded, never logged or stored.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// The JSON body template. A string leaf that is exactly `{{ name }}` becomes that
+    /// variable's JSON value; other strings are rendered as templates. Variables:
+    /// `session_id`, `message`, `context`, `history`, `case_id`, `round`. Default:
+    /// `{"session_id": "{{ session_id }}", "message": "{{ message }}", "context": "{{ context }}"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+    /// Where the answer's parts are.
+    #[serde(default)]
+    pub response: ResponseMap,
+    /// Per-request timeout in seconds (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+    /// A process to start before the run and stop after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartSpec>,
+}
+
+/// A JSON-lines process target: gavel writes `{"session_id", "message", "context",
+/// "history"}` lines and reads one JSON answer line per message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandTarget {
+    /// Program and arguments (expanded).
+    pub command: Vec<String>,
+    /// Working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment variables (values expanded).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Where the answer's parts are.
+    #[serde(default)]
+    pub response: ResponseMap,
+    /// Per-message timeout in seconds (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+}
+
+/// A process gavel starts before the run and stops after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartSpec {
+    /// Program and arguments (expanded).
+    pub command: Vec<String>,
+    /// Working directory (relative to the suite file's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment variables (values expanded).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Ready when a GET to this URL answers 2xx (expanded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_url: Option<String>,
+    /// Ready when the process prints a line matching this regex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_line: Option<String>,
+    /// How long to wait for readiness, in seconds (default 120).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+}

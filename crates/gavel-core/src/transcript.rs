@@ -1,0 +1,85 @@
+//! What a target did: turns, tool calls and the transcript of a session.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One tool call the target reported making.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as JSON (an object for most tools).
+    #[serde(default)]
+    pub arguments: Value,
+    /// The tool's result, when the target reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+/// Token usage and cost of one turn, when known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Cost in US dollars, when a price is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// An infrastructure failure while talking to the target: it yields `error`, never
+/// `fail`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetFailure {
+    /// What went wrong, for people.
+    pub message: String,
+    /// Whether trying again might succeed (timeouts, resets, 5xx).
+    pub transient: bool,
+}
+
+/// One user message and everything the target did in answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// The index of the round this turn answers (0-based).
+    pub round: usize,
+    /// The user message sent.
+    pub input: String,
+    /// The target's answer text.
+    pub output: String,
+    /// The whole response as JSON, when the target answered with JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Value>,
+    /// Tool calls the target reported, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Wall time from sending the message to the complete answer.
+    pub latency_ms: u64,
+    /// Usage, when the target or model reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Set when the target could not be reached or broke.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<TargetFailure>,
+}
+
+/// The ordered turns of one session with a target.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Transcript {
+    /// The session id used with the target.
+    pub session_id: String,
+    /// Turns in the order they happened.
+    pub turns: Vec<Turn>,
+}
+
+impl Transcript {
+    /// All tool calls of all turns, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.turns.iter().flat_map(|t| t.tool_calls.iter())
+    }
+
+    /// The last turn, if any.
+    pub fn last(&self) -> Option<&Turn> {
+        self.turns.last()
+    }
+}

@@ -1,0 +1,70 @@
+//! A check's result.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Status;
+
+/// The result of one check applied to a turn or a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The check's display name (its `name`, or its type with a short argument).
+    pub check: String,
+    /// The check's type, e.g. `contains` or `tools-called`.
+    pub kind: String,
+    /// The round it applies to; `None` for checks over the whole transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<usize>,
+    /// pass, fail, error or skipped.
+    pub status: Status,
+    /// Score normalised to 0..=1, when the check scores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Threshold on the same 0..=1 scale, when the check has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Why: the failing detail, the judge's reasoning or the skip reason.
+    pub reason: String,
+    /// Structured details (missing tools, matched text, raw judge answer…).
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub evidence: Value,
+    /// What the check itself cost (judge calls), in US dollars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Verdict {
+    /// A verdict with the given status and reason and nothing else.
+    pub fn new(check: impl Into<String>, kind: impl Into<String>, status: Status, reason: impl Into<String>) -> Self {
+        Verdict {
+            check: check.into(),
+            kind: kind.into(),
+            round: None,
+            status,
+            score: None,
+            threshold: None,
+            reason: reason.into(),
+            evidence: Value::Null,
+            cost_usd: None,
+        }
+    }
+
+    /// Sets the round this verdict applies to.
+    pub fn in_round(mut self, round: Option<usize>) -> Self {
+        self.round = round;
+        self
+    }
+
+    /// Attaches structured evidence.
+    pub fn with_evidence(mut self, evidence: Value) -> Self {
+        self.evidence = evidence;
+        self
+    }
+
+    /// Attaches a score and threshold on the 0..=1 scale.
+    pub fn with_score(mut self, score: f64, threshold: Option<f64>) -> Self {
+        self.score = Some(score);
+        self.threshold = threshold;
+        self
+    }
+}

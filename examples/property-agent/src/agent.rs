@@ -1,0 +1,154 @@
+//! The agent: plans an answer with the policy, runs the tools, persists the exchange.
+
+use std::time::Duration;
+
+use crate::api::{ChatRequest, ChatResponse};
+use crate::bugs::{Bug, Bugs};
+use crate::data::{Db, Listing};
+use crate::policy::{self, Action, Intent};
+use crate::reply;
+use crate::tools::Tools;
+
+/// Why a request could not be answered (HTTP 500).
+#[derive(Debug)]
+pub(crate) enum AgentError {
+    /// The `crash-on-revenue` bug fired.
+    Crash,
+    /// The database failed.
+    Db(sqlx::Error),
+}
+
+impl From<sqlx::Error> for AgentError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Db(e)
+    }
+}
+
+impl std::fmt::Display for AgentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Crash => f.write_str("injected crash-on-revenue bug"),
+            Self::Db(e) => write!(f, "database error: {e}"),
+        }
+    }
+}
+
+/// The property-management assistant.
+#[derive(Debug, Clone)]
+pub(crate) struct Agent {
+    db: Db,
+    bugs: Bugs,
+}
+
+impl Agent {
+    /// An agent over `db` with the given injected bugs.
+    pub(crate) fn new(db: Db, bugs: Bugs) -> Self {
+        Self { db, bugs }
+    }
+
+    /// The database (for the messages endpoint).
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Answers one chat request and persists the exchange.
+    pub(crate) async fn respond(&self, req: &ChatRequest) -> Result<ChatResponse, AgentError> {
+        if self.bugs.has(Bug::Slow) {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+        }
+        let listings = self.db.listings().await?;
+        let mut tools = Tools::new(&self.db, !self.bugs.has(Bug::SkipTools));
+        let message = req.message.trim();
+        let (mut text, error) = if message.is_empty() {
+            (reply::EMPTY_PROMPT.to_owned(), Some("Empty prompt"))
+        } else {
+            let history = if self.bugs.has(Bug::ForgetContext) {
+                Vec::new()
+            } else {
+                self.db.messages(&req.session_id).await?.unwrap_or_default()
+            };
+            match policy::plan(message, &history, &listings) {
+                Action::OutOfDomain => (reply::OUT_OF_DOMAIN.to_owned(), Some("Out of domain")),
+                action => (self.run(action, &mut tools, &listings).await?, None),
+            }
+        };
+        let user_name = req.context.get("user_name").and_then(|v| v.as_str()).map(str::trim);
+        if let Some(name) = user_name.filter(|n| !n.is_empty()) {
+            text = reply::greet(name, &text, &listings);
+        }
+        self.db.append_exchange(&req.session_id, &req.message, &text).await?;
+        Ok(ChatResponse {
+            session_id: req.session_id.clone(),
+            reply: text,
+            tool_calls: tools.into_calls(),
+            error: error.map(str::to_owned),
+        })
+    }
+
+    /// Carries out `action` with the tools and returns the reply text.
+    async fn run(
+        &self,
+        action: Action,
+        tools: &mut Tools<'_>,
+        listings: &[Listing],
+    ) -> Result<String, AgentError> {
+        if self.bugs.has(Bug::CrashOnRevenue)
+            && matches!(action, Action::Revenue(..) | Action::Clarify(Intent::Revenue))
+        {
+            return Err(AgentError::Crash);
+        }
+        Ok(match action {
+            Action::OutOfDomain => reply::OUT_OF_DOMAIN.to_owned(),
+            Action::Clarify(_) => reply::clarify(listings),
+            Action::Listings => {
+                let mut found = tools.get_listings().await?;
+                if self.bugs.has(Bug::WrongCount) {
+                    found.pop();
+                }
+                reply::listings(&found)
+            }
+            Action::Details(ids) | Action::Occupancy(ids) if ids.is_empty() => reply::clarify(listings),
+            Action::Details(ids) => {
+                let mut sentences = Vec::new();
+                for id in ids {
+                    if let Some(listing) = tools.get_listing_details(id).await? {
+                        sentences.push(reply::details(&listing));
+                    }
+                }
+                sentences.join(" ")
+            }
+            Action::Occupancy(ids) => {
+                let mut found = Vec::new();
+                for id in ids {
+                    found.extend(tools.get_listing_details(id).await?);
+                }
+                reply::occupancy(&found)
+            }
+            Action::Bookings(ids) if ids.is_empty() => reply::all_bookings(&tools.get_bookings(None).await?),
+            Action::Bookings(ids) => {
+                let mut sentences = Vec::new();
+                for listing in ids.iter().filter_map(|id| listings.iter().find(|l| l.id == *id)) {
+                    let bookings = tools.get_bookings(Some(listing.id)).await?;
+                    sentences.push(reply::listing_bookings(&listing.name, &bookings));
+                }
+                sentences.join(" ")
+            }
+            Action::Revenue(ids, month) if ids.is_empty() => {
+                let data = tools.get_revenue_data(None, month.as_deref()).await?;
+                reply::revenue(None, month.as_deref(), &data.rows, data.total)
+            }
+            Action::Revenue(ids, month) => {
+                let mut sentences = Vec::new();
+                for listing in ids.iter().filter_map(|id| listings.iter().find(|l| l.id == *id)) {
+                    let data = tools.get_revenue_data(Some(listing.id), month.as_deref()).await?;
+                    let name = Some(listing.name.as_str());
+                    sentences.push(reply::revenue(name, month.as_deref(), &data.rows, data.total));
+                }
+                sentences.join(" ")
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
