@@ -1,1 +1,297 @@
-//! placeholder
+//! Every gavel report format, built from one plain [`Report`] value.
+//!
+//! A [`Report`] is built the same way from live results (at the end of `gavel run`)
+//! and from the store (`gavel report`): a [`RunRecord`], the case snapshot and the
+//! executions. [`render`] turns it into JSON, JUnit XML, Markdown or a self-contained
+//! HTML page; [`write`] picks the format from the file extension; [`terminal`] is the
+//! summary printed at the end of a run.
+//!
+//! # Pass rate and gate
+//!
+//! The pass rate is `passed / (passed + failed)` over outcomes, in percent. Errors
+//! (the harness, a provider or the target's infrastructure broke) and skips are kept
+//! out of it: an infrastructure failure is never counted as the agent failing. The
+//! [`Gate`] passes when cases were decided and the pass rate is at least the minimum.
+//!
+//! # Exit codes
+//!
+//! [`Gate::exit_code`] is what `gavel run` and `gavel report` exit with:
+//!
+//! | code | meaning | word |
+//! | --- | --- | --- |
+//! | `0` ([`EXIT_PASSED`]) | the gate passed and nothing errored; also when nothing was decided (every outcome skipped, or none at all) and nothing errored: reports then say "no case was decided" | `PASS` / `UNDECIDED` |
+//! | `1` ([`EXIT_GATE_FAILED`]) | the pass rate over decided outcomes is below the minimum (whether or not some also errored) | `FAIL` |
+//! | `3` ([`EXIT_ERRORS`]) | some outcomes errored, so they got no verdict, while the gate passed or nothing was decided | `ERROR` |
+//!
+//! Code `2` is left to the command line for usage and configuration errors.
+//!
+//! ```
+//! use gavel_core::{RunRecord, RunStatus};
+//! let run = RunRecord {
+//!     id: "0190f3a2-0000-7000-8000-000000000000".into(),
+//!     suite: "demo".into(),
+//!     status: RunStatus::Completed,
+//!     started_at: "2026-01-02T03:04:05.000Z".into(),
+//!     finished_at: None,
+//!     config: serde_json::Value::Null,
+//! };
+//! let report = gavel_report::Report::new(run, vec![], vec![], 80.0);
+//! assert_eq!(report.gate.exit_code(), 0);
+//! assert!(gavel_report::terminal(&report, false).contains("no case was decided"));
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
+
+mod html;
+mod json;
+mod junit;
+mod markdown;
+mod terminal;
+mod text;
+
+pub use terminal::terminal;
+
+/// Exit code: the gate passed (or nothing was decided) and nothing errored.
+pub const EXIT_PASSED: i32 = 0;
+/// Exit code: the pass rate over decided outcomes is below the minimum.
+pub const EXIT_GATE_FAILED: i32 = 1;
+/// Exit code: outcomes errored (no verdict) while the gate passed or nothing was decided.
+pub const EXIT_ERRORS: i32 = 3;
+
+/// Everything a report needs; built from live results or from the store alike.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The run's identity and configuration.
+    pub run: RunRecord,
+    /// The case snapshot of the run (may be empty: inputs then come from transcripts).
+    pub cases: Vec<Case>,
+    /// One outcome per (case, target), in first-seen order.
+    pub outcomes: Vec<Outcome>,
+    /// Counts and rates overall, by tag and by target.
+    pub summary: Summary,
+    /// The pass-rate gate and the exit code it yields.
+    pub gate: Gate,
+}
+
+impl Report {
+    /// Groups the executions into outcomes, summarises them and applies the gate
+    /// (`min_pass_rate` in percent, e.g. `80.0`).
+    pub fn new(run: RunRecord, cases: Vec<Case>, executions: Vec<Execution>, min_pass_rate: f64) -> Report {
+        let outcomes = Outcome::group(executions);
+        let summary = Summary::of(&outcomes);
+        let gate = Gate::new(&summary.overall, min_pass_rate);
+        Report { run, cases, outcomes, summary, gate }
+    }
+
+    /// The case of the snapshot with this id, if the snapshot has it.
+    pub fn case(&self, id: &str) -> Option<&Case> {
+        self.cases.iter().find(|c| c.id == id)
+    }
+
+    /// Summed duration of every execution, in milliseconds.
+    pub fn execution_ms(&self) -> u64 {
+        self.outcomes.iter().flat_map(|o| &o.executions).map(|e| e.duration_ms).sum()
+    }
+
+    /// Wall time of the run from its start and finish times, when both are known.
+    pub fn wall_ms(&self) -> Option<u64> {
+        use time::format_description::well_known::Rfc3339;
+        let start = time::OffsetDateTime::parse(&self.run.started_at, &Rfc3339).ok()?;
+        let end = time::OffsetDateTime::parse(self.run.finished_at.as_deref()?, &Rfc3339).ok()?;
+        u64::try_from((end - start).whole_milliseconds()).ok()
+    }
+}
+
+/// The suite gate: the pass rate over decided outcomes against a minimum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    /// The minimum pass rate, in percent.
+    pub min_pass_rate: f64,
+    /// The pass rate over decided outcomes, in percent; `None` when nothing was decided.
+    pub pass_rate: Option<f64>,
+    /// True only when something was decided and the pass rate met the minimum.
+    pub passed: bool,
+    /// Outcomes that errored (no verdict on the agent).
+    pub errors: usize,
+}
+
+/// Tolerance for comparing a computed rate with the minimum (80.0 vs 79.99999…).
+const RATE_EPSILON: f64 = 1e-9;
+
+impl Gate {
+    /// Applies the minimum pass rate (percent) to overall statistics.
+    pub fn new(overall: &TagStats, min_pass_rate: f64) -> Gate {
+        let pass_rate = overall.pass_rate;
+        Gate {
+            min_pass_rate,
+            pass_rate,
+            passed: pass_rate.is_some_and(|r| r + RATE_EPSILON >= min_pass_rate),
+            errors: overall.errors,
+        }
+    }
+
+    /// Whether any outcome passed or failed (so the pass rate means something).
+    pub fn decided(&self) -> bool {
+        self.pass_rate.is_some()
+    }
+
+    /// `0` gate passed and no errors; `1` gate failed (pass rate over decided cases
+    /// below the minimum); `3` errors kept cases from a verdict while the gate passed
+    /// (or nothing was decided). Nothing decided and no errors is `0`.
+    pub fn exit_code(&self) -> i32 {
+        if self.decided() && !self.passed {
+            EXIT_GATE_FAILED
+        } else if self.errors > 0 {
+            EXIT_ERRORS
+        } else {
+            EXIT_PASSED
+        }
+    }
+
+    /// The one-word verdict reports lead with: `PASS`, `FAIL`, `ERROR` or `UNDECIDED`.
+    pub fn word(&self) -> &'static str {
+        match self.exit_code() {
+            EXIT_GATE_FAILED => "FAIL",
+            EXIT_ERRORS => "ERROR",
+            _ if self.decided() => "PASS",
+            _ => "UNDECIDED",
+        }
+    }
+}
+
+/// A report file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// A superset of the seeds' `test-report.json`.
+    Json,
+    /// JUnit XML for CI test tabs.
+    Junit,
+    /// Markdown for CI step summaries.
+    Markdown,
+    /// One self-contained HTML page.
+    Html,
+}
+
+/// The extensions [`Format::from_path`] accepts, for messages.
+const ACCEPTED: &str = ".json (JSON), .xml (JUnit XML), .md (Markdown), .html or .htm (HTML)";
+
+impl Format {
+    /// Every format, in a stable order.
+    pub const ALL: [Format; 4] = [Format::Json, Format::Junit, Format::Markdown, Format::Html];
+
+    /// Picks the format from the file extension (case-insensitive): `.json`, `.xml`
+    /// (JUnit), `.md` / `.markdown`, `.html` / `.htm`.
+    pub fn from_path(path: &Path) -> Result<Format, ReportError> {
+        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("json") => Ok(Format::Json),
+            Some("xml") => Ok(Format::Junit),
+            Some("md" | "markdown") => Ok(Format::Markdown),
+            Some("html" | "htm") => Ok(Format::Html),
+            _ => Err(ReportError::UnknownFormat { path: path.to_path_buf() }),
+        }
+    }
+
+    /// The format's name as accepted by [`str::parse`]: `json`, `junit`, `markdown`, `html`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Junit => "junit",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+
+    /// The usual file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Junit => "xml",
+            Format::Markdown => "md",
+            Format::Html => "html",
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "json" => Ok(Format::Json),
+            "junit" | "xml" => Ok(Format::Junit),
+            "markdown" | "md" => Ok(Format::Markdown),
+            "html" | "htm" => Ok(Format::Html),
+            other => Err(format!("unknown report format `{other}`: use json, junit, markdown or html")),
+        }
+    }
+}
+
+/// Why a report could not be rendered or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The path's extension names no known format.
+    #[error("cannot tell the report format of `{}`: use {ACCEPTED}", path.display())]
+    UnknownFormat {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// Creating the directory or writing the file failed.
+    #[error("cannot write report `{}`: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// JSON serialisation failed.
+    #[error("cannot render the JSON report: {0}")]
+    Json(#[from] serde_json::Error),
+    /// JUnit XML serialisation failed.
+    #[error("cannot render the JUnit report: {0}")]
+    Junit(#[from] quick_junit::SerializeError),
+    /// The HTML template failed.
+    #[error("cannot render the HTML report: {0}")]
+    Template(#[from] minijinja::Error),
+}
+
+/// Renders the report in one format.
+pub fn render(report: &Report, format: Format) -> Result<String, ReportError> {
+    match format {
+        Format::Json => json::render(report),
+        Format::Junit => junit::render(report),
+        Format::Markdown => Ok(markdown::render(report)),
+        Format::Html => html::render(report),
+    }
+}
+
+/// Renders the report in the format its extension names and writes it, creating
+/// parent directories. The file is written next to its final name and renamed into
+/// place, so a reader never sees half a report.
+pub fn write(report: &Report, path: &Path) -> Result<(), ReportError> {
+    let format = Format::from_path(path)?;
+    let text = render(report, format)?;
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ReportError::Io { path, source }
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, text).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io(path)(e)
+    })
+}

@@ -1,1 +1,21 @@
-//! placeholder
+//! Expansion and execution: a [`Suite`](gavel_core::Suite) in, [`Execution`]s out.
+//!
+//! [`plan`] filters cases (tags, `--filter`), compiles their checks and expands
+//! them over targets and repeats. [`execute`] drives each planned execution through
+//! its target with bounded concurrency and a per-execution deadline, grades it, and
+//! hands every result to the [`Recorder`]s the moment it lands.
+
+mod error;
+mod execute;
+mod plan;
+mod recorder;
+mod targets;
+
+pub use error::RunnerError;
+pub use execute::{execute, run_case, RunReport};
+pub use plan::{plan, Plan, PlanOptions, PlannedExecution};
+pub use recorder::Recorder;
+pub use targets::PreparedTargets;
+
+pub use gavel_core::Execution;
+pub use tokio_util::sync::CancellationToken;

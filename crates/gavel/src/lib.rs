@@ -1,1 +1,36 @@
-//! placeholder
+//! gavel: end-to-end tests for AI agents, graded by deterministic checks and LLM
+//! judges, stored, reported and gated in CI.
+//!
+//! This crate is the library facade over the workspace: load a suite, plan it,
+//! execute it against targets, store and report the results. The `gavel` binary is
+//! a thin layer over these calls.
+//!
+//! Run one case against an in-process agent from a cargo test:
+//!
+//! ```
+//! use std::time::Duration;
+//! use gavel::targets::{FnReply, FnTarget};
+//!
+//! # tokio_test();
+//! # fn tokio_test() { tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let suite = gavel::load::parse_suite_str(
+//!     "id: greet\ninput: Hello\nchecks:\n  - type: icontains\n    value: hello\n",
+//!     "case.yaml".as_ref(),
+//! ).unwrap();
+//! let agent = FnTarget::new(|req| async move { FnReply::text(format!("Hello! You said: {}", req.message)) });
+//! let execution = gavel::run_case(&suite.cases[0], &agent, Duration::from_secs(5)).await.unwrap();
+//! assert_eq!(execution.status, gavel::Status::Pass);
+//! # }) }
+//! ```
+
+pub use gavel_checks as checks;
+pub use gavel_core::load;
+pub use gavel_core::*;
+pub use gavel_report as report;
+pub use gavel_runner as runner;
+pub use gavel_runner::run_case;
+pub use gavel_store as store;
+pub use gavel_targets as targets;
+
+/// The default store: a SQLite file in `.gavel/` under the working directory.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://.gavel/gavel.db";

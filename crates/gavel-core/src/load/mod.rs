@@ -7,7 +7,7 @@
 mod dataset;
 mod parse;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -266,5 +266,7 @@ fn absolutize(mut spec: TargetSpec, dir: &Path) -> TargetSpec {
     spec
 }
 
-/// Targets by name, for callers that build adapters.
-pub type Targets = BTreeMap<String, TargetSpec>;
+/// The JSON Schema of the native suite format, for editor completion.
+pub fn suite_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(parse::SuiteFile)).unwrap_or(Value::Null)
+}

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -11,30 +12,38 @@ use crate::error::did_you_mean;
 use crate::{Case, LoadError, Location, SuiteDefaults, TargetSpec};
 
 /// A data-driven block: one case per dataset row.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DatasetSpec {
     /// CSV or JSONL file, relative to the suite file.
     pub(crate) file: String,
     /// The case template; `{{ column }}` is replaced in string fields.
+    #[schemars(with = "Case")]
     pub(crate) case: Value,
 }
 
-/// A suite file as written.
-#[derive(Debug, Deserialize)]
+/// A gavel suite file: targets, defaults, cases and data-driven datasets.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SuiteFile {
+#[schemars(title = "gavel suite")]
+pub(crate) struct SuiteFile {
+    /// The suite's name.
     #[serde(default)]
     name: Option<String>,
-    /// Accepted for documentation; not used by the runner.
+    /// What the suite covers.
     #[serde(default, rename = "description")]
     _description: Option<String>,
+    /// Targets (agents under test) by name.
     #[serde(default)]
     targets: BTreeMap<String, TargetSpec>,
+    /// Defaults for every case of this file.
     #[serde(default)]
     defaults: SuiteDefaults,
+    /// The cases (`examples` in seed 002 datasets, `test_cases` also accepted).
     #[serde(default, alias = "examples", alias = "test_cases")]
+    #[schemars(with = "Vec<Case>")]
     cases: Vec<Spanned<Case>>,
+    /// Data-driven cases: one per CSV/JSONL row, rendered from a template.
     #[serde(default)]
     datasets: Vec<DatasetSpec>,
 }

@@ -1,0 +1,40 @@
+//! Errors found while compiling a case's checks.
+
+/// A case's checks cannot be compiled. This is bad input in the suite: it is reported
+/// before anything runs.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// One check (or the case's expectations it relies on) is invalid.
+    ///
+    /// Displays as `suite.yaml:12: case `list-listings`: checks[0].pattern: regex
+    /// parse error: ...`.
+    #[error("{source_loc}: case `{case_id}`: {field}: {message}")]
+    Invalid {
+        /// Where the case is defined (`file:line`, the case's `source`).
+        source_loc: String,
+        /// The case's id.
+        case_id: String,
+        /// The field path inside the case, e.g. `rounds[1].checks[0].pattern`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A problem with one field of one check, before the case's location is known.
+#[derive(Debug)]
+pub(crate) struct FieldError {
+    /// The field relative to the check (`pattern`, `fields[1]`), or empty for the
+    /// check itself.
+    pub(crate) field: String,
+    /// What is wrong.
+    pub(crate) message: String,
+}
+
+impl FieldError {
+    /// An error about `field` of the check.
+    pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError { field: field.into(), message: message.into() }
+    }
+}

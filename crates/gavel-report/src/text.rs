@@ -1,0 +1,321 @@
+//! Helpers every format shares: number formatting, the case's input and expected
+//! output, the problems of an outcome and a plain-text transcript.
+
+use std::fmt::Write as _;
+
+use gavel_core::{Execution, Outcome, Status, Verdict};
+use serde_json::Value;
+
+use crate::Report;
+
+/// A percentage with at most one decimal: `85.7%`, `80%`; `n/a` when undecided.
+pub(crate) fn pct(rate: Option<f64>) -> String {
+    rate.map_or_else(|| "n/a".to_owned(), |r| format!("{}%", num(r, 1)))
+}
+
+/// A number with at most `decimals` decimals and no trailing zeros.
+pub(crate) fn num(x: f64, decimals: usize) -> String {
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
+}
+
+/// A 0..=1 score with two decimals, `-` when absent.
+pub(crate) fn score(score: Option<f64>) -> String {
+    score.map_or_else(|| "-".to_owned(), |s| format!("{s:.2}"))
+}
+
+/// A cost in US dollars, `-` when unknown.
+pub(crate) fn cost(cost: Option<f64>) -> String {
+    match cost {
+        None => "-".to_owned(),
+        Some(c) if c != 0.0 && c.abs() < 0.01 => format!("${c:.4}"),
+        Some(c) => format!("${c:.2}"),
+    }
+}
+
+/// A duration for people: `850ms`, `1.2s`, `3m 04s`, `1h 02m`.
+pub(crate) fn duration(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms}ms"),
+        1_000..60_000 => format!("{}s", num(ms as f64 / 1000.0, 1)),
+        60_000..3_600_000 => format!("{}m {:02}s", ms / 60_000, ms % 60_000 / 1000),
+        _ => format!("{}h {:02}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
+    }
+}
+
+/// The first 8 characters of a run id.
+pub(crate) fn short_id(id: &str) -> &str {
+    id.char_indices().nth(8).map_or(id, |(i, _)| &id[..i])
+}
+
+/// Whitespace collapsed to single spaces and cut to `max` characters with `…`.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, word) in text.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    truncate(&out, max)
+}
+
+/// Cut to `max` characters, ending with `…` when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        Some((i, _)) if text[i..].chars().nth(1).is_some() => format!("{}…", &text[..i]),
+        _ => text.to_owned(),
+    }
+}
+
+/// JSON shown to people: strings as they are, anything else pretty-printed.
+pub(crate) fn json_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
+    }
+}
+
+/// The first round's input: from the case snapshot, else the first turn's message.
+pub(crate) fn input_of(report: &Report, outcome: &Outcome) -> Value {
+    let from_case = report.case(&outcome.case_id).and_then(|c| {
+        c.rounds.first().map(|r| r.input.clone()).or_else(|| c.input.clone())
+    });
+    from_case
+        .or_else(|| {
+            let first = outcome.executions.iter().find_map(|e| e.transcript.turns.first())?;
+            Some(Value::String(first.input.clone()))
+        })
+        .unwrap_or(Value::Null)
+}
+
+/// The case's expected output (else the last round's that has one), or null.
+pub(crate) fn expected_of(report: &Report, outcome: &Outcome) -> Value {
+    report
+        .case(&outcome.case_id)
+        .and_then(|c| {
+            c.expected_output
+                .clone()
+                .or_else(|| c.rounds.iter().rev().find_map(|r| r.expected_output.clone()))
+        })
+        .unwrap_or(Value::Null)
+}
+
+/// The last turn's output of the first execution.
+pub(crate) fn actual_of(outcome: &Outcome) -> Option<&str> {
+    outcome.executions.first()?.transcript.last().map(|t| t.output.as_str())
+}
+
+/// One thing that went wrong in an outcome.
+#[derive(Debug, Clone)]
+pub(crate) struct Problem<'a> {
+    /// The execution it belongs to.
+    pub(crate) execution: &'a Execution,
+    /// The verdict, or `None` for the execution's own error.
+    pub(crate) verdict: Option<&'a Verdict>,
+    /// `fail` or `error`.
+    pub(crate) status: Status,
+    /// The check's name, or `execution` for the execution's own error.
+    pub(crate) check: &'a str,
+    /// Why.
+    pub(crate) reason: &'a str,
+}
+
+impl Problem<'_> {
+    /// `check: reason` on one line of at most `max` characters.
+    pub(crate) fn line(&self, max: usize) -> String {
+        one_line(&format!("{}: {}", self.check, self.reason), max)
+    }
+
+    /// Score and threshold, e.g. ` (score 0.20, threshold 0.70)`, or nothing.
+    pub(crate) fn score_note(&self) -> String {
+        self.verdict.map(verdict_score).unwrap_or_default()
+    }
+}
+
+/// What went wrong in an outcome, repeat by repeat: an errored execution's own
+/// reason and its erroring checks (its failing checks are left out: they judged a
+/// broken conversation), and every failing or erroring check of the others.
+pub(crate) fn problems(outcome: &Outcome) -> Vec<Problem<'_>> {
+    let mut out = Vec::new();
+    for e in &outcome.executions {
+        if e.status == Status::Error {
+            if let Some(reason) = &e.reason {
+                out.push(Problem { execution: e, verdict: None, status: Status::Error, check: "execution", reason });
+            }
+        }
+        for v in &e.verdicts {
+            let shown = match v.status {
+                Status::Fail => e.status != Status::Error,
+                Status::Error => true,
+                _ => false,
+            };
+            if shown {
+                out.push(Problem { execution: e, verdict: Some(v), status: v.status, check: &v.check, reason: &v.reason });
+            }
+        }
+    }
+    out
+}
+
+/// The first problem matching the outcome's status, else the first at all.
+pub(crate) fn headline<'a>(outcome: &Outcome, problems: &'a [Problem<'a>]) -> Option<&'a Problem<'a>> {
+    problems.iter().find(|p| p.status == outcome.status).or(problems.first())
+}
+
+/// Why an outcome was skipped: the distinct reasons of its executions.
+pub(crate) fn skip_reason(outcome: &Outcome) -> String {
+    let mut reasons: Vec<&str> = Vec::new();
+    for e in &outcome.executions {
+        let mine: Vec<&str> = match &e.reason {
+            Some(r) => vec![r.as_str()],
+            None => e.verdicts.iter().filter(|v| v.status == Status::Skipped).map(|v| v.reason.as_str()).collect(),
+        };
+        for r in mine {
+            if !r.is_empty() && !reasons.contains(&r) {
+                reasons.push(r);
+            }
+        }
+    }
+    if reasons.is_empty() { "no reason given".to_owned() } else { reasons.join("; ") }
+}
+
+/// The reasons of the non-passing verdicts, else of all verdicts, one per line.
+pub(crate) fn reasoning(outcome: &Outcome) -> String {
+    let problems = problems(outcome);
+    let many = outcome.executions.len() > 1;
+    let tag = |e: &Execution| if many { format!("[repeat {}] ", e.repeat_index + 1) } else { String::new() };
+    let mut lines: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}{}: {}", tag(p.execution), p.check, p.reason))
+        .collect();
+    if lines.is_empty() && outcome.status == Status::Skipped {
+        lines.push(format!("skipped: {}", skip_reason(outcome)));
+    }
+    if lines.is_empty() {
+        for e in &outcome.executions {
+            lines.extend(e.verdicts.iter().map(|v| format!("{}{}: {}", tag(e), v.check, v.reason)));
+        }
+    }
+    let mut seen = Vec::new();
+    lines.retain(|l| {
+        let new = !seen.contains(l);
+        seen.push(l.clone());
+        new
+    });
+    lines.join("\n")
+}
+
+/// A plain-text transcript of one execution with its verdicts, for logs.
+pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "== repeat {}/{} · {} · {} · session {} ==",
+        e.repeat_index + 1,
+        of,
+        e.status,
+        duration(e.duration_ms),
+        if e.transcript.session_id.is_empty() { "-" } else { &e.transcript.session_id }
+    );
+    if let Some(reason) = &e.reason {
+        let _ = writeln!(out, "reason: {reason}");
+    }
+    for turn in &e.transcript.turns {
+        let _ = writeln!(out, "user: {}", turn.input);
+        for call in &turn.tool_calls {
+            let _ = write!(out, "tool: {}({})", call.name, call.arguments);
+            if let Some(result) = &call.result {
+                let _ = write!(out, " -> {result}");
+            }
+            out.push('\n');
+        }
+        if let Some(f) = &turn.failure {
+            let kind = if f.transient { "transient" } else { "permanent" };
+            let _ = writeln!(out, "target error ({kind}): {}", f.message);
+        } else {
+            let _ = writeln!(out, "assistant: {}", turn.output);
+        }
+    }
+    if !e.verdicts.is_empty() {
+        out.push_str("verdicts:\n");
+        for v in &e.verdicts {
+            let _ = writeln!(out, "  {:<7} {}{}: {}", v.status.as_str(), v.check, verdict_score(v), v.reason);
+        }
+    }
+    out
+}
+
+/// ` (score 0.20, threshold 0.70)`-style note for a verdict, or nothing.
+pub(crate) fn verdict_score(v: &Verdict) -> String {
+    match (v.score, v.threshold) {
+        (Some(s), Some(t)) => format!(" (score {s:.2}, threshold {t:.2})"),
+        (Some(s), None) => format!(" (score {s:.2})"),
+        _ => String::new(),
+    }
+}
+
+/// The status word in capitals, as the terminal and Markdown print it.
+pub(crate) fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Pass => "PASS",
+        Status::Fail => "FAIL",
+        Status::Error => "ERROR",
+        Status::Skipped => "SKIP",
+    }
+}
+
+/// The sentence that ends every summary: `PASS: pass rate 85.7% (min 80%), …`.
+pub(crate) fn gate_line(report: &Report) -> String {
+    let s = &report.summary.overall;
+    let g = &report.gate;
+    let counts = format!(
+        "{} passed, {} failed, {} errors, {} skipped",
+        s.passed, s.failed, s.errors, s.skipped
+    );
+    let mut line = if g.decided() {
+        format!("{}: pass rate {} (min {}), {counts}", g.word(), pct(g.pass_rate), pct(Some(g.min_pass_rate)))
+    } else {
+        format!("{}: no case was decided ({counts})", g.word())
+    };
+    if g.errors > 0 && g.exit_code() == crate::EXIT_ERRORS {
+        line.push_str(" — errors kept cases from a verdict");
+    }
+    line
+}
+
+/// A sentence about the run's status when it did not complete, else `None`.
+pub(crate) fn run_note(report: &Report) -> Option<&'static str> {
+    match report.run.status {
+        gavel_core::RunStatus::Completed => None,
+        gavel_core::RunStatus::Interrupted => Some("The run was interrupted: these results are partial."),
+        gavel_core::RunStatus::Running => Some("The run is still running: these results are partial."),
+        gavel_core::RunStatus::Failed => Some("The run failed before finishing: these results are partial."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(pct(Some(85.714_285)), "85.7%");
+        assert_eq!(pct(Some(80.0)), "80%");
+        assert_eq!(pct(None), "n/a");
+        assert_eq!(duration(850), "850ms");
+        assert_eq!(duration(1_250), "1.2s");
+        assert_eq!(duration(184_000), "3m 04s");
+        assert_eq!(cost(Some(0.001_23)), "$0.0012");
+        assert_eq!(short_id("0190f3a2-aaaa"), "0190f3a2");
+        assert_eq!(short_id("abc"), "abc");
+    }
+
+    #[test]
+    fn one_line_collapses_and_truncates() {
+        assert_eq!(one_line("a\n  b\tc", 100), "a b c");
+        assert_eq!(one_line("abcdefghij", 5), "abcd…");
+        assert_eq!(one_line("abcde", 5), "abcde");
+        assert_eq!(truncate("héllo wörld", 6), "héllo…");
+    }
+}

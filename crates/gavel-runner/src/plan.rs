@@ -1,0 +1,143 @@
+//! Expansion: which executions a run consists of.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use gavel_checks::CheckPlan;
+use gavel_core::{Case, Suite};
+
+use crate::RunnerError;
+
+/// Selection and expansion options.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// Keep only cases with at least one of these tags (empty: all).
+    pub tags: Vec<String>,
+    /// Drop cases with any of these tags.
+    pub skip_tags: Vec<String>,
+    /// Keep only cases whose id or name contains this text (case-insensitive).
+    pub filter: Option<String>,
+    /// Override every case's repeat count.
+    pub repeat: Option<u32>,
+    /// Executions already recorded (case id, target, repeat index), for `--resume`.
+    pub done: HashSet<(String, String, u32)>,
+}
+
+/// One execution to carry out.
+#[derive(Clone)]
+pub struct PlannedExecution {
+    /// The case.
+    pub case: Arc<Case>,
+    /// Its compiled checks.
+    pub checks: Arc<CheckPlan>,
+    /// The target's name.
+    pub target: String,
+    /// Which repeat (0-based).
+    pub repeat_index: u32,
+}
+
+/// The executions of a run, and the cases they come from.
+#[derive(Clone, Default)]
+pub struct Plan {
+    /// Selected cases, in suite order.
+    pub cases: Vec<Arc<Case>>,
+    /// Executions still to run, in suite order.
+    pub items: Vec<PlannedExecution>,
+    /// Executions skipped because they were already recorded.
+    pub already_done: usize,
+}
+
+/// Selects, compiles and expands the cases of `suite`.
+pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
+    let filter = options.filter.as_ref().map(|f| f.to_lowercase());
+    let mut out = Plan::default();
+    for case in &suite.cases {
+        if !selected(case, options, filter.as_deref()) {
+            continue;
+        }
+        let checks = Arc::new(gavel_checks::compile(case)?);
+        let case = Arc::new(case.clone());
+        for target in &case.targets {
+            if !suite.targets.contains_key(target) {
+                return Err(RunnerError::UnknownTarget { case: case.id.clone(), target: target.clone() });
+            }
+            for repeat_index in 0..options.repeat.unwrap_or_else(|| case.repeat_count()).max(1) {
+                if options.done.contains(&(case.id.clone(), target.clone(), repeat_index)) {
+                    out.already_done += 1;
+                    continue;
+                }
+                out.items.push(PlannedExecution {
+                    case: case.clone(),
+                    checks: checks.clone(),
+                    target: target.clone(),
+                    repeat_index,
+                });
+            }
+        }
+        out.cases.push(case);
+    }
+    Ok(out)
+}
+
+fn selected(case: &Case, o: &PlanOptions, filter: Option<&str>) -> bool {
+    let has = |tags: &[String]| tags.iter().any(|t| case.tags.contains(t));
+    (o.tags.is_empty() || has(&o.tags))
+        && !has(&o.skip_tags)
+        && filter.is_none_or(|f| case.id.to_lowercase().contains(f) || case.name.to_lowercase().contains(f))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const SUITE: &str = "
+targets:
+  a: {type: command, command: [cat]}
+  b: {type: command, command: [cat]}
+cases:
+  - id: one
+    tags: [smoke]
+    input: hi
+  - id: two
+    tags: [slow, smoke]
+    input: hi
+    repeat: 3
+    targets: [a]
+  - id: three
+    name: Third thing
+    input: hi
+";
+
+    fn suite() -> Suite {
+        gavel_core::load::parse_suite_str(SUITE, Path::new("s.yaml")).unwrap()
+    }
+
+    fn ids(p: &Plan) -> Vec<String> {
+        p.items.iter().map(|i| format!("{}@{}#{}", i.case.id, i.target, i.repeat_index)).collect()
+    }
+
+    #[test]
+    fn expands_targets_and_repeats() {
+        let p = plan(&suite(), &PlanOptions::default()).unwrap();
+        assert_eq!(ids(&p), ["one@a#0", "one@b#0", "two@a#0", "two@a#1", "two@a#2", "three@a#0", "three@b#0"]);
+    }
+
+    #[test]
+    fn tags_skip_tags_filter_and_repeat_override() {
+        let o = PlanOptions { tags: vec!["smoke".into()], skip_tags: vec!["slow".into()], ..Default::default() };
+        assert_eq!(ids(&plan(&suite(), &o).unwrap()), ["one@a#0", "one@b#0"]);
+        let o = PlanOptions { filter: Some("THIRD".into()), repeat: Some(2), ..Default::default() };
+        assert_eq!(ids(&plan(&suite(), &o).unwrap()), ["three@a#0", "three@a#1", "three@b#0", "three@b#1"]);
+    }
+
+    #[test]
+    fn resume_skips_recorded_executions() {
+        let mut o = PlanOptions::default();
+        o.done.insert(("two".into(), "a".into(), 1));
+        let p = plan(&suite(), &o).unwrap();
+        assert_eq!(p.already_done, 1);
+        assert!(!ids(&p).contains(&"two@a#1".to_owned()));
+    }
+}

@@ -1,0 +1,22 @@
+//! Sinks fed with every execution as it lands.
+
+use gavel_core::Execution;
+
+/// Receives each finished execution, in completion order.
+///
+/// The store, progress display and live reports implement this. An `Err` stops the
+/// run: a result that cannot be kept must not pass silently.
+#[async_trait::async_trait]
+pub trait Recorder: Send {
+    /// Called once per finished execution.
+    async fn record(&mut self, execution: &Execution) -> Result<(), String>;
+}
+
+/// Collects executions in memory.
+#[async_trait::async_trait]
+impl Recorder for Vec<Execution> {
+    async fn record(&mut self, execution: &Execution) -> Result<(), String> {
+        self.push(execution.clone());
+        Ok(())
+    }
+}

@@ -1,0 +1,59 @@
+//! Errors from building targets and starting their processes.
+//!
+//! Failures while talking to a target during a run are not errors of this kind:
+//! they land in [`gavel_core::Turn::failure`] so the case is reported as `error`.
+
+/// Something went wrong before the run could talk to a target: bad spec, missing
+/// environment variable, or a start process that never became ready.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetError {
+    /// A field of the target spec is invalid or cannot be expanded.
+    #[error("target `{target}`: {field}: {message}")]
+    Config {
+        /// The target's name in the suite.
+        target: String,
+        /// The field path, e.g. `headers.Authorization` or `start.command[0]`.
+        field: String,
+        /// What is wrong with it (never a secret value).
+        message: String,
+    },
+    /// The target's start process could not be spawned or never became ready.
+    #[error("target `{target}`: start: {message}")]
+    Start {
+        /// The target's name in the suite.
+        target: String,
+        /// What happened, followed by the last lines the process printed.
+        message: String,
+    },
+}
+
+impl TargetError {
+    pub(crate) fn config(target: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
+        TargetError::Config { target: target.to_owned(), field: field.into(), message: message.into() }
+    }
+
+    pub(crate) fn start(target: &str, message: impl Into<String>) -> Self {
+        TargetError::Start { target: target.to_owned(), message: message.into() }
+    }
+}
+
+/// Expands `${VAR}` in one field, naming the target and field on error.
+pub(crate) fn expand(target: &str, field: impl FnOnce() -> String, value: &str) -> Result<String, TargetError> {
+    gavel_core::template::expand_env(value).map_err(|message| TargetError::config(target, field(), message))
+}
+
+/// Parses a timeout in seconds (`None` → `default`), rejecting non-positive or
+/// non-finite values.
+pub(crate) fn timeout(
+    target: &str,
+    field: &str,
+    value: Option<f64>,
+    default: f64,
+) -> Result<std::time::Duration, TargetError> {
+    let secs = value.unwrap_or(default);
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(TargetError::config(target, field, format!("must be a positive number of seconds, got {secs}")));
+    }
+    std::time::Duration::try_from_secs_f64(secs).map_err(|e| TargetError::config(target, field, e.to_string()))
+}

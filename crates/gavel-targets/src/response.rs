@@ -1,0 +1,218 @@
+//! Reading an answer's parts out of a JSON response, shared by the http and command
+//! adapters.
+
+use gavel_core::ToolCall;
+use gavel_core::target::ResponseMap;
+use serde_json::Value;
+
+use crate::error::TargetError;
+
+/// The pointer read for tool calls when `response.tool_calls` is not set; a missing
+/// value there simply means no tool calls.
+const DEFAULT_TOOL_CALLS: &str = "/tool_calls";
+
+/// Checks the pointers of a response map at build time.
+pub(crate) fn validate(target: &str, map: &ResponseMap) -> Result<(), TargetError> {
+    let pointers = [("response.output", Some(&map.output)), ("response.tool_calls", map.tool_calls.as_ref())];
+    for (field, pointer) in pointers {
+        if let Some(p) = pointer
+            && !p.is_empty()
+            && !p.starts_with('/')
+        {
+            return Err(TargetError::config(
+                target,
+                field,
+                format!("`{p}` is not a JSON pointer: it must be empty or start with `/` (e.g. `/{p}`)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The answer text and tool calls of one JSON response.
+pub(crate) fn extract(body: &Value, map: &ResponseMap) -> Result<(String, Vec<ToolCall>), String> {
+    let output = match body.pointer(&map.output) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) => String::new(),
+        Some(other) => other.to_string(),
+        None => {
+            return Err(format!(
+                "response has no value at `response.output` pointer `{}`; {}",
+                map.output,
+                describe_top_level(body)
+            ));
+        }
+    };
+    let tool_calls = match &map.tool_calls {
+        Some(pointer) => match body.pointer(pointer) {
+            Some(value) => tool_calls(value, pointer)?,
+            None => {
+                return Err(format!(
+                    "response has no value at `response.tool_calls` pointer `{pointer}`; {}",
+                    describe_top_level(body)
+                ));
+            }
+        },
+        None => match body.pointer(DEFAULT_TOOL_CALLS) {
+            Some(value) => tool_calls(value, DEFAULT_TOOL_CALLS)?,
+            None => Vec::new(),
+        },
+    };
+    Ok((output, tool_calls))
+}
+
+/// Names the top-level keys present, to help fix a wrong pointer.
+fn describe_top_level(body: &Value) -> String {
+    match body {
+        Value::Object(map) if map.is_empty() => "the response is an empty object".to_owned(),
+        Value::Object(map) => {
+            let keys: Vec<String> = map.keys().map(|k| format!("`{k}`")).collect();
+            format!("top-level keys present: {}", keys.join(", "))
+        }
+        other => format!("the response is {}, not an object", kind(other)),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads an array of `{name, arguments|args|input, result|output}` objects (also the
+/// OpenAI shape `{function: {name, arguments}}`, with arguments as JSON text).
+fn tool_calls(value: &Value, pointer: &str) -> Result<Vec<ToolCall>, String> {
+    let items = match value {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(items) => items,
+        other => {
+            return Err(format!(
+                "`response.tool_calls` pointer `{pointer}`: expected an array of tool calls, found {}",
+                kind(other)
+            ));
+        }
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            tool_call(item).map_err(|e| format!("`response.tool_calls` pointer `{pointer}`: item {i}: {e}"))
+        })
+        .collect()
+}
+
+fn tool_call(item: &Value) -> Result<ToolCall, String> {
+    let Value::Object(outer) = item else {
+        return Err(format!("expected an object, found {}", kind(item)));
+    };
+    // OpenAI-style calls nest name and arguments under `function`.
+    let fields = match outer.get("function") {
+        Some(Value::Object(inner)) => inner,
+        _ => outer,
+    };
+    let name = match fields.get("name") {
+        Some(Value::String(name)) if !name.is_empty() => name.clone(),
+        Some(other) => return Err(format!("`name` must be a non-empty string, found {}", kind(other))),
+        None => return Err("missing `name`".to_owned()),
+    };
+    let first = |keys: &[&str]| keys.iter().find_map(|k| fields.get(*k).or_else(|| outer.get(*k))).cloned();
+    let arguments = match first(&["arguments", "args", "input"]) {
+        // Arguments sent as JSON text (OpenAI) are parsed when they are an object or array.
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
+            Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
+            _ => Value::String(text),
+        },
+        Some(value) => value,
+        None => Value::Null,
+    };
+    let result = first(&["result", "output"]);
+    Ok(ToolCall { name, arguments, result })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    fn map(output: &str, tools: Option<&str>) -> ResponseMap {
+        ResponseMap { output: output.to_owned(), tool_calls: tools.map(str::to_owned) }
+    }
+
+    #[test]
+    fn reads_output_and_tool_calls_in_every_spelling() {
+        let body = json!({
+            "data": {"text": "Hi"},
+            "calls": [
+                {"name": "a", "arguments": {"x": 1}, "result": "r"},
+                {"name": "b", "args": [1]},
+                {"name": "c", "input": {"q": "s"}, "output": {"ok": true}},
+                {"type": "function", "function": {"name": "d", "arguments": "{\"y\": 2}"}},
+            ],
+        });
+        let (output, calls) = extract(&body, &map("/data/text", Some("/calls"))).unwrap();
+        assert_eq!(output, "Hi");
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c", "d"]);
+        assert_eq!(calls[0].arguments, json!({"x": 1}));
+        assert_eq!(calls[0].result, Some(json!("r")));
+        assert_eq!(calls[1].arguments, json!([1]));
+        assert_eq!(calls[1].result, None);
+        assert_eq!(calls[2].result, Some(json!({"ok": true})));
+        assert_eq!(calls[3].arguments, json!({"y": 2}));
+    }
+
+    #[test]
+    fn non_string_output_is_its_json_text_and_null_is_empty() {
+        let (output, calls) = extract(&json!({"output": {"a": 1}}), &ResponseMap::default()).unwrap();
+        assert_eq!(output, r#"{"a":1}"#);
+        assert!(calls.is_empty());
+        let (output, _) = extract(&json!({"output": null}), &ResponseMap::default()).unwrap();
+        assert_eq!(output, "");
+    }
+
+    #[test]
+    fn default_tool_calls_pointer_is_read_when_present() {
+        let body = json!({"output": "x", "tool_calls": [{"name": "t"}]});
+        let (_, calls) = extract(&body, &ResponseMap::default()).unwrap();
+        assert_eq!(calls[0].name, "t");
+        assert_eq!(calls[0].arguments, Value::Null);
+    }
+
+    #[test]
+    fn missing_output_names_the_pointer_and_the_keys_present() {
+        let err = extract(&json!({"answer": "x", "id": 1}), &ResponseMap::default()).unwrap_err();
+        assert!(err.contains("`/output`"), "{err}");
+        assert!(err.contains("`answer`, `id`"), "{err}");
+        let err = extract(&json!([1]), &ResponseMap::default()).unwrap_err();
+        assert!(err.contains("an array, not an object"), "{err}");
+    }
+
+    #[test]
+    fn malformed_tool_calls_name_the_pointer() {
+        let err = extract(&json!({"output": "", "calls": "x"}), &map("/output", Some("/calls"))).unwrap_err();
+        assert!(err.contains("`/calls`") && err.contains("found a string"), "{err}");
+        let err = extract(&json!({"output": "", "calls": [{"name": 3}]}), &map("/output", Some("/calls"))).unwrap_err();
+        assert!(err.contains("item 0") && err.contains("`name`"), "{err}");
+        let err = extract(&json!({"output": "", "tool_calls": [1]}), &ResponseMap::default()).unwrap_err();
+        assert!(err.contains("`/tool_calls`") && err.contains("item 0"), "{err}");
+        let err = extract(&json!({"output": ""}), &map("/output", Some("/calls"))).unwrap_err();
+        assert!(err.contains("`/calls`"), "{err}");
+    }
+
+    #[test]
+    fn pointers_are_validated() {
+        let err = validate("t", &map("output", None)).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "target `t`: response.output: `output` is not a JSON pointer: it must be empty or start with `/` (e.g. `/output`)"
+        );
+        assert!(validate("t", &map("", Some("/a/0"))).is_ok());
+    }
+}

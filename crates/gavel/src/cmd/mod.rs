@@ -1,0 +1,127 @@
+//! Subcommands. Exit codes: 0 gate passed and no errors; 1 gate failed; 2 bad
+//! input or configuration; 3 errors kept some cases from a verdict (infrastructure,
+//! provider, target down); 130 interrupted.
+
+mod progress;
+mod report;
+mod run;
+mod schema;
+mod validate;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Gate passed and no errors.
+pub(crate) const EXIT_OK: u8 = 0;
+/// Bad input or configuration.
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
+/// Infrastructure kept cases from a verdict.
+pub(crate) const EXIT_INFRA: u8 = 3;
+/// Interrupted by Ctrl-C.
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
+
+/// End-to-end tests for AI agents, graded by checks and LLM judges.
+#[derive(Debug, Parser)]
+#[command(name = "gavel", version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run suites against their targets, store every result and report.
+    Run(run::RunArgs),
+    /// Check suite files without running anything.
+    Validate(validate::ValidateArgs),
+    /// Rebuild reports of a stored run.
+    Report(report::ReportArgs),
+    /// Print the JSON Schema of the native suite format.
+    Schema,
+}
+
+/// Options shared by every command that touches the store.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct StoreArgs {
+    /// Store URL: sqlite://PATH or postgres://...
+    #[arg(long, env = "GAVEL_DATABASE_URL", default_value = gavel::DEFAULT_DATABASE_URL, hide_env_values = true)]
+    pub(crate) db: String,
+}
+
+/// Options shared by commands that report.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ReportOutArgs {
+    /// Write a report; the format follows the extension (.json, .xml = JUnit, .md, .html). Repeatable.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) outputs: Vec<PathBuf>,
+    /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8.
+    #[arg(long, default_value = "80", value_parser = parse_rate)]
+    pub(crate) min_pass_rate: f64,
+    /// Colour the terminal summary (auto: when stdout is a terminal).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) color: ColorChoice,
+}
+
+/// When to colour terminal output.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    pub(crate) fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+        }
+    }
+}
+
+/// Parses a pass rate into percent: `80`, `80%` and `0.8` all mean 80%.
+fn parse_rate(s: &str) -> Result<f64, String> {
+    let trimmed = s.trim().trim_end_matches('%');
+    let v: f64 = trimmed.parse().map_err(|_| format!("`{s}` is not a rate (try 80, 80% or 0.8)"))?;
+    let percent = if s.trim().ends_with('%') || v > 1.0 { v } else { v * 100.0 };
+    if (0.0..=100.0).contains(&percent) { Ok(percent) } else { Err(format!("`{s}` is outside 0..100%")) }
+}
+
+impl Cli {
+    /// Runs the chosen command and returns its exit code.
+    pub(crate) async fn dispatch(self) -> anyhow::Result<u8> {
+        match self.command {
+            Command::Run(args) => run::run(args).await,
+            Command::Validate(args) => validate::validate(args),
+            Command::Report(args) => report::report(args).await,
+            Command::Schema => schema::schema(),
+        }
+    }
+}
+
+/// Prints load errors, one per line, and returns the bad-input exit code.
+pub(crate) fn print_load_errors(errors: &[gavel::LoadError]) -> u8 {
+    for e in errors {
+        eprintln!("error: {e}");
+    }
+    eprintln!("{} error{} found", errors.len(), if errors.len() == 1 { "" } else { "s" });
+    EXIT_BAD_INPUT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_rate;
+
+    #[test]
+    fn rates_accept_percent_and_fraction() {
+        assert_eq!(parse_rate("80"), Ok(80.0));
+        assert_eq!(parse_rate("80%"), Ok(80.0));
+        assert_eq!(parse_rate("0.8"), Ok(80.0));
+        assert_eq!(parse_rate("1%"), Ok(1.0));
+        assert!(parse_rate("120").is_err());
+        assert!(parse_rate("abc").is_err());
+    }
+}

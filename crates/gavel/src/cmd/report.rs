@@ -1,0 +1,56 @@
+//! `gavel report`: reports of a stored run; shared report emission for `run`.
+
+use clap::Args;
+use gavel::Execution;
+use gavel::report::Report;
+use gavel::runner::Recorder;
+use gavel::store::Store;
+
+use super::{ReportOutArgs, StoreArgs};
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// A run id, a unique prefix of one, or `latest`.
+    #[arg(default_value = "latest")]
+    run: String,
+    #[command(flatten)]
+    store: StoreArgs,
+    #[command(flatten)]
+    out: ReportOutArgs,
+}
+
+pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
+    let store = Store::open(&args.store.db).await?;
+    let run = if args.run == "latest" {
+        store.latest_run().await?.ok_or_else(|| anyhow::anyhow!("the store holds no run yet"))?
+    } else {
+        store.run(&args.run).await?
+    };
+    emit(&store, &run.id, &args.out).await
+}
+
+/// Builds the report of a stored run, prints the terminal summary, writes the
+/// requested files and returns the gate's exit code.
+pub(crate) async fn emit(store: &Store, run_id: &str, out: &ReportOutArgs) -> anyhow::Result<u8> {
+    let run = store.run(run_id).await?;
+    let cases = store.cases(run_id).await?;
+    let executions = store.executions(run_id).await?;
+    let report = Report::new(run, cases, executions, out.min_pass_rate);
+    print!("{}", gavel::report::terminal(&report, out.color.enabled()));
+    for path in &out.outputs {
+        gavel::report::write(&report, path)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(u8::try_from(report.gate.exit_code()).unwrap_or(super::EXIT_INFRA))
+}
+
+/// Writes every execution to the store as it lands.
+pub(crate) struct StoreRecorder<'a>(pub(crate) &'a Store, pub(crate) &'a str);
+
+#[async_trait::async_trait]
+impl Recorder for StoreRecorder<'_> {
+    async fn record(&mut self, e: &Execution) -> Result<(), String> {
+        self.0.record_execution(self.1, e).await.map_err(|e| e.to_string())
+    }
+}
+

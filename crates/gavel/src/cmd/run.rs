@@ -1,0 +1,191 @@
+//! `gavel run`: load, plan, start targets, execute, store, report, gate.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use gavel::runner::{CancellationToken, PlanOptions, PreparedTargets, Recorder};
+use gavel::store::Store;
+use gavel::{RunRecord, RunStatus};
+use serde_json::json;
+
+use super::progress::Progress;
+use super::report::{emit, StoreRecorder};
+use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, ReportOutArgs, StoreArgs, print_load_errors};
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// Suite files or directories (several merge into one run).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Executions at once.
+    #[arg(short = 'j', long = "jobs", default_value_t = 4)]
+    jobs: usize,
+    /// Only cases with this tag (repeatable: any of them).
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+    /// Leave out cases with this tag (repeatable).
+    #[arg(long = "skip-tag", value_name = "TAG")]
+    skip_tags: Vec<String>,
+    /// Only cases whose id or name contains this text.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Run every case this many times.
+    #[arg(long)]
+    repeat: Option<u32>,
+    /// Per-execution timeout in seconds for cases that set none.
+    #[arg(long, default_value_t = 120.0)]
+    timeout: f64,
+    /// Finish an interrupted run (an id, a unique prefix, or `latest`) without redoing recorded work.
+    #[arg(long, value_name = "RUN_ID")]
+    resume: Option<String>,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+    #[command(flatten)]
+    out: ReportOutArgs,
+}
+
+pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let suite = match gavel::load::load_paths(&args.paths) {
+        Ok(s) => s,
+        Err(errors) => return Ok(print_load_errors(&errors)),
+    };
+    for w in &suite.warnings {
+        eprintln!("warning: {w}");
+    }
+    if suite.targets.is_empty() {
+        eprintln!("error: no target is defined: give a suite file with `targets:` alongside the cases");
+        return Ok(EXIT_BAD_INPUT);
+    }
+    let store = Store::open(&args.store.db).await.context("opening the store")?;
+    let (run, done) = match &args.resume {
+        Some(id) => resume(&store, id).await?,
+        None => (new_run(&suite, &args), Default::default()),
+    };
+    let options = PlanOptions {
+        tags: args.tags.clone(),
+        skip_tags: args.skip_tags.clone(),
+        filter: args.filter.clone(),
+        repeat: args.repeat,
+        done,
+    };
+    let plan = match gavel::runner::plan(&suite, &options) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_BAD_INPUT);
+        }
+    };
+    if plan.items.is_empty() && plan.already_done == 0 {
+        eprintln!("error: no case matched the selection (tags, skip-tags, filter)");
+        return Ok(EXIT_BAD_INPUT);
+    }
+    if args.resume.is_none() {
+        store.create_run(&run).await?;
+        let cases: Vec<gavel::Case> = plan.cases.iter().map(|c| (**c).clone()).collect();
+        store.save_cases(&run.id, &cases).await?;
+    }
+    eprintln!(
+        "run {} · suite {} · {} execution{} ({} already recorded) · store {}",
+        run.id,
+        suite.name,
+        plan.items.len(),
+        if plan.items.len() == 1 { "" } else { "s" },
+        plan.already_done,
+        gavel::store::mask_url(&args.store.db),
+    );
+
+    let targets = match PreparedTargets::prepare(&suite, &plan).await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            store.finish_run(&run.id, RunStatus::Failed, &gavel::now_rfc3339()).await?;
+            return Ok(EXIT_INFRA);
+        }
+    };
+    let cancel = CancellationToken::new();
+    watch_ctrl_c(cancel.clone());
+    let mut progress = Progress::new(plan.items.len(), !args.quiet);
+    let mut recorder = StoreRecorder(&store, &run.id);
+    let mut recorders: [&mut dyn Recorder; 2] = [&mut recorder, &mut progress];
+    let outcome = gavel::runner::execute(
+        &plan,
+        &targets,
+        &run.id,
+        args.jobs,
+        Duration::from_secs_f64(args.timeout.max(0.001)),
+        &cancel,
+        &mut recorders,
+    )
+    .await;
+    progress.finish();
+    targets.stop().await;
+    let status = match &outcome {
+        Ok(r) if r.interrupted => RunStatus::Interrupted,
+        Ok(_) => RunStatus::Completed,
+        Err(_) => RunStatus::Failed,
+    };
+    store.finish_run(&run.id, status, &gavel::now_rfc3339()).await?;
+    let report_code = emit(&store, &run.id, &args.out).await?;
+    match outcome {
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(EXIT_INFRA)
+        }
+        Ok(r) if r.interrupted => {
+            eprintln!("interrupted: {} executions recorded; finish with `gavel run … --resume {}`", r.finished, run.id);
+            Ok(EXIT_INTERRUPTED)
+        }
+        Ok(_) => Ok(report_code),
+    }
+}
+
+fn new_run(suite: &gavel::Suite, args: &RunArgs) -> RunRecord {
+    let targets: serde_json::Map<String, serde_json::Value> =
+        suite.targets.iter().map(|(name, spec)| (name.clone(), json!(spec.kind()))).collect();
+    RunRecord {
+        id: uuid::Uuid::now_v7().to_string(),
+        suite: suite.name.clone(),
+        status: RunStatus::Running,
+        started_at: gavel::now_rfc3339(),
+        finished_at: None,
+        config: json!({
+            "files": suite.files,
+            "tags": args.tags,
+            "skip_tags": args.skip_tags,
+            "filter": args.filter,
+            "repeat": args.repeat,
+            "jobs": args.jobs,
+            "timeout_s": args.timeout,
+            "min_pass_rate": args.out.min_pass_rate,
+            "targets": targets,
+        }),
+    }
+}
+
+async fn resume(store: &Store, id: &str) -> anyhow::Result<(RunRecord, std::collections::HashSet<(String, String, u32)>)> {
+    let run = if id == "latest" {
+        store.latest_run().await?.context("the store holds no run to resume")?
+    } else {
+        store.run(id).await?
+    };
+    let done = store.recorded_keys(&run.id).await?.into_iter().collect();
+    Ok((run, done))
+}
+
+/// First Ctrl-C: stop gracefully (keep results, mark interrupted). Second: exit now.
+fn watch_ctrl_c(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ninterrupting: finishing the record; press Ctrl-C again to quit at once");
+            cancel.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(EXIT_INTERRUPTED));
+            }
+        }
+    });
+}
