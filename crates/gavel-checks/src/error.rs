@@ -35,6 +35,9 @@ pub(crate) struct FieldError {
 impl FieldError {
     /// An error about `field` of the check.
     pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError { field: field.into(), message: message.into() }
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }

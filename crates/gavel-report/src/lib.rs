@@ -78,11 +78,22 @@ pub struct Report {
 impl Report {
     /// Groups the executions into outcomes, summarises them and applies the gate
     /// (`min_pass_rate` in percent, e.g. `80.0`).
-    pub fn new(run: RunRecord, cases: Vec<Case>, executions: Vec<Execution>, min_pass_rate: f64) -> Report {
+    pub fn new(
+        run: RunRecord,
+        cases: Vec<Case>,
+        executions: Vec<Execution>,
+        min_pass_rate: f64,
+    ) -> Report {
         let outcomes = Outcome::group(executions);
         let summary = Summary::of(&outcomes);
         let gate = Gate::new(&summary.overall, min_pass_rate);
-        Report { run, cases, outcomes, summary, gate }
+        Report {
+            run,
+            cases,
+            outcomes,
+            summary,
+            gate,
+        }
     }
 
     /// The case of the snapshot with this id, if the snapshot has it.
@@ -92,7 +103,11 @@ impl Report {
 
     /// Summed duration of every execution, in milliseconds.
     pub fn execution_ms(&self) -> u64 {
-        self.outcomes.iter().flat_map(|o| &o.executions).map(|e| e.duration_ms).sum()
+        self.outcomes
+            .iter()
+            .flat_map(|o| &o.executions)
+            .map(|e| e.duration_ms)
+            .sum()
     }
 
     /// Wall time of the run from its start and finish times, when both are known.
@@ -184,13 +199,18 @@ impl Format {
     /// Picks the format from the file extension (case-insensitive): `.json`, `.xml`
     /// (JUnit), `.md` / `.markdown`, `.html` / `.htm`.
     pub fn from_path(path: &Path) -> Result<Format, ReportError> {
-        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
         match ext.as_deref() {
             Some("json") => Ok(Format::Json),
             Some("xml") => Ok(Format::Junit),
             Some("md" | "markdown") => Ok(Format::Markdown),
             Some("html" | "htm") => Ok(Format::Html),
-            _ => Err(ReportError::UnknownFormat { path: path.to_path_buf() }),
+            _ => Err(ReportError::UnknownFormat {
+                path: path.to_path_buf(),
+            }),
         }
     }
 
@@ -230,7 +250,9 @@ impl std::str::FromStr for Format {
             "junit" | "xml" => Ok(Format::Junit),
             "markdown" | "md" => Ok(Format::Markdown),
             "html" | "htm" => Ok(Format::Html),
-            other => Err(format!("unknown report format `{other}`: use json, junit, markdown or html")),
+            other => Err(format!(
+                "unknown report format `{other}`: use json, junit, markdown or html"
+            )),
         }
     }
 }

@@ -16,7 +16,11 @@ pub(crate) fn pct(rate: Option<f64>) -> String {
 /// A number with at most `decimals` decimals and no trailing zeros.
 pub(crate) fn num(x: f64, decimals: usize) -> String {
     let s = format!("{x:.decimals$}");
-    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
 }
 
 /// A 0..=1 score with two decimals, `-` when absent.
@@ -48,9 +52,14 @@ pub(crate) fn short_id(id: &str) -> &str {
     id.char_indices().nth(8).map_or(id, |(i, _)| &id[..i])
 }
 
-/// Whitespace collapsed to single spaces and cut to `max` characters with `…`.
+/// Whitespace collapsed to single spaces, control characters (terminal escapes)
+/// dropped, and cut to `max` characters with `…`.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
     let mut out = String::new();
+    let text: String = text
+        .chars()
+        .filter(|c| !c.is_control() || c.is_whitespace())
+        .collect();
     for (i, word) in text.split_whitespace().enumerate() {
         if i > 0 {
             out.push(' ');
@@ -79,11 +88,17 @@ pub(crate) fn json_text(value: &Value) -> String {
 /// The first round's input: from the case snapshot, else the first turn's message.
 pub(crate) fn input_of(report: &Report, outcome: &Outcome) -> Value {
     let from_case = report.case(&outcome.case_id).and_then(|c| {
-        c.rounds.first().map(|r| r.input.clone()).or_else(|| c.input.clone())
+        c.rounds
+            .first()
+            .map(|r| r.input.clone())
+            .or_else(|| c.input.clone())
     });
     from_case
         .or_else(|| {
-            let first = outcome.executions.iter().find_map(|e| e.transcript.turns.first())?;
+            let first = outcome
+                .executions
+                .iter()
+                .find_map(|e| e.transcript.turns.first())?;
             Some(Value::String(first.input.clone()))
         })
         .unwrap_or(Value::Null)
@@ -94,16 +109,24 @@ pub(crate) fn expected_of(report: &Report, outcome: &Outcome) -> Value {
     report
         .case(&outcome.case_id)
         .and_then(|c| {
-            c.expected_output
-                .clone()
-                .or_else(|| c.rounds.iter().rev().find_map(|r| r.expected_output.clone()))
+            c.expected_output.clone().or_else(|| {
+                c.rounds
+                    .iter()
+                    .rev()
+                    .find_map(|r| r.expected_output.clone())
+            })
         })
         .unwrap_or(Value::Null)
 }
 
 /// The last turn's output of the first execution.
 pub(crate) fn actual_of(outcome: &Outcome) -> Option<&str> {
-    outcome.executions.first()?.transcript.last().map(|t| t.output.as_str())
+    outcome
+        .executions
+        .first()?
+        .transcript
+        .last()
+        .map(|t| t.output.as_str())
 }
 
 /// One thing that went wrong in an outcome.
@@ -139,10 +162,16 @@ impl Problem<'_> {
 pub(crate) fn problems(outcome: &Outcome) -> Vec<Problem<'_>> {
     let mut out = Vec::new();
     for e in &outcome.executions {
-        if e.status == Status::Error {
-            if let Some(reason) = &e.reason {
-                out.push(Problem { execution: e, verdict: None, status: Status::Error, check: "execution", reason });
-            }
+        if e.status == Status::Error
+            && let Some(reason) = &e.reason
+        {
+            out.push(Problem {
+                execution: e,
+                verdict: None,
+                status: Status::Error,
+                check: "execution",
+                reason,
+            });
         }
         for v in &e.verdicts {
             let shown = match v.status {
@@ -151,7 +180,13 @@ pub(crate) fn problems(outcome: &Outcome) -> Vec<Problem<'_>> {
                 _ => false,
             };
             if shown {
-                out.push(Problem { execution: e, verdict: Some(v), status: v.status, check: &v.check, reason: &v.reason });
+                out.push(Problem {
+                    execution: e,
+                    verdict: Some(v),
+                    status: v.status,
+                    check: &v.check,
+                    reason: &v.reason,
+                });
             }
         }
     }
@@ -159,8 +194,14 @@ pub(crate) fn problems(outcome: &Outcome) -> Vec<Problem<'_>> {
 }
 
 /// The first problem matching the outcome's status, else the first at all.
-pub(crate) fn headline<'a>(outcome: &Outcome, problems: &'a [Problem<'a>]) -> Option<&'a Problem<'a>> {
-    problems.iter().find(|p| p.status == outcome.status).or(problems.first())
+pub(crate) fn headline<'a>(
+    outcome: &Outcome,
+    problems: &'a [Problem<'a>],
+) -> Option<&'a Problem<'a>> {
+    problems
+        .iter()
+        .find(|p| p.status == outcome.status)
+        .or(problems.first())
 }
 
 /// Why an outcome was skipped: the distinct reasons of its executions.
@@ -169,7 +210,12 @@ pub(crate) fn skip_reason(outcome: &Outcome) -> String {
     for e in &outcome.executions {
         let mine: Vec<&str> = match &e.reason {
             Some(r) => vec![r.as_str()],
-            None => e.verdicts.iter().filter(|v| v.status == Status::Skipped).map(|v| v.reason.as_str()).collect(),
+            None => e
+                .verdicts
+                .iter()
+                .filter(|v| v.status == Status::Skipped)
+                .map(|v| v.reason.as_str())
+                .collect(),
         };
         for r in mine {
             if !r.is_empty() && !reasons.contains(&r) {
@@ -177,14 +223,24 @@ pub(crate) fn skip_reason(outcome: &Outcome) -> String {
             }
         }
     }
-    if reasons.is_empty() { "no reason given".to_owned() } else { reasons.join("; ") }
+    if reasons.is_empty() {
+        "no reason given".to_owned()
+    } else {
+        reasons.join("; ")
+    }
 }
 
 /// The reasons of the non-passing verdicts, else of all verdicts, one per line.
 pub(crate) fn reasoning(outcome: &Outcome) -> String {
     let problems = problems(outcome);
     let many = outcome.executions.len() > 1;
-    let tag = |e: &Execution| if many { format!("[repeat {}] ", e.repeat_index + 1) } else { String::new() };
+    let tag = |e: &Execution| {
+        if many {
+            format!("[repeat {}] ", e.repeat_index + 1)
+        } else {
+            String::new()
+        }
+    };
     let mut lines: Vec<String> = problems
         .iter()
         .map(|p| format!("{}{}: {}", tag(p.execution), p.check, p.reason))
@@ -194,7 +250,11 @@ pub(crate) fn reasoning(outcome: &Outcome) -> String {
     }
     if lines.is_empty() {
         for e in &outcome.executions {
-            lines.extend(e.verdicts.iter().map(|v| format!("{}{}: {}", tag(e), v.check, v.reason)));
+            lines.extend(
+                e.verdicts
+                    .iter()
+                    .map(|v| format!("{}{}: {}", tag(e), v.check, v.reason)),
+            );
         }
     }
     let mut seen = Vec::new();
@@ -216,7 +276,11 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
         of,
         e.status,
         duration(e.duration_ms),
-        if e.transcript.session_id.is_empty() { "-" } else { &e.transcript.session_id }
+        if e.transcript.session_id.is_empty() {
+            "-"
+        } else {
+            &e.transcript.session_id
+        }
     );
     if let Some(reason) = &e.reason {
         let _ = writeln!(out, "reason: {reason}");
@@ -231,7 +295,11 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
             out.push('\n');
         }
         if let Some(f) = &turn.failure {
-            let kind = if f.transient { "transient" } else { "permanent" };
+            let kind = if f.transient {
+                "transient"
+            } else {
+                "permanent"
+            };
             let _ = writeln!(out, "target error ({kind}): {}", f.message);
         } else {
             let _ = writeln!(out, "assistant: {}", turn.output);
@@ -240,7 +308,14 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
     if !e.verdicts.is_empty() {
         out.push_str("verdicts:\n");
         for v in &e.verdicts {
-            let _ = writeln!(out, "  {:<7} {}{}: {}", v.status.as_str(), v.check, verdict_score(v), v.reason);
+            let _ = writeln!(
+                out,
+                "  {:<7} {}{}: {}",
+                v.status.as_str(),
+                v.check,
+                verdict_score(v),
+                v.reason
+            );
         }
     }
     out
@@ -274,7 +349,12 @@ pub(crate) fn gate_line(report: &Report) -> String {
         s.passed, s.failed, s.errors, s.skipped
     );
     let mut line = if g.decided() {
-        format!("{}: pass rate {} (min {}), {counts}", g.word(), pct(g.pass_rate), pct(Some(g.min_pass_rate)))
+        format!(
+            "{}: pass rate {} (min {}), {counts}",
+            g.word(),
+            pct(g.pass_rate),
+            pct(Some(g.min_pass_rate))
+        )
     } else {
         format!("{}: no case was decided ({counts})", g.word())
     };
@@ -288,9 +368,15 @@ pub(crate) fn gate_line(report: &Report) -> String {
 pub(crate) fn run_note(report: &Report) -> Option<&'static str> {
     match report.run.status {
         gavel_core::RunStatus::Completed => None,
-        gavel_core::RunStatus::Interrupted => Some("The run was interrupted: these results are partial."),
-        gavel_core::RunStatus::Running => Some("The run is still running: these results are partial."),
-        gavel_core::RunStatus::Failed => Some("The run failed before finishing: these results are partial."),
+        gavel_core::RunStatus::Interrupted => {
+            Some("The run was interrupted: these results are partial.")
+        }
+        gavel_core::RunStatus::Running => {
+            Some("The run is still running: these results are partial.")
+        }
+        gavel_core::RunStatus::Failed => {
+            Some("The run failed before finishing: these results are partial.")
+        }
     }
 }
 
@@ -314,6 +400,7 @@ mod tests {
     #[test]
     fn one_line_collapses_and_truncates() {
         assert_eq!(one_line("a\n  b\tc", 100), "a b c");
+        assert_eq!(one_line("\x1b[31mred\x1b[0m", 100), "[31mred[0m");
         assert_eq!(one_line("abcdefghij", 5), "abcd…");
         assert_eq!(one_line("abcde", 5), "abcde");
         assert_eq!(truncate("héllo wörld", 6), "héllo…");

@@ -1,1 +1,77 @@
-//! placeholder
+//! Persistence of gavel runs: the run record, the exact cases it used, and every
+//! [`Execution`](gavel_core::Execution) with its transcript turns, tool calls and
+//! verdicts. One schema and one code path serve SQLite (the embedded default) and
+//! PostgreSQL (the team store).
+//!
+//! Every execution is written in one transaction as it lands, keyed by
+//! (run, case, target, repeat): writing the same key again replaces the old rows, so
+//! `--resume` and retries never duplicate work.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use gavel_core::{RunRecord, RunStatus};
+//! use gavel_store::Store;
+//!
+//! let store = Store::open("sqlite::memory:").await?;
+//! let run = RunRecord {
+//!     id: "0190e0a4-5f2b-7cc1-9a53-6f7d3b2c1a00".into(),
+//!     suite: "smoke".into(),
+//!     status: RunStatus::Running,
+//!     started_at: gavel_core::now_rfc3339(),
+//!     finished_at: None,
+//!     config: serde_json::json!({ "concurrency": 4 }),
+//! };
+//! store.create_run(&run).await?;
+//! store.finish_run(&run.id, RunStatus::Completed, &gavel_core::now_rfc3339()).await?;
+//! let again = store.run("0190e0a4").await?; // a unique prefix of 6+ characters will do
+//! assert_eq!(again.status, RunStatus::Completed);
+//! # Ok::<(), gavel_store::StoreError>(())
+//! # }).unwrap();
+//! ```
+
+mod error;
+mod open;
+mod read;
+mod rows;
+mod write;
+
+use std::fmt;
+
+use sqlx::AnyPool;
+
+pub use error::{StoreError, mask_url};
+pub use open::Engine;
+
+/// A handle on the store: a connection pool and the engine behind it.
+///
+/// Cheap to clone; clones share the pool, so concurrent tasks may write through
+/// their own clones.
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    engine: Engine,
+    /// The URL it was opened with, password masked: safe to show.
+    url: String,
+}
+
+impl Store {
+    /// The engine this store runs on.
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// Closes every connection, waiting for those in use to be returned.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Not the pool: its connect options would print the URL with its password.
+        f.debug_struct("Store")
+            .field("engine", &self.engine)
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}

@@ -29,18 +29,34 @@ pub enum TargetError {
 }
 
 impl TargetError {
-    pub(crate) fn config(target: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
-        TargetError::Config { target: target.to_owned(), field: field.into(), message: message.into() }
+    pub(crate) fn config(
+        target: &str,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        TargetError::Config {
+            target: target.to_owned(),
+            field: field.into(),
+            message: message.into(),
+        }
     }
 
     pub(crate) fn start(target: &str, message: impl Into<String>) -> Self {
-        TargetError::Start { target: target.to_owned(), message: message.into() }
+        TargetError::Start {
+            target: target.to_owned(),
+            message: message.into(),
+        }
     }
 }
 
 /// Expands `${VAR}` in one field, naming the target and field on error.
-pub(crate) fn expand(target: &str, field: impl FnOnce() -> String, value: &str) -> Result<String, TargetError> {
-    gavel_core::template::expand_env(value).map_err(|message| TargetError::config(target, field(), message))
+pub(crate) fn expand(
+    target: &str,
+    field: impl FnOnce() -> String,
+    value: &str,
+) -> Result<String, TargetError> {
+    gavel_core::template::expand_env(value)
+        .map_err(|message| TargetError::config(target, field(), message))
 }
 
 /// Parses a timeout in seconds (`None` → `default`), rejecting non-positive or
@@ -53,7 +69,12 @@ pub(crate) fn timeout(
 ) -> Result<std::time::Duration, TargetError> {
     let secs = value.unwrap_or(default);
     if !(secs.is_finite() && secs > 0.0) {
-        return Err(TargetError::config(target, field, format!("must be a positive number of seconds, got {secs}")));
+        return Err(TargetError::config(
+            target,
+            field,
+            format!("must be a positive number of seconds, got {secs}"),
+        ));
     }
-    std::time::Duration::try_from_secs_f64(secs).map_err(|e| TargetError::config(target, field, e.to_string()))
+    std::time::Duration::try_from_secs_f64(secs)
+        .map_err(|e| TargetError::config(target, field, e.to_string()))
 }

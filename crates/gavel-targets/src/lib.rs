@@ -68,7 +68,14 @@ impl<'a> TurnRequest<'a> {
     /// A request for round 0 with an empty message, no context and no history;
     /// set the rest with struct update syntax.
     pub fn new(session_id: &'a str, case_id: &'a str) -> Self {
-        TurnRequest { session_id, case_id, round: 0, message: "", context: None, history: &[] }
+        TurnRequest {
+            session_id,
+            case_id,
+            round: 0,
+            message: "",
+            context: None,
+            history: &[],
+        }
     }
 
     /// The request as the JSON object that http body templates see as variables
@@ -80,7 +87,10 @@ impl<'a> TurnRequest<'a> {
             .history
             .iter()
             .flat_map(|t| {
-                [json!({"role": "user", "content": t.input}), json!({"role": "assistant", "content": t.output})]
+                [
+                    json!({"role": "user", "content": t.input}),
+                    json!({"role": "assistant", "content": t.output}),
+                ]
             })
             .collect();
         json!({
@@ -95,13 +105,18 @@ impl<'a> TurnRequest<'a> {
 
     /// A turn answering this request, with no output yet.
     pub(crate) fn turn(&self) -> Turn {
-        Turn { round: self.round, input: self.message.to_owned(), ..Turn::default() }
+        Turn {
+            round: self.round,
+            input: self.message.to_owned(),
+            ..Turn::default()
+        }
     }
 }
 
-/// The agent under test, reached through an adapter.
+/// The agent under test, reached through an adapter. `Debug` output never shows
+/// secrets (header values, URL passwords and queries).
 #[async_trait::async_trait]
-pub trait Target: Send + Sync {
+pub trait Target: Send + Sync + std::fmt::Debug {
     /// Opens a session (a conversation) with this id. Infrastructure problems
     /// (e.g. the command cannot be spawned) are an `Err`.
     async fn open(&self, session_id: &str) -> Result<Box<dyn Session>, TargetFailure>;
@@ -138,12 +153,18 @@ pub fn build(name: &str, spec: &TargetSpec) -> Result<Arc<dyn Target>, TargetErr
 
 /// A failure that trying again will not fix.
 pub(crate) fn permanent(message: impl Into<String>) -> TargetFailure {
-    TargetFailure { message: message.into(), transient: false }
+    TargetFailure {
+        message: message.into(),
+        transient: false,
+    }
 }
 
 /// A failure that trying again might fix.
 pub(crate) fn transient(message: impl Into<String>) -> TargetFailure {
-    TargetFailure { message: message.into(), transient: true }
+    TargetFailure {
+        message: message.into(),
+        transient: true,
+    }
 }
 
 /// Milliseconds since `start`, saturating.
@@ -157,8 +178,11 @@ mod tests {
 
     #[test]
     fn request_json_has_history_as_role_messages() {
-        let history =
-            [Turn { input: "Hi".into(), output: "Hello".into(), ..Turn::default() }];
+        let history = [Turn {
+            input: "Hi".into(),
+            output: "Hello".into(),
+            ..Turn::default()
+        }];
         let ctx = json!({"user": "Ana"});
         let req = TurnRequest {
             round: 1,

@@ -17,7 +17,9 @@ const MAX_LINE: usize = 1000;
 /// when dropped.
 pub(crate) fn command(argv: &[String], cwd: Option<&str>, env: &[(String, String)]) -> Command {
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).envs(env.iter().map(|(k, v)| (k, v))).kill_on_drop(true);
+    cmd.args(&argv[1..])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .kill_on_drop(true);
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
@@ -71,7 +73,9 @@ enum Signal {
 
 #[cfg(unix)]
 fn signal_group(pgid: u32, signal: Signal) {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else { return };
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
     if pgid <= 1 {
         return;
     }
@@ -98,7 +102,10 @@ pub(crate) struct Tail {
 
 impl Tail {
     pub(crate) fn new(capacity: usize) -> Arc<Self> {
-        Arc::new(Tail { lines: Mutex::new(VecDeque::with_capacity(capacity)), capacity })
+        Arc::new(Tail {
+            lines: Mutex::new(VecDeque::with_capacity(capacity)),
+            capacity,
+        })
     }
 
     fn push(&self, line: String) {
@@ -111,7 +118,12 @@ impl Tail {
 
     /// The kept lines, oldest first.
     pub(crate) fn lines(&self) -> Vec<String> {
-        self.lines.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+        self.lines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// The last `n` lines as an indented block for an error message, or a note that
@@ -133,7 +145,11 @@ impl Tail {
 
 /// Reads `reader` line by line until EOF (so the pipe never fills), keeping each
 /// line in `tail` and handing it to `on_line`. Invalid UTF-8 is replaced, never fatal.
-pub(crate) fn drain<R>(reader: R, tail: Arc<Tail>, on_line: impl Fn(&str) + Send + 'static) -> JoinHandle<()>
+pub(crate) fn drain<R>(
+    reader: R,
+    tail: Arc<Tail>,
+    on_line: impl Fn(&str) + Send + 'static,
+) -> JoinHandle<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
@@ -148,8 +164,10 @@ where
             }
             let text = String::from_utf8_lossy(&buf);
             let line = text.trim_end_matches(['\n', '\r']);
-            on_line(line);
+            // Kept before it is handled, so a line that signals readiness is
+            // already in the tail when the waiter looks.
             tail.push(truncate(line, MAX_LINE));
+            on_line(line);
         }
     })
 }

@@ -13,7 +13,10 @@ const DEFAULT_TOOL_CALLS: &str = "/tool_calls";
 
 /// Checks the pointers of a response map at build time.
 pub(crate) fn validate(target: &str, map: &ResponseMap) -> Result<(), TargetError> {
-    let pointers = [("response.output", Some(&map.output)), ("response.tool_calls", map.tool_calls.as_ref())];
+    let pointers = [
+        ("response.output", Some(&map.output)),
+        ("response.tool_calls", map.tool_calls.as_ref()),
+    ];
     for (field, pointer) in pointers {
         if let Some(p) = pointer
             && !p.is_empty()
@@ -22,7 +25,9 @@ pub(crate) fn validate(target: &str, map: &ResponseMap) -> Result<(), TargetErro
             return Err(TargetError::config(
                 target,
                 field,
-                format!("`{p}` is not a JSON pointer: it must be empty or start with `/` (e.g. `/{p}`)"),
+                format!(
+                    "`{p}` is not a JSON pointer: it must be empty or start with `/` (e.g. `/{p}`)"
+                ),
             ));
         }
     }
@@ -101,7 +106,8 @@ fn tool_calls(value: &Value, pointer: &str) -> Result<Vec<ToolCall>, String> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            tool_call(item).map_err(|e| format!("`response.tool_calls` pointer `{pointer}`: item {i}: {e}"))
+            tool_call(item)
+                .map_err(|e| format!("`response.tool_calls` pointer `{pointer}`: item {i}: {e}"))
         })
         .collect()
 }
@@ -117,10 +123,19 @@ fn tool_call(item: &Value) -> Result<ToolCall, String> {
     };
     let name = match fields.get("name") {
         Some(Value::String(name)) if !name.is_empty() => name.clone(),
-        Some(other) => return Err(format!("`name` must be a non-empty string, found {}", kind(other))),
+        Some(other) => {
+            return Err(format!(
+                "`name` must be a non-empty string, found {}",
+                kind(other)
+            ));
+        }
         None => return Err("missing `name`".to_owned()),
     };
-    let first = |keys: &[&str]| keys.iter().find_map(|k| fields.get(*k).or_else(|| outer.get(*k))).cloned();
+    let first = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| fields.get(*k).or_else(|| outer.get(*k)))
+            .cloned()
+    };
     let arguments = match first(&["arguments", "args", "input"]) {
         // Arguments sent as JSON text (OpenAI) are parsed when they are an object or array.
         Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
@@ -131,7 +146,11 @@ fn tool_call(item: &Value) -> Result<ToolCall, String> {
         None => Value::Null,
     };
     let result = first(&["result", "output"]);
-    Ok(ToolCall { name, arguments, result })
+    Ok(ToolCall {
+        name,
+        arguments,
+        result,
+    })
 }
 
 #[cfg(test)]
@@ -142,7 +161,10 @@ mod tests {
     use serde_json::json;
 
     fn map(output: &str, tools: Option<&str>) -> ResponseMap {
-        ResponseMap { output: output.to_owned(), tool_calls: tools.map(str::to_owned) }
+        ResponseMap {
+            output: output.to_owned(),
+            tool_calls: tools.map(str::to_owned),
+        }
     }
 
     #[test]
@@ -170,7 +192,8 @@ mod tests {
 
     #[test]
     fn non_string_output_is_its_json_text_and_null_is_empty() {
-        let (output, calls) = extract(&json!({"output": {"a": 1}}), &ResponseMap::default()).unwrap();
+        let (output, calls) =
+            extract(&json!({"output": {"a": 1}}), &ResponseMap::default()).unwrap();
         assert_eq!(output, r#"{"a":1}"#);
         assert!(calls.is_empty());
         let (output, _) = extract(&json!({"output": null}), &ResponseMap::default()).unwrap();
@@ -196,12 +219,30 @@ mod tests {
 
     #[test]
     fn malformed_tool_calls_name_the_pointer() {
-        let err = extract(&json!({"output": "", "calls": "x"}), &map("/output", Some("/calls"))).unwrap_err();
-        assert!(err.contains("`/calls`") && err.contains("found a string"), "{err}");
-        let err = extract(&json!({"output": "", "calls": [{"name": 3}]}), &map("/output", Some("/calls"))).unwrap_err();
+        let err = extract(
+            &json!({"output": "", "calls": "x"}),
+            &map("/output", Some("/calls")),
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("`/calls`") && err.contains("found a string"),
+            "{err}"
+        );
+        let err = extract(
+            &json!({"output": "", "calls": [{"name": 3}]}),
+            &map("/output", Some("/calls")),
+        )
+        .unwrap_err();
         assert!(err.contains("item 0") && err.contains("`name`"), "{err}");
-        let err = extract(&json!({"output": "", "tool_calls": [1]}), &ResponseMap::default()).unwrap_err();
-        assert!(err.contains("`/tool_calls`") && err.contains("item 0"), "{err}");
+        let err = extract(
+            &json!({"output": "", "tool_calls": [1]}),
+            &ResponseMap::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("`/tool_calls`") && err.contains("item 0"),
+            "{err}"
+        );
         let err = extract(&json!({"output": ""}), &map("/output", Some("/calls"))).unwrap_err();
         assert!(err.contains("`/calls`"), "{err}");
     }

@@ -72,11 +72,17 @@ impl Agent {
                 action => (self.run(action, &mut tools, &listings).await?, None),
             }
         };
-        let user_name = req.context.get("user_name").and_then(|v| v.as_str()).map(str::trim);
+        let user_name = req
+            .context
+            .get("user_name")
+            .and_then(|v| v.as_str())
+            .map(str::trim);
         if let Some(name) = user_name.filter(|n| !n.is_empty()) {
             text = reply::greet(name, &text, &listings);
         }
-        self.db.append_exchange(&req.session_id, &req.message, &text).await?;
+        self.db
+            .append_exchange(&req.session_id, &req.message, &text)
+            .await?;
         Ok(ChatResponse {
             session_id: req.session_id.clone(),
             reply: text,
@@ -93,7 +99,10 @@ impl Agent {
         listings: &[Listing],
     ) -> Result<String, AgentError> {
         if self.bugs.has(Bug::CrashOnRevenue)
-            && matches!(action, Action::Revenue(..) | Action::Clarify(Intent::Revenue))
+            && matches!(
+                action,
+                Action::Revenue(..) | Action::Clarify(Intent::Revenue)
+            )
         {
             return Err(AgentError::Crash);
         }
@@ -107,7 +116,9 @@ impl Agent {
                 }
                 reply::listings(&found)
             }
-            Action::Details(ids) | Action::Occupancy(ids) if ids.is_empty() => reply::clarify(listings),
+            Action::Details(ids) | Action::Occupancy(ids) if ids.is_empty() => {
+                reply::clarify(listings)
+            }
             Action::Details(ids) => {
                 let mut sentences = Vec::new();
                 for id in ids {
@@ -124,10 +135,15 @@ impl Agent {
                 }
                 reply::occupancy(&found)
             }
-            Action::Bookings(ids) if ids.is_empty() => reply::all_bookings(&tools.get_bookings(None).await?),
+            Action::Bookings(ids) if ids.is_empty() => {
+                reply::all_bookings(&tools.get_bookings(None).await?)
+            }
             Action::Bookings(ids) => {
                 let mut sentences = Vec::new();
-                for listing in ids.iter().filter_map(|id| listings.iter().find(|l| l.id == *id)) {
+                for listing in ids
+                    .iter()
+                    .filter_map(|id| listings.iter().find(|l| l.id == *id))
+                {
                     let bookings = tools.get_bookings(Some(listing.id)).await?;
                     sentences.push(reply::listing_bookings(&listing.name, &bookings));
                 }
@@ -139,10 +155,20 @@ impl Agent {
             }
             Action::Revenue(ids, month) => {
                 let mut sentences = Vec::new();
-                for listing in ids.iter().filter_map(|id| listings.iter().find(|l| l.id == *id)) {
-                    let data = tools.get_revenue_data(Some(listing.id), month.as_deref()).await?;
+                for listing in ids
+                    .iter()
+                    .filter_map(|id| listings.iter().find(|l| l.id == *id))
+                {
+                    let data = tools
+                        .get_revenue_data(Some(listing.id), month.as_deref())
+                        .await?;
                     let name = Some(listing.name.as_str());
-                    sentences.push(reply::revenue(name, month.as_deref(), &data.rows, data.total));
+                    sentences.push(reply::revenue(
+                        name,
+                        month.as_deref(),
+                        &data.rows,
+                        data.total,
+                    ));
                 }
                 sentences.join(" ")
             }

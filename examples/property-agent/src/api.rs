@@ -90,7 +90,8 @@ mod tests {
 
     #[test]
     fn parses_valid_requests() {
-        let req = parse_request(br#"{"session_id":"s","message":"hi","context":{"user_name":"Ana"}}"#);
+        let req =
+            parse_request(br#"{"session_id":"s","message":"hi","context":{"user_name":"Ana"}}"#);
         let req = req.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(req.session_id, "s");
         assert_eq!(req.message, "hi");
@@ -108,11 +109,17 @@ mod tests {
             (br#"{"session_id":" ","message":"hi"}"#, "`session_id`"),
             (br#"{"session_id":"s"}"#, "`message`"),
             (br#"{"session_id":"s","message":3}"#, "`message`"),
-            (br#"{"session_id":"s","message":"x","context":"fr"}"#, "`context`"),
+            (
+                br#"{"session_id":"s","message":"x","context":"fr"}"#,
+                "`context`",
+            ),
         ];
         for (body, needle) in cases {
             let err = parse_request(body).err().unwrap_or_default();
-            assert!(err.starts_with("bad request: ") && err.contains(needle), "{err}");
+            assert!(
+                err.starts_with("bad request: ") && err.contains(needle),
+                "{err}"
+            );
         }
     }
 }

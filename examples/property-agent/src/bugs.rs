@@ -78,7 +78,13 @@ mod tests {
         assert!(!bugs.has(Bug::SkipTools));
         let err = parse_bugs("slow,nope").err().unwrap_or_default();
         assert!(err.contains("`nope`"), "{err}");
-        for name in ["wrong-count", "skip-tools", "forget-context", "slow", "crash-on-revenue"] {
+        for name in [
+            "wrong-count",
+            "skip-tools",
+            "forget-context",
+            "slow",
+            "crash-on-revenue",
+        ] {
             assert!(err.contains(name), "{err}");
             assert!(parse_bugs(name).is_ok());
         }

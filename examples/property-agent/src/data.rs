@@ -42,6 +42,7 @@ const SCHEMA: &[&str] = &[
 ];
 
 /// Seed listings: id, name, address, city, nightly price (USD), bedrooms, occupancy rate.
+#[rustfmt::skip]
 const LISTINGS: &[(i64, &str, &str, &str, i64, i64, f64)] = &[
     (1, "Beach House", "12 Ocean Drive, Malibu, CA", "Malibu", 350, 3, 0.78),
     (2, "Mountain Cabin", "48 Pine Ridge Road, Aspen, CO", "Aspen", 220, 2, 0.64),
@@ -149,6 +150,7 @@ impl Db {
         Ok(())
     }
 
+    /// Seeds an empty database; idempotent, so processes racing on a new file agree.
     async fn seed_if_empty(&self) -> Result<(), sqlx::Error> {
         let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM listings")
             .fetch_one(&self.pool)
@@ -159,7 +161,7 @@ impl Db {
         let mut tx = self.pool.begin().await?;
         for &(id, name, address, city, price, bedrooms, rate) in LISTINGS {
             sqlx::query(
-                "INSERT INTO listings (id, name, address, city, nightly_price, currency, bedrooms, occupancy_rate)
+                "INSERT OR IGNORE INTO listings (id, name, address, city, nightly_price, currency, bedrooms, occupancy_rate)
                  VALUES (?, ?, ?, ?, ?, 'USD', ?, ?)",
             )
             .bind(id)
@@ -174,7 +176,7 @@ impl Db {
         }
         for &(id, listing_id, guest, check_in, check_out, total) in BOOKINGS {
             sqlx::query(
-                "INSERT INTO bookings (id, listing_id, guest_name, check_in, check_out, total_amount)
+                "INSERT OR IGNORE INTO bookings (id, listing_id, guest_name, check_in, check_out, total_amount)
                  VALUES (?, ?, ?, ?, ?, ?)",
             )
             .bind(id)
@@ -188,12 +190,14 @@ impl Db {
         }
         for &(listing_id, amounts) in REVENUE {
             for (month, amount) in (1..).zip(amounts) {
-                sqlx::query("INSERT INTO revenue (listing_id, month, amount) VALUES (?, ?, ?)")
-                    .bind(listing_id)
-                    .bind(format!("2026-{month:02}"))
-                    .bind(amount)
-                    .execute(&mut *tx)
-                    .await?;
+                sqlx::query(
+                    "INSERT OR IGNORE INTO revenue (listing_id, month, amount) VALUES (?, ?, ?)",
+                )
+                .bind(listing_id)
+                .bind(format!("2026-{month:02}"))
+                .bind(amount)
+                .execute(&mut *tx)
+                .await?;
             }
         }
         tx.commit().await
@@ -221,7 +225,10 @@ impl Db {
     }
 
     /// Bookings of one listing, or of all listings, by listing then check-in.
-    pub(crate) async fn bookings(&self, listing_id: Option<i64>) -> Result<Vec<Booking>, sqlx::Error> {
+    pub(crate) async fn bookings(
+        &self,
+        listing_id: Option<i64>,
+    ) -> Result<Vec<Booking>, sqlx::Error> {
         let rows = sqlx::query(
             "SELECT b.*, l.name AS listing_name FROM bookings b JOIN listings l ON l.id = b.listing_id
              WHERE (? IS NULL OR b.listing_id = ?) ORDER BY b.listing_id, b.check_in",
@@ -302,7 +309,10 @@ impl Db {
     }
 
     /// The session's messages in order, or `None` for an unknown session.
-    pub(crate) async fn messages(&self, session_id: &str) -> Result<Option<Vec<Message>>, sqlx::Error> {
+    pub(crate) async fn messages(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<Vec<Message>>, sqlx::Error> {
         let known: Option<String> = sqlx::query_scalar("SELECT id FROM sessions WHERE id = ?")
             .bind(session_id)
             .fetch_optional(&self.pool)
@@ -345,75 +355,4 @@ fn listing_from_row(row: &SqliteRow) -> Result<Listing, sqlx::Error> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Days since 1970-01-01 of a `YYYY-MM-DD` date (proleptic Gregorian).
-    fn days(date: &str) -> i64 {
-        let parts: Vec<i64> = date.split('-').filter_map(|p| p.parse().ok()).collect();
-        let (y, m, d) = (parts[0], parts[1], parts[2]);
-        let y = if m <= 2 { y - 1 } else { y };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let mp = (m + 9) % 12;
-        let doy = (153 * mp + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        era * 146_097 + doe - 719_468
-    }
-
-    #[tokio::test]
-    async fn seed_is_consistent() -> Result<(), sqlx::Error> {
-        let db = Db::open("sqlite::memory:").await?;
-        let listings = db.listings().await?;
-        let names: Vec<&str> = listings.iter().map(|l| l.name.as_str()).collect();
-        assert_eq!(names, ["Beach House", "Mountain Cabin", "City Apartment"]);
-        for booking in db.bookings(None).await? {
-            let listing = &listings[usize::try_from(booking.listing_id - 1).unwrap_or(0)];
-            let nights = days(&booking.check_out) - days(&booking.check_in);
-            assert!(nights > 0, "{booking:?}");
-            assert_eq!(booking.total_amount, nights * listing.nightly_price, "{booking:?}");
-            assert!(booking.check_in.starts_with("2026-"));
-        }
-        let all = db.revenue(None, None).await?;
-        assert_eq!(all.len(), 18);
-        assert_eq!(all.iter().map(|r| r.amount).sum::<i64>(), 100_360);
-        let beach: i64 = db.revenue(Some(1), None).await?.iter().map(|r| r.amount).sum();
-        assert_eq!(beach, 46_550);
-        let march = db.revenue(None, Some("2026-03")).await?;
-        assert_eq!(march.iter().map(|r| r.amount).sum::<i64>(), 7700 + 4180 + 5040);
-        assert_eq!(db.bookings(Some(3)).await?.len(), 4);
-        Ok(())
-    }
-
-    #[tokio::test]
-    async fn exchanges_are_numbered_per_session() -> Result<(), sqlx::Error> {
-        let db = Db::open("sqlite::memory:").await?;
-        assert_eq!(db.messages("s1").await?, None);
-        db.append_exchange("s1", "hi", "hello").await?;
-        db.append_exchange("s2", "a", "b").await?;
-        db.append_exchange("s1", "again", "sure").await?;
-        let messages = db.messages("s1").await?.unwrap_or_default();
-        let seqs: Vec<(i64, &str, &str)> = messages
-            .iter()
-            .map(|m| (m.seq, m.role.as_str(), m.content.as_str()))
-            .collect();
-        assert_eq!(
-            seqs,
-            [(1, "user", "hi"), (2, "assistant", "hello"), (3, "user", "again"), (4, "assistant", "sure")]
-        );
-        Ok(())
-    }
-
-    #[tokio::test]
-    async fn file_database_is_seeded_once() -> Result<(), Box<dyn std::error::Error>> {
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join("agent.db");
-        let path = path.to_str().ok_or("non-utf8 temp path")?;
-        Db::open(path).await?.append_exchange("s", "q", "a").await?;
-        let db = Db::open(path).await?;
-        assert_eq!(db.listings().await?.len(), 3);
-        assert_eq!(db.bookings(None).await?.len(), BOOKINGS.len());
-        assert_eq!(db.messages("s").await?.map(|m| m.len()), Some(2));
-        Ok(())
-    }
-}
+mod tests;

@@ -63,7 +63,11 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
     let mut stdout = std::io::stdout();
-    writeln!(stdout, "property-agent listening on http://{}", listener.local_addr()?)?;
+    writeln!(
+        stdout,
+        "property-agent listening on http://{}",
+        listener.local_addr()?
+    )?;
     stdout.flush()?;
     axum::serve(listener, http::router(agent))
         .with_graceful_shutdown(shutdown())
@@ -74,7 +78,8 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 /// Resolves on Ctrl-C or SIGTERM.
 async fn shutdown() {
     #[cfg(unix)]
-    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}

@@ -62,32 +62,38 @@ pub(crate) enum Action {
     Revenue(Vec<i64>, Option<String>),
 }
 
-/// Listing aliases (lower-case phrases) by listing id.
-const ALIASES: &[(i64, &[&str])] = &[
-    (1, &["beach house", "beach", "house", "malibu", "ocean drive"]),
-    (2, &["mountain cabin", "cabin", "mountain", "aspen", "pine ridge"]),
-    (3, &["city apartment", "apartment", "apt", "san francisco", "market street", "city one"]),
+/// Listing aliases by listing id: lower-case phrases separated by `|`.
+const ALIASES: &[(i64, &str)] = &[
+    (1, "beach house|beach|house|malibu|ocean drive"),
+    (2, "mountain cabin|cabin|mountain|aspen|pine ridge"),
+    (
+        3,
+        "city apartment|apartment|apt|san francisco|market street|city one",
+    ),
 ];
-const REVENUE: &[&str] = &[
-    "revenue", "revenues", "earnings", "earning", "earn", "earned", "earns", "income", "profit", "profits",
-];
-const BOOKINGS: &[&str] = &[
-    "booking", "bookings", "booked", "reservation", "reservations", "reserved", "guest", "guests",
-];
-const OCCUPANCY: &[&str] = &["occupancy", "occupied", "utilization", "utilisation", "vacancy"];
-const DETAILS: &[&str] = &[
-    "detail", "details", "address", "price", "prices", "pricing", "cost", "costs", "nightly", "night",
-    "bedroom", "bedrooms", "where", "located", "location", "info", "information", "describe", "about",
-];
-const LISTINGS: &[&str] = &["listings", "properties", "places", "rentals", "homes", "portfolio"];
-const ALL: &[&str] = &[
-    "all", "each", "every", "highest", "lowest", "best", "worst", "compare", "most", "least", "top",
-];
-const REFERENCE_NOUNS: &[&str] = &["one", "listing", "property", "place", "home", "rental", "unit"];
+// Keyword sets: space-separated lower-case words.
+const REVENUE: &str = "revenue revenues earnings earning earn earned earns income profit profits";
+const BOOKINGS: &str = "booking bookings booked reservation reservations reserved guest guests";
+const OCCUPANCY: &str = "occupancy occupied utilization utilisation vacancy";
+const DETAILS: &str = "detail details address price prices pricing cost costs nightly night \
+                       bedroom bedrooms where located location info information describe about";
+const LISTINGS: &str = "listings properties places rentals homes portfolio";
+const ALL: &str = "all each every highest lowest best worst compare most least top";
+const REFERENCE_NOUNS: &str = "one listing property place home rental unit";
 /// Month names, January first.
 pub(crate) const MONTHS: [&str; 12] = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-    "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ];
 
 /// Lower-case alphanumeric words of `text`.
@@ -97,6 +103,11 @@ fn tokenize(text: &str) -> Vec<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// Whether `word` is one of the space-separated words of `set`.
+fn is_one_of(word: &str, set: &str) -> bool {
+    set.split_whitespace().any(|w| w == word)
 }
 
 /// Position of the first occurrence of the word sequence `phrase` in `tokens`.
@@ -110,8 +121,8 @@ fn find_phrase(tokens: &[String], phrase: &str) -> Option<usize> {
 /// Extracts intent, listings, references and month from a user message.
 pub(crate) fn parse(message: &str) -> Parsed {
     let tokens = tokenize(message);
-    let has = |words: &[&str]| tokens.iter().any(|t| words.contains(&t.as_str()));
-    let revenue = has(REVENUE) || (has(&["much"]) && has(&["make", "made", "makes"]));
+    let has = |set: &str| tokens.iter().any(|t| is_one_of(t, set));
+    let revenue = has(REVENUE) || (has("much") && has("make made makes"));
     let details = has(DETAILS);
     let occupancy = has(OCCUPANCY);
     let intent = if revenue {
@@ -130,7 +141,10 @@ pub(crate) fn parse(message: &str) -> Parsed {
     let mut named: Vec<(usize, i64)> = ALIASES
         .iter()
         .filter_map(|(id, aliases)| {
-            let pos = aliases.iter().filter_map(|a| find_phrase(&tokens, a)).min()?;
+            let pos = aliases
+                .split('|')
+                .filter_map(|a| find_phrase(&tokens, a))
+                .min()?;
             Some((pos, *id))
         })
         .collect();
@@ -147,7 +161,7 @@ pub(crate) fn parse(message: &str) -> Parsed {
 fn reference(tokens: &[String]) -> Option<Reference> {
     for (i, token) in tokens.iter().enumerate() {
         let next = tokens.get(i + 1).map(String::as_str);
-        let noun_follows = next.is_none_or(|n| REFERENCE_NOUNS.contains(&n));
+        let noun_follows = next.is_none_or(|n| is_one_of(n, REFERENCE_NOUNS));
         let ordinal = match token.as_str() {
             "former" => return Some(Reference::Nth(0)),
             "latter" => return Some(Reference::Last),
@@ -156,7 +170,7 @@ fn reference(tokens: &[String]) -> Option<Reference> {
             "third" | "3rd" => Reference::Nth(2),
             "last" => Reference::Last,
             "it" | "its" => return Some(Reference::Pronoun),
-            "that" | "this" | "same" if next.is_some_and(|n| REFERENCE_NOUNS.contains(&n)) => {
+            "that" | "this" | "same" if next.is_some_and(|n| is_one_of(n, REFERENCE_NOUNS)) => {
                 return Some(Reference::Pronoun);
             }
             _ => continue,
@@ -170,8 +184,9 @@ fn reference(tokens: &[String]) -> Option<Reference> {
 
 fn month(tokens: &[String]) -> Option<u32> {
     tokens.iter().enumerate().find_map(|(i, token)| {
-        // "May I ..." is a question, not a month.
-        if token == "may" && i == 0 {
+        // "May I ...", "you may ...": a verb, not a month.
+        let next = tokens.get(i + 1).map_or("", String::as_str);
+        if token == "may" && is_one_of(next, "i you we he she they it") {
             return None;
         }
         let index = MONTHS.iter().position(|m| {
@@ -202,7 +217,10 @@ fn pending(history: &[Message]) -> Option<Parsed> {
     let mut end = history.len();
     while end >= 2 {
         let (user, assistant) = (&history[end - 2], &history[end - 1]);
-        if user.role != "user" || assistant.role != "assistant" || !is_clarification(&assistant.content) {
+        if user.role != "user"
+            || assistant.role != "assistant"
+            || !is_clarification(&assistant.content)
+        {
             return None;
         }
         let parsed = parse(&user.content);
@@ -230,9 +248,14 @@ pub(crate) fn plan(message: &str, history: &[Message], listings: &[Listing]) -> 
     let parsed = parse(message);
     let (intent, month) = match parsed.intent {
         Some(intent) => (intent, parsed.month),
-        None if parsed.named.is_empty() && parsed.reference.is_none() => return Action::OutOfDomain,
+        None if parsed.named.is_empty() && parsed.reference.is_none() => {
+            return Action::OutOfDomain;
+        }
         None => match pending(history) {
-            Some(p) => (p.intent.unwrap_or(Intent::Details), parsed.month.or(p.month)),
+            Some(p) => (
+                p.intent.unwrap_or(Intent::Details),
+                parsed.month.or(p.month),
+            ),
             None => (Intent::Details, parsed.month),
         },
     };
@@ -273,127 +296,4 @@ pub(crate) fn plan(message: &str, history: &[Message], listings: &[Listing]) -> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn listings() -> Vec<Listing> {
-        [(1, "Beach House"), (2, "Mountain Cabin"), (3, "City Apartment")]
-            .into_iter()
-            .map(|(id, name)| Listing {
-                id,
-                name: name.into(),
-                address: String::new(),
-                city: String::new(),
-                nightly_price: 100,
-                currency: "USD".into(),
-                bedrooms: 1,
-                occupancy_rate: 0.5,
-            })
-            .collect()
-    }
-
-    fn history(turns: &[(&str, &str)]) -> Vec<Message> {
-        let mut messages = Vec::new();
-        for (user, assistant) in turns {
-            for (role, content) in [("user", user), ("assistant", assistant)] {
-                messages.push(Message {
-                    seq: i64::try_from(messages.len()).unwrap_or(0) + 1,
-                    role: role.into(),
-                    content: (*content).into(),
-                    created_at: String::new(),
-                });
-            }
-        }
-        messages
-    }
-
-    #[test]
-    fn detects_intents() {
-        let cases = [
-            ("What are my listings?", Some(Intent::Listings)),
-            ("Show me my places", Some(Intent::Listings)),
-            ("How many PROPERTIES do I have?", Some(Intent::Listings)),
-            ("What's the address of the Beach House?", Some(Intent::Details)),
-            ("How much is the cabin per night?", Some(Intent::Details)),
-            ("Occupancy rate of the apartment?", Some(Intent::Occupancy)),
-            ("Price and occupancy of the cabin", Some(Intent::Details)),
-            ("Show bookings for the beach house", Some(Intent::Bookings)),
-            ("Who are my guests?", Some(Intent::Bookings)),
-            ("What was my revenue?", Some(Intent::Revenue)),
-            ("Total earnings of all my listings", Some(Intent::Revenue)),
-            ("How much did I make in March?", Some(Intent::Revenue)),
-            ("What is the weather on Mars?", None),
-            ("Transactions on Mars?", None),
-            ("hello", None),
-        ];
-        for (message, intent) in cases {
-            assert_eq!(parse(message).intent, intent, "{message}");
-        }
-    }
-
-    #[test]
-    fn finds_listings_references_and_months() {
-        assert_eq!(parse("cabin vs Beach House").named, [2, 1]);
-        assert_eq!(parse("the San Francisco apartment").named, [3]);
-        assert_eq!(parse("the first one").reference, Some(Reference::Nth(0)));
-        assert_eq!(parse("What about the second listing?").reference, Some(Reference::Nth(1)));
-        assert_eq!(parse("and the last one?").reference, Some(Reference::Last));
-        assert_eq!(parse("what's its occupancy").reference, Some(Reference::Pronoun));
-        assert_eq!(parse("that one please").reference, Some(Reference::Pronoun));
-        assert_eq!(parse("revenue last month").reference, None);
-        assert_eq!(parse("revenue in March").month, Some(3));
-        assert_eq!(parse("revenue for feb").month, Some(2));
-        assert_eq!(parse("May I see the revenue?").month, None);
-        assert!(parse("occupancy of each listing").all);
-        assert!(!parse("occupancy of the cabin").all);
-    }
-
-    #[test]
-    fn plans_direct_questions() {
-        let l = listings();
-        assert_eq!(plan("list my properties", &[], &l), Action::Listings);
-        assert_eq!(plan("Beach House details", &[], &l), Action::Details(vec![1]));
-        assert_eq!(plan("Mountain Cabin", &[], &l), Action::Details(vec![2]));
-        assert_eq!(plan("occupancy of all listings", &[], &l), Action::Occupancy(vec![1, 2, 3]));
-        assert_eq!(plan("all bookings", &[], &l), Action::Bookings(vec![]));
-        assert_eq!(plan("any bookings?", &[], &l), Action::Bookings(vec![]));
-        assert_eq!(
-            plan("cabin revenue in April", &[], &l),
-            Action::Revenue(vec![2], Some("2026-04".into()))
-        );
-        assert_eq!(plan("Transactions on Mars?", &[], &l), Action::OutOfDomain);
-    }
-
-    #[test]
-    fn resolves_references_against_the_last_reply() {
-        let l = listings();
-        let h = history(&[(
-            "What are my listings?",
-            "You have 3 listings: Beach House, Mountain Cabin and City Apartment.",
-        )]);
-        assert_eq!(plan("occupancy for the first one?", &h, &l), Action::Occupancy(vec![1]));
-        assert_eq!(plan("bookings of the second one", &h, &l), Action::Bookings(vec![2]));
-        assert_eq!(plan("details of the last one", &h, &l), Action::Details(vec![3]));
-        assert_eq!(plan("what's its occupancy?", &h, &l), Action::Clarify(Intent::Occupancy));
-        let h = history(&[("cabin occupancy", "Mountain Cabin has an occupancy rate of 64%.")]);
-        assert_eq!(plan("and its revenue?", &h, &l), Action::Revenue(vec![2], None));
-        assert_eq!(plan("where is it?", &h, &l), Action::Details(vec![2]));
-        assert_eq!(plan("what's the address?", &h, &l), Action::Details(vec![2]));
-    }
-
-    #[test]
-    fn clarifies_then_answers_the_pending_question() {
-        let l = listings();
-        assert_eq!(plan("What's the occupancy?", &[], &l), Action::Clarify(Intent::Occupancy));
-        assert_eq!(plan("occupancy of the first one", &[], &l), Action::Clarify(Intent::Occupancy));
-        assert_eq!(plan("bookings for that listing", &[], &l), Action::Clarify(Intent::Bookings));
-        let question = "Which listing do you mean: Beach House, Mountain Cabin or City Apartment?";
-        let h = history(&[("What's the occupancy?", question)]);
-        assert_eq!(plan("The mountain cabin", &h, &l), Action::Occupancy(vec![2]));
-        assert_eq!(plan("the last one", &h, &l), Action::Occupancy(vec![3]));
-        let h = history(&[("What's the occupancy?", question), ("it", question)]);
-        assert_eq!(plan("Beach House", &h, &l), Action::Occupancy(vec![1]));
-        let h = history(&[("revenue of that one in May", question)]);
-        assert_eq!(plan("apartment", &h, &l), Action::Revenue(vec![3], Some("2026-05".into())));
-    }
-}
+mod tests;

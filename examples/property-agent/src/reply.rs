@@ -4,9 +4,11 @@ use crate::data::{Booking, Listing, RevenueRow};
 use crate::policy::MONTHS;
 
 /// Reply to an out-of-domain request.
-pub(crate) const OUT_OF_DOMAIN: &str = "Sorry, I can only help with your listings, bookings and revenue.";
+pub(crate) const OUT_OF_DOMAIN: &str =
+    "Sorry, I can only help with your listings, bookings and revenue.";
 /// Reply to an empty prompt.
-pub(crate) const EMPTY_PROMPT: &str = "Please ask a question about your listings, bookings or revenue.";
+pub(crate) const EMPTY_PROMPT: &str =
+    "Please ask a question about your listings, bookings or revenue.";
 
 /// "A", "A and B", "A, B and C" (with `last` instead of "and").
 fn join(items: &[String], last: &str) -> String {
@@ -30,7 +32,7 @@ pub(crate) fn usd(amount: i64) -> String {
     let digits = amount.unsigned_abs().to_string();
     let mut grouped = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(c);
@@ -80,7 +82,11 @@ pub(crate) fn listings(listings: &[Listing]) -> String {
         return "You have no listings.".into();
     }
     let names: Vec<String> = listings.iter().map(|l| l.name.clone()).collect();
-    format!("You have {}: {}.", plural(names.len(), "listing"), join(&names, "and"))
+    format!(
+        "You have {}: {}.",
+        plural(names.len(), "listing"),
+        join(&names, "and")
+    )
 }
 
 /// Name, address, bedrooms, nightly price and occupancy of one listing.
@@ -95,15 +101,28 @@ pub(crate) fn details(l: &Listing) -> String {
     )
 }
 
-/// Occupancy of each listing, plus which is highest when there are several.
+/// Occupancy of each listing, plus the highest and lowest when there are several.
 pub(crate) fn occupancy(listings: &[Listing]) -> String {
     let mut sentences: Vec<String> = listings
         .iter()
-        .map(|l| format!("{} has an occupancy rate of {}.", l.name, percent(l.occupancy_rate)))
+        .map(|l| {
+            format!(
+                "{} has an occupancy rate of {}.",
+                l.name,
+                percent(l.occupancy_rate)
+            )
+        })
         .collect();
-    let best = listings.iter().max_by(|a, b| a.occupancy_rate.total_cmp(&b.occupancy_rate));
-    if let (true, Some(best)) = (listings.len() > 1, best) {
-        sentences.push(format!("{} has the highest occupancy.", best.name));
+    let by_rate = |a: &&Listing, b: &&Listing| a.occupancy_rate.total_cmp(&b.occupancy_rate);
+    let extremes = (
+        listings.iter().max_by(by_rate),
+        listings.iter().min_by(by_rate),
+    );
+    if let (true, (Some(best), Some(worst))) = (listings.len() > 1, extremes) {
+        sentences.push(format!(
+            "{} has the highest occupancy and {} the lowest.",
+            best.name, worst.name
+        ));
     }
     sentences.join(" ")
 }
@@ -116,10 +135,20 @@ pub(crate) fn listing_bookings(name: &str, bookings: &[Booking]) -> String {
     let guests: Vec<String> = bookings
         .iter()
         .map(|b| {
-            format!("{} ({} to {}, {})", b.guest_name, b.check_in, b.check_out, usd(b.total_amount))
+            format!(
+                "{} ({} to {}, {})",
+                b.guest_name,
+                b.check_in,
+                b.check_out,
+                usd(b.total_amount)
+            )
         })
         .collect();
-    format!("{name} has {}: {}.", plural(bookings.len(), "booking"), join(&guests, "and"))
+    format!(
+        "{name} has {}: {}.",
+        plural(bookings.len(), "booking"),
+        join(&guests, "and")
+    )
 }
 
 /// All bookings: total count, then guests grouped by listing.
@@ -138,11 +167,20 @@ pub(crate) fn all_bookings(bookings: &[Booking]) -> String {
         .iter()
         .map(|(name, guests)| format!("{name} has {} ({})", guests.len(), join(guests, "and")))
         .collect();
-    format!("You have {}: {}.", plural(bookings.len(), "booking"), join(&parts, "and"))
+    format!(
+        "You have {}: {}.",
+        plural(bookings.len(), "booking"),
+        join(&parts, "and")
+    )
 }
 
 /// Revenue total for `listing` (or all listings, with a per-listing breakdown).
-pub(crate) fn revenue(listing: Option<&str>, month: Option<&str>, rows: &[RevenueRow], total: i64) -> String {
+pub(crate) fn revenue(
+    listing: Option<&str>,
+    month: Option<&str>,
+    rows: &[RevenueRow],
+    total: i64,
+) -> String {
     let period = period(rows, month);
     if rows.is_empty() {
         let whose = listing.map(|n| format!(" for {n}")).unwrap_or_default();
@@ -162,7 +200,11 @@ pub(crate) fn revenue(listing: Option<&str>, month: Option<&str>, rows: &[Revenu
         .iter()
         .map(|(name, sum)| format!("{name} {}", usd(*sum)))
         .collect();
-    format!("Your total revenue for {period} is {}: {}.", usd(total), join(&parts, "and"))
+    format!(
+        "Your total revenue for {period} is {}: {}.",
+        usd(total),
+        join(&parts, "and")
+    )
 }
 
 /// "Which listing do you mean: Beach House, Mountain Cabin or City Apartment?"
@@ -208,7 +250,11 @@ mod tests {
 
     #[test]
     fn revenue_sentences() {
-        let rows = [row(1, "Beach House", "2026-01", 1000), row(1, "Beach House", "2026-02", 500), row(2, "Mountain Cabin", "2026-01", 2000)];
+        let rows = [
+            row(1, "Beach House", "2026-01", 1000),
+            row(1, "Beach House", "2026-02", 500),
+            row(2, "Mountain Cabin", "2026-01", 2000),
+        ];
         assert_eq!(
             revenue(None, None, &rows, 3500),
             "Your total revenue for January–February 2026 is $3,500: Beach House $1,500 and Mountain Cabin $2,000."
@@ -217,11 +263,17 @@ mod tests {
             revenue(Some("Beach House"), Some("2026-02"), &rows[1..2], 500),
             "Beach House earned $500 in revenue for February 2026."
         );
-        assert_eq!(revenue(None, Some("2026-07"), &[], 0), "No revenue is recorded for July 2026.");
+        assert_eq!(
+            revenue(None, Some("2026-07"), &[], 0),
+            "No revenue is recorded for July 2026."
+        );
     }
 
     #[test]
     fn greets_by_name() {
-        assert_eq!(greet("Ana", "You have 1 listing.", &[]), "Hi Ana, you have 1 listing.");
+        assert_eq!(
+            greet("Ana", "You have 1 listing.", &[]),
+            "Hi Ana, you have 1 listing."
+        );
     }
 }

@@ -21,7 +21,9 @@ pub(crate) async fn run(agent: Agent) -> std::io::Result<()> {
         let response = match parse_request(&line) {
             Err(message) => error_body(&message),
             Ok(request) => match agent.respond(&request).await {
-                Ok(response) => serde_json::to_value(response).unwrap_or_else(|e| error_body(&e.to_string())),
+                Ok(response) => {
+                    serde_json::to_value(response).unwrap_or_else(|e| error_body(&e.to_string()))
+                }
                 Err(e) => {
                     eprintln!("property-agent: internal error: {e}");
                     error_body("internal")

@@ -59,7 +59,10 @@ impl<'a> Tools<'a> {
     }
 
     /// `get_listing_details {listing_id}` → the full row (or null).
-    pub(crate) async fn get_listing_details(&mut self, listing_id: i64) -> Result<Option<Listing>, sqlx::Error> {
+    pub(crate) async fn get_listing_details(
+        &mut self,
+        listing_id: i64,
+    ) -> Result<Option<Listing>, sqlx::Error> {
         let listing = self.db.listing(listing_id).await?;
         self.record(
             "get_listing_details",
@@ -70,7 +73,10 @@ impl<'a> Tools<'a> {
     }
 
     /// `get_bookings {listing_id?}` → bookings of one or all listings.
-    pub(crate) async fn get_bookings(&mut self, listing_id: Option<i64>) -> Result<Vec<Booking>, sqlx::Error> {
+    pub(crate) async fn get_bookings(
+        &mut self,
+        listing_id: Option<i64>,
+    ) -> Result<Vec<Booking>, sqlx::Error> {
         let bookings = self.db.bookings(listing_id).await?;
         let mut arguments = Map::new();
         if let Some(id) = listing_id {
@@ -124,13 +130,30 @@ mod tests {
         assert_eq!(revenue.total, 4680);
         let calls = tools.into_calls();
         let names: Vec<&str> = calls.iter().map(|c| c.name).collect();
-        assert_eq!(names, ["get_listings", "get_listing_details", "get_bookings", "get_revenue_data"]);
+        assert_eq!(
+            names,
+            [
+                "get_listings",
+                "get_listing_details",
+                "get_bookings",
+                "get_revenue_data"
+            ]
+        );
         assert_eq!(calls[0].arguments, json!({}));
-        assert_eq!(calls[0].result[2], json!({"id": 3, "name": "City Apartment", "city": "San Francisco"}));
-        assert_eq!(calls[1].result["address"], json!("48 Pine Ridge Road, Aspen, CO"));
+        assert_eq!(
+            calls[0].result[2],
+            json!({"id": 3, "name": "City Apartment", "city": "San Francisco"})
+        );
+        assert_eq!(
+            calls[1].result["address"],
+            json!("48 Pine Ridge Road, Aspen, CO")
+        );
         assert_eq!(calls[2].arguments, json!({"listing_id": 1}));
         assert_eq!(calls[2].result.as_array().map(Vec::len), Some(3));
-        assert_eq!(calls[3].arguments, json!({"listing_id": 3, "month": "2026-02"}));
+        assert_eq!(
+            calls[3].arguments,
+            json!({"listing_id": 3, "month": "2026-02"})
+        );
         assert_eq!(calls[3].result["total"], json!(4680));
 
         let mut silent = Tools::new(&db, false);

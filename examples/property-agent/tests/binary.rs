@@ -32,13 +32,20 @@ impl Server {
             .spawn()?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let mut line = String::new();
-        timeout(Duration::from_secs(30), BufReader::new(stdout).read_line(&mut line)).await??;
+        timeout(
+            Duration::from_secs(30),
+            BufReader::new(stdout).read_line(&mut line),
+        )
+        .await??;
         let base = line
             .trim_end()
             .strip_prefix("property-agent listening on ")
             .ok_or_else(|| format!("unexpected first line {line:?}"))?
             .to_owned();
-        assert!(base.starts_with("http://127.0.0.1:") && !base.ends_with(":0"), "{base}");
+        assert!(
+            base.starts_with("http://127.0.0.1:") && !base.ends_with(":0"),
+            "{base}"
+        );
         Ok(Self {
             child,
             base,
@@ -48,13 +55,24 @@ impl Server {
 
     /// POSTs `body` to /chat; returns status and JSON body.
     async fn post(&self, body: &Value) -> Result<(u16, Value), Box<dyn std::error::Error>> {
-        let response = self.http.post(format!("{}/chat", self.base)).json(body).send().await?;
+        let response = self
+            .http
+            .post(format!("{}/chat", self.base))
+            .json(body)
+            .send()
+            .await?;
         Ok((response.status().as_u16(), response.json().await?))
     }
 
     /// Sends one chat message that must succeed with HTTP 200.
-    async fn chat(&self, session: &str, message: &str) -> Result<Value, Box<dyn std::error::Error>> {
-        let (status, body) = self.post(&json!({"session_id": session, "message": message})).await?;
+    async fn chat(
+        &self,
+        session: &str,
+        message: &str,
+    ) -> Result<Value, Box<dyn std::error::Error>> {
+        let (status, body) = self
+            .post(&json!({"session_id": session, "message": message}))
+            .await?;
         assert_eq!(status, 200, "{body}");
         Ok(body)
     }
@@ -92,7 +110,9 @@ async fn http_chat_round_trip() -> TestResult {
             "error": null
         })
     );
-    let body = server.chat("s1", "What's the occupancy for the first one?").await?;
+    let body = server
+        .chat("s1", "What's the occupancy for the first one?")
+        .await?;
     assert_eq!(body["reply"], "Beach House has an occupancy rate of 78%.");
     assert_eq!(body["tool_calls"][0]["name"], "get_listing_details");
     assert_eq!(body["tool_calls"][0]["arguments"], json!({"listing_id": 1}));
@@ -101,7 +121,11 @@ async fn http_chat_round_trip() -> TestResult {
         .post(&json!({"session_id": "s2", "message": "How much revenue?", "context": {"user_name": "Ana"}}))
         .await?;
     assert_eq!(status, 200);
-    assert!(body["reply"].as_str().is_some_and(|r| r.starts_with("Hi Ana, ") && r.contains("$100,360")));
+    assert!(
+        body["reply"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("Hi Ana, ") && r.contains("$100,360"))
+    );
 
     let body = server.chat("s3", "What is the weather on Mars?").await?;
     assert_eq!(body["error"], "Out of domain");
@@ -118,7 +142,10 @@ async fn http_chat_round_trip() -> TestResult {
         .filter_map(|m| m["role"].as_str())
         .collect();
     assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
-    assert_eq!(messages[2]["content"], "What's the occupancy for the first one?");
+    assert_eq!(
+        messages[2]["content"],
+        "What's the occupancy for the first one?"
+    );
     assert_eq!(server.get("/sessions/nope/messages").await?.0, 404);
     Ok(())
 }
@@ -128,7 +155,12 @@ async fn http_rejects_malformed_requests() -> TestResult {
     let server = Server::start(&[]).await?;
     let (status, body) = server.post(&json!({"message": "hi"})).await?;
     assert_eq!(status, 400);
-    assert!(body["error"].as_str().is_some_and(|e| e.contains("session_id")), "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("session_id")),
+        "{body}"
+    );
     let response = server
         .http
         .post(format!("{}/chat", server.base))
@@ -138,18 +170,31 @@ async fn http_rejects_malformed_requests() -> TestResult {
         .await?;
     assert_eq!(response.status().as_u16(), 400);
     let body: Value = response.json().await?;
-    assert!(body["error"].as_str().is_some_and(|e| e.starts_with("bad request")), "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("bad request")),
+        "{body}"
+    );
     Ok(())
 }
 
 #[tokio::test]
 async fn http_injected_bugs() -> TestResult {
     let server = Server::start(&["--bug", "crash-on-revenue,wrong-count"]).await?;
-    let (status, body) = server.post(&json!({"session_id": "s", "message": "What was my revenue?"})).await?;
+    let (status, body) = server
+        .post(&json!({"session_id": "s", "message": "What was my revenue?"}))
+        .await?;
     assert_eq!((status, body), (500, json!({"error": "internal"})));
     let body = server.chat("s", "What are my listings?").await?;
-    assert_eq!(body["reply"], "You have 2 listings: Beach House and Mountain Cabin.");
-    assert_eq!(body["tool_calls"][0]["result"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        body["reply"],
+        "You have 2 listings: Beach House and Mountain Cabin."
+    );
+    assert_eq!(
+        body["tool_calls"][0]["result"].as_array().map(Vec::len),
+        Some(3)
+    );
 
     let output = Command::new(BIN)
         .args(["--addr", "127.0.0.1:0"])
@@ -159,7 +204,14 @@ async fn http_injected_bugs() -> TestResult {
     assert!(!output.status.success());
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    for needle in ["bogus", "wrong-count", "skip-tools", "forget-context", "slow", "crash-on-revenue"] {
+    for needle in [
+        "bogus",
+        "wrong-count",
+        "skip-tools",
+        "forget-context",
+        "slow",
+        "crash-on-revenue",
+    ] {
         assert!(stderr.contains(needle), "{needle} missing from {stderr}");
     }
     Ok(())
@@ -181,7 +233,9 @@ async fn stdio_mode_answers_one_line_per_request() -> TestResult {
         "this is not json".to_owned(),
         json!({"session_id": "s", "message": "occupancy of the last one", "context": {"locale": "fr"}}).to_string(),
     ];
-    stdin.write_all(format!("{}\n", input.join("\n")).as_bytes()).await?;
+    stdin
+        .write_all(format!("{}\n", input.join("\n")).as_bytes())
+        .await?;
     drop(stdin); // EOF: the agent answers what it read and exits.
     let output = timeout(Duration::from_secs(30), child.wait_with_output()).await??;
     assert!(output.status.success());
@@ -193,8 +247,17 @@ async fn stdio_mode_answers_one_line_per_request() -> TestResult {
     assert_eq!(lines[0]["session_id"], "s");
     assert_eq!(lines[0]["tool_calls"][0]["name"], "get_listings");
     assert_eq!(lines[0]["error"], Value::Null);
-    assert!(lines[1]["error"].as_str().is_some_and(|e| e.starts_with("bad request: ")), "{}", lines[1]);
-    assert_eq!(lines[2]["reply"], "City Apartment has an occupancy rate of 91%.");
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("bad request: ")),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(
+        lines[2]["reply"],
+        "City Apartment has an occupancy rate of 91%."
+    );
     Ok(())
 }
 
@@ -209,13 +272,18 @@ async fn file_database_survives_a_restart() -> TestResult {
     first.kill().await?;
 
     let second = Server::start(&["--db", db]).await?;
-    let body = second.chat("persist", "What's the occupancy for the first one?").await?;
+    let body = second
+        .chat("persist", "What's the occupancy for the first one?")
+        .await?;
     assert_eq!(body["reply"], "Beach House has an occupancy rate of 78%.");
     assert_eq!(body["tool_calls"][0]["arguments"], json!({"listing_id": 1}));
     let (_, messages) = second.get("/sessions/persist/messages").await?;
     assert_eq!(messages.as_array().map(Vec::len), Some(4));
     // Seeding happened once: still exactly three listings.
     let body = second.chat("other", "list my properties").await?;
-    assert_eq!(body["tool_calls"][0]["result"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        body["tool_calls"][0]["result"].as_array().map(Vec::len),
+        Some(3)
+    );
     Ok(())
 }

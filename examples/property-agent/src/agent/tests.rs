@@ -12,10 +12,17 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 const CLARIFY: &str = "Which listing do you mean: Beach House, Mountain Cabin or City Apartment?";
 
 async fn agent(bugs: &str) -> Result<Agent, Box<dyn std::error::Error>> {
-    Ok(Agent::new(Db::open("sqlite::memory:").await?, parse_bugs(bugs)?))
+    Ok(Agent::new(
+        Db::open("sqlite::memory:").await?,
+        parse_bugs(bugs)?,
+    ))
 }
 
-async fn ask(agent: &Agent, session: &str, message: &str) -> Result<ChatResponse, Box<dyn std::error::Error>> {
+async fn ask(
+    agent: &Agent,
+    session: &str,
+    message: &str,
+) -> Result<ChatResponse, Box<dyn std::error::Error>> {
     agent
         .respond(&ChatRequest::new(session, message))
         .await
@@ -30,7 +37,10 @@ fn names(response: &ChatResponse) -> Vec<&str> {
 async fn lists_listings_with_one_tool_call() -> TestResult {
     let agent = agent("").await?;
     let r = ask(&agent, "s", "What are my listings?").await?;
-    assert_eq!(r.reply, "You have 3 listings: Beach House, Mountain Cabin and City Apartment.");
+    assert_eq!(
+        r.reply,
+        "You have 3 listings: Beach House, Mountain Cabin and City Apartment."
+    );
     assert_eq!(r.error, None);
     assert_eq!(r.session_id, "s");
     assert_eq!(names(&r), ["get_listings"]);
@@ -42,7 +52,12 @@ async fn lists_listings_with_one_tool_call() -> TestResult {
 #[tokio::test]
 async fn answers_details_and_occupancy_of_a_named_listing() -> TestResult {
     let agent = agent("").await?;
-    let r = ask(&agent, "s", "What's the address and price of the Beach House?").await?;
+    let r = ask(
+        &agent,
+        "s",
+        "What's the address and price of the Beach House?",
+    )
+    .await?;
     assert_eq!(
         r.reply,
         "Beach House is at 12 Ocean Drive, Malibu, CA: 3 bedrooms, $350 per night, occupancy rate 78%."
@@ -56,7 +71,12 @@ async fn answers_details_and_occupancy_of_a_named_listing() -> TestResult {
     assert_eq!(r.tool_calls[0].arguments, json!({"listing_id": 2}));
 
     let r = ask(&agent, "u", "Which listing has the highest occupancy?").await?;
-    assert!(r.reply.ends_with("City Apartment has the highest occupancy."), "{}", r.reply);
+    assert!(
+        r.reply
+            .ends_with("City Apartment has the highest occupancy and Mountain Cabin the lowest."),
+        "{}",
+        r.reply
+    );
     assert_eq!(r.tool_calls.len(), 3);
     Ok(())
 }
@@ -70,10 +90,18 @@ async fn resolves_the_first_second_and_last_one() -> TestResult {
     assert_eq!(r.tool_calls[0].arguments, json!({"listing_id": 1}));
     // "it" now means the Beach House, the only listing in the last reply.
     let r = ask(&agent, "s", "And how much revenue did it make?").await?;
-    assert_eq!(r.reply, "Beach House earned $46,550 in revenue for January–June 2026.");
+    assert_eq!(
+        r.reply,
+        "Beach House earned $46,550 in revenue for January–June 2026."
+    );
     ask(&agent, "s", "list my properties").await?;
     let r = ask(&agent, "s", "where is the second one?").await?;
-    assert!(r.reply.starts_with("Mountain Cabin is at 48 Pine Ridge Road, Aspen, CO"), "{}", r.reply);
+    assert!(
+        r.reply
+            .starts_with("Mountain Cabin is at 48 Pine Ridge Road, Aspen, CO"),
+        "{}",
+        r.reply
+    );
     ask(&agent, "s", "list my properties").await?;
     let r = ask(&agent, "s", "occupancy of the last one").await?;
     assert_eq!(r.reply, "City Apartment has an occupancy rate of 91%.");
@@ -97,7 +125,12 @@ async fn clarifies_then_answers_the_original_question() -> TestResult {
     let r = ask(&agent, "b", "Show me the bookings for that listing").await?;
     assert_eq!(r.reply, CLARIFY);
     let r = ask(&agent, "b", "the first one").await?;
-    assert!(r.reply.starts_with("Beach House has 3 bookings: Alice Johnson"), "{}", r.reply);
+    assert!(
+        r.reply
+            .starts_with("Beach House has 3 bookings: Alice Johnson"),
+        "{}",
+        r.reply
+    );
     Ok(())
 }
 
@@ -113,7 +146,11 @@ async fn reports_bookings() -> TestResult {
     );
     assert_eq!(r.tool_calls[0].arguments, json!({}));
     let r = ask(&agent, "s", "Any reservations for the apartment?").await?;
-    assert!(r.reply.starts_with("City Apartment has 4 bookings: Grace Chen (2026-02-02 to 2026-02-06, $720)"));
+    assert!(
+        r.reply.starts_with(
+            "City Apartment has 4 bookings: Grace Chen (2026-02-02 to 2026-02-06, $720)"
+        )
+    );
     assert_eq!(r.tool_calls[0].arguments, json!({"listing_id": 3}));
     assert_eq!(r.tool_calls[0].result.as_array().map(Vec::len), Some(4));
     Ok(())
@@ -131,11 +168,22 @@ async fn reports_revenue_totals() -> TestResult {
     assert_eq!(names(&r), ["get_revenue_data"]);
     assert_eq!(r.tool_calls[0].result["total"], json!(100_360));
     let r = ask(&agent, "s", "How much did I make in March?").await?;
-    assert!(r.reply.starts_with("Your total revenue for March 2026 is $16,920"), "{}", r.reply);
+    assert!(
+        r.reply
+            .starts_with("Your total revenue for March 2026 is $16,920"),
+        "{}",
+        r.reply
+    );
     assert_eq!(r.tool_calls[0].arguments, json!({"month": "2026-03"}));
     let r = ask(&agent, "s", "Earnings of the beach house in June").await?;
-    assert_eq!(r.reply, "Beach House earned $9,800 in revenue for June 2026.");
-    assert_eq!(r.tool_calls[0].arguments, json!({"listing_id": 1, "month": "2026-06"}));
+    assert_eq!(
+        r.reply,
+        "Beach House earned $9,800 in revenue for June 2026."
+    );
+    assert_eq!(
+        r.tool_calls[0].arguments,
+        json!({"listing_id": 1, "month": "2026-06"})
+    );
     let r = ask(&agent, "s", "income in December").await?;
     assert_eq!(r.reply, "No revenue is recorded for December 2026.");
     Ok(())
@@ -144,10 +192,17 @@ async fn reports_revenue_totals() -> TestResult {
 #[tokio::test]
 async fn refuses_out_of_domain_and_empty_prompts() -> TestResult {
     let agent = agent("").await?;
-    for message in ["What is the weather on Mars?", "Transactions on Mars?", "tell me a joke"] {
+    for message in [
+        "What is the weather on Mars?",
+        "Transactions on Mars?",
+        "tell me a joke",
+    ] {
         let r = ask(&agent, "s", message).await?;
         assert_eq!(r.error.as_deref(), Some("Out of domain"), "{message}");
-        assert_eq!(r.reply, "Sorry, I can only help with your listings, bookings and revenue.");
+        assert_eq!(
+            r.reply,
+            "Sorry, I can only help with your listings, bookings and revenue."
+        );
         assert!(r.tool_calls.is_empty());
     }
     for message in ["", "  \n\t"] {
@@ -165,7 +220,10 @@ async fn greets_the_user_from_context_and_persists_exchanges() -> TestResult {
     req.context.insert("user_name".into(), json!("Ana"));
     req.context.insert("locale".into(), json!("fr"));
     let r = agent.respond(&req).await.map_err(|e| e.to_string())?;
-    assert_eq!(r.reply, "Hi Ana, you have 3 listings: Beach House, Mountain Cabin and City Apartment.");
+    assert_eq!(
+        r.reply,
+        "Hi Ana, you have 3 listings: Beach House, Mountain Cabin and City Apartment."
+    );
     ask(&agent, "s", "weather?").await?;
     let messages = agent.db().messages("s").await?.unwrap_or_default();
     let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
@@ -179,7 +237,10 @@ async fn greets_the_user_from_context_and_persists_exchanges() -> TestResult {
 async fn bug_wrong_count_misreports_listings() -> TestResult {
     let agent = agent("wrong-count").await?;
     let r = ask(&agent, "s", "What are my listings?").await?;
-    assert_eq!(r.reply, "You have 2 listings: Beach House and Mountain Cabin.");
+    assert_eq!(
+        r.reply,
+        "You have 2 listings: Beach House and Mountain Cabin."
+    );
     assert_eq!(r.tool_calls[0].result.as_array().map(Vec::len), Some(3));
     Ok(())
 }
@@ -188,7 +249,10 @@ async fn bug_wrong_count_misreports_listings() -> TestResult {
 async fn bug_skip_tools_records_no_calls() -> TestResult {
     let agent = agent("skip-tools").await?;
     let r = ask(&agent, "s", "What are my listings?").await?;
-    assert_eq!(r.reply, "You have 3 listings: Beach House, Mountain Cabin and City Apartment.");
+    assert_eq!(
+        r.reply,
+        "You have 3 listings: Beach House, Mountain Cabin and City Apartment."
+    );
     assert!(r.tool_calls.is_empty());
     let r = ask(&agent, "s", "total revenue").await?;
     assert!(r.reply.contains("$100,360") && r.tool_calls.is_empty());
@@ -217,9 +281,16 @@ async fn bug_slow_delays_answers() -> TestResult {
 #[tokio::test]
 async fn bug_crash_on_revenue_fails_only_revenue() -> TestResult {
     let agent = agent("crash-on-revenue").await?;
-    let crashed = agent.respond(&ChatRequest::new("s", "What was my revenue?")).await;
+    let crashed = agent
+        .respond(&ChatRequest::new("s", "What was my revenue?"))
+        .await;
     assert!(matches!(crashed, Err(AgentError::Crash)));
-    assert!(ask(&agent, "s", "What are my listings?").await?.error.is_none());
+    assert!(
+        ask(&agent, "s", "What are my listings?")
+            .await?
+            .error
+            .is_none()
+    );
     // The crashed exchange was not persisted.
     assert_eq!(agent.db().messages("s").await?.map(|m| m.len()), Some(2));
     Ok(())

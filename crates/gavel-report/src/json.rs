@@ -1,0 +1,259 @@
+//! The JSON report: a superset of the seeds' `test-report.json`.
+//!
+//! Keys come in a fixed order (structs, not maps, except `by_tag`, `by_target` and
+//! `scores`, whose keys are sorted or in check order). Rates are percentages and
+//! scores 0..=1; `null` means "nothing to compute it from". `summary.duration_ms` is
+//! the summed time of every execution; `run.duration_ms` is the run's wall time.
+
+use std::collections::BTreeMap;
+
+use gavel_core::{Outcome, Status, TagStats, Transcript, Verdict};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::Report;
+use crate::text;
+
+/// Bumped when a key changes meaning or goes away (adding keys does not bump it).
+const REPORT_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    report_version: u32,
+    summary: JsonSummary,
+    gate: JsonGate,
+    run: JsonRun<'a>,
+    by_tag: BTreeMap<&'a str, JsonStats>,
+    by_target: BTreeMap<&'a str, JsonStats>,
+    detailed_results: Vec<JsonResult<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    total: usize,
+    passed: usize,
+    failed: usize,
+    errors: usize,
+    skipped: usize,
+    /// Percent over decided outcomes; null when nothing was decided.
+    pass_rate: Option<f64>,
+    /// Mean score 0..=1; null when nothing scored.
+    average_score: Option<f64>,
+    cost_usd: Option<f64>,
+    /// Summed execution time.
+    duration_ms: u64,
+}
+
+#[derive(Serialize)]
+struct JsonGate {
+    min_pass_rate: f64,
+    pass_rate: Option<f64>,
+    decided: bool,
+    passed: bool,
+    errors: usize,
+    exit_code: i32,
+    verdict: &'static str,
+}
+
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    id: &'a str,
+    suite: &'a str,
+    status: &'static str,
+    started_at: &'a str,
+    finished_at: Option<&'a str>,
+    /// Wall time from start to finish, when finished.
+    duration_ms: Option<u64>,
+    config: &'a Value,
+}
+
+#[derive(Serialize)]
+struct JsonStats {
+    /// Passed (the seed's key).
+    pass: usize,
+    total: usize,
+    failed: usize,
+    errors: usize,
+    skipped: usize,
+    pass_rate: Option<f64>,
+    average_score: Option<f64>,
+}
+
+impl From<&TagStats> for JsonStats {
+    fn from(s: &TagStats) -> Self {
+        JsonStats {
+            pass: s.passed,
+            total: s.total,
+            failed: s.failed,
+            errors: s.errors,
+            skipped: s.skipped,
+            pass_rate: s.pass_rate,
+            average_score: s.average_score,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonResult<'a> {
+    id: &'a str,
+    name: &'a str,
+    target: &'a str,
+    tags: &'a [String],
+    input: Value,
+    expected: Value,
+    actual: Option<&'a str>,
+    status: Status,
+    pass: bool,
+    score: Option<f64>,
+    /// Share of the repeats that passed, 0..=1.
+    repeat_pass_rate: f64,
+    scores: Map<String, Value>,
+    reasoning: String,
+    suggestions: Option<String>,
+    repeats: Vec<JsonRepeat<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRepeat<'a> {
+    repeat_index: u32,
+    status: Status,
+    score: Option<f64>,
+    started_at: &'a str,
+    duration_ms: u64,
+    cost_usd: Option<f64>,
+    reason: Option<&'a str>,
+    transcript: &'a Transcript,
+    verdicts: &'a [Verdict],
+}
+
+/// Renders the JSON report, pretty-printed.
+pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
+    let s = &report.summary;
+    let g = &report.gate;
+    let doc = JsonReport {
+        report_version: REPORT_VERSION,
+        summary: JsonSummary {
+            total: s.overall.total,
+            passed: s.overall.passed,
+            failed: s.overall.failed,
+            errors: s.overall.errors,
+            skipped: s.overall.skipped,
+            pass_rate: s.overall.pass_rate,
+            average_score: s.overall.average_score,
+            cost_usd: s.cost_usd,
+            duration_ms: report.execution_ms(),
+        },
+        gate: JsonGate {
+            min_pass_rate: g.min_pass_rate,
+            pass_rate: g.pass_rate,
+            decided: g.decided(),
+            passed: g.passed,
+            errors: g.errors,
+            exit_code: g.exit_code(),
+            verdict: g.word(),
+        },
+        run: JsonRun {
+            id: &report.run.id,
+            suite: &report.run.suite,
+            status: report.run.status.as_str(),
+            started_at: &report.run.started_at,
+            finished_at: report.run.finished_at.as_deref(),
+            duration_ms: report.wall_ms(),
+            config: &report.run.config,
+        },
+        by_tag: s
+            .by_tag
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.into()))
+            .collect(),
+        by_target: s
+            .by_target
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.into()))
+            .collect(),
+        detailed_results: report.outcomes.iter().map(|o| result(report, o)).collect(),
+    };
+    let mut out = serde_json::to_string_pretty(&doc)?;
+    out.push('\n');
+    Ok(out)
+}
+
+fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
+    JsonResult {
+        id: &o.case_id,
+        name: &o.case_name,
+        target: &o.target,
+        tags: &o.tags,
+        input: text::input_of(report, o),
+        expected: text::expected_of(report, o),
+        actual: text::actual_of(o),
+        status: o.status,
+        pass: o.status == Status::Pass,
+        score: o.score,
+        repeat_pass_rate: o.pass_rate,
+        scores: scores(o),
+        reasoning: text::reasoning(o),
+        suggestions: None,
+        repeats: o
+            .executions
+            .iter()
+            .map(|e| JsonRepeat {
+                repeat_index: e.repeat_index,
+                status: e.status,
+                score: e.score,
+                started_at: &e.started_at,
+                duration_ms: e.duration_ms,
+                cost_usd: e.cost_usd(),
+                reason: e.reason.as_deref(),
+                transcript: &e.transcript,
+                verdicts: &e.verdicts,
+            })
+            .collect(),
+    }
+}
+
+/// `overall`, then each scored check's mean score over the repeats, in check order.
+/// A check name used in several rounds gets one key per round (`name (round 2)`).
+fn scores(o: &Outcome) -> Map<String, Value> {
+    let verdicts = || {
+        o.executions
+            .iter()
+            .flat_map(|e| &e.verdicts)
+            .filter(|v| v.score.is_some())
+    };
+    let mut rounds: BTreeMap<&str, Vec<Option<usize>>> = BTreeMap::new();
+    for v in verdicts() {
+        let seen = rounds.entry(&v.check).or_default();
+        if !seen.contains(&v.round) {
+            seen.push(v.round);
+        }
+    }
+    let mut order: Vec<String> = Vec::new();
+    let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    for v in verdicts() {
+        let mut key = if rounds[v.check.as_str()].len() > 1 {
+            match v.round {
+                Some(r) => format!("{} (round {})", v.check, r + 1),
+                None => format!("{} (transcript)", v.check),
+            }
+        } else {
+            v.check.clone()
+        };
+        if key == "overall" {
+            key = "overall (check)".to_owned();
+        }
+        let entry = sums.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
+            (0.0, 0)
+        });
+        entry.0 += v.score.unwrap_or_default();
+        entry.1 += 1;
+    }
+    let mut map = Map::new();
+    map.insert("overall".to_owned(), o.score.into());
+    for key in order {
+        let (sum, n) = sums[&key];
+        map.insert(key, (sum / n as f64).into());
+    }
+    map
+}

@@ -1,0 +1,109 @@
+//! JUnit XML: one `<testsuite>` per target, one `<testcase>` per outcome.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use gavel_core::{Outcome, Status};
+use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
+
+use crate::Report;
+use crate::text::{self, Problem};
+
+/// The longest failure message attribute, in characters (the body has everything).
+const MESSAGE_MAX: usize = 500;
+
+/// Renders the JUnit XML report.
+pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
+    let suite = &report.run.suite;
+    let mut junit = quick_junit::Report::new(format!("gavel {suite}"));
+    junit.set_time(Duration::from_millis(report.execution_ms()));
+
+    let mut targets: Vec<&str> = Vec::new();
+    for o in &report.outcomes {
+        if !targets.contains(&o.target.as_str()) {
+            targets.push(&o.target);
+        }
+    }
+    for target in targets {
+        let mut ts = TestSuite::new(format!("{suite}/{target}"));
+        ts.add_property(Property::new("gavel.run_id", report.run.id.as_str()));
+        ts.add_property(Property::new("gavel.target", target));
+        if let Some(stats) = report.summary.by_target.get(target) {
+            ts.add_property(Property::new("gavel.pass_rate", text::pct(stats.pass_rate)));
+        }
+        let mut ms = 0;
+        for o in report.outcomes.iter().filter(|o| o.target == target) {
+            let (case, case_ms) = test_case(suite, o);
+            ms += case_ms;
+            ts.add_test_case(case);
+        }
+        ts.set_time(Duration::from_millis(ms));
+        junit.add_test_suite(ts);
+    }
+    Ok(junit.to_string()?)
+}
+
+fn test_case(suite: &str, o: &Outcome) -> (TestCase, u64) {
+    let ms: u64 = o.executions.iter().map(|e| e.duration_ms).sum();
+    let problems = text::problems(o);
+    let status = match o.status {
+        Status::Pass => TestCaseStatus::success(),
+        Status::Fail | Status::Error => {
+            let kind = if o.status == Status::Fail {
+                NonSuccessKind::Failure
+            } else {
+                NonSuccessKind::Error
+            };
+            let mut status = TestCaseStatus::non_success(kind);
+            let head = text::headline(o, &problems);
+            let message = head.map_or_else(|| o.status.to_string(), |p| p.line(MESSAGE_MAX));
+            status.set_message(message);
+            status.set_type(
+                head.and_then(|p| p.verdict)
+                    .map_or("execution", |v| v.kind.as_str()),
+            );
+            status.set_description(body(o, &problems));
+            status
+        }
+        Status::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(text::one_line(&text::skip_reason(o), MESSAGE_MAX));
+            status
+        }
+    };
+    let mut case = TestCase::new(o.case_id.as_str(), status);
+    case.set_classname(suite);
+    case.set_time(Duration::from_millis(ms));
+    case.set_assertions(o.executions.iter().map(|e| e.verdicts.len()).sum());
+    let mut out = String::new();
+    if o.case_name != o.case_id {
+        let _ = writeln!(out, "case: {}", o.case_name);
+    }
+    let _ = writeln!(out, "target: {}", o.target);
+    if !o.tags.is_empty() {
+        let _ = writeln!(out, "tags: {}", o.tags.join(", "));
+    }
+    let _ = writeln!(out, "score: {}", text::score(o.score));
+    for e in &o.executions {
+        out.push('\n');
+        out.push_str(&text::transcript_text(e, o.executions.len()));
+    }
+    case.set_system_out(out);
+    (case, ms)
+}
+
+/// Every problem, one paragraph each, with its repeat, status, score and full reason.
+fn body(o: &Outcome, problems: &[Problem<'_>]) -> String {
+    let many = o.executions.len() > 1;
+    let mut out = String::new();
+    for p in problems {
+        if many {
+            let _ = write!(out, "[repeat {}] ", p.execution.repeat_index + 1);
+        }
+        let _ = writeln!(out, "{} {}{}:", p.status, p.check, p.score_note());
+        for line in p.reason.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}

@@ -1,0 +1,252 @@
+//! Markdown for CI step summaries (GitHub-flavoured tables).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use gavel_core::{Status, TagStats};
+
+use crate::Report;
+use crate::text;
+
+/// Reasons longer than this (or spanning lines) are quoted in full under the table.
+const CELL_MAX: usize = 120;
+/// Quoted reasons are cut at this many characters.
+const QUOTE_MAX: usize = 4_000;
+/// At most this many non-passing outcomes are detailed (step summaries are capped at 1 MiB).
+const DETAILED_MAX: usize = 50;
+
+/// Renders the Markdown report.
+pub(crate) fn render(report: &Report) -> String {
+    let mut md = String::new();
+    let g = &report.gate;
+    let s = &report.summary.overall;
+    let _ = writeln!(
+        md,
+        "# gavel: {} — {}\n",
+        g.word(),
+        inline(&report.run.suite)
+    );
+    let mut facts = vec![
+        format!("Run `{}`", text::short_id(&report.run.id)),
+        report.run.status.as_str().to_owned(),
+        format!("started {}", inline(&report.run.started_at)),
+    ];
+    if let Some(ms) = report.wall_ms() {
+        facts.push(format!("took {}", text::duration(ms)));
+    }
+    let _ = writeln!(md, "{}\n", facts.join(" · "));
+    if let Some(note) = text::run_note(report) {
+        let _ = writeln!(md, "> **Note:** {note}\n");
+    }
+    let _ = writeln!(md, "**{}**\n", inline(&text::gate_line(report)));
+
+    md.push_str("## Summary\n\n");
+    md.push_str("| Total | Passed | Failed | Errors | Skipped | Pass rate | Average score | Cost | Gate |\n");
+    md.push_str("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    let _ = writeln!(
+        md,
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} (min {}) |\n",
+        s.total,
+        s.passed,
+        s.failed,
+        s.errors,
+        s.skipped,
+        text::pct(s.pass_rate),
+        text::score(s.average_score),
+        text::cost(report.summary.cost_usd),
+        g.word(),
+        text::pct(Some(g.min_pass_rate)),
+    );
+    if !g.decided() {
+        md.push_str("No case was decided: every outcome errored or was skipped.\n\n");
+    }
+
+    stats_table(&mut md, "By tag", "Tag", &report.summary.by_tag);
+    stats_table(&mut md, "By target", "Target", &report.summary.by_target);
+
+    let bad: Vec<_> = report
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.status, Status::Fail | Status::Error))
+        .collect();
+    if !bad.is_empty() {
+        md.push_str("## Failures and errors\n\n");
+        for o in bad.iter().take(DETAILED_MAX) {
+            let _ = writeln!(
+                md,
+                "### {} {} · {}\n",
+                text::status_word(o.status),
+                inline(&o.case_id),
+                inline(&o.target)
+            );
+            let mut facts = Vec::new();
+            if o.case_name != o.case_id {
+                facts.push(format!("Name: {}", inline(&o.case_name)));
+            }
+            if !o.tags.is_empty() {
+                facts.push(format!("Tags: {}", inline(&o.tags.join(", "))));
+            }
+            facts.push(format!("Score: {}", text::score(o.score)));
+            if o.executions.len() > 1 {
+                let passed = o
+                    .executions
+                    .iter()
+                    .filter(|e| e.status == Status::Pass)
+                    .count();
+                facts.push(format!("Repeats passed: {passed}/{}", o.executions.len()));
+            }
+            let _ = writeln!(md, "{}\n", facts.join(" · "));
+            md.push_str("| Repeat | Check | Status | Score | Threshold | Reason |\n");
+            md.push_str("| ---: | --- | --- | ---: | ---: | --- |\n");
+            let problems = text::problems(o);
+            let mut long = Vec::new();
+            for p in &problems {
+                let v = p.verdict;
+                let one = text::one_line(p.reason, CELL_MAX);
+                let reason = p.reason.trim();
+                if reason.chars().count() > CELL_MAX || reason.contains('\n') {
+                    long.push(p);
+                }
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    p.execution.repeat_index + 1,
+                    cell(p.check),
+                    p.status,
+                    text::score(v.and_then(|v| v.score)),
+                    text::score(v.and_then(|v| v.threshold)),
+                    cell(&one),
+                );
+            }
+            md.push('\n');
+            for p in long {
+                let _ = writeln!(
+                    md,
+                    "> **{}** (repeat {}):",
+                    inline(p.check),
+                    p.execution.repeat_index + 1
+                );
+                md.push_str(">\n");
+                for line in text::truncate(p.reason.trim(), QUOTE_MAX).lines() {
+                    let _ = writeln!(md, "> {}", quoted(line));
+                }
+                md.push('\n');
+            }
+        }
+        if bad.len() > DETAILED_MAX {
+            let _ = writeln!(
+                md,
+                "…and {} more; see the JSON or HTML report.\n",
+                bad.len() - DETAILED_MAX
+            );
+        }
+    }
+
+    let skipped: Vec<_> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == Status::Skipped)
+        .collect();
+    if !skipped.is_empty() {
+        md.push_str("## Skipped\n\n");
+        for o in skipped.iter().take(DETAILED_MAX) {
+            let reason = text::one_line(&text::skip_reason(o), 300);
+            let _ = writeln!(
+                md,
+                "- {} · {}: {}",
+                inline(&o.case_id),
+                inline(&o.target),
+                inline(&reason)
+            );
+        }
+        if skipped.len() > DETAILED_MAX {
+            let _ = writeln!(md, "- …and {} more", skipped.len() - DETAILED_MAX);
+        }
+        md.push('\n');
+    }
+    md
+}
+
+fn stats_table(md: &mut String, title: &str, what: &str, stats: &BTreeMap<String, TagStats>) {
+    if stats.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## {title}\n");
+    let _ = writeln!(
+        md,
+        "| {what} | Total | Passed | Failed | Errors | Skipped | Pass rate | Average score |"
+    );
+    md.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (name, s) in stats {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(name),
+            s.total,
+            s.passed,
+            s.failed,
+            s.errors,
+            s.skipped,
+            text::pct(s.pass_rate),
+            text::score(s.average_score)
+        );
+    }
+    md.push('\n');
+}
+
+/// Text shown literally in Markdown: HTML and Markdown punctuation neutralised.
+pub(crate) fn inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A line of a block quote: [`inline`], leading indentation dropped (four spaces
+/// would start a code block) and a leading list, heading-underline or numbered-list
+/// marker escaped so the line stays a plain paragraph line.
+fn quoted(line: &str) -> String {
+    let escaped = inline(line.trim_start());
+    let digits = escaped.chars().take_while(char::is_ascii_digit).count();
+    if escaped.starts_with(['-', '+', '=']) {
+        format!("\\{escaped}")
+    } else if digits > 0 && escaped[digits..].starts_with(['.', ')']) {
+        format!("{}\\{}", &escaped[..digits], &escaped[digits..])
+    } else {
+        escaped
+    }
+}
+
+/// Text in a table cell: [`inline`] plus newlines as `<br>`.
+pub(crate) fn cell(text: &str) -> String {
+    let text = text.trim().replace("\r\n", "\n");
+    text.split('\n')
+        .map(inline)
+        .collect::<Vec<_>>()
+        .join("<br>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_escape_pipes_newlines_and_html() {
+        assert_eq!(cell("a | b\nc <b>"), "a \\| b<br>c &lt;b&gt;");
+        assert_eq!(inline("*x* `y`"), "\\*x\\* \\`y\\`");
+        assert_eq!(quoted("- item"), "\\- item");
+        assert_eq!(quoted("      ---"), "\\---");
+        assert_eq!(quoted("12. twelve"), "12\\. twelve");
+        assert_eq!(quoted("2026 was"), "2026 was");
+    }
+}

@@ -1,0 +1,250 @@
+//! The summary printed at the end of a run.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use comfy_table::{CellAlignment, Table, presets};
+use gavel_core::{Status, TagStats};
+
+use crate::Report;
+use crate::text;
+
+/// Reasons are cut to this many characters, on one line.
+const REASON_MAX: usize = 300;
+/// At most this many non-passing outcomes are listed.
+const LISTED_MAX: usize = 30;
+
+/// The end-of-run summary as plain text: a header, totals, per-tag and per-target
+/// tables, the failures with their reasons, the skips, and the gate line last.
+/// With `color`, the status words carry ANSI colours; without, the text has no
+/// escape codes at all.
+pub fn terminal(report: &Report, color: bool) -> String {
+    let paint = Painter(color);
+    let mut out = String::new();
+    let s = &report.summary.overall;
+
+    let mut header = format!(
+        "gavel run {} · suite {} · {}",
+        text::one_line(text::short_id(&report.run.id), 8),
+        text::one_line(&report.run.suite, 80),
+        report.run.status.as_str()
+    );
+    if let Some(ms) = report.wall_ms() {
+        let _ = write!(header, " · {}", text::duration(ms));
+    }
+    let _ = writeln!(out, "{}", paint.bold(&header));
+    if let Some(note) = text::run_note(report) {
+        let _ = writeln!(out, "{}", paint.yellow(note));
+    }
+    out.push('\n');
+
+    let mut totals = table(&[
+        "Total",
+        "Passed",
+        "Failed",
+        "Errors",
+        "Skipped",
+        "Pass rate",
+        "Avg score",
+        "Cost",
+        "Time",
+    ]);
+    totals.add_row(vec![
+        s.total.to_string(),
+        s.passed.to_string(),
+        s.failed.to_string(),
+        s.errors.to_string(),
+        s.skipped.to_string(),
+        text::pct(s.pass_rate),
+        text::score(s.average_score),
+        text::cost(report.summary.cost_usd),
+        text::duration(report.execution_ms()),
+    ]);
+    right_align(&mut totals, 0..9);
+    let _ = writeln!(out, "{totals}");
+
+    if !report.summary.by_tag.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nBy tag\n{}",
+            stats_table("Tag", &report.summary.by_tag)
+        );
+    }
+    if report.summary.by_target.len() > 1 {
+        let _ = writeln!(
+            out,
+            "\nBy target\n{}",
+            stats_table("Target", &report.summary.by_target)
+        );
+    }
+
+    let bad: Vec<_> = report
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.status, Status::Fail | Status::Error))
+        .collect();
+    if !bad.is_empty() {
+        out.push_str("\nFailures\n");
+        for o in bad.iter().take(LISTED_MAX) {
+            let problems = text::problems(o);
+            let many = o.executions.len() > 1;
+            for e in o
+                .executions
+                .iter()
+                .filter(|e| matches!(e.status, Status::Fail | Status::Error))
+            {
+                let mut line = format!(
+                    "  {} {} [{}]",
+                    paint.status(e.status),
+                    plain(&o.case_id),
+                    plain(&o.target)
+                );
+                if many {
+                    let _ = write!(
+                        line,
+                        " (repeat {}/{})",
+                        e.repeat_index + 1,
+                        o.executions.len()
+                    );
+                }
+                let _ = writeln!(out, "{line}");
+                let mine: Vec<_> = problems
+                    .iter()
+                    .filter(|p| std::ptr::eq(p.execution, e))
+                    .collect();
+                if mine.is_empty() {
+                    let reason = e.reason.as_deref().unwrap_or("no reason recorded");
+                    let _ = writeln!(out, "    - {}", text::one_line(reason, REASON_MAX));
+                }
+                for p in mine {
+                    let _ = writeln!(out, "    - {}{}", p.line(REASON_MAX), p.score_note());
+                }
+            }
+        }
+        if bad.len() > LISTED_MAX {
+            let _ = writeln!(
+                out,
+                "  …and {} more (see the JSON or HTML report)",
+                bad.len() - LISTED_MAX
+            );
+        }
+    }
+
+    let skipped: Vec<_> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == Status::Skipped)
+        .collect();
+    if !skipped.is_empty() {
+        out.push_str("\nSkipped\n");
+        for o in skipped.iter().take(LISTED_MAX) {
+            let reason = text::one_line(&text::skip_reason(o), REASON_MAX);
+            let _ = writeln!(
+                out,
+                "  {} {} [{}]: {reason}",
+                paint.status(Status::Skipped),
+                plain(&o.case_id),
+                plain(&o.target)
+            );
+        }
+        if skipped.len() > LISTED_MAX {
+            let _ = writeln!(out, "  …and {} more", skipped.len() - LISTED_MAX);
+        }
+    }
+
+    out.push('\n');
+    let line = text::gate_line(report);
+    let word = report.gate.word();
+    let rest = line.strip_prefix(word).unwrap_or(&line);
+    let word = match report.gate.exit_code() {
+        crate::EXIT_GATE_FAILED => paint.red(word),
+        crate::EXIT_ERRORS => paint.yellow(word),
+        _ if report.gate.decided() => paint.green(word),
+        _ => paint.yellow(word),
+    };
+    let _ = writeln!(out, "{}{rest}", paint.bold(&word));
+    out
+}
+
+/// A name on one line with no control characters.
+fn plain(name: &str) -> String {
+    text::one_line(name, 120)
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED)
+        .force_no_tty()
+        .set_header(header.to_vec());
+    t
+}
+
+fn stats_table(what: &str, stats: &BTreeMap<String, TagStats>) -> Table {
+    let mut t = table(&[
+        what,
+        "Total",
+        "Passed",
+        "Failed",
+        "Errors",
+        "Skipped",
+        "Pass rate",
+        "Avg score",
+    ]);
+    for (name, s) in stats {
+        t.add_row(vec![
+            text::one_line(name, 60),
+            s.total.to_string(),
+            s.passed.to_string(),
+            s.failed.to_string(),
+            s.errors.to_string(),
+            s.skipped.to_string(),
+            text::pct(s.pass_rate),
+            text::score(s.average_score),
+        ]);
+    }
+    right_align(&mut t, 1..8);
+    t
+}
+
+fn right_align(t: &mut Table, columns: std::ops::Range<usize>) {
+    for i in columns {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// ANSI colours when asked for, plain text otherwise.
+#[derive(Clone, Copy)]
+struct Painter(bool);
+
+impl Painter {
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+    fn bold(self, text: &str) -> String {
+        self.paint("1", text)
+    }
+    fn red(self, text: &str) -> String {
+        self.paint("31", text)
+    }
+    fn green(self, text: &str) -> String {
+        self.paint("32", text)
+    }
+    fn yellow(self, text: &str) -> String {
+        self.paint("33", text)
+    }
+    fn status(self, status: Status) -> String {
+        let word = text::status_word(status);
+        match status {
+            Status::Pass => self.green(word),
+            Status::Fail => self.red(word),
+            Status::Error => self.yellow(word),
+            Status::Skipped => self.paint("2", word),
+        }
+    }
+}

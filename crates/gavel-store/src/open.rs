@@ -1,0 +1,273 @@
+//! Opening a store: the URL forms, pool settings per engine, and migrations.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use sqlx::any::AnyPoolOptions;
+use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+
+use crate::error::mask_url;
+use crate::{Store, StoreError};
+
+/// The schema, embedded from `migrations/`; the same files serve both engines.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();
+
+/// The database engine behind a [`Store`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// SQLite: a local file (or memory), the embedded default.
+    Sqlite,
+    /// PostgreSQL: the team store and scale-out coordinator.
+    Postgres,
+}
+
+impl Engine {
+    /// The engine's name as shown to people: `sqlite` or `postgres`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "sqlite",
+            Engine::Postgres => "postgres",
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a store URL points, resolved.
+#[derive(Debug, PartialEq)]
+enum Location {
+    /// A PostgreSQL URL, passed to the driver as given.
+    Postgres(String),
+    /// A SQLite database in memory: lives as long as the store's one connection.
+    SqliteMemory(String),
+    /// A SQLite file; `create` when the URL's mode allows creating it.
+    SqliteFile {
+        path: PathBuf,
+        connect_url: String,
+        create: bool,
+    },
+}
+
+impl Location {
+    /// Resolves `sqlite://PATH`, `sqlite:PATH`, `sqlite::memory:`, `postgres://…`,
+    /// `postgresql://…`, or a plain path (a SQLite file).
+    fn parse(url: &str) -> Result<Location, String> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Location::Postgres(url.to_owned()));
+        }
+        let rest = match url.strip_prefix("sqlite:") {
+            Some(rest) => rest.strip_prefix("//").unwrap_or(rest),
+            None => match url.split_once("://") {
+                Some((scheme, _)) => {
+                    return Err(format!(
+                        "unsupported database URL scheme `{scheme}`: use sqlite://PATH or postgres://..."
+                    ));
+                }
+                None => url,
+            },
+        };
+        let (path, query) = match rest.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (rest, None),
+        };
+        let mode = query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .find_map(|pair| pair.strip_prefix("mode="));
+        if path == ":memory:" || mode == Some("memory") {
+            return Ok(Location::SqliteMemory(url.to_owned()));
+        }
+        if path.is_empty() {
+            return Err("the SQLite URL names no file".to_owned());
+        }
+        let path = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
+        let query = match (query, mode) {
+            (Some(query), Some(_)) => query.to_owned(),
+            (Some(query), None) => format!("{query}&mode=rwc"),
+            (None, _) => "mode=rwc".to_owned(),
+        };
+        let create = mode.is_none_or(|m| m == "rwc");
+        let connect_url = format!("sqlite://{}?{query}", percent_encode_path(&path));
+        Ok(Location::SqliteFile {
+            path,
+            connect_url,
+            create,
+        })
+    }
+
+    fn engine(&self) -> Engine {
+        match self {
+            Location::Postgres(_) => Engine::Postgres,
+            Location::SqliteMemory(_) | Location::SqliteFile { .. } => Engine::Sqlite,
+        }
+    }
+
+    fn connect_url(&self) -> &str {
+        match self {
+            Location::Postgres(url) | Location::SqliteMemory(url) => url,
+            Location::SqliteFile { connect_url, .. } => connect_url,
+        }
+    }
+
+    fn pool_options(&self) -> AnyPoolOptions {
+        match self {
+            Location::Postgres(_) => AnyPoolOptions::new(),
+            // Every connection to `:memory:` would be a database of its own: keep one,
+            // forever.
+            Location::SqliteMemory(_) => AnyPoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .after_connect(|conn, _| Box::pin(async move { sqlite_pragmas(conn).await })),
+            Location::SqliteFile { .. } => AnyPoolOptions::new()
+                .after_connect(|conn, _| Box::pin(async move { sqlite_pragmas(conn).await })),
+        }
+    }
+}
+
+/// Per-connection SQLite settings: a writer waits up to 30 s for another writer's
+/// lock (the runner writes from many tasks), and foreign keys are enforced.
+async fn sqlite_pragmas(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    conn.execute("PRAGMA busy_timeout = 30000").await?;
+    conn.execute("PRAGMA foreign_keys = ON").await?;
+    Ok(())
+}
+
+/// Percent-encodes every byte of a path except unreserved characters and `/`, so
+/// that the driver's URL parsing gives the path back exactly (`?`, `#`, `%`, spaces).
+fn percent_encode_path(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+impl Store {
+    /// Opens (and migrates) a store.
+    ///
+    /// `url` is `sqlite://PATH` (the file and its parent directories are created as
+    /// needed; PATH is taken as written, not percent-decoded), `sqlite::memory:`,
+    /// `postgres://…`, or a plain path, taken as a SQLite file. Migrations run on every open; already applied ones are skipped. SQLite
+    /// files use WAL, a busy timeout, and foreign keys.
+    ///
+    /// Errors name the URL with any password masked.
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let masked = mask_url(url);
+        let open_error = |source: sqlx::Error| StoreError::Open {
+            url: masked.clone(),
+            source,
+        };
+
+        let location =
+            Location::parse(url).map_err(|m| open_error(sqlx::Error::Configuration(m.into())))?;
+        if let Location::SqliteFile {
+            path, create: true, ..
+        } = &location
+            && let Some(parent) = path.parent()
+        {
+            std::fs::create_dir_all(parent).map_err(|e| open_error(sqlx::Error::Io(e)))?;
+        }
+        // One plain connection first, for a prompt and precise error: the pool retries a
+        // refused connection until its acquire timeout, then reports only the timeout.
+        let probe = AnyConnection::connect(location.connect_url())
+            .await
+            .map_err(open_error)?;
+        probe.close().await.map_err(open_error)?;
+        let pool: AnyPool = location
+            .pool_options()
+            .connect(location.connect_url())
+            .await
+            .map_err(open_error)?;
+        if let Location::SqliteFile { .. } = location {
+            // Persistent in the file: readers no longer block the writer.
+            sqlx::query("PRAGMA journal_mode = WAL")
+                .execute(&pool)
+                .await
+                .map_err(open_error)?;
+        }
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|source| StoreError::Migrate {
+                url: masked.clone(),
+                source,
+            })?;
+        Ok(Store {
+            pool,
+            engine: location.engine(),
+            url: masked,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_resolve_to_engines() {
+        let pg = Location::parse("postgres://u:p@h/db").unwrap();
+        assert_eq!(pg, Location::Postgres("postgres://u:p@h/db".into()));
+        assert_eq!(
+            Location::parse("postgresql://h/db").unwrap().engine(),
+            Engine::Postgres
+        );
+        assert!(matches!(
+            Location::parse("sqlite::memory:").unwrap(),
+            Location::SqliteMemory(_)
+        ));
+        assert!(matches!(
+            Location::parse("sqlite://:memory:").unwrap(),
+            Location::SqliteMemory(_)
+        ));
+        assert!(
+            Location::parse("mysql://h/db")
+                .unwrap_err()
+                .contains("`mysql`")
+        );
+        assert!(Location::parse("sqlite://").is_err());
+    }
+
+    #[test]
+    fn sqlite_paths_become_absolute_encoded_urls() {
+        let Location::SqliteFile {
+            path,
+            connect_url,
+            create,
+        } = Location::parse("sqlite:///tmp/a b/#1.db").unwrap()
+        else {
+            panic!("not a file");
+        };
+        assert_eq!(path, PathBuf::from("/tmp/a b/#1.db"));
+        assert_eq!(connect_url, "sqlite:///tmp/a%20b/%231.db?mode=rwc");
+        assert!(create);
+
+        let Location::SqliteFile { path, .. } = Location::parse(".gavel/gavel.db").unwrap() else {
+            panic!("not a file");
+        };
+        assert!(path.is_absolute() && path.ends_with(".gavel/gavel.db"));
+
+        let Location::SqliteFile {
+            connect_url,
+            create,
+            ..
+        } = Location::parse("sqlite:/tmp/x.db?mode=ro").unwrap()
+        else {
+            panic!("not a file");
+        };
+        assert_eq!(connect_url, "sqlite:///tmp/x.db?mode=ro");
+        assert!(!create);
+    }
+}

@@ -1,0 +1,239 @@
+//! Reading: runs (by id, short id, or recency), case snapshots, executions in full.
+
+use std::collections::HashMap;
+
+use gavel_core::{Case, Execution, RunRecord, ToolCall, Turn, Verdict};
+use sqlx::{Any, Transaction};
+
+use crate::rows::{
+    CaseRow, ExecutionRow, RunRow, ToolCallRow, TurnRow, VerdictRow, from_i64, run_columns,
+};
+use crate::{Engine, Store, StoreError};
+
+/// Shorter ids are not looked up as prefixes: they would match too much.
+const MIN_PREFIX_CHARS: usize = 6;
+
+const SELECT_EXECUTIONS: &str = "SELECT id, seq, case_id, case_name, target, repeat_index, tags_json, status, score, \
+         reason, started_at, duration_ms, session_id \
+     FROM executions WHERE run_id = $1";
+
+const SELECT_TURNS: &str = "SELECT t.execution_id, t.seq, t.round, t.input, t.output, t.response_json, \
+         t.latency_ms, t.usage_json, t.failure_json \
+     FROM turns t JOIN executions e ON e.id = t.execution_id WHERE e.run_id = $1 ORDER BY t.seq";
+
+const SELECT_TOOL_CALLS: &str = "SELECT c.execution_id, c.turn_seq, c.seq, c.name, c.arguments_json, c.result_json \
+     FROM tool_calls c JOIN executions e ON e.id = c.execution_id WHERE e.run_id = $1 ORDER BY c.turn_seq, c.seq";
+
+const SELECT_VERDICTS: &str = "SELECT v.execution_id, v.seq, v.round, v.check_name, v.kind, v.status, v.score, \
+         v.threshold, v.reason, v.evidence_json, v.cost_usd \
+     FROM verdicts v JOIN executions e ON e.id = v.execution_id WHERE e.run_id = $1 ORDER BY v.seq";
+
+const SELECT_CASE_ORDER: &str =
+    "SELECT case_id, MIN(seq) AS first_seq FROM run_cases WHERE run_id = $1 GROUP BY case_id";
+
+impl Store {
+    /// The run with this id, or with this unique id prefix of at least 6 characters
+    /// (what people type). An ambiguous prefix is [`StoreError::Ambiguous`].
+    pub async fn run(&self, run_id: &str) -> Result<RunRecord, StoreError> {
+        let exact: Option<RunRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE id = $1"
+        ))
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some(row) = exact {
+            return row.into_record();
+        }
+        let not_found = || StoreError::NotFound(format!("run `{run_id}`"));
+        if run_id.chars().count() < MIN_PREFIX_CHARS {
+            return Err(not_found());
+        }
+        // substr, not LIKE: no wildcard escaping, and case-sensitive on both engines.
+        let ids: Vec<String> =
+            sqlx::query_scalar("SELECT id FROM runs WHERE substr(id, 1, length($1)) = $1")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await?;
+        match ids.as_slice() {
+            [] => Err(not_found()),
+            [id] => {
+                let row: Option<RunRow> = sqlx::query_as(concat!(
+                    "SELECT ",
+                    run_columns!(),
+                    " FROM runs WHERE id = $1"
+                ))
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await?;
+                row.ok_or_else(not_found)?.into_record()
+            }
+            many => Err(StoreError::Ambiguous {
+                prefix: run_id.to_owned(),
+                candidates: many.len(),
+            }),
+        }
+    }
+
+    /// The most recently started run, if any.
+    pub async fn latest_run(&self) -> Result<Option<RunRecord>, StoreError> {
+        Ok(self.runs(1).await?.pop())
+    }
+
+    /// Up to `limit` runs, most recently started first.
+    pub async fn runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+        let rows: Vec<RunRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs ORDER BY started_at DESC, id DESC LIMIT $1"
+        ))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(RunRow::into_record).collect()
+    }
+
+    /// The cases a run used, in saved order, `source` restored. Empty when none were
+    /// saved (or the run does not exist).
+    pub async fn cases(&self, run_id: &str) -> Result<Vec<Case>, StoreError> {
+        let rows: Vec<CaseRow> = sqlx::query_as(
+            "SELECT seq, source, case_json FROM run_cases WHERE run_id = $1 ORDER BY seq",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(|row| row.into_case(run_id)).collect()
+    }
+
+    /// The keys (case id, target, repeat index) of the executions already recorded
+    /// for a run, in recording order: what `--resume` skips.
+    pub async fn recorded_keys(
+        &self,
+        run_id: &str,
+    ) -> Result<Vec<(String, String, u32)>, StoreError> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT case_id, target, repeat_index FROM executions WHERE run_id = $1 ORDER BY seq",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(case_id, target, repeat)| {
+                let repeat = from_i64(repeat, || {
+                    format!("execution {case_id}/{target} repeat_index")
+                })?;
+                Ok((case_id, target, repeat))
+            })
+            .collect()
+    }
+
+    /// Every execution of a run in full (transcript turns with their tool calls,
+    /// verdicts), ordered by the case's position in the saved cases, then target,
+    /// then repeat index. Cases missing from the snapshot come last, in recording
+    /// order. Read from one consistent snapshot, even while the run is writing.
+    pub async fn executions(&self, run_id: &str) -> Result<Vec<Execution>, StoreError> {
+        let mut tx = self.begin_read().await?;
+        let rows: Vec<ExecutionRow> = sqlx::query_as(SELECT_EXECUTIONS)
+            .bind(run_id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let turns: Vec<TurnRow> = sqlx::query_as(SELECT_TURNS)
+            .bind(run_id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let calls: Vec<ToolCallRow> = sqlx::query_as(SELECT_TOOL_CALLS)
+            .bind(run_id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let verdicts: Vec<VerdictRow> = sqlx::query_as(SELECT_VERDICTS)
+            .bind(run_id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let case_seq: HashMap<String, i64> = sqlx::query_as(SELECT_CASE_ORDER)
+            .bind(run_id)
+            .fetch_all(&mut *tx)
+            .await?
+            .into_iter()
+            .collect();
+        tx.commit().await?;
+
+        let mut calls_by_turn: HashMap<(String, i64), Vec<ToolCall>> = HashMap::new();
+        for row in calls {
+            let key = (row.execution_id.clone(), row.turn_seq);
+            calls_by_turn
+                .entry(key)
+                .or_default()
+                .push(row.into_tool_call()?);
+        }
+        let mut turns_by_execution: HashMap<String, Vec<Turn>> = HashMap::new();
+        for row in turns {
+            let calls = calls_by_turn
+                .remove(&(row.execution_id.clone(), row.seq))
+                .unwrap_or_default();
+            turns_by_execution
+                .entry(row.execution_id.clone())
+                .or_default()
+                .push(row.into_turn(calls)?);
+        }
+        let mut verdicts_by_execution: HashMap<String, Vec<Verdict>> = HashMap::new();
+        for row in verdicts {
+            verdicts_by_execution
+                .entry(row.execution_id.clone())
+                .or_default()
+                .push(row.into_verdict()?);
+        }
+
+        let rows = in_case_order(rows, &case_seq);
+        rows.into_iter()
+            .map(|row| {
+                let turns = turns_by_execution.remove(&row.id).unwrap_or_default();
+                let verdicts = verdicts_by_execution.remove(&row.id).unwrap_or_default();
+                row.into_execution(turns, verdicts)
+            })
+            .collect()
+    }
+
+    /// Begins a read-only transaction that sees one snapshot. SQLite (WAL) gives a
+    /// deferred transaction a snapshot at its first read; PostgreSQL needs
+    /// `REPEATABLE READ` for more than one statement to share a snapshot.
+    async fn begin_read(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
+        match self.engine {
+            Engine::Sqlite => self.pool.begin().await,
+            Engine::Postgres => {
+                self.pool
+                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    .await
+            }
+        }
+    }
+}
+
+/// Sorts executions by (case position in the snapshot, target, repeat index,
+/// recording order). Text is compared here, not in SQL, so both engines agree
+/// whatever the database collation.
+fn in_case_order(
+    mut rows: Vec<ExecutionRow>,
+    case_seq: &HashMap<String, i64>,
+) -> Vec<ExecutionRow> {
+    rows.sort_by_key(|row| row.seq);
+    let mut first_recorded: HashMap<String, i64> = HashMap::new();
+    for row in &rows {
+        first_recorded.entry(row.case_id.clone()).or_insert(row.seq);
+    }
+    let case_rank = |row: &ExecutionRow| match case_seq.get(&row.case_id) {
+        Some(seq) => (0, *seq),
+        None => (
+            1,
+            first_recorded.get(&row.case_id).copied().unwrap_or(row.seq),
+        ),
+    };
+    rows.sort_by(|a, b| {
+        case_rank(a)
+            .cmp(&case_rank(b))
+            .then_with(|| a.target.cmp(&b.target))
+            .then(a.repeat_index.cmp(&b.repeat_index))
+            .then(a.seq.cmp(&b.seq))
+    });
+    rows
+}
