@@ -85,6 +85,7 @@ async fn repeats_run_each_case_n_times_with_their_index() {
 #[tokio::test]
 async fn rounds_share_a_session_and_see_history_and_revival_reopens_it() {
     let opens = Arc::new(AtomicUsize::new(0));
+    #[derive(Debug)]
     struct Counting(Arc<AtomicUsize>, Arc<dyn Target>);
     #[async_trait::async_trait]
     impl Target for Counting {

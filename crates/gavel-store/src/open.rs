@@ -135,6 +135,7 @@ impl Location {
 async fn sqlite_pragmas(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
     conn.execute("PRAGMA busy_timeout = 30000").await?;
     conn.execute("PRAGMA foreign_keys = ON").await?;
+    conn.execute("PRAGMA synchronous = NORMAL").await?;
     Ok(())
 }
 

@@ -1,17 +1,16 @@
 //! Writing: runs, case snapshots, and executions as they land.
 
-use gavel_core::{Case, Execution, RunRecord, RunStatus, Turn, Verdict};
+use gavel_core::{Case, Execution, RunRecord, RunStatus, Verdict};
+use sqlx::any::AnyArguments;
 use sqlx::error::ErrorKind;
-use sqlx::{Any, Transaction};
+use sqlx::query::Query;
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use crate::rows::{Float, to_i64, to_json};
 use crate::{Engine, Store, StoreError};
 
 const INSERT_RUN: &str = "INSERT INTO runs (id, suite, status, started_at, finished_at, config_json) \
      VALUES ($1, $2, $3, $4, $5, $6)";
-
-const INSERT_CASE: &str =
-    "INSERT INTO run_cases (run_id, seq, case_id, source, case_json) VALUES ($1, $2, $3, $4, $5)";
 
 /// Inserts the execution, or updates the one with the same key (keeping its id and
 /// insertion sequence). `seq` is the next in the run: order of first recording.
@@ -32,14 +31,31 @@ const DELETE_CHILDREN: [&str; 3] = [
     "DELETE FROM verdicts WHERE execution_id = $1",
 ];
 
-const INSERT_TURN: &str = "INSERT INTO turns (execution_id, seq, round, input, output, response_json, latency_ms, \
-         usage_json, failure_json) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+/// Multi-row inserts: (statement head, values per row).
+const INSERT_CASES: (&str, usize) = (
+    "INSERT INTO run_cases (run_id, seq, case_id, source, case_json)",
+    5,
+);
+const INSERT_TURNS: (&str, usize) = (
+    "INSERT INTO turns (execution_id, seq, round, input, output, response_json, latency_ms, usage_json, \
+     failure_json)",
+    9,
+);
+const INSERT_TOOL_CALLS: (&str, usize) = (
+    "INSERT INTO tool_calls (execution_id, turn_seq, seq, name, arguments_json, result_json)",
+    6,
+);
+const INSERT_VERDICTS: (&str, usize) = (
+    "INSERT INTO verdicts (execution_id, seq, round, check_name, kind, status, score, threshold, reason, \
+     evidence_json, cost_usd)",
+    11,
+);
 
-const INSERT_TOOL_CALL: &str = "INSERT INTO tool_calls (execution_id, turn_seq, seq, name, arguments_json, \
-         result_json) VALUES ($1, $2, $3, $4, $5, $6)";
+/// Rows per multi-row INSERT: few statements per execution, and far below both
+/// engines' bind-parameter limits (SQLite 32766, PostgreSQL 65535).
+const ROWS_PER_INSERT: usize = 100;
 
-const INSERT_VERDICT: &str = "INSERT INTO verdicts (execution_id, seq, round, check_name, kind, status, score, \
-         threshold, reason, evidence_json, cost_usd) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+type AnyQuery<'q> = Query<'q, Any, AnyArguments>;
 
 impl Store {
     /// Records a new run. Its id must not exist yet.
@@ -73,17 +89,15 @@ impl Store {
             .bind(run_id)
             .execute(&mut *tx)
             .await?;
-        for (seq, case, json) in rows {
-            sqlx::query(INSERT_CASE)
-                .bind(run_id)
-                .bind(seq)
+        insert_rows(&mut tx, INSERT_CASES, &rows, |q, (seq, case, json)| {
+            q.bind(run_id)
+                .bind(*seq)
                 .bind(case.id.as_str())
                 .bind(case.source.as_str())
-                .bind(json)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| run_missing(e, run_id))?;
-        }
+                .bind(json.as_str())
+        })
+        .await
+        .map_err(|e| run_missing(e, run_id))?;
         tx.commit().await?;
         Ok(())
     }
@@ -100,30 +114,18 @@ impl Store {
             )
         };
         let tags = to_json(&e.tags, || what("tags"))?;
-        let repeat_index = i64::from(e.repeat_index);
         let duration_ms = to_i64(e.duration_ms, || what("duration_ms"))?;
-        let turns = e
-            .transcript
-            .turns
-            .iter()
-            .enumerate()
-            .map(|(seq, turn)| NewTurn::new(seq, turn, &what))
-            .collect::<Result<Vec<_>, _>>()?;
-        let verdicts = e
-            .verdicts
-            .iter()
-            .enumerate()
-            .map(|(seq, verdict)| NewVerdict::new(seq, verdict, &what))
-            .collect::<Result<Vec<_>, _>>()?;
+        let children = Children::of(e, &what)?;
+        let new_id = uuid::Uuid::now_v7().to_string();
 
         let mut tx = self.begin_write().await?;
         let id: String = sqlx::query_scalar(UPSERT_EXECUTION)
-            .bind(uuid::Uuid::now_v7().to_string())
+            .bind(new_id.as_str())
             .bind(run_id)
             .bind(e.case_id.as_str())
             .bind(e.case_name.as_str())
             .bind(e.target.as_str())
-            .bind(repeat_index)
+            .bind(i64::from(e.repeat_index))
             .bind(tags)
             .bind(e.status.as_str())
             .bind(Float(e.score))
@@ -134,18 +136,16 @@ impl Store {
             .fetch_one(&mut *tx)
             .await
             .map_err(|err| run_missing(err, run_id))?;
-        for delete in DELETE_CHILDREN {
-            sqlx::query(delete)
-                .bind(id.as_str())
-                .execute(&mut *tx)
-                .await?;
+        if id != new_id {
+            // The key was recorded before: replace its children.
+            for delete in DELETE_CHILDREN {
+                sqlx::query(delete)
+                    .bind(id.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+            }
         }
-        for turn in turns {
-            turn.insert(&id, &mut tx).await?;
-        }
-        for verdict in verdicts {
-            verdict.insert(&id, &mut tx).await?;
-        }
+        children.insert(&id, &mut tx).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -190,143 +190,184 @@ fn run_missing(error: sqlx::Error, run_id: &str) -> StoreError {
     }
 }
 
-/// A turn and its tool calls, converted to column values.
-struct NewTurn<'a> {
+/// Inserts `rows` with as few multi-row statements as [`ROWS_PER_INSERT`] allows;
+/// `bind` binds one row's values, `width` of them, in column order.
+async fn insert_rows<T>(
+    tx: &mut Transaction<'static, Any>,
+    (head, width): (&str, usize),
+    rows: &[T],
+    bind: impl for<'q> Fn(AnyQuery<'q>, &T) -> AnyQuery<'q>,
+) -> Result<(), sqlx::Error> {
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut query = sqlx::query(AssertSqlSafe(values_sql(head, width, chunk.len())));
+        for row in chunk {
+            query = bind(query, row);
+        }
+        query.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// `HEAD VALUES ($1, …, $width), ($width+1, …), …` for `rows` rows: placeholders
+/// only, never data.
+fn values_sql(head: &str, width: usize, rows: usize) -> String {
+    let tuples: Vec<String> = (0..rows)
+        .map(|row| {
+            let params: Vec<String> = (1..=width)
+                .map(|col| format!("${}", row * width + col))
+                .collect();
+            format!("({})", params.join(", "))
+        })
+        .collect();
+    format!("{head} VALUES {}", tuples.join(", "))
+}
+
+/// One execution's child rows as column values, converted before any lock is taken.
+struct Children<'a> {
+    turns: Vec<TurnValues<'a>>,
+    calls: Vec<ToolCallValues<'a>>,
+    verdicts: Vec<VerdictValues<'a>>,
+}
+
+struct TurnValues<'a> {
     seq: i64,
-    turn: &'a Turn,
     round: i64,
-    latency_ms: i64,
+    input: &'a str,
+    output: &'a str,
     response: Option<String>,
+    latency_ms: i64,
     usage: Option<String>,
     failure: Option<String>,
-    /// (seq, name, arguments, result) per tool call, in order.
-    calls: Vec<(i64, &'a str, String, Option<String>)>,
 }
 
-impl<'a> NewTurn<'a> {
-    fn new(seq: usize, turn: &'a Turn, what: &impl Fn(&str) -> String) -> Result<Self, StoreError> {
-        let at = |field: &str| what(&format!("turn #{seq} {field}"));
-        let calls = turn
-            .tool_calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let seq = to_i64(i, || at("tool call seq"))?;
-                let args = to_json(&c.arguments, || at("tool call arguments"))?;
-                let result = c
-                    .result
-                    .as_ref()
-                    .map(|r| to_json(r, || at("tool call result")))
-                    .transpose()?;
-                Ok((seq, c.name.as_str(), args, result))
-            })
-            .collect::<Result<_, StoreError>>()?;
-        Ok(NewTurn {
-            seq: to_i64(seq, || at("seq"))?,
-            turn,
-            round: to_i64(turn.round, || at("round"))?,
-            latency_ms: to_i64(turn.latency_ms, || at("latency_ms"))?,
-            response: turn
-                .response
-                .as_ref()
-                .map(|r| to_json(r, || at("response")))
-                .transpose()?,
-            usage: turn
-                .usage
-                .as_ref()
-                .map(|u| to_json(u, || at("usage")))
-                .transpose()?,
-            failure: turn
-                .failure
-                .as_ref()
-                .map(|f| to_json(f, || at("failure")))
-                .transpose()?,
-            calls,
-        })
-    }
-
-    async fn insert(
-        self,
-        execution_id: &str,
-        tx: &mut Transaction<'static, Any>,
-    ) -> Result<(), StoreError> {
-        sqlx::query(INSERT_TURN)
-            .bind(execution_id)
-            .bind(self.seq)
-            .bind(self.round)
-            .bind(self.turn.input.as_str())
-            .bind(self.turn.output.as_str())
-            .bind(self.response)
-            .bind(self.latency_ms)
-            .bind(self.usage)
-            .bind(self.failure)
-            .execute(&mut **tx)
-            .await?;
-        for (seq, name, arguments, result) in self.calls {
-            sqlx::query(INSERT_TOOL_CALL)
-                .bind(execution_id)
-                .bind(self.seq)
-                .bind(seq)
-                .bind(name)
-                .bind(arguments)
-                .bind(result)
-                .execute(&mut **tx)
-                .await?;
-        }
-        Ok(())
-    }
-}
-
-/// A verdict converted to column values.
-struct NewVerdict<'a> {
+struct ToolCallValues<'a> {
+    turn_seq: i64,
     seq: i64,
-    verdict: &'a Verdict,
+    name: &'a str,
+    arguments: String,
+    result: Option<String>,
+}
+
+struct VerdictValues<'a> {
+    seq: i64,
     round: Option<i64>,
+    verdict: &'a Verdict,
     evidence: Option<String>,
 }
 
-impl<'a> NewVerdict<'a> {
-    fn new(
-        seq: usize,
-        verdict: &'a Verdict,
-        what: &impl Fn(&str) -> String,
-    ) -> Result<Self, StoreError> {
-        let at = |field: &str| what(&format!("verdict #{seq} {field}"));
-        Ok(NewVerdict {
-            seq: to_i64(seq, || at("seq"))?,
-            verdict,
-            round: verdict
-                .round
-                .map(|r| to_i64(r, || at("round")))
-                .transpose()?,
-            // JSON null is stored as SQL NULL.
-            evidence: match &verdict.evidence {
-                serde_json::Value::Null => None,
-                evidence => Some(to_json(evidence, || at("evidence"))?),
-            },
-        })
+impl<'a> Children<'a> {
+    fn of(e: &'a Execution, what: &impl Fn(&str) -> String) -> Result<Self, StoreError> {
+        let mut children = Children {
+            turns: Vec::new(),
+            calls: Vec::new(),
+            verdicts: Vec::new(),
+        };
+        for (turn_seq, turn) in e.transcript.turns.iter().enumerate() {
+            let at = |field: &str| what(&format!("turn #{turn_seq} {field}"));
+            let turn_seq = to_i64(turn_seq, || at("seq"))?;
+            children.turns.push(TurnValues {
+                seq: turn_seq,
+                round: to_i64(turn.round, || at("round"))?,
+                input: &turn.input,
+                output: &turn.output,
+                response: turn
+                    .response
+                    .as_ref()
+                    .map(|r| to_json(r, || at("response")))
+                    .transpose()?,
+                latency_ms: to_i64(turn.latency_ms, || at("latency_ms"))?,
+                usage: turn
+                    .usage
+                    .as_ref()
+                    .map(|u| to_json(u, || at("usage")))
+                    .transpose()?,
+                failure: turn
+                    .failure
+                    .as_ref()
+                    .map(|f| to_json(f, || at("failure")))
+                    .transpose()?,
+            });
+            for (seq, call) in turn.tool_calls.iter().enumerate() {
+                children.calls.push(ToolCallValues {
+                    turn_seq,
+                    seq: to_i64(seq, || at("tool call seq"))?,
+                    name: &call.name,
+                    arguments: to_json(&call.arguments, || at("tool call arguments"))?,
+                    result: call
+                        .result
+                        .as_ref()
+                        .map(|r| to_json(r, || at("tool call result")))
+                        .transpose()?,
+                });
+            }
+        }
+        for (seq, verdict) in e.verdicts.iter().enumerate() {
+            let at = |field: &str| what(&format!("verdict #{seq} {field}"));
+            children.verdicts.push(VerdictValues {
+                seq: to_i64(seq, || at("seq"))?,
+                round: verdict
+                    .round
+                    .map(|r| to_i64(r, || at("round")))
+                    .transpose()?,
+                verdict,
+                // JSON null is stored as SQL NULL.
+                evidence: match &verdict.evidence {
+                    serde_json::Value::Null => None,
+                    evidence => Some(to_json(evidence, || at("evidence"))?),
+                },
+            });
+        }
+        Ok(children)
     }
 
-    async fn insert(
-        self,
-        execution_id: &str,
-        tx: &mut Transaction<'static, Any>,
-    ) -> Result<(), StoreError> {
-        let v = self.verdict;
-        sqlx::query(INSERT_VERDICT)
-            .bind(execution_id)
-            .bind(self.seq)
-            .bind(self.round)
-            .bind(v.check.as_str())
-            .bind(v.kind.as_str())
-            .bind(v.status.as_str())
-            .bind(Float(v.score))
-            .bind(Float(v.threshold))
-            .bind(v.reason.as_str())
-            .bind(self.evidence)
-            .bind(Float(v.cost_usd))
-            .execute(&mut **tx)
-            .await?;
-        Ok(())
+    /// Inserts the rows under `id`: turns before the tool calls that reference them.
+    async fn insert(self, id: &str, tx: &mut Transaction<'static, Any>) -> Result<(), sqlx::Error> {
+        insert_rows(tx, INSERT_TURNS, &self.turns, |q, t| {
+            q.bind(id)
+                .bind(t.seq)
+                .bind(t.round)
+                .bind(t.input)
+                .bind(t.output)
+                .bind(t.response.as_deref())
+                .bind(t.latency_ms)
+                .bind(t.usage.as_deref())
+                .bind(t.failure.as_deref())
+        })
+        .await?;
+        insert_rows(tx, INSERT_TOOL_CALLS, &self.calls, |q, c| {
+            q.bind(id)
+                .bind(c.turn_seq)
+                .bind(c.seq)
+                .bind(c.name)
+                .bind(c.arguments.as_str())
+                .bind(c.result.as_deref())
+        })
+        .await?;
+        insert_rows(tx, INSERT_VERDICTS, &self.verdicts, |q, v| {
+            let verdict = v.verdict;
+            q.bind(id)
+                .bind(v.seq)
+                .bind(v.round)
+                .bind(verdict.check.as_str())
+                .bind(verdict.kind.as_str())
+                .bind(verdict.status.as_str())
+                .bind(Float(verdict.score))
+                .bind(Float(verdict.threshold))
+                .bind(verdict.reason.as_str())
+                .bind(v.evidence.as_deref())
+                .bind(Float(verdict.cost_usd))
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn values_sql_numbers_every_placeholder() {
+        assert_eq!(
+            super::values_sql("INSERT INTO t (a, b)", 2, 2),
+            "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)"
+        );
     }
 }

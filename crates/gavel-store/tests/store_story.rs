@@ -155,6 +155,29 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
     e
 }
 
+/// An execution with more turns, tool calls and verdicts than one INSERT takes.
+fn big_execution(case: &str, target: &str) -> Execution {
+    let mut e = execution(case, target, 0);
+    let template = e.transcript.turns[0].clone();
+    e.transcript.turns = (0..150)
+        .map(|i| Turn {
+            round: i,
+            input: format!("message {i}"),
+            ..template.clone()
+        })
+        .collect();
+    let verdict = e.verdicts[1].clone();
+    e.verdicts = (0..250)
+        .map(|i| Verdict {
+            check: format!("check {i}"),
+            score: Some(f64::from(i) / 250.0),
+            ..verdict.clone()
+        })
+        .collect();
+    e.settle();
+    e
+}
+
 /// An execution whose target broke: a failure turn, no verdicts, no score.
 fn failed_execution(case: &str, target: &str) -> Execution {
     let mut e = execution(case, target, 0);
@@ -197,7 +220,7 @@ async fn story(url: String, engine: Engine) -> TestResult {
     // Executions land in any order; one case ("orphan") is not in the snapshot.
     let mut written = vec![
         execution("tools", "beta", 0),
-        execution("orphan", "alpha", 0),
+        big_execution("orphan", "alpha"),
         execution("greet", "beta", 0),
         execution("greet", "alpha", 1),
         failed_execution("broken", "alpha"),

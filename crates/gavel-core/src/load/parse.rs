@@ -104,9 +104,11 @@ pub(crate) fn parse_text(text: &str, file: &str, json: bool) -> Result<ParsedFil
     }
 }
 
-/// Deserializes YAML (or JSON, a subset of it) with location-rich errors.
+/// Deserializes YAML (or JSON, a subset of it) with location-rich errors. Only
+/// YAML 1.2 booleans count (`y`, `no`, `on` stay strings); duplicate keys are errors.
 pub(crate) fn yaml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, LoadError> {
-    serde_saphyr::from_str(text).map_err(|e| {
+    let options = serde_saphyr::options! { strict_booleans: true };
+    serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let location = match e.location() {
             Some(l) => Location::at(file, l.line(), l.column()),
             None => Location::file(file),
