@@ -19,7 +19,11 @@ pub struct Round {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckSpec>,
     /// Judge criteria for this round (`judge_prompt` in seed 000).
-    #[serde(default, alias = "judge_prompt", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "judge_prompt",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub criteria: Option<String>,
     /// Expected output for this round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,7 +32,11 @@ pub struct Round {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expected_tools: Vec<String>,
     /// Judge threshold for this round.
-    #[serde(default, alias = "judge_threshold", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "judge_threshold",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub threshold: Option<f64>,
 }
 
@@ -73,7 +81,11 @@ pub struct Case {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_output: Option<Value>,
     /// Tools the conversation must call.
-    #[serde(default, alias = "mcp_calls_expected", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        alias = "mcp_calls_expected",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub expected_tools: Vec<String>,
     /// Checks on the last turn (tools-called: on the transcript).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -87,13 +99,21 @@ pub struct Case {
     )]
     pub criteria: Option<String>,
     /// Judge pass threshold (`judge_threshold`).
-    #[serde(default, alias = "judge_threshold", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "judge_threshold",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub threshold: Option<f64>,
     /// How many times to run the case (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
     /// Close and reopen the session after round 1 (`test_agent_revival`).
-    #[serde(default, alias = "test_agent_revival", skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        alias = "test_agent_revival",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub revival: bool,
     /// Targets to run against (default: every target of the suite).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

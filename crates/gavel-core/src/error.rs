@@ -16,12 +16,20 @@ pub struct Location {
 impl Location {
     /// A location in `file` with no line.
     pub fn file(file: impl Into<String>) -> Self {
-        Location { file: file.into(), line: None, column: None }
+        Location {
+            file: file.into(),
+            line: None,
+            column: None,
+        }
     }
 
     /// A location in `file` at `line:column`.
     pub fn at(file: impl Into<String>, line: u64, column: u64) -> Self {
-        Location { file: file.into(), line: Some(line), column: Some(column) }
+        Location {
+            file: file.into(),
+            line: Some(line),
+            column: Some(column),
+        }
     }
 }
 
@@ -53,7 +61,11 @@ pub struct LoadError {
 impl LoadError {
     /// A new error at `location`.
     pub fn new(location: Location, message: impl Into<String>) -> Self {
-        LoadError { location, field: None, message: message.into() }
+        LoadError {
+            location,
+            field: None,
+            message: message.into(),
+        }
     }
 
     /// Names the field the error is about.
@@ -83,10 +95,15 @@ pub(crate) fn did_you_mean(message: &str) -> String {
 }
 
 fn split_unknown(message: &str) -> Option<(&str, &str)> {
-    let start = message.find("unknown field `").map(|i| i + 15).or_else(|| message.find("unknown variant `").map(|i| i + 17))?;
+    let start = message
+        .find("unknown field `")
+        .map(|i| i + 15)
+        .or_else(|| message.find("unknown variant `").map(|i| i + 17))?;
     let rest = &message[start..];
     let end = rest.find('`')?;
-    let expected = rest[end..].split_once("expected one of ").map(|(_, e)| e)
+    let expected = rest[end..]
+        .split_once("expected one of ")
+        .map(|(_, e)| e)
         .or_else(|| rest[end..].split_once("expected ").map(|(_, e)| e))?;
     Some((&rest[..end], expected.lines().next().unwrap_or_default()))
 }
@@ -101,7 +118,10 @@ mod tests {
         assert!(m.ends_with("(did you mean `threshold`?)"), "{m}");
         let m = did_you_mean("unknown variant `containz`, expected one of `contains`, `regex`");
         assert!(m.ends_with("(did you mean `contains`?)"), "{m}");
-        assert_eq!(did_you_mean("unknown field `zzz`, expected one of id"), "unknown field `zzz`, expected one of id");
+        assert_eq!(
+            did_you_mean("unknown field `zzz`, expected one of id"),
+            "unknown field `zzz`, expected one of id"
+        );
     }
 
     #[test]

@@ -39,12 +39,18 @@ impl Execution {
     /// Sets `status` and `score` from the verdicts and the transcript: a target
     /// failure makes the execution an error; no verdict at all makes it skipped.
     pub fn settle(&mut self) {
-        if let Some(failure) = self.transcript.turns.iter().find_map(|t| t.failure.as_ref()) {
+        if let Some(failure) = self
+            .transcript
+            .turns
+            .iter()
+            .find_map(|t| t.failure.as_ref())
+        {
             self.status = Status::Error;
             self.reason.get_or_insert_with(|| failure.message.clone());
         } else if self.verdicts.is_empty() {
             self.status = Status::Skipped;
-            self.reason.get_or_insert_with(|| "the case has no checks".to_owned());
+            self.reason
+                .get_or_insert_with(|| "the case has no checks".to_owned());
         } else {
             self.status = Status::combine(self.verdicts.iter().map(|v| v.status));
         }
@@ -58,7 +64,11 @@ impl Execution {
 
     /// Summed cost of the target's turns and the checks, when any is known.
     pub fn cost_usd(&self) -> Option<f64> {
-        let turns = self.transcript.turns.iter().filter_map(|t| t.usage.and_then(|u| u.cost_usd));
+        let turns = self
+            .transcript
+            .turns
+            .iter()
+            .filter_map(|t| t.usage.and_then(|u| u.cost_usd));
         let checks = self.verdicts.iter().filter_map(|v| v.cost_usd);
         let costs: Vec<f64> = turns.chain(checks).collect();
         (!costs.is_empty()).then(|| costs.iter().sum())
@@ -108,7 +118,10 @@ impl Outcome {
     fn from_executions(mut executions: Vec<Execution>) -> Outcome {
         executions.sort_by_key(|e| e.repeat_index);
         let first = &executions[0];
-        let passed = executions.iter().filter(|e| e.status == Status::Pass).count();
+        let passed = executions
+            .iter()
+            .filter(|e| e.status == Status::Pass)
+            .count();
         Outcome {
             case_id: first.case_id.clone(),
             case_name: first.case_name.clone(),
@@ -203,8 +216,14 @@ impl Summary {
             .collect();
         Summary {
             overall: TagStats::of(outcomes),
-            by_tag: tags.into_iter().map(|(k, v)| (k.to_owned(), TagStats::of(v))).collect(),
-            by_target: targets.into_iter().map(|(k, v)| (k.to_owned(), TagStats::of(v))).collect(),
+            by_tag: tags
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), TagStats::of(v)))
+                .collect(),
+            by_target: targets
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), TagStats::of(v)))
+                .collect(),
             cost_usd: (!costs.is_empty()).then(|| costs.iter().sum()),
         }
     }
@@ -212,7 +231,9 @@ impl Summary {
 
 /// Arithmetic mean, `None` for no values.
 pub fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.into_iter().fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    let (sum, n) = values
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     (n > 0).then(|| sum / n as f64)
 }
 
@@ -220,7 +241,13 @@ pub fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
 mod tests {
     use super::*;
 
-    fn exec(case: &str, repeat: u32, status: Status, score: Option<f64>, tags: &[&str]) -> Execution {
+    fn exec(
+        case: &str,
+        repeat: u32,
+        status: Status,
+        score: Option<f64>,
+        tags: &[&str],
+    ) -> Execution {
         Execution {
             case_id: case.into(),
             case_name: case.into(),
@@ -251,7 +278,15 @@ mod tests {
         assert_eq!(outcomes[0].executions[0].repeat_index, 0);
         assert_eq!(outcomes[0].score, Some(0.75));
         let s = Summary::of(&outcomes);
-        assert_eq!((s.overall.passed, s.overall.failed, s.overall.errors, s.overall.skipped), (1, 1, 1, 1));
+        assert_eq!(
+            (
+                s.overall.passed,
+                s.overall.failed,
+                s.overall.errors,
+                s.overall.skipped
+            ),
+            (1, 1, 1, 1)
+        );
         assert_eq!(s.overall.pass_rate, Some(50.0));
         assert_eq!(s.by_tag["smoke"].total, 2);
     }
@@ -260,10 +295,18 @@ mod tests {
     fn settle_turns_target_failure_into_error() {
         let mut e = exec("a", 0, Status::Pass, None, &[]);
         e.transcript.turns.push(crate::Turn {
-            failure: Some(crate::TargetFailure { message: "connection refused".into(), transient: true }),
+            failure: Some(crate::TargetFailure {
+                message: "connection refused".into(),
+                transient: true,
+            }),
             ..Default::default()
         });
-        e.verdicts.push(Verdict::new("contains", "contains", Status::Fail, "missing"));
+        e.verdicts.push(Verdict::new(
+            "contains",
+            "contains",
+            Status::Fail,
+            "missing",
+        ));
         e.settle();
         assert_eq!(e.status, Status::Error);
         assert_eq!(e.reason.as_deref(), Some("connection refused"));

@@ -52,7 +52,10 @@ pub struct ResponseMap {
 
 impl Default for ResponseMap {
     fn default() -> Self {
-        ResponseMap { output: default_output(), tool_calls: None }
+        ResponseMap {
+            output: default_output(),
+            tool_calls: None,
+        }
     }
 }
 

@@ -16,14 +16,22 @@ pub fn render_json(template: &Value, vars: &Value) -> Result<Value, String> {
     render_value(&env, template, vars, &ctx)
 }
 
-fn render_value(env: &Environment<'_>, v: &Value, vars: &Value, ctx: &Ctx) -> Result<Value, String> {
+fn render_value(
+    env: &Environment<'_>,
+    v: &Value,
+    vars: &Value,
+    ctx: &Ctx,
+) -> Result<Value, String> {
     Ok(match v {
         Value::String(s) => match whole_variable(s).and_then(|name| vars.get(name)) {
             Some(value) => value.clone(),
             None => Value::String(render_str(env, s, ctx)?),
         },
         Value::Array(items) => Value::Array(
-            items.iter().map(|i| render_value(env, i, vars, ctx)).collect::<Result<_, _>>()?,
+            items
+                .iter()
+                .map(|i| render_value(env, i, vars, ctx))
+                .collect::<Result<_, _>>()?,
         ),
         Value::Object(map) => Value::Object(
             map.iter()
@@ -39,17 +47,23 @@ pub fn render_str(env: &Environment<'_>, s: &str, ctx: &Ctx) -> Result<String, S
     if !s.contains("{{") && !s.contains("{%") {
         return Ok(s.to_owned());
     }
-    env.render_str(s, ctx).map_err(|e| format!("template `{s}`: {e}"))
+    env.render_str(s, ctx)
+        .map_err(|e| format!("template `{s}`: {e}"))
 }
 
 fn whole_variable(s: &str) -> Option<&str> {
     let inner = s.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
-    inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_').then_some(inner)
+    inner
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        .then_some(inner)
 }
 
 /// Expands `${VAR}` and `${VAR:-default}` from the environment.
 pub fn expand_env(s: &str) -> Result<String, String> {
-    shellexpand::env(s).map(|c| c.into_owned()).map_err(|e| format!("`{s}`: environment variable {} is not set", e.var_name))
+    shellexpand::env(s)
+        .map(|c| c.into_owned())
+        .map_err(|e| format!("`{s}`: environment variable {} is not set", e.var_name))
 }
 
 #[cfg(test)]

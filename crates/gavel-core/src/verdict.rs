@@ -35,7 +35,12 @@ pub struct Verdict {
 
 impl Verdict {
     /// A verdict with the given status and reason and nothing else.
-    pub fn new(check: impl Into<String>, kind: impl Into<String>, status: Status, reason: impl Into<String>) -> Self {
+    pub fn new(
+        check: impl Into<String>,
+        kind: impl Into<String>,
+        status: Status,
+        reason: impl Into<String>,
+    ) -> Self {
         Verdict {
             check: check.into(),
             kind: kind.into(),

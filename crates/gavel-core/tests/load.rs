@@ -8,7 +8,9 @@ use gavel_core::load::load_paths;
 use serde_json::json;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn seeds() -> PathBuf {
@@ -26,11 +28,24 @@ fn csv_and_jsonl_datasets_expand_through_the_template() {
     assert_eq!(csv.repeat_count(), 2);
     assert!(csv.source.ends_with("questions.csv:2:1"), "{}", csv.source);
     let jsonl = &suite.cases[2];
-    assert_eq!(jsonl.threshold, Some(0.5), "whole-leaf variables keep their JSON type");
-    assert_eq!(jsonl.context, Some(json!({"locale": "en", "user": "ana"})), "case context wins over defaults");
+    assert_eq!(
+        jsonl.threshold,
+        Some(0.5),
+        "whole-leaf variables keep their JSON type"
+    );
+    assert_eq!(
+        jsonl.context,
+        Some(json!({"locale": "en", "user": "ana"})),
+        "case context wins over defaults"
+    );
     assert_eq!(jsonl.targets, ["agent"]);
-    let gavel_core::TargetSpec::Command(cmd) = &suite.targets["agent"] else { panic!() };
-    assert!(Path::new(cmd.cwd.as_deref().unwrap()).is_absolute(), "cwd resolved against the suite's folder");
+    let gavel_core::TargetSpec::Command(cmd) = &suite.targets["agent"] else {
+        panic!()
+    };
+    assert!(
+        Path::new(cmd.cwd.as_deref().unwrap()).is_absolute(),
+        "cwd resolved against the suite's folder"
+    );
 }
 
 #[test]
@@ -41,7 +56,10 @@ fn jsonl_cases_accept_seed_spellings() {
     assert_eq!(c.criteria.as_deref(), Some("be nice"));
     assert_eq!(c.threshold, Some(0.8));
     assert_eq!(c.source, format!("{}:2", fixture("cases.jsonl").display()));
-    assert!(!suite.warnings.is_empty(), "no target: a warning, not an error");
+    assert!(
+        !suite.warnings.is_empty(),
+        "no target: a warning, not an error"
+    );
 }
 
 #[test]
@@ -49,24 +67,59 @@ fn seed_002_dataset_and_seed_000_dicts_load_unchanged() {
     let suite = load_paths(&[seeds()]).unwrap();
     let ex = suite.cases.iter().find(|c| c.id == "example_1").unwrap();
     assert_eq!(ex.expected_tools, ["get_listings"]);
-    assert!(ex.criteria.as_deref().unwrap().starts_with("Must list all three"));
+    assert!(
+        ex.criteria
+            .as_deref()
+            .unwrap()
+            .starts_with("Must list all three")
+    );
     assert_eq!(ex.context.as_ref().unwrap()["user_name"], "Ana");
-    let multi = suite.cases.iter().find(|c| c.name == "multi_round_conversation").unwrap();
+    let multi = suite
+        .cases
+        .iter()
+        .find(|c| c.name == "multi_round_conversation")
+        .unwrap();
     assert_eq!(multi.id, "multi-round-conversation");
     assert!(multi.revival);
     assert_eq!(multi.rounds.len(), 2);
-    assert!(multi.rounds[1].criteria.as_deref().unwrap().contains("first listing"));
+    assert!(
+        multi.rounds[1]
+            .criteria
+            .as_deref()
+            .unwrap()
+            .contains("first listing")
+    );
 }
 
 #[test]
 fn a_targets_only_file_gives_its_targets_to_files_without_any() {
     let dir = tempfile::tempdir().unwrap();
     // `y` stays a string: YAML 1.2 booleans only.
-    std::fs::write(dir.path().join("t.yaml"), "targets:\n  a: {type: command, command: [x]}\n  b: {type: command, command: [y]}\n").unwrap();
-    std::fs::write(dir.path().join("own.yaml"), "targets:\n  c: {type: command, command: [z]}\ncases:\n  - {id: own, input: hi}\n").unwrap();
-    std::fs::write(dir.path().join("plain.json"), r#"[{"id": "plain", "input": "hi"}]"#).unwrap();
+    std::fs::write(
+        dir.path().join("t.yaml"),
+        "targets:\n  a: {type: command, command: [x]}\n  b: {type: command, command: [y]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("own.yaml"),
+        "targets:\n  c: {type: command, command: [z]}\ncases:\n  - {id: own, input: hi}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("plain.json"),
+        r#"[{"id": "plain", "input": "hi"}]"#,
+    )
+    .unwrap();
     let suite = load_paths(&[dir.path().to_owned()]).unwrap();
-    let targets = |id: &str| suite.cases.iter().find(|c| c.id == id).unwrap().targets.clone();
+    let targets = |id: &str| {
+        suite
+            .cases
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap()
+            .targets
+            .clone()
+    };
     assert_eq!(targets("own"), ["c"]);
     assert_eq!(targets("plain"), ["a", "b", "c"]);
 }
@@ -80,23 +133,49 @@ fn every_problem_is_reported_with_its_place() {
         "cases:\n  - {id: a, input: hi}\n  - {id: a, input: again}\n  - {id: b, input: x, rounds: [{input: y}]}\n  - {id: c}\n  - {id: d, input: x, targets: [nope]}\n",
     )
     .unwrap();
-    let errors = load_paths(&[f.clone()]).unwrap_err();
+    let errors = load_paths(std::slice::from_ref(&f)).unwrap_err();
     let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
     let shown = f.display().to_string();
     assert_eq!(text.len(), 4, "{text:#?}");
-    assert!(text[0].starts_with(&format!("{shown}:3: id: case `a`: duplicate case id `a` (first defined at {shown}:2)")), "{}", text[0]);
-    assert!(text[1].contains(":4: input: case `b`: give `input`"), "{}", text[1]);
-    assert!(text[2].contains(":5: input: case `c`: a case needs"), "{}", text[2]);
-    assert!(text[3].contains(":6: targets: case `d`: unknown target `nope` (no targets are defined)"), "{}", text[3]);
+    assert!(
+        text[0].starts_with(&format!(
+            "{shown}:3: id: case `a`: duplicate case id `a` (first defined at {shown}:2)"
+        )),
+        "{}",
+        text[0]
+    );
+    assert!(
+        text[1].contains(":4: input: case `b`: give `input`"),
+        "{}",
+        text[1]
+    );
+    assert!(
+        text[2].contains(":5: input: case `c`: a case needs"),
+        "{}",
+        text[2]
+    );
+    assert!(
+        text[3].contains(":6: targets: case `d`: unknown target `nope` (no targets are defined)"),
+        "{}",
+        text[3]
+    );
 }
 
 #[test]
 fn bad_dataset_rows_name_the_row() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("d.csv"), "q\nfirst\n").unwrap();
-    std::fs::write(dir.path().join("s.yaml"), "datasets:\n  - file: d.csv\n    case: {input: '{{ question }}'}\n").unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        "datasets:\n  - file: d.csv\n    case: {input: '{{ question }}'}\n",
+    )
+    .unwrap();
     let errors = load_paths(&[dir.path().join("s.yaml")]).unwrap_err();
-    assert!(errors[0].to_string().contains("d.csv:2:1:"), "{}", errors[0]);
+    assert!(
+        errors[0].to_string().contains("d.csv:2:1:"),
+        "{}",
+        errors[0]
+    );
     assert!(errors[0].to_string().contains("undefined"), "{}", errors[0]);
 }
 
@@ -104,8 +183,16 @@ fn bad_dataset_rows_name_the_row() {
 fn csv_is_rejected_as_a_case_file_and_missing_paths_are_named() {
     let errors = load_paths(&[fixture("questions.csv"), fixture("nope.yaml")]).unwrap_err();
     assert_eq!(errors.len(), 2);
-    assert!(errors.iter().any(|e| e.message.contains("datasets:")), "{errors:?}");
-    assert!(errors.iter().any(|e| e.to_string().contains("nope.yaml: No such file")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.message.contains("datasets:")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.to_string().contains("nope.yaml: No such file")),
+        "{errors:?}"
+    );
 }
 
 #[test]
@@ -115,5 +202,9 @@ fn native_json_suite_reports_unknown_fields_with_position() {
     std::fs::write(&f, "{\n  \"cases\": [\n    {\"id\": \"a\", \"input\": \"x\", \"expected_tool\": [\"t\"]}\n  ]\n}\n").unwrap();
     let errors = load_paths(&[f]).unwrap_err();
     assert_eq!(errors[0].location.line, Some(3));
-    assert!(errors[0].message.contains("did you mean `expected_tools`?"), "{}", errors[0]);
+    assert!(
+        errors[0].message.contains("did you mean `expected_tools`?"),
+        "{}",
+        errors[0]
+    );
 }

@@ -49,12 +49,16 @@ struct StoreSink(gavel_store::Store, String);
 #[async_trait::async_trait]
 impl Recorder for StoreSink {
     async fn record(&mut self, e: &Execution) -> Result<(), String> {
-        self.0.record_execution(&self.1, e).await.map_err(|e| e.to_string())
+        self.0
+            .record_execution(&self.1, e)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
 fn suite(n: usize) -> Suite {
-    let mut suite = gavel_core::load::parse_suite_str(CASE, Path::new("bench.yaml")).unwrap_or_else(|e| panic!("{e:?}"));
+    let mut suite = gavel_core::load::parse_suite_str(CASE, Path::new("bench.yaml"))
+        .unwrap_or_else(|e| panic!("{e:?}"));
     let template = suite.cases.remove(0);
     suite.cases = (0..n)
         .map(|i| {
@@ -70,7 +74,11 @@ fn suite(n: usize) -> Suite {
 fn agent() -> Arc<dyn Target> {
     Arc::new(FnTarget::new(|_req| async {
         FnReply::text("You have 3 listings: Beach House, Mountain Cabin and City Apartment.")
-            .tool_call("get_listings", json!({}), Some(json!([{"id": 1}, {"id": 2}, {"id": 3}])))
+            .tool_call(
+                "get_listings",
+                json!({}),
+                Some(json!([{"id": 1}, {"id": 2}, {"id": 3}])),
+            )
     }))
 }
 
@@ -79,7 +87,9 @@ fn usage() -> (Duration, u64) {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage only writes into the struct we own.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
     (tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_maxrss as u64)
 }
 
@@ -88,7 +98,10 @@ async fn phase(label: &str, suite: &Suite, jobs: usize, recorder: &mut dyn Recor
     let targets = PreparedTargets::from_targets(BTreeMap::from([("agent".to_owned(), agent())]));
     let (cpu0, _) = usage();
     let clock = Instant::now();
-    let mut count = Count { passed: 0, total: 0 };
+    let mut count = Count {
+        passed: 0,
+        total: 0,
+    };
     let mut recorders: [&mut dyn Recorder; 2] = [recorder, &mut count];
     let report = gavel_runner::execute(
         &plan,
@@ -116,7 +129,10 @@ async fn phase(label: &str, suite: &Suite, jobs: usize, recorder: &mut dyn Recor
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let cases = args.first().and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let jobs = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(8);
     let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));

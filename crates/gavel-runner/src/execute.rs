@@ -36,7 +36,10 @@ pub async fn execute(
         let target = targets.targets.get(&item.target).cloned();
         async move {
             let Some(target) = target else {
-                return Err(RunnerError::UnknownTarget { case: item.case.id.clone(), target: item.target.clone() });
+                return Err(RunnerError::UnknownTarget {
+                    case: item.case.id.clone(),
+                    target: item.target.clone(),
+                });
             };
             Ok(run_planned(item, target.as_ref(), run_id, default_timeout).await)
         }
@@ -54,16 +57,26 @@ pub async fn execute(
         for r in recorders.iter_mut() {
             r.record(&execution)
                 .await
-                .map_err(|message| RunnerError::Record { case: execution.case_id.clone(), message })?;
+                .map_err(|message| RunnerError::Record {
+                    case: execution.case_id.clone(),
+                    message,
+                })?;
         }
         finished += 1;
     }
-    Ok(RunReport { finished, interrupted: false })
+    Ok(RunReport {
+        finished,
+        interrupted: false,
+    })
 }
 
 /// Runs one case once against a target and grades it: the library entry point for
 /// cargo tests.
-pub async fn run_case(case: &Case, target: &dyn Target, timeout: Duration) -> Result<Execution, RunnerError> {
+pub async fn run_case(
+    case: &Case,
+    target: &dyn Target,
+    timeout: Duration,
+) -> Result<Execution, RunnerError> {
     let item = PlannedExecution {
         case: Arc::new(case.clone()),
         checks: Arc::new(gavel_checks::compile(case)?),
@@ -74,12 +87,27 @@ pub async fn run_case(case: &Case, target: &dyn Target, timeout: Duration) -> Re
     Ok(run_planned(&item, target, &run_id, timeout).await)
 }
 
-async fn run_planned(item: &PlannedExecution, target: &dyn Target, run_id: &str, default_timeout: Duration) -> Execution {
+async fn run_planned(
+    item: &PlannedExecution,
+    target: &dyn Target,
+    run_id: &str,
+    default_timeout: Duration,
+) -> Execution {
     let case = &item.case;
     let started_at = gavel_core::now_rfc3339();
     let clock = Instant::now();
-    let timeout = case.timeout_s.filter(|s| *s > 0.0).map(Duration::from_secs_f64).unwrap_or(default_timeout);
-    let session_id = format!("gavel-{}-{}-{}-{}", short(run_id), case.id, item.target, item.repeat_index);
+    let timeout = case
+        .timeout_s
+        .filter(|s| *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(default_timeout);
+    let session_id = format!(
+        "gavel-{}-{}-{}-{}",
+        short(run_id),
+        case.id,
+        item.target,
+        item.repeat_index
+    );
     let transcript = converse(case, target, session_id, clock + timeout, timeout).await;
     let verdicts = item.checks.run(&transcript);
     let mut execution = Execution {
@@ -103,18 +131,33 @@ async fn run_planned(item: &PlannedExecution, target: &dyn Target, run_id: &str,
 /// Plays the case's rounds in one session, stopping at the first failure or at the
 /// deadline; with `revival`, the session is closed after round 1 and reopened with
 /// the same id.
-async fn converse(case: &Case, target: &dyn Target, session_id: String, deadline: Instant, timeout: Duration) -> Transcript {
-    let mut transcript = Transcript { session_id, turns: Vec::new() };
+async fn converse(
+    case: &Case,
+    target: &dyn Target,
+    session_id: String,
+    deadline: Instant,
+    timeout: Duration,
+) -> Transcript {
+    let mut transcript = Transcript {
+        session_id,
+        turns: Vec::new(),
+    };
     let timed_out = |round: usize, input: String| Turn {
         round,
         input,
-        failure: Some(TargetFailure { message: format!("the execution timed out after {}", secs(timeout)), transient: true }),
+        failure: Some(TargetFailure {
+            message: format!("the execution timed out after {}", secs(timeout)),
+            transient: true,
+        }),
         ..Turn::default()
     };
     let mut session = match within(deadline, target.open(&transcript.session_id)).await {
         Some(Ok(s)) => s,
         Some(Err(failure)) => {
-            transcript.turns.push(Turn { failure: Some(failure), ..Turn::default() });
+            transcript.turns.push(Turn {
+                failure: Some(failure),
+                ..Turn::default()
+            });
             return transcript;
         }
         None => {
@@ -146,7 +189,11 @@ async fn converse(case: &Case, target: &dyn Target, session_id: String, deadline
             session = match within(deadline, target.open(&transcript.session_id)).await {
                 Some(Ok(s)) => s,
                 Some(Err(failure)) => {
-                    transcript.turns.push(Turn { round: 1, failure: Some(failure), ..Turn::default() });
+                    transcript.turns.push(Turn {
+                        round: 1,
+                        failure: Some(failure),
+                        ..Turn::default()
+                    });
                     return transcript;
                 }
                 None => {
@@ -165,7 +212,9 @@ async fn within<F: std::future::Future>(deadline: Instant, f: F) -> Option<F::Ou
 }
 
 fn short(run_id: &str) -> &str {
-    run_id.get(run_id.len().saturating_sub(8)..).unwrap_or(run_id)
+    run_id
+        .get(run_id.len().saturating_sub(8)..)
+        .unwrap_or(run_id)
 }
 
 fn secs(d: Duration) -> String {

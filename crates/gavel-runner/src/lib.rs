@@ -12,8 +12,8 @@ mod recorder;
 mod targets;
 
 pub use error::RunnerError;
-pub use execute::{execute, run_case, RunReport};
-pub use plan::{plan, Plan, PlanOptions, PlannedExecution};
+pub use execute::{RunReport, execute, run_case};
+pub use plan::{Plan, PlanOptions, PlannedExecution, plan};
 pub use recorder::Recorder;
 pub use targets::PreparedTargets;
 

@@ -59,10 +59,16 @@ pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
         let case = Arc::new(case.clone());
         for target in &case.targets {
             if !suite.targets.contains_key(target) {
-                return Err(RunnerError::UnknownTarget { case: case.id.clone(), target: target.clone() });
+                return Err(RunnerError::UnknownTarget {
+                    case: case.id.clone(),
+                    target: target.clone(),
+                });
             }
             for repeat_index in 0..options.repeat.unwrap_or_else(|| case.repeat_count()).max(1) {
-                if options.done.contains(&(case.id.clone(), target.clone(), repeat_index)) {
+                if options
+                    .done
+                    .contains(&(case.id.clone(), target.clone(), repeat_index))
+                {
                     out.already_done += 1;
                     continue;
                 }
@@ -83,7 +89,9 @@ fn selected(case: &Case, o: &PlanOptions, filter: Option<&str>) -> bool {
     let has = |tags: &[String]| tags.iter().any(|t| case.tags.contains(t));
     (o.tags.is_empty() || has(&o.tags))
         && !has(&o.skip_tags)
-        && filter.is_none_or(|f| case.id.to_lowercase().contains(f) || case.name.to_lowercase().contains(f))
+        && filter.is_none_or(|f| {
+            case.id.to_lowercase().contains(f) || case.name.to_lowercase().contains(f)
+        })
 }
 
 #[cfg(test)]
@@ -115,21 +123,46 @@ cases:
     }
 
     fn ids(p: &Plan) -> Vec<String> {
-        p.items.iter().map(|i| format!("{}@{}#{}", i.case.id, i.target, i.repeat_index)).collect()
+        p.items
+            .iter()
+            .map(|i| format!("{}@{}#{}", i.case.id, i.target, i.repeat_index))
+            .collect()
     }
 
     #[test]
     fn expands_targets_and_repeats() {
         let p = plan(&suite(), &PlanOptions::default()).unwrap();
-        assert_eq!(ids(&p), ["one@a#0", "one@b#0", "two@a#0", "two@a#1", "two@a#2", "three@a#0", "three@b#0"]);
+        assert_eq!(
+            ids(&p),
+            [
+                "one@a#0",
+                "one@b#0",
+                "two@a#0",
+                "two@a#1",
+                "two@a#2",
+                "three@a#0",
+                "three@b#0"
+            ]
+        );
     }
 
     #[test]
     fn tags_skip_tags_filter_and_repeat_override() {
-        let o = PlanOptions { tags: vec!["smoke".into()], skip_tags: vec!["slow".into()], ..Default::default() };
+        let o = PlanOptions {
+            tags: vec!["smoke".into()],
+            skip_tags: vec!["slow".into()],
+            ..Default::default()
+        };
         assert_eq!(ids(&plan(&suite(), &o).unwrap()), ["one@a#0", "one@b#0"]);
-        let o = PlanOptions { filter: Some("THIRD".into()), repeat: Some(2), ..Default::default() };
-        assert_eq!(ids(&plan(&suite(), &o).unwrap()), ["three@a#0", "three@a#1", "three@b#0", "three@b#1"]);
+        let o = PlanOptions {
+            filter: Some("THIRD".into()),
+            repeat: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(
+            ids(&plan(&suite(), &o).unwrap()),
+            ["three@a#0", "three@a#1", "three@b#0", "three@b#1"]
+        );
     }
 
     #[test]

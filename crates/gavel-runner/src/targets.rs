@@ -19,15 +19,22 @@ impl PreparedTargets {
     /// Builds the adapters the plan needs and starts their processes, waiting until
     /// each is ready.
     pub async fn prepare(suite: &Suite, plan: &Plan) -> Result<PreparedTargets, RunnerError> {
-        let mut prepared = PreparedTargets { targets: BTreeMap::new(), started: Vec::new() };
+        let mut prepared = PreparedTargets {
+            targets: BTreeMap::new(),
+            started: Vec::new(),
+        };
         for item in &plan.items {
             if prepared.targets.contains_key(&item.target) {
                 continue;
             }
-            let spec = suite.targets.get(&item.target).ok_or_else(|| RunnerError::UnknownTarget {
-                case: item.case.id.clone(),
-                target: item.target.clone(),
-            })?;
+            let spec =
+                suite
+                    .targets
+                    .get(&item.target)
+                    .ok_or_else(|| RunnerError::UnknownTarget {
+                        case: item.case.id.clone(),
+                        target: item.target.clone(),
+                    })?;
             if let Some(start) = spec.start() {
                 match gavel_targets::start(&item.target, start).await {
                     Ok(s) => prepared.started.push(s),
@@ -37,14 +44,20 @@ impl PreparedTargets {
                     }
                 }
             }
-            prepared.targets.insert(item.target.clone(), gavel_targets::build(&item.target, spec)?);
+            prepared.targets.insert(
+                item.target.clone(),
+                gavel_targets::build(&item.target, spec)?,
+            );
         }
         Ok(prepared)
     }
 
     /// Uses ready-made adapters (in-process targets, tests).
     pub fn from_targets(targets: BTreeMap<String, Arc<dyn Target>>) -> PreparedTargets {
-        PreparedTargets { targets, started: Vec::new() }
+        PreparedTargets {
+            targets,
+            started: Vec::new(),
+        }
     }
 
     /// Stops every process started for the run.

@@ -21,20 +21,35 @@ fn with(target: Arc<dyn Target>) -> PreparedTargets {
     PreparedTargets::from_targets(BTreeMap::from([("agent".to_owned(), target)]))
 }
 
-async fn run(suite: &Suite, target: Arc<dyn Target>, jobs: usize, timeout: Duration) -> Vec<Execution> {
+async fn run(
+    suite: &Suite,
+    target: Arc<dyn Target>,
+    jobs: usize,
+    timeout: Duration,
+) -> Vec<Execution> {
     let plan = gavel_runner::plan(suite, &PlanOptions::default()).unwrap();
     let mut out: Vec<Execution> = Vec::new();
     let mut recorders: [&mut dyn Recorder; 1] = [&mut out];
-    let report = gavel_runner::execute(&plan, &with(target), "run-1", jobs, timeout, &CancellationToken::new(), &mut recorders)
-        .await
-        .unwrap();
+    let report = gavel_runner::execute(
+        &plan,
+        &with(target),
+        "run-1",
+        jobs,
+        timeout,
+        &CancellationToken::new(),
+        &mut recorders,
+    )
+    .await
+    .unwrap();
     assert!(!report.interrupted);
     assert_eq!(report.finished, out.len());
     out
 }
 
 fn echo() -> Arc<dyn Target> {
-    Arc::new(FnTarget::new(|req: FnRequest| async move { FnReply::text(format!("echo: {}", req.message)) }))
+    Arc::new(FnTarget::new(|req: FnRequest| async move {
+        FnReply::text(format!("echo: {}", req.message))
+    }))
 }
 
 #[tokio::test]
@@ -52,11 +67,23 @@ async fn bounded_concurrency_is_respected_and_used() {
             "ok"
         }
     }));
-    let cases: String = (0..12).map(|i| format!("  - {{id: c{i}, input: hi, checks: [{{type: contains, value: ok}}]}}\n")).collect();
-    let out = run(&suite(&format!("cases:\n{cases}")), target, 3, Duration::from_secs(5)).await;
+    let cases: String = (0..12)
+        .map(|i| format!("  - {{id: c{i}, input: hi, checks: [{{type: contains, value: ok}}]}}\n"))
+        .collect();
+    let out = run(
+        &suite(&format!("cases:\n{cases}")),
+        target,
+        3,
+        Duration::from_secs(5),
+    )
+    .await;
     assert_eq!(out.len(), 12);
     assert!(out.iter().all(|e| e.status == Status::Pass));
-    assert_eq!(peak.load(Ordering::SeqCst), 3, "at most and at least 3 at once");
+    assert_eq!(
+        peak.load(Ordering::SeqCst),
+        3,
+        "at most and at least 3 at once"
+    );
 }
 
 #[tokio::test]
@@ -65,20 +92,38 @@ async fn a_slow_target_times_out_as_error_not_fail() {
         tokio::time::sleep(Duration::from_secs(5)).await;
         "late"
     }));
-    let s = suite("cases:\n  - {id: slow, input: hi, timeout_s: 0.2, checks: [{type: contains, value: late}]}\n");
+    let s = suite(
+        "cases:\n  - {id: slow, input: hi, timeout_s: 0.2, checks: [{type: contains, value: late}]}\n",
+    );
     let out = run(&s, target, 1, Duration::from_secs(60)).await;
     assert_eq!(out[0].status, Status::Error);
-    assert!(out[0].reason.as_deref().unwrap_or_default().contains("timed out after 0.2s"), "{:?}", out[0].reason);
+    assert!(
+        out[0]
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("timed out after 0.2s"),
+        "{:?}",
+        out[0].reason
+    );
     assert!(out[0].duration_ms < 2000);
 }
 
 #[tokio::test]
 async fn repeats_run_each_case_n_times_with_their_index() {
-    let s = suite("cases:\n  - {id: r, input: hi, repeat: 3, checks: [{type: contains, value: echo}]}\n");
+    let s = suite(
+        "cases:\n  - {id: r, input: hi, repeat: 3, checks: [{type: contains, value: echo}]}\n",
+    );
     let mut out = run(&s, echo(), 2, Duration::from_secs(5)).await;
     out.sort_by_key(|e| e.repeat_index);
-    assert_eq!(out.iter().map(|e| e.repeat_index).collect::<Vec<_>>(), [0, 1, 2]);
-    let sessions: std::collections::HashSet<_> = out.iter().map(|e| e.transcript.session_id.clone()).collect();
+    assert_eq!(
+        out.iter().map(|e| e.repeat_index).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    let sessions: std::collections::HashSet<_> = out
+        .iter()
+        .map(|e| e.transcript.session_id.clone())
+        .collect();
     assert_eq!(sessions.len(), 3, "each repeat has its own session");
 }
 
@@ -89,7 +134,10 @@ async fn rounds_share_a_session_and_see_history_and_revival_reopens_it() {
     struct Counting(Arc<AtomicUsize>, Arc<dyn Target>);
     #[async_trait::async_trait]
     impl Target for Counting {
-        async fn open(&self, id: &str) -> Result<Box<dyn gavel_targets::Session>, gavel_core::TargetFailure> {
+        async fn open(
+            &self,
+            id: &str,
+        ) -> Result<Box<dyn gavel_targets::Session>, gavel_core::TargetFailure> {
             self.0.fetch_add(1, Ordering::SeqCst);
             self.1.open(id).await
         }
@@ -97,29 +145,56 @@ async fn rounds_share_a_session_and_see_history_and_revival_reopens_it() {
             "counting"
         }
     }
-    let inner: Arc<dyn Target> = Arc::new(FnTarget::new(|req: FnRequest| async move { format!("turn {} of {}", req.history.len() + 1, req.session_id) }));
+    let inner: Arc<dyn Target> = Arc::new(FnTarget::new(|req: FnRequest| async move {
+        format!("turn {} of {}", req.history.len() + 1, req.session_id)
+    }));
     let s = suite(
         "cases:\n  - id: conv\n    revival: true\n    rounds:\n      - input: one\n      - input: two\n        checks: [{type: contains, value: turn 2}]\n",
     );
-    let out = run(&s, Arc::new(Counting(opens.clone(), inner)), 1, Duration::from_secs(5)).await;
+    let out = run(
+        &s,
+        Arc::new(Counting(opens.clone(), inner)),
+        1,
+        Duration::from_secs(5),
+    )
+    .await;
     let e = &out[0];
     assert_eq!(e.status, Status::Pass, "{:?}", e.verdicts);
     assert_eq!(e.transcript.turns.len(), 2);
     assert_eq!(e.transcript.turns[1].round, 1);
-    assert!(e.transcript.turns[1].output.ends_with(&e.transcript.session_id), "same session id after revival");
-    assert_eq!(opens.load(Ordering::SeqCst), 2, "revival closes and reopens the session");
+    assert!(
+        e.transcript.turns[1]
+            .output
+            .ends_with(&e.transcript.session_id),
+        "same session id after revival"
+    );
+    assert_eq!(
+        opens.load(Ordering::SeqCst),
+        2,
+        "revival closes and reopens the session"
+    );
 }
 
 #[tokio::test]
 async fn a_target_failure_stops_the_conversation_and_errors() {
     let target = Arc::new(FnTarget::new(|req: FnRequest| async move {
-        if req.round == 1 { Err(gavel_targets::FnError::transient("connection reset")) } else { Ok(FnReply::text("fine")) }
+        if req.round == 1 {
+            Err(gavel_targets::FnError::transient("connection reset"))
+        } else {
+            Ok(FnReply::text("fine"))
+        }
     }));
-    let s = suite("cases:\n  - id: c\n    rounds: [{input: a}, {input: b}, {input: c}]\n    checks: [{type: contains, value: fine}]\n");
+    let s = suite(
+        "cases:\n  - id: c\n    rounds: [{input: a}, {input: b}, {input: c}]\n    checks: [{type: contains, value: fine}]\n",
+    );
     let out = run(&s, target, 1, Duration::from_secs(5)).await;
     assert_eq!(out[0].status, Status::Error);
     assert_eq!(out[0].transcript.turns.len(), 2, "round 3 is never sent");
-    assert!(out[0].verdicts.iter().all(|v| v.status != Status::Fail), "{:?}", out[0].verdicts);
+    assert!(
+        out[0].verdicts.iter().all(|v| v.status != Status::Fail),
+        "{:?}",
+        out[0].verdicts
+    );
 }
 
 #[tokio::test]
@@ -128,7 +203,9 @@ async fn cancelling_keeps_what_was_recorded_and_reports_interruption() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         "ok"
     }));
-    let cases: String = (0..40).map(|i| format!("  - {{id: c{i}, input: hi}}\n")).collect();
+    let cases: String = (0..40)
+        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
+        .collect();
     let s = suite(&format!("cases:\n{cases}"));
     let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
     let cancel = CancellationToken::new();
@@ -139,7 +216,17 @@ async fn cancelling_keeps_what_was_recorded_and_reports_interruption() {
     });
     let mut out: Vec<Execution> = Vec::new();
     let mut recorders: [&mut dyn Recorder; 1] = [&mut out];
-    let report = gavel_runner::execute(&plan, &with(target), "r", 2, Duration::from_secs(5), &cancel, &mut recorders).await.unwrap();
+    let report = gavel_runner::execute(
+        &plan,
+        &with(target),
+        "r",
+        2,
+        Duration::from_secs(5),
+        &cancel,
+        &mut recorders,
+    )
+    .await
+    .unwrap();
     assert!(report.interrupted);
     assert_eq!(report.finished, out.len());
     assert!(!out.is_empty() && out.len() < 40, "{} recorded", out.len());
@@ -157,17 +244,29 @@ async fn a_recorder_that_cannot_keep_results_stops_the_run() {
     let s = suite("cases:\n  - {id: a, input: hi}\n  - {id: b, input: hi}\n");
     let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
     let mut recorders: [&mut dyn Recorder; 1] = [&mut Broken];
-    let err = gavel_runner::execute(&plan, &with(echo()), "r", 1, Duration::from_secs(5), &CancellationToken::new(), &mut recorders)
-        .await
-        .unwrap_err();
+    let err = gavel_runner::execute(
+        &plan,
+        &with(echo()),
+        "r",
+        1,
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+        &mut recorders,
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(err, RunnerError::Record { .. }));
     assert!(err.to_string().contains("disk full"));
 }
 
 #[tokio::test]
 async fn run_case_is_the_library_entry_point() {
-    let s = suite("cases:\n  - {id: lib, input: ping, checks: [{type: equals, value: 'echo: ping'}]}\n");
-    let e = gavel_runner::run_case(&s.cases[0], echo().as_ref(), Duration::from_secs(5)).await.unwrap();
+    let s = suite(
+        "cases:\n  - {id: lib, input: ping, checks: [{type: equals, value: 'echo: ping'}]}\n",
+    );
+    let e = gavel_runner::run_case(&s.cases[0], echo().as_ref(), Duration::from_secs(5))
+        .await
+        .unwrap();
     assert_eq!(e.status, Status::Pass);
     assert_eq!(e.score, Some(1.0));
 }

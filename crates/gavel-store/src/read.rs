@@ -13,20 +13,26 @@ use crate::{Engine, Store, StoreError};
 /// Shorter ids are not looked up as prefixes: they would match too much.
 const MIN_PREFIX_CHARS: usize = 6;
 
-const SELECT_EXECUTIONS: &str = "SELECT id, seq, case_id, case_name, target, repeat_index, tags_json, status, score, \
-         reason, started_at, duration_ms, session_id \
+const SELECT_RUN: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");
+
+const SELECT_EXECUTIONS: &str = "SELECT id, seq, case_id, case_name, target, repeat_index, \
+         tags_json, status, score, reason, started_at, duration_ms, session_id \
      FROM executions WHERE run_id = $1";
 
-const SELECT_TURNS: &str = "SELECT t.execution_id, t.seq, t.round, t.input, t.output, t.response_json, \
-         t.latency_ms, t.usage_json, t.failure_json \
-     FROM turns t JOIN executions e ON e.id = t.execution_id WHERE e.run_id = $1 ORDER BY t.seq";
+const SELECT_TURNS: &str = "SELECT t.execution_id, t.seq, t.round, t.input, t.output, \
+         t.response_json, t.latency_ms, t.usage_json, t.failure_json \
+     FROM turns t JOIN executions e ON e.id = t.execution_id \
+     WHERE e.run_id = $1 ORDER BY t.seq";
 
-const SELECT_TOOL_CALLS: &str = "SELECT c.execution_id, c.turn_seq, c.seq, c.name, c.arguments_json, c.result_json \
-     FROM tool_calls c JOIN executions e ON e.id = c.execution_id WHERE e.run_id = $1 ORDER BY c.turn_seq, c.seq";
+const SELECT_TOOL_CALLS: &str = "SELECT c.execution_id, c.turn_seq, c.seq, c.name, \
+         c.arguments_json, c.result_json \
+     FROM tool_calls c JOIN executions e ON e.id = c.execution_id \
+     WHERE e.run_id = $1 ORDER BY c.turn_seq, c.seq";
 
-const SELECT_VERDICTS: &str = "SELECT v.execution_id, v.seq, v.round, v.check_name, v.kind, v.status, v.score, \
-         v.threshold, v.reason, v.evidence_json, v.cost_usd \
-     FROM verdicts v JOIN executions e ON e.id = v.execution_id WHERE e.run_id = $1 ORDER BY v.seq";
+const SELECT_VERDICTS: &str = "SELECT v.execution_id, v.seq, v.round, v.check_name, v.kind, \
+         v.status, v.score, v.threshold, v.reason, v.evidence_json, v.cost_usd \
+     FROM verdicts v JOIN executions e ON e.id = v.execution_id \
+     WHERE e.run_id = $1 ORDER BY v.seq";
 
 const SELECT_CASE_ORDER: &str =
     "SELECT case_id, MIN(seq) AS first_seq FROM run_cases WHERE run_id = $1 GROUP BY case_id";
@@ -35,14 +41,10 @@ impl Store {
     /// The run with this id, or with this unique id prefix of at least 6 characters
     /// (what people type). An ambiguous prefix is [`StoreError::Ambiguous`].
     pub async fn run(&self, run_id: &str) -> Result<RunRecord, StoreError> {
-        let exact: Option<RunRow> = sqlx::query_as(concat!(
-            "SELECT ",
-            run_columns!(),
-            " FROM runs WHERE id = $1"
-        ))
-        .bind(run_id)
-        .fetch_optional(&self.pool)
-        .await?;
+        let exact: Option<RunRow> = sqlx::query_as(SELECT_RUN)
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await?;
         if let Some(row) = exact {
             return row.into_record();
         }
@@ -59,14 +61,10 @@ impl Store {
         match ids.as_slice() {
             [] => Err(not_found()),
             [id] => {
-                let row: Option<RunRow> = sqlx::query_as(concat!(
-                    "SELECT ",
-                    run_columns!(),
-                    " FROM runs WHERE id = $1"
-                ))
-                .bind(id.as_str())
-                .fetch_optional(&self.pool)
-                .await?;
+                let row: Option<RunRow> = sqlx::query_as(SELECT_RUN)
+                    .bind(id.as_str())
+                    .fetch_optional(&self.pool)
+                    .await?;
                 row.ok_or_else(not_found)?.into_record()
             }
             many => Err(StoreError::Ambiguous {

@@ -9,13 +9,15 @@ use sqlx::{Any, AssertSqlSafe, Transaction};
 use crate::rows::{Float, to_i64, to_json};
 use crate::{Engine, Store, StoreError};
 
-const INSERT_RUN: &str = "INSERT INTO runs (id, suite, status, started_at, finished_at, config_json) \
+const INSERT_RUN: &str = "INSERT INTO runs \
+         (id, suite, status, started_at, finished_at, config_json) \
      VALUES ($1, $2, $3, $4, $5, $6)";
 
 /// Inserts the execution, or updates the one with the same key (keeping its id and
 /// insertion sequence). `seq` is the next in the run: order of first recording.
-const UPSERT_EXECUTION: &str = "INSERT INTO executions (id, run_id, seq, case_id, case_name, target, repeat_index, \
-         tags_json, status, score, reason, started_at, duration_ms, session_id) \
+const UPSERT_EXECUTION: &str = "INSERT INTO executions \
+         (id, run_id, seq, case_id, case_name, target, repeat_index, tags_json, status, score, \
+         reason, started_at, duration_ms, session_id) \
      VALUES ($1, $2, (SELECT COALESCE(MAX(seq), -1) + 1 FROM executions WHERE run_id = $2), \
          $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
      ON CONFLICT (run_id, case_id, target, repeat_index) DO UPDATE SET \
@@ -37,8 +39,8 @@ const INSERT_CASES: (&str, usize) = (
     5,
 );
 const INSERT_TURNS: (&str, usize) = (
-    "INSERT INTO turns (execution_id, seq, round, input, output, response_json, latency_ms, usage_json, \
-     failure_json)",
+    "INSERT INTO turns (execution_id, seq, round, input, output, response_json, latency_ms, \
+     usage_json, failure_json)",
     9,
 );
 const INSERT_TOOL_CALLS: (&str, usize) = (
@@ -46,8 +48,8 @@ const INSERT_TOOL_CALLS: (&str, usize) = (
     6,
 );
 const INSERT_VERDICTS: (&str, usize) = (
-    "INSERT INTO verdicts (execution_id, seq, round, check_name, kind, status, score, threshold, reason, \
-     evidence_json, cost_usd)",
+    "INSERT INTO verdicts (execution_id, seq, round, check_name, kind, status, score, threshold, \
+     reason, evidence_json, cost_usd)",
     11,
 );
 
@@ -105,6 +107,8 @@ impl Store {
     /// Writes one execution with its turns, tool calls and verdicts in one
     /// transaction. The key is (run, case id, target, repeat index): writing a key
     /// again replaces what was stored under it, never duplicates it.
+    ///
+    /// Numbers read back exactly, except that SQLite stores a NaN score as NULL.
     pub async fn record_execution(&self, run_id: &str, e: &Execution) -> Result<(), StoreError> {
         // Convert everything before taking the write lock.
         let what = |field: &str| {

@@ -52,7 +52,12 @@ fn run_record(id: &str, started_at: &str) -> RunRecord {
         status: RunStatus::Running,
         started_at: started_at.to_owned(),
         finished_at: None,
-        config: json!({ "files": ["suite.yaml"], "concurrency": 4, "filters": { "tags": ["smoke"] }, "ratio": 0.1 }),
+        config: json!({
+            "files": ["suite.yaml"],
+            "concurrency": 4,
+            "filters": { "tags": ["smoke"] },
+            "ratio": 0.1,
+        }),
     }
 }
 

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// The example agent's binary, built beside gavel's (`cargo test --workspace` builds it).
@@ -16,14 +19,22 @@ fn agent_bin() -> PathBuf {
     let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("property-agent");
     if !bin.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo).args(["build", "-q", "-p", "property-agent"]).current_dir(workspace()).status().unwrap();
+        let ok = Command::new(cargo)
+            .args(["build", "-q", "-p", "property-agent"])
+            .current_dir(workspace())
+            .status()
+            .unwrap();
         assert!(ok.success(), "building property-agent failed");
     }
     bin
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A temp dir with a targets file that starts the example agent on a free port.
@@ -54,7 +65,10 @@ impl Env {
 
     fn gavel(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
-        cmd.args(args).current_dir(self.dir.path()).env_remove("PROPERTY_AGENT_BUG").env_remove("GAVEL_DATABASE_URL");
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env_remove("PROPERTY_AGENT_BUG")
+            .env_remove("GAVEL_DATABASE_URL");
         cmd
     }
 
@@ -62,7 +76,14 @@ impl Env {
         let targets = self.path("targets.yaml");
         let suite = workspace().join("examples/quickstart/suite.yaml");
         let db = self.db();
-        let mut args = vec!["run", targets.to_str().unwrap(), suite.to_str().unwrap(), "--db", &db, "--quiet"];
+        let mut args = vec![
+            "run",
+            targets.to_str().unwrap(),
+            suite.to_str().unwrap(),
+            "--db",
+            &db,
+            "--quiet",
+        ];
         args.extend_from_slice(extra);
         let mut cmd = self.gavel(&args);
         if let Some(bug) = bug {
@@ -90,7 +111,10 @@ fn junit_counts(path: &Path) -> (usize, Option<String>) {
         match reader.read_event().unwrap() {
             Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testcase" => cases += 1,
             Event::Start(e) if e.name().as_ref() == b"testsuites" => {
-                tests = e.try_get_attribute("tests").unwrap().map(|a| text(&a.value));
+                tests = e
+                    .try_get_attribute("tests")
+                    .unwrap()
+                    .map(|a| text(&a.value));
             }
             Event::Eof => break,
             _ => {}
@@ -102,31 +126,74 @@ fn junit_counts(path: &Path) -> (usize, Option<String>) {
 #[test]
 fn quickstart_passes_stores_and_reports_in_every_format() {
     let env = Env::new();
-    let (j, x, m, h) = (env.path("out/r.json"), env.path("r.xml"), env.path("r.md"), env.path("r.html"));
+    let (j, x, m, h) = (
+        env.path("out/r.json"),
+        env.path("r.xml"),
+        env.path("r.md"),
+        env.path("r.html"),
+    );
     let out = env.run_quickstart(
-        &["-o", j.to_str().unwrap(), "-o", x.to_str().unwrap(), "-o", m.to_str().unwrap(), "-o", h.to_str().unwrap()],
+        &[
+            "-o",
+            j.to_str().unwrap(),
+            "-o",
+            x.to_str().unwrap(),
+            "-o",
+            m.to_str().unwrap(),
+            "-o",
+            h.to_str().unwrap(),
+        ],
         None,
     );
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
-    assert!(text(&out.stdout).contains("PASS: pass rate 100%"), "{}", text(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("PASS: pass rate 100%"),
+        "{}",
+        text(&out.stdout)
+    );
     let report = json(&j);
     assert_eq!(report["summary"]["total"], 9);
     assert_eq!(report["summary"]["passed"], 9);
     assert_eq!(report["summary"]["pass_rate"], 100.0);
     assert_eq!(report["detailed_results"].as_array().unwrap().len(), 9);
     assert_eq!(junit_counts(&x), (9, Some("9".into())));
-    assert!(std::fs::read_to_string(&m).unwrap().contains("| Pass rate |") || std::fs::read_to_string(&m).unwrap().contains("Pass rate"));
-    assert!(std::fs::read_to_string(&h).unwrap().starts_with("<!DOCTYPE html>"));
+    assert!(
+        std::fs::read_to_string(&m)
+            .unwrap()
+            .contains("| Pass rate |")
+            || std::fs::read_to_string(&m).unwrap().contains("Pass rate")
+    );
+    assert!(
+        std::fs::read_to_string(&h)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
 
     // The same reports come back from the store alone.
     let x2 = env.path("again.xml");
     let db = env.db();
-    let out = env.gavel(&["report", "latest", "--db", &db, "-o", x2.to_str().unwrap()]).output().unwrap();
+    let out = env
+        .gavel(&["report", "latest", "--db", &db, "-o", x2.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(junit_counts(&x2), (9, Some("9".into())));
     let run_id = report["run"]["id"].as_str().unwrap();
-    let out = env.gavel(&["report", &run_id[..8], "--db", &db]).output().unwrap();
-    assert!(text(&out.stdout).contains("9 passed"), "{}", text(&out.stdout));
+    let out = env
+        .gavel(&["report", &run_id[..8], "--db", &db])
+        .output()
+        .unwrap();
+    assert!(
+        text(&out.stdout).contains("9 passed"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
@@ -143,8 +210,19 @@ fn an_injected_bug_fails_the_relevant_cases_and_the_gate() {
         .filter(|r| r["status"] == "fail")
         .map(|r| r["id"].as_str().unwrap())
         .collect();
-    assert_eq!(failed, ["list-listings", "occupancy-follow-up", "context-survives-revival"]);
-    assert!(text(&out.stdout).contains("missing \"City Apartment\""), "{}", text(&out.stdout));
+    assert_eq!(
+        failed,
+        [
+            "list-listings",
+            "occupancy-follow-up",
+            "context-survives-revival"
+        ]
+    );
+    assert!(
+        text(&out.stdout).contains("missing \"City Apartment\""),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
@@ -157,9 +235,16 @@ fn a_target_that_is_down_is_an_error_not_a_failure() {
     )
     .unwrap();
     let db = env.db();
-    let out = env.gavel(&["run", suite.to_str().unwrap(), "--db", &db, "--quiet"]).output().unwrap();
+    let out = env
+        .gavel(&["run", suite.to_str().unwrap(), "--db", &db, "--quiet"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
-    assert!(text(&out.stdout).contains("1 errors") || text(&out.stdout).contains("1 error"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("1 errors") || text(&out.stdout).contains("1 error"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
@@ -168,40 +253,80 @@ fn validate_names_file_line_column_and_exits_2() {
     let syntax = env.path("syntax.yaml");
     std::fs::write(&syntax, "cases:\n  - id: a\n    input: [hi\n").unwrap();
     let unknown = env.path("unknown.yaml");
-    std::fs::write(&unknown, "cases:\n  - id: a\n    input: hi\n    judge_treshold: 0.7\n").unwrap();
-    for (file, needle) in [(&syntax, "syntax.yaml:3:12:"), (&unknown, "unknown.yaml:4:5: unknown field `judge_treshold`")] {
-        let out = env.gavel(&["validate", file.to_str().unwrap()]).output().unwrap();
+    std::fs::write(
+        &unknown,
+        "cases:\n  - id: a\n    input: hi\n    judge_treshold: 0.7\n",
+    )
+    .unwrap();
+    for (file, needle) in [
+        (&syntax, "syntax.yaml:3:12:"),
+        (&unknown, "unknown.yaml:4:5: unknown field `judge_treshold`"),
+    ] {
+        let out = env
+            .gavel(&["validate", file.to_str().unwrap()])
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2));
         assert!(text(&out.stderr).contains(needle), "{}", text(&out.stderr));
     }
-    let out = env.gavel(&["validate", unknown.to_str().unwrap()]).output().unwrap();
-    assert!(text(&out.stderr).contains("did you mean `judge_threshold`?"), "{}", text(&out.stderr));
+    let out = env
+        .gavel(&["validate", unknown.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        text(&out.stderr).contains("did you mean `judge_threshold`?"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn seed_formats_load_and_run_unchanged() {
     let env = Env::new();
     let seeds = workspace().join("examples/seeds");
-    let out = env.gavel(&["validate", seeds.to_str().unwrap()]).output().unwrap();
+    let out = env
+        .gavel(&["validate", seeds.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("warning: no target is defined"));
     let (targets, db, j) = (env.path("targets.yaml"), env.db(), env.path("r.json"));
     let out = env
-        .gavel(&["run", targets.to_str().unwrap(), seeds.to_str().unwrap(), "--db", &db, "--quiet", "-o", j.to_str().unwrap()])
+        .gavel(&[
+            "run",
+            targets.to_str().unwrap(),
+            seeds.to_str().unwrap(),
+            "--db",
+            &db,
+            "--quiet",
+            "-o",
+            j.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let report = json(&j);
     assert_eq!(report["summary"]["total"], 4);
     // Judge criteria wait for a judge model: skipped with the reason, never passed or failed.
-    let example_2 = report["detailed_results"].as_array().unwrap().iter().find(|r| r["id"] == "example_2").unwrap();
+    let example_2 = report["detailed_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "example_2")
+        .unwrap();
     assert_eq!(example_2["status"], "skipped");
 }
 
 #[test]
 fn ctrl_c_keeps_results_marks_the_run_interrupted_and_resume_finishes_it() {
     let env = Env::new();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gavel"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_gavel"))
         .args(["run", env.path("targets.yaml").to_str().unwrap()])
         .arg(workspace().join("examples/quickstart/suite.yaml"))
         .args(["--db", &env.db(), "--quiet", "-j", "1"])
@@ -217,26 +342,56 @@ fn ctrl_c_keeps_results_marks_the_run_interrupted_and_resume_finishes_it() {
     while Instant::now() < deadline && !(db.exists() && stored_executions(&env) >= 1) {
         std::thread::sleep(Duration::from_millis(200));
     }
-    let ok = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(ok.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    assert!(text(&out.stdout).contains("interrupted"), "{}", text(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("interrupted"),
+        "{}",
+        text(&out.stdout)
+    );
     let kept = stored_executions(&env);
     assert!((1..9).contains(&kept), "{kept} executions kept");
 
     let j = env.path("r.json");
     let out = env.run_quickstart(&["--resume", "latest", "-o", j.to_str().unwrap()], None);
-    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    assert_eq!(json(&j)["summary"]["total"], 9, "the resumed run holds every case exactly once");
-    assert!(text(&out.stderr).contains(&format!("({kept} already recorded)")), "{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(
+        json(&j)["summary"]["total"],
+        9,
+        "the resumed run holds every case exactly once"
+    );
+    assert!(
+        text(&out.stderr).contains(&format!("({kept} already recorded)")),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Executions stored so far, read through `gavel report`'s JSON.
 fn stored_executions(env: &Env) -> usize {
     let j = env.path("probe.json");
     let db = env.db();
-    let out = env.gavel(&["report", "latest", "--db", &db, "-o", j.to_str().unwrap()]).output().unwrap();
+    let out = env
+        .gavel(&["report", "latest", "--db", &db, "-o", j.to_str().unwrap()])
+        .output()
+        .unwrap();
     if !j.exists() || out.status.code() == Some(2) {
         return 0;
     }

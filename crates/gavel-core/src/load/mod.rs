@@ -40,7 +40,11 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Suite, Vec<LoadError>> {
         }
     }
     let suite = resolve(parsed, &mut errors);
-    if errors.is_empty() { Ok(suite) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(suite)
+    } else {
+        Err(errors)
+    }
 }
 
 /// Parses one suite from text, as if read from `path` (its extension picks JSON,
@@ -52,7 +56,11 @@ pub fn parse_suite_str(text: &str, path: &Path) -> Result<Suite, Vec<LoadError>>
         Err(e) => return Err(vec![e]),
     };
     let suite = resolve(vec![file], &mut errors);
-    if errors.is_empty() { Ok(suite) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(suite)
+    } else {
+        Err(errors)
+    }
 }
 
 struct FileParts {
@@ -64,33 +72,44 @@ struct FileParts {
 
 fn expand_path(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| LoadError::new(Location::file(&shown), e.to_string()))?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| LoadError::new(Location::file(&shown), e.to_string()))?;
     if !meta.is_dir() {
         return Ok(vec![path.to_owned()]);
     }
     let mut found = Vec::new();
     let mut stack = vec![path.to_owned()];
     while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| LoadError::new(Location::file(dir.display().to_string()), e.to_string()))?;
+        let entries = std::fs::read_dir(&dir).map_err(|e| {
+            LoadError::new(Location::file(dir.display().to_string()), e.to_string())
+        })?;
         for entry in entries.flatten() {
             let p = entry.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| SUITE_EXTENSIONS.contains(&e)) {
+            } else if p
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| SUITE_EXTENSIONS.contains(&e))
+            {
                 found.push(p);
             }
         }
     }
     found.sort();
     if found.is_empty() {
-        return Err(LoadError::new(Location::file(shown), "the directory holds no suite files (.yaml, .yml, .json, .jsonl)"));
+        return Err(LoadError::new(
+            Location::file(shown),
+            "the directory holds no suite files (.yaml, .yml, .json, .jsonl)",
+        ));
     }
     Ok(found)
 }
 
 fn read_file(path: &Path) -> Result<FileParts, LoadError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError::new(Location::file(&shown), e.to_string()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LoadError::new(Location::file(&shown), e.to_string()))?;
     parse_file(&text, path)
 }
 
@@ -107,26 +126,52 @@ fn parse_file(text: &str, path: &Path) -> Result<FileParts, LoadError> {
                 "a CSV file holds data, not cases: use it from a suite's `datasets:` block with a case template",
             ));
         }
-        other => return Err(LoadError::new(Location::file(&shown), format!("unknown suite file type `.{other}`"))),
+        other => {
+            return Err(LoadError::new(
+                Location::file(&shown),
+                format!("unknown suite file type `.{other}`"),
+            ));
+        }
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("suite").to_owned();
-    Ok(FileParts { shown, dir, stem, parsed })
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("suite")
+        .to_owned();
+    Ok(FileParts {
+        shown,
+        dir,
+        stem,
+        parsed,
+    })
 }
 
 /// Merges parsed files: targets, defaults, ids, rounds, datasets.
 fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
     let mut suite = Suite {
-        name: files.iter().find_map(|f| f.parsed.name.clone()).or_else(|| files.first().map(|f| f.stem.clone())).unwrap_or_default(),
+        name: files
+            .iter()
+            .find_map(|f| f.parsed.name.clone())
+            .or_else(|| files.first().map(|f| f.stem.clone()))
+            .unwrap_or_default(),
         files: files.iter().map(|f| f.shown.clone()).collect(),
         ..Suite::default()
     };
     for f in &files {
         for (name, spec) in &f.parsed.targets {
             if suite.targets.contains_key(name) {
-                errors.push(LoadError::new(Location::file(&f.shown), format!("target `{name}` is defined twice")).field(format!("targets.{name}")));
+                errors.push(
+                    LoadError::new(
+                        Location::file(&f.shown),
+                        format!("target `{name}` is defined twice"),
+                    )
+                    .field(format!("targets.{name}")),
+                );
             }
-            suite.targets.insert(name.clone(), absolutize(spec.clone(), &f.dir));
+            suite
+                .targets
+                .insert(name.clone(), absolutize(spec.clone(), &f.dir));
         }
     }
     let all_targets: Vec<String> = suite.targets.keys().cloned().collect();
@@ -155,7 +200,11 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
             case.source = at;
             apply_defaults(&mut case, &f.parsed.defaults);
             if case.targets.is_empty() {
-                case.targets = if own_targets.is_empty() { all_targets.clone() } else { own_targets.clone() };
+                case.targets = if own_targets.is_empty() {
+                    all_targets.clone()
+                } else {
+                    own_targets.clone()
+                };
             }
             name_case(&mut case, &f.stem, index);
             if let Err(e) = normalise_rounds(&mut case) {
@@ -164,11 +213,23 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
             }
             for t in &case.targets {
                 if !suite.targets.contains_key(t) {
-                    errors.push(case_error(&case, format!("unknown target `{t}`{}", known(&all_targets))).field("targets"));
+                    errors.push(
+                        case_error(
+                            &case,
+                            format!("unknown target `{t}`{}", known(&all_targets)),
+                        )
+                        .field("targets"),
+                    );
                 }
             }
             if let Some(first) = seen.get(&case.id) {
-                errors.push(case_error(&case, format!("duplicate case id `{}` (first defined at {first})", case.id)).field("id"));
+                errors.push(
+                    case_error(
+                        &case,
+                        format!("duplicate case id `{}` (first defined at {first})", case.id),
+                    )
+                    .field("id"),
+                );
             } else {
                 seen.insert(case.id.clone(), case.source.clone());
             }
@@ -176,13 +237,20 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
         }
     }
     if suite.targets.is_empty() && !suite.cases.is_empty() {
-        suite.warnings.push("no target is defined: the cases can be validated but not run (add a `targets:` file)".to_owned());
+        suite.warnings.push(
+            "no target is defined: the cases can be validated but not run (add a `targets:` file)"
+                .to_owned(),
+        );
     }
     suite
 }
 
 fn known(names: &[String]) -> String {
-    if names.is_empty() { " (no targets are defined)".to_owned() } else { format!(" (defined: {})", names.join(", ")) }
+    if names.is_empty() {
+        " (no targets are defined)".to_owned()
+    } else {
+        format!(" (defined: {})", names.join(", "))
+    }
 }
 
 fn case_error(case: &Case, message: String) -> LoadError {
@@ -190,7 +258,14 @@ fn case_error(case: &Case, message: String) -> LoadError {
         Some((f, l)) if l.parse::<u64>().is_ok() => (f.to_owned(), l.parse().ok()),
         _ => (case.source.clone(), None),
     };
-    LoadError::new(Location { file, line, column: None }, format!("case `{}`: {message}", case.id))
+    LoadError::new(
+        Location {
+            file,
+            line,
+            column: None,
+        },
+        format!("case `{}`: {message}", case.id),
+    )
 }
 
 fn apply_defaults(case: &mut Case, d: &SuiteDefaults) {
@@ -217,7 +292,11 @@ fn apply_defaults(case: &mut Case, d: &SuiteDefaults) {
 
 fn name_case(case: &mut Case, stem: &str, index: usize) {
     if case.id.is_empty() {
-        case.id = if case.name.is_empty() { format!("{stem}-{}", index + 1) } else { slug(&case.name) };
+        case.id = if case.name.is_empty() {
+            format!("{stem}-{}", index + 1)
+        } else {
+            slug(&case.name)
+        };
     }
     if case.name.is_empty() {
         case.name = case.id.clone();
@@ -225,15 +304,35 @@ fn name_case(case: &mut Case, stem: &str, index: usize) {
 }
 
 fn slug(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// Turns `input` into a single round; rejects cases with both or neither.
 fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
     match (case.input.take(), case.rounds.is_empty()) {
-        (Some(_), false) => Err(case_error(case, "give `input` (or `prompt`) or `rounds`, not both".into()).field("input")),
-        (None, true) => Err(case_error(case, "a case needs `input` (or `prompt`) or `rounds`".into()).field("input")),
+        (Some(_), false) => Err(case_error(
+            case,
+            "give `input` (or `prompt`) or `rounds`, not both".into(),
+        )
+        .field("input")),
+        (None, true) => Err(case_error(
+            case,
+            "a case needs `input` (or `prompt`) or `rounds`".into(),
+        )
+        .field("input")),
         (Some(input), true) => {
             case.rounds.push(Round {
                 input,
@@ -253,7 +352,12 @@ fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
 fn absolutize(mut spec: TargetSpec, dir: &Path) -> TargetSpec {
     let fix = |cwd: &mut Option<String>| {
         let joined = dir.join(cwd.as_deref().unwrap_or("."));
-        *cwd = Some(std::path::absolute(&joined).unwrap_or(joined).display().to_string());
+        *cwd = Some(
+            std::path::absolute(&joined)
+                .unwrap_or(joined)
+                .display()
+                .to_string(),
+        );
     };
     match &mut spec {
         TargetSpec::Http(h) => {

@@ -76,11 +76,21 @@ fn line_of(c: Spanned<Case>) -> (Case, Option<u64>) {
 }
 
 fn with_cases(cases: Vec<Spanned<Case>>) -> ParsedFile {
-    ParsedFile { cases: cases.into_iter().map(line_of).collect(), ..ParsedFile::default() }
+    ParsedFile {
+        cases: cases.into_iter().map(line_of).collect(),
+        ..ParsedFile::default()
+    }
 }
 
 /// The keys that mark a top-level mapping as a suite rather than a single case.
-const SUITE_KEYS: &[&str] = &["cases", "examples", "test_cases", "targets", "defaults", "datasets"];
+const SUITE_KEYS: &[&str] = &[
+    "cases",
+    "examples",
+    "test_cases",
+    "targets",
+    "defaults",
+    "datasets",
+];
 
 /// Parses YAML or JSON text into a suite file. A top-level list is a list of cases;
 /// a mapping without suite keys is one case (seed 000's dict).
@@ -131,7 +141,10 @@ fn first_line(rendered: &str) -> String {
 pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> LoadError {
     let message = e.to_string();
     let message = message.split(" at line ").next().unwrap_or(&message);
-    LoadError::new(Location::at(file, e.line() as u64, e.column() as u64), did_you_mean(message))
+    LoadError::new(
+        Location::at(file, e.line() as u64, e.column() as u64),
+        did_you_mean(message),
+    )
 }
 
 /// Parses a JSONL file: one case per non-empty line.
@@ -148,7 +161,10 @@ pub(crate) fn parse_jsonl(text: &str, file: &str) -> Result<ParsedFile, LoadErro
         })?;
         cases.push((case, Some(i as u64 + 1)));
     }
-    Ok(ParsedFile { cases, ..ParsedFile::default() })
+    Ok(ParsedFile {
+        cases,
+        ..ParsedFile::default()
+    })
 }
 
 #[cfg(test)]
@@ -157,23 +173,59 @@ mod tests {
 
     #[test]
     fn unknown_case_field_names_line_column_and_suggestion() {
-        let err = parse_text("cases:\n  - id: a\n    input: hi\n    tresh: 1\n", "s.yaml", false).unwrap_err();
+        let err = parse_text(
+            "cases:\n  - id: a\n    input: hi\n    tresh: 1\n",
+            "s.yaml",
+            false,
+        )
+        .unwrap_err();
         assert_eq!(err.location, Location::at("s.yaml", 4, 5));
-        assert!(err.message.contains("unknown field `tresh`"), "{}", err.message);
-        assert!(err.message.contains("did you mean `threshold`"), "{}", err.message);
+        assert!(
+            err.message.contains("unknown field `tresh`"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("did you mean `threshold`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn json_syntax_error_names_line_and_column() {
-        let err = parse_text("{\n  \"cases\": [\n    {\"id\": \"a\",}\n  ]\n}", "s.json", true).unwrap_err();
+        let err = parse_text(
+            "{\n  \"cases\": [\n    {\"id\": \"a\",}\n  ]\n}",
+            "s.json",
+            true,
+        )
+        .unwrap_err();
         assert_eq!(err.location.line, Some(3));
         assert!(err.location.column.is_some());
     }
 
     #[test]
     fn shapes_list_single_and_suite() {
-        assert_eq!(parse_text("- prompt: hi\n- prompt: ho\n", "f", false).unwrap().cases.len(), 2);
-        assert_eq!(parse_text("name: x\nprompt: hi\n", "f", false).unwrap().cases.len(), 1);
-        assert_eq!(parse_text("examples:\n  - input: hi\n", "f", false).unwrap().cases.len(), 1);
+        assert_eq!(
+            parse_text("- prompt: hi\n- prompt: ho\n", "f", false)
+                .unwrap()
+                .cases
+                .len(),
+            2
+        );
+        assert_eq!(
+            parse_text("name: x\nprompt: hi\n", "f", false)
+                .unwrap()
+                .cases
+                .len(),
+            1
+        );
+        assert_eq!(
+            parse_text("examples:\n  - input: hi\n", "f", false)
+                .unwrap()
+                .cases
+                .len(),
+            1
+        );
     }
 }

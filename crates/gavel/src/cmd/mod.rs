@@ -75,7 +75,9 @@ impl ColorChoice {
     pub(crate) fn enabled(self) -> bool {
         use std::io::IsTerminal;
         match self {
-            ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
             ColorChoice::Always => true,
             ColorChoice::Never => false,
         }
@@ -85,9 +87,19 @@ impl ColorChoice {
 /// Parses a pass rate into percent: `80`, `80%` and `0.8` all mean 80%.
 fn parse_rate(s: &str) -> Result<f64, String> {
     let trimmed = s.trim().trim_end_matches('%');
-    let v: f64 = trimmed.parse().map_err(|_| format!("`{s}` is not a rate (try 80, 80% or 0.8)"))?;
-    let percent = if s.trim().ends_with('%') || v > 1.0 { v } else { v * 100.0 };
-    if (0.0..=100.0).contains(&percent) { Ok(percent) } else { Err(format!("`{s}` is outside 0..100%")) }
+    let v: f64 = trimmed
+        .parse()
+        .map_err(|_| format!("`{s}` is not a rate (try 80, 80% or 0.8)"))?;
+    let percent = if s.trim().ends_with('%') || v > 1.0 {
+        v
+    } else {
+        v * 100.0
+    };
+    if (0.0..=100.0).contains(&percent) {
+        Ok(percent)
+    } else {
+        Err(format!("`{s}` is outside 0..100%"))
+    }
 }
 
 impl Cli {
@@ -107,7 +119,11 @@ pub(crate) fn print_load_errors(errors: &[gavel::LoadError]) -> u8 {
     for e in errors {
         eprintln!("error: {e}");
     }
-    eprintln!("{} error{} found", errors.len(), if errors.len() == 1 { "" } else { "s" });
+    eprintln!(
+        "{} error{} found",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    );
     EXIT_BAD_INPUT
 }
 

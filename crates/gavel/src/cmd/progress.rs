@@ -16,8 +16,10 @@ impl Progress {
     pub(crate) fn new(total: usize, enabled: bool) -> Progress {
         if enabled && std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total as u64);
-            let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar());
+            let style = ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
             Progress::Bar(bar)
         } else {
@@ -35,7 +37,10 @@ impl Progress {
 #[async_trait::async_trait]
 impl Recorder for Progress {
     async fn record(&mut self, e: &Execution) -> Result<(), String> {
-        let label = format!("{} {} [{}]#{}", e.status, e.case_id, e.target, e.repeat_index);
+        let label = format!(
+            "{} {} [{}]#{}",
+            e.status, e.case_id, e.target, e.repeat_index
+        );
         match self {
             Progress::Bar(bar) => {
                 bar.inc(1);

@@ -22,7 +22,10 @@ pub(crate) struct ReportArgs {
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     let store = Store::open(&args.store.db).await?;
     let run = if args.run == "latest" {
-        store.latest_run().await?.ok_or_else(|| anyhow::anyhow!("the store holds no run yet"))?
+        store
+            .latest_run()
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("the store holds no run yet"))?
     } else {
         store.run(&args.run).await?
     };
@@ -50,7 +53,9 @@ pub(crate) struct StoreRecorder<'a>(pub(crate) &'a Store, pub(crate) &'a str);
 #[async_trait::async_trait]
 impl Recorder for StoreRecorder<'_> {
     async fn record(&mut self, e: &Execution) -> Result<(), String> {
-        self.0.record_execution(self.1, e).await.map_err(|e| e.to_string())
+        self.0
+            .record_execution(self.1, e)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
-

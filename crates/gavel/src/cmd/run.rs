@@ -11,8 +11,10 @@ use gavel::{RunRecord, RunStatus};
 use serde_json::json;
 
 use super::progress::Progress;
-use super::report::{emit, StoreRecorder};
-use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, ReportOutArgs, StoreArgs, print_load_errors};
+use super::report::{StoreRecorder, emit};
+use super::{
+    EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, ReportOutArgs, StoreArgs, print_load_errors,
+};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -58,10 +60,14 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         eprintln!("warning: {w}");
     }
     if suite.targets.is_empty() {
-        eprintln!("error: no target is defined: give a suite file with `targets:` alongside the cases");
+        eprintln!(
+            "error: no target is defined: give a suite file with `targets:` alongside the cases"
+        );
         return Ok(EXIT_BAD_INPUT);
     }
-    let store = Store::open(&args.store.db).await.context("opening the store")?;
+    let store = Store::open(&args.store.db)
+        .await
+        .context("opening the store")?;
     let (run, done) = match &args.resume {
         Some(id) => resume(&store, id).await?,
         None => (new_run(&suite, &args), Default::default()),
@@ -103,7 +109,9 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
-            store.finish_run(&run.id, RunStatus::Failed, &gavel::now_rfc3339()).await?;
+            store
+                .finish_run(&run.id, RunStatus::Failed, &gavel::now_rfc3339())
+                .await?;
             return Ok(EXIT_INFRA);
         }
     };
@@ -129,7 +137,9 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         Ok(_) => RunStatus::Completed,
         Err(_) => RunStatus::Failed,
     };
-    store.finish_run(&run.id, status, &gavel::now_rfc3339()).await?;
+    store
+        .finish_run(&run.id, status, &gavel::now_rfc3339())
+        .await?;
     let report_code = emit(&store, &run.id, &args.out).await?;
     match outcome {
         Err(e) => {
@@ -137,7 +147,10 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
             Ok(EXIT_INFRA)
         }
         Ok(r) if r.interrupted => {
-            eprintln!("interrupted: {} executions recorded; finish with `gavel run … --resume {}`", r.finished, run.id);
+            eprintln!(
+                "interrupted: {} executions recorded; finish with `gavel run … --resume {}`",
+                r.finished, run.id
+            );
             Ok(EXIT_INTERRUPTED)
         }
         Ok(_) => Ok(report_code),
@@ -145,8 +158,11 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
 }
 
 fn new_run(suite: &gavel::Suite, args: &RunArgs) -> RunRecord {
-    let targets: serde_json::Map<String, serde_json::Value> =
-        suite.targets.iter().map(|(name, spec)| (name.clone(), json!(spec.kind()))).collect();
+    let targets: serde_json::Map<String, serde_json::Value> = suite
+        .targets
+        .iter()
+        .map(|(name, spec)| (name.clone(), json!(spec.kind())))
+        .collect();
     RunRecord {
         id: uuid::Uuid::now_v7().to_string(),
         suite: suite.name.clone(),
@@ -167,9 +183,15 @@ fn new_run(suite: &gavel::Suite, args: &RunArgs) -> RunRecord {
     }
 }
 
-async fn resume(store: &Store, id: &str) -> anyhow::Result<(RunRecord, std::collections::HashSet<(String, String, u32)>)> {
+async fn resume(
+    store: &Store,
+    id: &str,
+) -> anyhow::Result<(RunRecord, std::collections::HashSet<(String, String, u32)>)> {
     let run = if id == "latest" {
-        store.latest_run().await?.context("the store holds no run to resume")?
+        store
+            .latest_run()
+            .await?
+            .context("the store holds no run to resume")?
     } else {
         store.run(id).await?
     };
