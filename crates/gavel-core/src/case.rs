@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{CheckSpec, TargetSpec};
+use crate::{CheckSpec, JudgeSettings, TargetSpec};
 
 /// One round of a conversation: a user message and what to check in the answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -165,6 +165,8 @@ pub struct Suite {
     pub targets: BTreeMap<String, TargetSpec>,
     /// The cases, defaults applied, rounds normalised, targets resolved.
     pub cases: Vec<Case>,
+    /// Judge and model settings.
+    pub judge: JudgeSettings,
     /// Non-fatal findings (e.g. cases with no target).
     pub warnings: Vec<String>,
 }

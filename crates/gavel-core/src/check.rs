@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
+
 /// One or several strings: `value: x` or `value: [x, y]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -148,6 +150,58 @@ pub enum CheckSpec {
         /// The budget in milliseconds.
         max_ms: u64,
     },
+    /// An LLM judge scores the answer against criteria (pointwise).
+    Judge {
+        /// The criteria; defaults to the round's, then the case's `criteria`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        criteria: Option<String>,
+        /// The scale (default: the suite's `judge.scale`, else 0-1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scale: Option<Scale>,
+        /// Pass threshold on the scale (default: the round's, then the case's
+        /// `threshold`, else the scale's default).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        threshold: Option<f64>,
+        /// Judge model for this check (default: the suite's `judge.model`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// Show the expected output to the judge as a reference (default true
+        /// when there is one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reference: Option<bool>,
+        /// Worked examples (few-shot).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        examples: Vec<JudgeExample>,
+    },
+    /// A multi-dimension rubric (seed 002): accuracy, completeness, format
+    /// compliance, scope adherence, context usage and, when tools are expected,
+    /// tool usage, each 1-5; overall = weighted mean.
+    Rubric {
+        /// The success criteria; defaults to the round's, then the case's `criteria`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        criteria: Option<String>,
+        /// Pass threshold on the overall 1-5 score (default 3.5).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        threshold: Option<f64>,
+        /// Dimension weights (default 1 each).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        weights: BTreeMap<String, f64>,
+        /// Judge model for this check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// Compare the answer with another one, in both orders; a win counts only when
+    /// both orders agree.
+    Pairwise {
+        /// What to compare with.
+        against: PairwiseAgainst,
+        /// The comparison criteria; defaults to the case's `criteria`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        criteria: Option<String>,
+        /// Judge model for this check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
 }
 
 fn yes() -> bool {
@@ -173,6 +227,9 @@ impl CheckSpec {
             CheckSpec::NumericFields { .. } => "numeric-fields",
             CheckSpec::ToolsCalled { .. } => "tools-called",
             CheckSpec::Latency { .. } => "latency",
+            CheckSpec::Judge { .. } => "judge",
+            CheckSpec::Rubric { .. } => "rubric",
+            CheckSpec::Pairwise { .. } => "pairwise",
         }
     }
 }

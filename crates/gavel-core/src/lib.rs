@@ -14,6 +14,7 @@
 pub mod case;
 pub mod check;
 pub mod error;
+pub mod judge;
 pub mod load;
 pub mod outcome;
 pub mod run;
@@ -26,6 +27,7 @@ pub mod verdict;
 pub use case::{Case, Round, Suite, SuiteDefaults};
 pub use check::CheckSpec;
 pub use error::{LoadError, Location};
+pub use judge::{JudgeSettings, Scale};
 pub use outcome::{Execution, Outcome, Summary, TagStats};
 pub use run::{RunRecord, RunStatus};
 pub use status::Status;

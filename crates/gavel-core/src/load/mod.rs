@@ -174,6 +174,13 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
                 .insert(name.clone(), absolutize(spec.clone(), &f.dir));
         }
     }
+    for f in &files {
+        let mut judge = f.parsed.judge.clone();
+        for path in judge.templates.values_mut() {
+            *path = f.dir.join(&*path).display().to_string();
+        }
+        suite.judge.fill_from(judge);
+    }
     let all_targets: Vec<String> = suite.targets.keys().cloned().collect();
     let mut seen: HashMap<String, String> = HashMap::new();
     for f in files {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use crate::error::did_you_mean;
-use crate::{Case, LoadError, Location, SuiteDefaults, TargetSpec};
+use crate::{Case, JudgeSettings, LoadError, Location, SuiteDefaults, TargetSpec};
 
 /// A data-driven block: one case per dataset row.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -39,6 +39,9 @@ pub(crate) struct SuiteFile {
     /// Defaults for every case of this file.
     #[serde(default)]
     defaults: SuiteDefaults,
+    /// Judge and model settings.
+    #[serde(default)]
+    judge: JudgeSettings,
     /// The cases (`examples` in seed 002 datasets, `test_cases` also accepted).
     #[serde(default, alias = "examples", alias = "test_cases")]
     #[schemars(with = "Vec<Case>")]
@@ -54,6 +57,7 @@ pub(crate) struct ParsedFile {
     pub(crate) name: Option<String>,
     pub(crate) targets: BTreeMap<String, TargetSpec>,
     pub(crate) defaults: SuiteDefaults,
+    pub(crate) judge: JudgeSettings,
     pub(crate) cases: Vec<(Case, Option<u64>)>,
     pub(crate) datasets: Vec<DatasetSpec>,
 }
@@ -64,6 +68,7 @@ impl From<SuiteFile> for ParsedFile {
             name: f.name,
             targets: f.targets,
             defaults: f.defaults,
+            judge: f.judge,
             cases: f.cases.into_iter().map(line_of).collect(),
             datasets: f.datasets,
         }
@@ -84,6 +89,7 @@ fn with_cases(cases: Vec<Spanned<Case>>) -> ParsedFile {
 
 /// The keys that mark a top-level mapping as a suite rather than a single case.
 const SUITE_KEYS: &[&str] = &[
+    "judge",
     "cases",
     "examples",
     "test_cases",

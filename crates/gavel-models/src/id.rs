@@ -1,0 +1,142 @@
+//! Model ids: `openai:gpt-5-mini`, `anthropic:claude-opus-4-5`,
+//! `gemini:gemini-2.5-pro`, `openai-compatible:NAME@http://127.0.0.1:11434/v1`.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The provider family behind a model id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// OpenAI Chat Completions (honours `OPENAI_BASE_URL`).
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini generateContent.
+    Gemini,
+    /// Any server speaking OpenAI Chat Completions at a given base URL.
+    OpenAiCompatible,
+}
+
+impl Provider {
+    /// The prefix used in model ids.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+            Provider::OpenAiCompatible => "openai-compatible",
+        }
+    }
+}
+
+/// A parsed model id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ModelId {
+    /// The provider family.
+    pub provider: Provider,
+    /// The provider's model name.
+    pub model: String,
+    /// Base URL (`openai-compatible` only).
+    pub base_url: Option<String>,
+}
+
+impl FromStr for ModelId {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (prefix, rest) = s
+            .split_once(':')
+            .ok_or_else(|| format!("model id `{s}` needs a provider prefix: openai:, anthropic:, gemini: or openai-compatible:"))?;
+        let provider = match prefix {
+            "openai" => Provider::OpenAi,
+            "anthropic" => Provider::Anthropic,
+            "gemini" | "google" => Provider::Gemini,
+            "openai-compatible" => Provider::OpenAiCompatible,
+            other => {
+                return Err(format!(
+                    "unknown model provider `{other}` in `{s}` (expected openai, anthropic, gemini or openai-compatible)"
+                ));
+            }
+        };
+        let (model, base_url) = match provider {
+            Provider::OpenAiCompatible => {
+                let (name, url) = rest
+                    .split_once('@')
+                    .ok_or_else(|| format!("`{s}`: write openai-compatible:NAME@BASE_URL, e.g. openai-compatible:llama3@http://127.0.0.1:11434/v1"))?;
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!(
+                        "`{s}`: the base URL must start with http:// or https://"
+                    ));
+                }
+                (name.to_owned(), Some(url.trim_end_matches('/').to_owned()))
+            }
+            _ => (rest.to_owned(), None),
+        };
+        if model.is_empty() {
+            return Err(format!("model id `{s}` names no model"));
+        }
+        Ok(ModelId {
+            provider,
+            model,
+            base_url,
+        })
+    }
+}
+
+impl fmt::Display for ModelId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.provider.prefix(), self.model)?;
+        if let Some(url) = &self.base_url {
+            write!(f, "@{url}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_family_and_round_trips() {
+        for s in [
+            "openai:gpt-5-mini",
+            "anthropic:claude-opus-4-5",
+            "gemini:gemini-2.5-pro",
+            "openai-compatible:llama3@http://127.0.0.1:11434/v1",
+        ] {
+            let id: ModelId = s.parse().unwrap();
+            assert_eq!(id.to_string(), s);
+        }
+        let id: ModelId = "openai-compatible:x@http://h:1/v1/".parse().unwrap();
+        assert_eq!(id.base_url.as_deref(), Some("http://h:1/v1"));
+    }
+
+    #[test]
+    fn rejects_bad_ids_with_a_hint() {
+        assert!(
+            "gpt-5"
+                .parse::<ModelId>()
+                .unwrap_err()
+                .contains("provider prefix")
+        );
+        assert!(
+            "foo:bar"
+                .parse::<ModelId>()
+                .unwrap_err()
+                .contains("unknown model provider")
+        );
+        assert!(
+            "openai-compatible:x"
+                .parse::<ModelId>()
+                .unwrap_err()
+                .contains("NAME@BASE_URL")
+        );
+        assert!(
+            "openai:"
+                .parse::<ModelId>()
+                .unwrap_err()
+                .contains("names no model")
+        );
+    }
+}

@@ -1,0 +1,34 @@
+//! Chat models for gavel: the [`ChatModel`] trait, provider implementations and
+//! the layers every call goes through (cache → rate limit → concurrency → retry →
+//! timeout → accounting → provider).
+
+mod error;
+mod id;
+mod request;
+
+pub use error::{ErrorKind, ModelError};
+pub use id::{ModelId, Provider};
+pub use request::{
+    ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenUsage, ToolCallRequest, ToolDef,
+};
+
+/// A chat model: one request in, one response (or a classified error) out.
+///
+/// Providers only classify failures; the retry, rate-limit and timeout layers act
+/// on the classification.
+#[async_trait::async_trait]
+pub trait ChatModel: Send + Sync + std::fmt::Debug {
+    /// Sends one chat request.
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+    /// The model this answers for.
+    fn id(&self) -> &ModelId;
+}
+
+/// A key-value store for cached model answers (implemented over the gavel store).
+#[async_trait::async_trait]
+pub trait CacheStore: Send + Sync {
+    /// The cached answer for `key`, if any.
+    async fn get(&self, key: &str) -> Result<Option<String>, String>;
+    /// Keeps `value` (a serialized [`ChatResponse`]) under `key`.
+    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String>;
+}
