@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum RunStatus {
     /// Executions are still landing.
     Running,
@@ -13,6 +13,8 @@ pub enum RunStatus {
     Completed,
     /// Stopped early (Ctrl-C); the results so far are kept.
     Interrupted,
+    /// Stopped scheduling new work when the spend reached `--max-cost`; what ran is kept.
+    BudgetStopped,
     /// The harness itself failed before finishing.
     Failed,
 }
@@ -24,6 +26,7 @@ impl RunStatus {
             RunStatus::Running => "running",
             RunStatus::Completed => "completed",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::BudgetStopped => "budget-stopped",
             RunStatus::Failed => "failed",
         }
     }
@@ -37,6 +40,7 @@ impl std::str::FromStr for RunStatus {
             "running" => Ok(RunStatus::Running),
             "completed" => Ok(RunStatus::Completed),
             "interrupted" => Ok(RunStatus::Interrupted),
+            "budget-stopped" => Ok(RunStatus::BudgetStopped),
             "failed" => Ok(RunStatus::Failed),
             other => Err(format!("unknown run status `{other}`")),
         }

@@ -18,6 +18,8 @@ pub enum TargetSpec {
     Http(HttpTarget),
     /// A process speaking JSON lines on stdin/stdout, one process per session.
     Command(CommandTarget),
+    /// A model itself, behind a system prompt (the seeds' "harness").
+    Chat(ChatTarget),
 }
 
 impl TargetSpec {
@@ -25,7 +27,7 @@ impl TargetSpec {
     pub fn start(&self) -> Option<&StartSpec> {
         match self {
             TargetSpec::Http(h) => h.start.as_ref(),
-            TargetSpec::Command(_) => None,
+            TargetSpec::Command(_) | TargetSpec::Chat(_) => None,
         }
     }
 
@@ -34,6 +36,7 @@ impl TargetSpec {
         match self {
             TargetSpec::Http(_) => "http",
             TargetSpec::Command(_) => "command",
+            TargetSpec::Chat(_) => "chat",
         }
     }
 }
@@ -134,4 +137,46 @@ pub struct StartSpec {
     /// How long to wait for readiness, in seconds (default 120).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<f64>,
+}
+
+/// A model tested directly: a system prompt, optional tools, and the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChatTarget {
+    /// The model id, e.g. `openai:gpt-5-mini` or `openai-compatible:NAME@URL`.
+    pub model: String,
+    /// The system prompt, a template over the case's `context` plus `today`
+    /// (e.g. `Today's date is {{ today }}. Respond in {{ locale }}.`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// Tools the model may call; each call is recorded with its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ChatTool>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Answer length cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Model calls per user message while the model keeps calling tools (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+}
+
+/// A tool offered to a `chat` target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChatTool {
+    /// Tool name.
+    pub name: String,
+    /// What the tool does, for the model.
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the arguments (default: any object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+    /// The result handed back to the model when it calls the tool (default:
+    /// `{"error": "no result configured"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
 }

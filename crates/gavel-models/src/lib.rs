@@ -6,8 +6,15 @@ mod error;
 mod id;
 mod request;
 
+pub mod layers;
+mod pricing;
+mod stack;
+
 pub use error::{ErrorKind, ModelError};
 pub use id::{ModelId, Provider};
+pub use layers::CacheMode;
+pub use pricing::{builtin_prices, price_for};
+pub use stack::{ModelPool, ModelSettings, layered};
 pub use request::{
     ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenUsage, ToolCallRequest, ToolDef,
 };
@@ -22,6 +29,12 @@ pub trait ChatModel: Send + Sync + std::fmt::Debug {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
     /// The model this answers for.
     fn id(&self) -> &ModelId;
+}
+
+/// Hands out models by id, each built once with its layers (see `ModelPool`).
+pub trait ModelSource: Send + Sync {
+    /// The model for `id` (e.g. `openai:gpt-5-mini`), or why it is unavailable.
+    fn model(&self, id: &str) -> Result<std::sync::Arc<dyn ChatModel>, ModelError>;
 }
 
 /// A key-value store for cached model answers (implemented over the gavel store).

@@ -27,7 +27,7 @@ pub(crate) fn render(report: &Report) -> String {
         inline(&report.run.suite)
     );
     let mut facts = vec![
-        format!("Run `{}`", text::short_id(&report.run.id)),
+        format!("Run `{}`", report.run.id),
         report.run.status.as_str().to_owned(),
         format!("started {}", inline(&report.run.started_at)),
     ];

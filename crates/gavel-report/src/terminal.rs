@@ -25,7 +25,7 @@ pub fn terminal(report: &Report, color: bool) -> String {
 
     let mut header = format!(
         "gavel run {} · suite {} · {}",
-        text::one_line(text::short_id(&report.run.id), 8),
+        text::one_line(&report.run.id, 40),
         text::one_line(&report.run.suite, 80),
         report.run.status.as_str()
     );

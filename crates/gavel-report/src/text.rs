@@ -47,11 +47,6 @@ pub(crate) fn duration(ms: u64) -> String {
     }
 }
 
-/// The first 8 characters of a run id.
-pub(crate) fn short_id(id: &str) -> &str {
-    id.char_indices().nth(8).map_or(id, |(i, _)| &id[..i])
-}
-
 /// Whitespace collapsed to single spaces, control characters (terminal escapes)
 /// dropped, and cut to `max` characters with `…`.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
@@ -371,6 +366,9 @@ pub(crate) fn run_note(report: &Report) -> Option<&'static str> {
         gavel_core::RunStatus::Interrupted => {
             Some("The run was interrupted: these results are partial.")
         }
+        gavel_core::RunStatus::BudgetStopped => Some(
+            "The run stopped scheduling new work when its spend reached --max-cost: these results are partial.",
+        ),
         gavel_core::RunStatus::Running => {
             Some("The run is still running: these results are partial.")
         }
@@ -393,8 +391,6 @@ mod tests {
         assert_eq!(duration(1_250), "1.2s");
         assert_eq!(duration(184_000), "3m 04s");
         assert_eq!(cost(Some(0.001_23)), "$0.0012");
-        assert_eq!(short_id("0190f3a2-aaaa"), "0190f3a2");
-        assert_eq!(short_id("abc"), "abc");
     }
 
     #[test]

@@ -709,7 +709,7 @@ fn terminal_plain_and_colored() {
     let first = plain.lines().next().unwrap();
     assert_eq!(
         first,
-        "gavel run 0190f3a2 · suite support · completed · 1m 04s"
+        "gavel run 0190f3a2-1234-7000-8000-00000000abcd · suite support · completed · 1m 04s"
     );
     assert!(plain.contains("By tag"));
     assert!(plain.contains("billing"));

@@ -29,6 +29,7 @@
 //! # }).unwrap();
 //! ```
 
+mod cache;
 mod error;
 mod open;
 mod read;

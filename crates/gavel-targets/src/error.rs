@@ -18,6 +18,15 @@ pub enum TargetError {
         /// What is wrong with it (never a secret value).
         message: String,
     },
+    /// The target cannot be used in this environment (e.g. its model has no
+    /// credentials): its executions are skipped with this reason.
+    #[error("target `{target}` is unavailable: {reason}")]
+    Unavailable {
+        /// The target's name in the suite.
+        target: String,
+        /// Why, e.g. `OPENAI_API_KEY is not set`.
+        reason: String,
+    },
     /// The target's start process could not be spawned or never became ready.
     #[error("target `{target}`: start: {message}")]
     Start {

@@ -29,6 +29,7 @@
 //! # });
 //! ```
 
+mod chat;
 mod command;
 mod error;
 mod function;
@@ -41,6 +42,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gavel_core::{TargetFailure, TargetSpec, Turn};
+use gavel_models::ModelSource;
 use serde_json::{Value, json};
 
 pub use error::TargetError;
@@ -143,11 +145,14 @@ pub trait Session: Send {
 /// e.g. ``target `agent`: headers.Authorization: `${TOKEN}`: environment variable
 /// TOKEN is not set``.
 ///
-/// A spec's `start` process is not launched here: see [`start`].
-pub fn build(name: &str, spec: &TargetSpec) -> Result<Arc<dyn Target>, TargetError> {
+/// A spec's `start` process is not launched here: see [`start`]. A `chat` target
+/// takes its model from `models`; a model without credentials makes the target
+/// [`TargetError::Unavailable`].
+pub fn build(name: &str, spec: &TargetSpec, models: &dyn ModelSource) -> Result<Arc<dyn Target>, TargetError> {
     Ok(match spec {
         TargetSpec::Http(http) => Arc::new(http::HttpAdapter::build(name, http)?),
         TargetSpec::Command(command) => Arc::new(command::CommandAdapter::build(name, command)?),
+        TargetSpec::Chat(chat) => Arc::new(chat::ChatAdapter::build(name, chat, models)?),
     })
 }
 

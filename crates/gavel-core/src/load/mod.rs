@@ -373,6 +373,7 @@ fn absolutize(mut spec: TargetSpec, dir: &Path) -> TargetSpec {
             }
         }
         TargetSpec::Command(c) => fix(&mut c.cwd),
+        TargetSpec::Chat(_) => {}
     }
     spec
 }

@@ -20,16 +20,25 @@ pub fn python() -> &'static str {
     })
 }
 
+/// A model source with no models: every id lacks credentials.
+pub struct NoModels;
+
+impl gavel_models::ModelSource for NoModels {
+    fn model(&self, _id: &str) -> Result<Arc<dyn gavel_models::ChatModel>, gavel_models::ModelError> {
+        Err(gavel_models::ModelError::new(gavel_models::ErrorKind::NoCredentials, "NO_KEY is not set"))
+    }
+}
+
 /// A target built from a JSON spec.
 pub fn target(spec: Value) -> Arc<dyn Target> {
     let spec: TargetSpec = serde_json::from_value(spec).unwrap();
-    gavel_targets::build("agent", &spec).unwrap()
+    gavel_targets::build("agent", &spec, &NoModels).unwrap()
 }
 
 /// The build error for a JSON spec, as text.
 pub fn build_error(spec: Value) -> String {
     let spec: TargetSpec = serde_json::from_value(spec).unwrap();
-    gavel_targets::build("agent", &spec)
+    gavel_targets::build("agent", &spec, &NoModels)
         .expect_err("the spec should be rejected")
         .to_string()
 }

@@ -39,7 +39,7 @@ pub(crate) struct RunArgs {
     /// Per-execution timeout in seconds for cases that set none.
     #[arg(long, default_value_t = 120.0)]
     timeout: f64,
-    /// Finish an interrupted run (an id, a unique prefix, or `latest`) without redoing recorded work.
+    /// Finish an interrupted run (an id, a unique prefix, or `latest`): recorded results are kept, errored ones run again.
     #[arg(long, value_name = "RUN_ID")]
     resume: Option<String>,
     /// No progress display.
@@ -195,7 +195,15 @@ async fn resume(
     } else {
         store.run(id).await?
     };
-    let done = store.recorded_keys(&run.id).await?.into_iter().collect();
+    // Executions that errored (target down, provider out) are run again; the new
+    // result replaces the old one.
+    let done = store
+        .executions(&run.id)
+        .await?
+        .into_iter()
+        .filter(|e| e.status != gavel::Status::Error)
+        .map(|e| (e.case_id, e.target, e.repeat_index))
+        .collect();
     Ok((run, done))
 }
 

@@ -1,0 +1,481 @@
+//! LLM judges: pointwise `judge`, multi-dimension `rubric` and `pairwise`.
+//!
+//! What every judge shares lives here: the run-time inputs ([`JudgeRuntime`],
+//! [`JudgeModels`]), what a judge shows the model about a turn, and one exchange
+//! with the model ([`ask`]): render, call, validate, retry a bad answer, account.
+//!
+//! Failure handling, in one place:
+//! - no model (the [`JudgeModels`] answers [`ErrorKind::NoCredentials`], see
+//!   [`no_judge_model`]) → `skipped` with the reason, or `error` when `strict`;
+//! - `--cache-only` and not cached → `error`;
+//! - any other model error → `error` (evidence `transient` says whether trying
+//!   again may help); the model layers have already retried transient failures;
+//! - an answer that is not JSON, breaks the schema, or carries a score the scale
+//!   does not allow → asked again, at most [`MAX_ATTEMPTS`] calls in all, then
+//!   `error` with the raw answer in the evidence. Never a default pass or a silent 0.
+//!
+//! A retry must be a fresh call, not the cached bad answer: the retried request
+//! carries `template_hash` = `<hash>-retry<n>` (the hash is part of the cache key,
+//! so the key differs while staying deterministic: a cached re-run replays the
+//! same attempts) and, as conversation, the rejected answer and what was wrong.
+
+mod answer;
+mod pairwise;
+mod pointwise;
+pub(crate) mod prompt;
+mod rubric;
+
+use std::sync::Arc;
+
+use gavel_core::{Status, ToolCall, Turn, Verdict};
+use gavel_models::{ChatModel, ChatRequest, ErrorKind, Message, ModelError, OutputSchema};
+use serde_json::{Map, Value, json};
+
+pub use pairwise::{PairwiseInput, PairwiseSpec, pairwise};
+pub(crate) use pointwise::PointwiseJudge;
+pub use prompt::{JudgeTemplate, TemplateKind};
+pub(crate) use rubric::RubricJudge;
+
+use crate::plan::truncate;
+use prompt::{Prompt, fence, neutralise};
+
+/// Calls of one judge for one answer at most: the first and two retries.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// The skip reason when no judge model is configured or reachable.
+pub const NO_JUDGE_MODEL: &str = "no judge model: set judge.model in the suite or --judge, or export OPENAI_API_KEY/ANTHROPIC_API_KEY/GEMINI_API_KEY";
+
+/// The error a [`JudgeModels`] returns when there is no judge model: kind
+/// [`ErrorKind::NoCredentials`], message [`NO_JUDGE_MODEL`]. Judges turn it into
+/// `skipped` (or `error` when strict).
+pub fn no_judge_model() -> ModelError {
+    ModelError::new(ErrorKind::NoCredentials, NO_JUDGE_MODEL)
+}
+
+/// Resolves judge model ids to chat models.
+pub trait JudgeModels: Send + Sync {
+    /// The model for `id` (`None`: the suite's default judge model). Answer
+    /// [`no_judge_model()`] (or any `NoCredentials` error) when there is none.
+    fn model(&self, id: Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError>;
+}
+
+impl<F> JudgeModels for F
+where
+    F: Fn(Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError> + Send + Sync,
+{
+    fn model(&self, id: Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError> {
+        self(id)
+    }
+}
+
+/// No judge model at all: every judge is skipped (an error when strict).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoJudgeModels;
+
+impl JudgeModels for NoJudgeModels {
+    fn model(&self, _id: Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError> {
+        Err(no_judge_model())
+    }
+}
+
+/// What judges need at run time.
+#[derive(Clone, Copy)]
+pub struct JudgeRuntime<'a> {
+    /// Resolves a model id (`None` = the suite default) to a chat model.
+    pub models: &'a dyn JudgeModels,
+    /// Sampling temperature (default 0).
+    pub temperature: f64,
+    /// Answer length cap (default 1024).
+    pub max_tokens: u32,
+    /// The repeat index: `ChatRequest.sample`, part of the cache key.
+    pub sample: u32,
+    /// `--strict`: a judge skipped for want of a model or credentials is an error.
+    pub strict: bool,
+}
+
+impl std::fmt::Debug for JudgeRuntime<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JudgeRuntime")
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("sample", &self.sample)
+            .field("strict", &self.strict)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> JudgeRuntime<'a> {
+    /// Defaults: temperature 0, 1024 tokens, sample 0, not strict.
+    pub fn new(models: &'a dyn JudgeModels) -> Self {
+        JudgeRuntime {
+            models,
+            temperature: 0.0,
+            max_tokens: 1024,
+            sample: 0,
+            strict: false,
+        }
+    }
+
+    /// Defaults overridden by the suite's `judge.temperature` and `judge.max_tokens`.
+    pub fn with_settings(models: &'a dyn JudgeModels, settings: &gavel_core::JudgeSettings) -> Self {
+        let mut rt = Self::new(models);
+        if let Some(t) = settings.temperature {
+            rt.temperature = t;
+        }
+        if let Some(m) = settings.max_tokens {
+            rt.max_tokens = m;
+        }
+        rt
+    }
+}
+
+/// What a judge of a turn shows the model besides the turn, fixed at compile time.
+#[derive(Debug, Clone)]
+pub(crate) struct Material {
+    /// The criteria (the check's, else the round's, else the case's).
+    pub(crate) criteria: String,
+    /// The expected output shown as a reference, if any.
+    pub(crate) reference: Option<Value>,
+    /// The case's context.
+    pub(crate) context: Option<Value>,
+    /// The tools the judged turn was expected to call.
+    pub(crate) expected_tools: Vec<String>,
+    /// The judge model id (`None`: the suite default).
+    pub(crate) model: Option<String>,
+    /// The prompt template.
+    pub(crate) template: JudgeTemplate,
+}
+
+/// The turn under judgement and what came before it.
+pub(crate) struct Judged<'a> {
+    /// The turns before the judged one, in order.
+    pub(crate) history: &'a [Turn],
+    /// The judged turn.
+    pub(crate) turn: &'a Turn,
+    /// The tool calls made on the judged turn's behalf (its round's, or the whole
+    /// conversation's for case-level judges).
+    pub(crate) tool_calls: Vec<&'a ToolCall>,
+}
+
+/// Characters of each history message, tool argument and tool result shown.
+const HISTORY_CHARS: usize = 2000;
+const TOOL_CHARS: usize = 500;
+
+impl Material {
+    /// Whether the output equals the string reference, trimmed: the judge is not
+    /// needed.
+    pub(crate) fn exact_match(&self, output: &str) -> bool {
+        matches!(&self.reference, Some(Value::String(r)) if r.trim() == output.trim())
+    }
+
+    /// The template variables shared by pointwise and rubric judges, untrusted text
+    /// fenced.
+    pub(crate) fn vars(&self, judged: &Judged<'_>) -> Map<String, Value> {
+        let mut vars = Map::new();
+        vars.insert("criteria".into(), neutralise(&self.criteria).into());
+        vars.insert("input".into(), fence("user_input", &judged.turn.input).into());
+        vars.insert(
+            "output".into(),
+            fence("agent_output", &judged.turn.output).into(),
+        );
+        vars.insert("history".into(), history(judged.history));
+        vars.insert(
+            "context".into(),
+            self.context
+                .as_ref()
+                .map_or(Value::Null, |c| fence("context", &as_text(c)).into()),
+        );
+        vars.insert(
+            "reference".into(),
+            self.reference
+                .as_ref()
+                .map_or(Value::Null, |r| fence("reference", &as_text(r)).into()),
+        );
+        vars.insert("tools_called".into(), tools_called(&judged.tool_calls));
+        vars.insert(
+            "expected_tools".into(),
+            self.expected_tools
+                .iter()
+                .map(|t| neutralise(t))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        vars
+    }
+}
+
+/// Strings as they are, other JSON pretty-printed.
+fn as_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
+    }
+}
+
+/// `user: …` / `assistant: …` lines, fenced; null when there is no history.
+fn history(turns: &[Turn]) -> Value {
+    if turns.is_empty() {
+        return Value::Null;
+    }
+    let lines: Vec<String> = turns
+        .iter()
+        .flat_map(|t| {
+            [
+                format!("user: {}", truncate(&t.input, HISTORY_CHARS)),
+                format!("assistant: {}", truncate(&t.output, HISTORY_CHARS)),
+            ]
+        })
+        .collect();
+    fence("history", &lines.join("\n")).into()
+}
+
+/// `name(arguments) -> result` lines, fenced; null when no tool was called.
+fn tools_called(calls: &[&ToolCall]) -> Value {
+    if calls.is_empty() {
+        return Value::Null;
+    }
+    let lines: Vec<String> = calls
+        .iter()
+        .map(|c| {
+            let mut line = format!(
+                "{}({})",
+                c.name,
+                truncate(&c.arguments.to_string(), TOOL_CHARS)
+            );
+            if let Some(result) = &c.result {
+                line.push_str(" -> ");
+                line.push_str(&truncate(&as_text(result), TOOL_CHARS));
+            }
+            line
+        })
+        .collect();
+    fence("tools_called", &lines.join("\n")).into()
+}
+
+/// One question to the judge model.
+pub(crate) struct Question<'a> {
+    /// The judge model id (`None`: the suite default).
+    pub(crate) model: Option<&'a str>,
+    /// The template that rendered the prompt.
+    pub(crate) template: &'a JudgeTemplate,
+    /// The rendered prompt.
+    pub(crate) prompt: Prompt,
+    /// The answer schema's name and the schema.
+    pub(crate) schema_name: &'static str,
+    pub(crate) schema: Value,
+}
+
+/// What one judge's model calls returned and cost.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Calls {
+    pub(crate) model: Option<String>,
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
+    pub(crate) latency_ms: u64,
+    /// Summed over the calls whose price is known; `None` when none is.
+    pub(crate) cost_usd: Option<f64>,
+    /// Every call was served from the cache.
+    pub(crate) cached: bool,
+    pub(crate) attempts: u32,
+    /// The last answer's text.
+    pub(crate) raw: Option<String>,
+    /// Why each rejected answer was rejected.
+    pub(crate) problems: Vec<String>,
+}
+
+impl Calls {
+    /// The call fields of a verdict's evidence.
+    pub(crate) fn evidence(&self, template: &JudgeTemplate, into: &mut Map<String, Value>) {
+        into.insert("model".into(), json!(self.model));
+        into.insert("template".into(), json!(template.origin()));
+        into.insert("template_hash".into(), json!(template.hash()));
+        into.insert("input_tokens".into(), json!(self.input_tokens));
+        into.insert("output_tokens".into(), json!(self.output_tokens));
+        into.insert("latency_ms".into(), json!(self.latency_ms));
+        into.insert("cached".into(), json!(self.cached));
+        into.insert("attempts".into(), json!(self.attempts));
+        into.insert("raw".into(), json!(self.raw));
+        if !self.problems.is_empty() {
+            into.insert("rejected".into(), json!(self.problems));
+        }
+    }
+
+    /// Adds another judge's calls (pairwise: both orders).
+    pub(crate) fn add(&mut self, other: &Calls) {
+        if self.model.is_none() {
+            self.model.clone_from(&other.model);
+        }
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.latency_ms += other.latency_ms;
+        self.cost_usd = add_cost(self.cost_usd, other.cost_usd);
+        self.cached = (self.attempts == 0 || self.cached) && (other.attempts == 0 || other.cached);
+        self.attempts += other.attempts;
+    }
+}
+
+fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
+}
+
+/// Why a judge gave no grade.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Failure {
+    /// No model or credentials (not strict).
+    Skipped(String),
+    /// The model could not be called, or never answered usably.
+    Error { reason: String, transient: bool },
+}
+
+impl Failure {
+    fn from_model(e: &ModelError, strict: bool) -> Self {
+        let message = if e.message.trim().is_empty() {
+            NO_JUDGE_MODEL.to_owned()
+        } else {
+            e.message.clone()
+        };
+        match e.kind {
+            ErrorKind::NoCredentials if !strict => Failure::Skipped(message),
+            ErrorKind::NoCredentials => Failure::Error {
+                reason: format!("{message} (--strict)"),
+                transient: false,
+            },
+            ErrorKind::CacheMiss => Failure::Error {
+                reason: format!("judge answer not in the cache (--cache-only): {message}"),
+                transient: false,
+            },
+            kind => Failure::Error {
+                reason: format!("judge model call failed: {message}"),
+                transient: kind.is_retryable(),
+            },
+        }
+    }
+
+    /// The verdict: `skipped` or `error`, with the calls made so far in evidence.
+    pub(crate) fn verdict(
+        self,
+        head: VerdictHead<'_>,
+        template: &JudgeTemplate,
+        calls: &Calls,
+        mut evidence: Map<String, Value>,
+    ) -> Verdict {
+        let (status, reason) = match self {
+            Failure::Skipped(reason) => (Status::Skipped, reason),
+            Failure::Error { reason, transient } => {
+                evidence.insert("transient".into(), json!(transient));
+                (Status::Error, reason)
+            }
+        };
+        calls.evidence(template, &mut evidence);
+        let mut verdict = head
+            .verdict(status, reason)
+            .with_evidence(Value::Object(evidence));
+        verdict.cost_usd = calls.cost_usd;
+        verdict
+    }
+}
+
+/// A verdict's name, kind and round.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VerdictHead<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) kind: &'static str,
+    pub(crate) round: Option<usize>,
+}
+
+impl VerdictHead<'_> {
+    pub(crate) fn verdict(self, status: Status, reason: impl Into<String>) -> Verdict {
+        Verdict::new(self.name, self.kind, status, reason).in_round(self.round)
+    }
+}
+
+/// Characters of a rejected answer sent back to the model with a retry.
+const ECHO_CHARS: usize = 4000;
+
+/// Asks the judge model `question` until `interpret` accepts a schema-valid answer,
+/// at most [`MAX_ATTEMPTS`] calls; returns the accepted answer or why there is
+/// none, with what the calls cost.
+pub(crate) async fn ask<T>(
+    rt: &JudgeRuntime<'_>,
+    question: &Question<'_>,
+    interpret: impl Fn(&Value) -> Result<T, String>,
+) -> (Result<T, Failure>, Calls) {
+    let mut calls = Calls::default();
+    let model = match rt.models.model(question.model) {
+        Ok(model) => model,
+        Err(e) => return (Err(Failure::from_model(&e, rt.strict)), calls),
+    };
+    calls.model = Some(model.id().to_string());
+    let base = ChatRequest {
+        system: question.prompt.system.clone(),
+        messages: vec![Message::user(question.prompt.user.clone())],
+        temperature: Some(rt.temperature),
+        max_tokens: Some(rt.max_tokens),
+        schema: Some(OutputSchema {
+            name: question.schema_name.to_owned(),
+            schema: question.schema.clone(),
+        }),
+        sample: rt.sample,
+        template_hash: Some(question.template.hash().to_owned()),
+        ..ChatRequest::default()
+    };
+    let mut request = base.clone();
+    calls.cached = true;
+    loop {
+        calls.attempts += 1;
+        let response = match model.chat(&request).await {
+            Ok(response) => response,
+            Err(e) => {
+                calls.cached = false;
+                return (Err(Failure::from_model(&e, rt.strict)), calls);
+            }
+        };
+        calls.input_tokens += response.usage.input_tokens;
+        calls.output_tokens += response.usage.output_tokens;
+        calls.latency_ms += response.latency_ms;
+        calls.cost_usd = add_cost(calls.cost_usd, response.cost_usd);
+        calls.cached &= response.cached;
+        let verdict = answer::parse(&response.text, &question.schema).and_then(|v| interpret(&v));
+        calls.raw = Some(response.text.clone());
+        let mut problem = match verdict {
+            Ok(accepted) => return (Ok(accepted), calls),
+            Err(problem) => problem,
+        };
+        if response.finish_reason.as_deref() == Some("length") {
+            problem.push_str(" (the answer was cut at max_tokens)");
+        }
+        calls.problems.push(problem.clone());
+        if calls.attempts >= MAX_ATTEMPTS {
+            let reason = format!(
+                "the judge gave no usable answer in {} attempts: {problem}",
+                calls.attempts
+            );
+            return (
+                Err(Failure::Error {
+                    reason,
+                    transient: false,
+                }),
+                calls,
+            );
+        }
+        // A fresh call: a cache key of its own, and the rejection as conversation.
+        request = base.clone();
+        request.template_hash = Some(format!(
+            "{}-retry{}",
+            question.template.hash(),
+            calls.attempts
+        ));
+        request
+            .messages
+            .push(Message::assistant(truncate(&response.text, ECHO_CHARS)));
+        request.messages.push(Message::user(format!(
+            "That answer was rejected: {problem}. Answer again with only the JSON object described, nothing else."
+        )));
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -1,0 +1,300 @@
+//! The cache layer: answers kept under a content-addressed key, served with no call.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use tokio::time::Instant;
+
+use crate::{CacheStore, ChatModel, ChatRequest, ChatResponse, ErrorKind, ModelError, ModelId};
+
+/// Bumped whenever the key's material changes shape, so old entries are never
+/// mistaken for answers to new requests.
+const KEY_VERSION: u32 = 1;
+
+/// Finish reasons that mean the provider refused or filtered the answer (OpenAI
+/// `content_filter`, Anthropic `refusal`, Gemini `SAFETY`, `RECITATION`,
+/// `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`): such answers are never cached.
+const REFUSALS: [&str; 7] = [
+    "content_filter",
+    "refusal",
+    "safety",
+    "recitation",
+    "blocklist",
+    "prohibited_content",
+    "spii",
+];
+
+/// How the cache layer uses the cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum CacheMode {
+    /// Serve hits, call the model on a miss and keep its answer (the default).
+    #[default]
+    ReadWrite,
+    /// Neither read nor write (`--no-cache`).
+    Off,
+    /// Serve hits; a miss is an [`ErrorKind::CacheMiss`] error, never a call
+    /// (`--cache-only`).
+    Only,
+}
+
+/// The cache key of `request` to `model`: the hex SHA-256 of canonical JSON (object
+/// keys sorted at every depth, no whitespace) holding a key version, the model id
+/// and every field of the request.
+///
+/// Every field of [`ChatRequest`] can change the answer, so none is left out:
+/// `sample` makes repeats distinct samples and `template_hash` ties the entry to
+/// the prompt template's version. What cannot change the answer (timeouts,
+/// retries, rate limits, concurrency) lives in the layer settings, not in the
+/// request, so it never reaches the key.
+pub fn cache_key(model: &ModelId, request: &ChatRequest) -> String {
+    // Destructured so that a new request field cannot be added without deciding
+    // here whether it belongs in the key.
+    let ChatRequest {
+        system,
+        messages,
+        temperature,
+        max_tokens,
+        schema,
+        tools,
+        sample,
+        template_hash,
+    } = request;
+    let material = json!({
+        "v": KEY_VERSION,
+        "model": model.to_string(),
+        "system": system,
+        "messages": messages,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "schema": schema,
+        "tools": tools,
+        "sample": sample,
+        "template_hash": template_hash,
+    });
+    let canonical = canonical(material).to_string();
+    let digest = Sha256::digest(canonical.as_bytes());
+    format!("{digest:x}")
+}
+
+/// `value` with the keys of every object in sorted order. (serde_json keeps
+/// insertion order in this workspace, so equal schemas written in different key
+/// orders would otherwise hash differently.)
+fn canonical(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, canonical(v)))
+                    .collect::<Map<String, Value>>(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
+    }
+}
+
+/// Whether the answer may be kept: not a refusal or filtered answer.
+fn cacheable(response: &ChatResponse) -> bool {
+    response
+        .finish_reason
+        .as_deref()
+        .is_none_or(|reason| !REFUSALS.iter().any(|r| reason.eq_ignore_ascii_case(r)))
+}
+
+/// Serves answers from a [`CacheStore`]; the outermost layer, so a hit spends no
+/// rate-limit quota, no concurrency slot and no money.
+///
+/// A hit comes back with `cached: true`, `cost_usd: Some(0.0)` and the lookup's own
+/// latency. Errors and refusals are never stored. The cache is best effort: a
+/// store that fails to read counts as a miss, and one that fails to write loses the
+/// entry, each with a warning, never failing the call.
+pub struct Cached {
+    inner: Arc<dyn ChatModel>,
+    store: Arc<dyn CacheStore>,
+    mode: CacheMode,
+}
+
+impl Cached {
+    /// Caches `inner`'s answers in `store`, as `mode` says.
+    pub fn new(inner: Arc<dyn ChatModel>, store: Arc<dyn CacheStore>, mode: CacheMode) -> Self {
+        Cached { inner, store, mode }
+    }
+
+    /// The stored answer under `key`, if any and readable.
+    async fn lookup(&self, key: &str) -> Option<ChatResponse> {
+        let text = match self.store.get(key).await {
+            Ok(found) => found?,
+            Err(error) => {
+                tracing::warn!(model = %self.inner.id(), key, %error, "model cache read failed; calling the model");
+                return None;
+            }
+        };
+        match serde_json::from_str(&text) {
+            Ok(response) => Some(response),
+            Err(error) => {
+                tracing::warn!(model = %self.inner.id(), key, %error, "unreadable model cache entry; calling the model");
+                None
+            }
+        }
+    }
+
+    async fn keep(&self, key: &str, response: &ChatResponse) {
+        let model = self.inner.id().to_string();
+        let text = match serde_json::to_string(response) {
+            Ok(text) => text,
+            Err(error) => {
+                tracing::warn!(%model, key, %error, "cannot serialize a model answer for the cache");
+                return;
+            }
+        };
+        if let Err(error) = self.store.put(key, &model, &text).await {
+            tracing::warn!(%model, key, %error, "model cache write failed; the answer is not cached");
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Cached {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        if self.mode == CacheMode::Off {
+            return self.inner.chat(request).await;
+        }
+        let started = Instant::now();
+        let key = cache_key(self.inner.id(), request);
+        if let Some(mut hit) = self.lookup(&key).await {
+            hit.cached = true;
+            hit.cost_usd = Some(0.0);
+            hit.latency_ms = elapsed_ms(started);
+            tracing::debug!(model = %self.inner.id(), key, "model cache hit");
+            return Ok(hit);
+        }
+        if self.mode == CacheMode::Only {
+            return Err(ModelError::new(
+                ErrorKind::CacheMiss,
+                format!("{}: not in the cache (--cache-only)", self.inner.id()),
+            ));
+        }
+        let response = self.inner.chat(request).await?;
+        if cacheable(&response) {
+            self.keep(&key, &response).await;
+        }
+        Ok(response)
+    }
+
+    fn id(&self) -> &ModelId {
+        self.inner.id()
+    }
+}
+
+impl fmt::Debug for Cached {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cached")
+            .field("mode", &self.mode)
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Milliseconds since `started`, saturating.
+pub(crate) fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{Message, OutputSchema};
+
+    fn id() -> ModelId {
+        "openai:gpt-5-mini".parse().unwrap()
+    }
+
+    #[test]
+    fn keys_ignore_object_key_order_but_nothing_else() {
+        let with_schema = |schema: Value| ChatRequest {
+            messages: vec![Message::user("hi")],
+            schema: Some(OutputSchema {
+                name: "verdict".into(),
+                schema,
+            }),
+            ..ChatRequest::default()
+        };
+        let a = with_schema(json!({"type": "object", "properties": {"b": {}, "a": {}}}));
+        let b = with_schema(json!({"properties": {"a": {}, "b": {}}, "type": "object"}));
+        assert_eq!(cache_key(&id(), &a), cache_key(&id(), &b));
+
+        let key = cache_key(&id(), &a);
+        assert_eq!(key.len(), 64);
+        assert!(key.bytes().all(|c| c.is_ascii_hexdigit()));
+
+        let c = with_schema(json!({"type": "object", "properties": {"a": {}}}));
+        assert_ne!(cache_key(&id(), &a), cache_key(&id(), &c));
+        let other: ModelId = "openai:gpt-5".parse().unwrap();
+        assert_ne!(cache_key(&id(), &a), cache_key(&other, &a));
+    }
+
+    #[test]
+    fn every_request_field_changes_the_key() {
+        let base = ChatRequest {
+            messages: vec![Message::user("hi")],
+            ..ChatRequest::default()
+        };
+        let variants = [
+            ChatRequest {
+                system: Some("be brief".into()),
+                ..base.clone()
+            },
+            ChatRequest {
+                messages: vec![Message::user("hi!")],
+                ..base.clone()
+            },
+            ChatRequest {
+                temperature: Some(0.0),
+                ..base.clone()
+            },
+            ChatRequest {
+                max_tokens: Some(10),
+                ..base.clone()
+            },
+            ChatRequest {
+                tools: vec![crate::ToolDef {
+                    name: "t".into(),
+                    description: String::new(),
+                    parameters: json!({}),
+                }],
+                ..base.clone()
+            },
+            ChatRequest {
+                sample: 1,
+                ..base.clone()
+            },
+            ChatRequest {
+                template_hash: Some("abc".into()),
+                ..base.clone()
+            },
+        ];
+        let mut keys = vec![cache_key(&id(), &base)];
+        keys.extend(variants.iter().map(|r| cache_key(&id(), r)));
+        let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
+        assert_eq!(distinct.len(), keys.len());
+    }
+
+    #[test]
+    fn refusals_are_not_cacheable() {
+        let mut response = ChatResponse::default();
+        assert!(cacheable(&response));
+        response.finish_reason = Some("stop".into());
+        assert!(cacheable(&response));
+        for reason in ["content_filter", "SAFETY", "refusal"] {
+            response.finish_reason = Some(reason.into());
+            assert!(!cacheable(&response), "{reason}");
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! The retry layer: transient failures are tried again, with backoff.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+
+use crate::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelId};
+
+/// The first backoff step; each further one doubles, up to [`MAX_DELAY`].
+pub const BASE_DELAY: Duration = Duration::from_millis(500);
+/// The longest backoff step (before jitter, which adds up to the step again).
+pub const MAX_DELAY: Duration = Duration::from_secs(30);
+/// The longest wait a provider's Retry-After can ask for.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// Tries a call again when it failed in a way worth retrying
+/// ([`ErrorKind::is_retryable`](crate::ErrorKind::is_retryable): rate-limited,
+/// transient, timed out), up to `max_retries` times, then returns the last error.
+/// Authentication, missing credentials and permanent errors return at once.
+///
+/// Between tries it waits the provider's Retry-After when the error carries one
+/// (capped at [`MAX_RETRY_AFTER`]), otherwise an exponential backoff step from
+/// [`BASE_DELAY`] to [`MAX_DELAY`] with jitter.
+pub struct Retry {
+    inner: Arc<dyn ChatModel>,
+    max_retries: u32,
+}
+
+impl Retry {
+    /// Retries `inner` up to `max_retries` times (0: never).
+    pub fn new(inner: Arc<dyn ChatModel>, max_retries: u32) -> Self {
+        Retry { inner, max_retries }
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Retry {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let attempts = AtomicU32::new(0);
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(BASE_DELAY)
+            .with_max_delay(MAX_DELAY)
+            .with_max_times(usize::try_from(self.max_retries).unwrap_or(usize::MAX))
+            .with_jitter();
+        let result = (|| {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            self.inner.chat(request)
+        })
+        .retry(backoff)
+        .sleep(tokio::time::sleep)
+        .when(|error: &ModelError| error.kind.is_retryable())
+        .adjust(|error: &ModelError, step: Option<Duration>| {
+            // `None`: the retries are spent.
+            step.map(|step| error.retry_after.map_or(step, |after| after.min(MAX_RETRY_AFTER)))
+        })
+        .notify(|error: &ModelError, wait: Duration| {
+            tracing::debug!(model = %self.inner.id(), kind = ?error.kind, %error, ?wait, "retrying a model call");
+        })
+        .await;
+        let attempts = attempts.into_inner();
+        if attempts > 1 {
+            tracing::debug!(model = %self.inner.id(), attempts, ok = result.is_ok(), "model call retried");
+        }
+        result
+    }
+
+    fn id(&self) -> &ModelId {
+        self.inner.id()
+    }
+}
+
+impl fmt::Debug for Retry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Retry")
+            .field("max_retries", &self.max_retries)
+            .field("inner", &self.inner)
+            .finish()
+    }
+}

@@ -1,0 +1,100 @@
+//! The model-answer cache on every backend: a SQLite temp file always, PostgreSQL
+//! too when `GAVEL_TEST_DATABASE_URL` names a server (a fresh database is created for
+//! the test and dropped after it, as in `store_story.rs`).
+
+use std::error::Error;
+
+use gavel_store::Store;
+use sqlx::{AssertSqlSafe, Connection, Executor};
+
+type TestResult = Result<(), Box<dyn Error + Send + Sync>>;
+
+/// Keys as the cache layer makes them: 64 hex digits.
+const KEY_A: &str = "3f1c0a9e5b7d2468ace013579bdf2468ace013579bdf2468ace013579bdf2468";
+const KEY_B: &str = "0000000000000000000000000000000000000000000000000000000000000001";
+
+async fn cache_story(url: String) -> TestResult {
+    let store = Store::open(&url).await?;
+    assert_eq!(store.cache_get(KEY_A).await?, None, "empty at first");
+
+    // Text is kept byte for byte: quotes, newlines, non-ASCII, float digits.
+    let answer = r#"{"text":"Zürich ✓\n\"quoted\"","usage":{"input_tokens":12,"output_tokens":3},"cost_usd":0.30000000000000004,"latency_ms":812,"cached":false}"#;
+    store.cache_put(KEY_A, "openai:gpt-5-mini", answer).await?;
+    assert_eq!(store.cache_get(KEY_A).await?.as_deref(), Some(answer));
+    assert_eq!(store.cache_get(KEY_B).await?, None, "other keys stay absent");
+
+    // Putting the same key again replaces the entry (upsert), never duplicates it.
+    let newer = r#"{"text":"second","cached":false}"#;
+    store
+        .cache_put(KEY_A, "anthropic:claude-haiku-4-5", newer)
+        .await?;
+    assert_eq!(store.cache_get(KEY_A).await?.as_deref(), Some(newer));
+    store.cache_put(KEY_B, "openai:gpt-5-mini", answer).await?;
+    assert_eq!(store.cache_get(KEY_B).await?.as_deref(), Some(answer));
+    store.close().await;
+
+    // Entries outlive the connection: a reopened store still serves them.
+    let store = Store::open(&url).await?;
+    assert_eq!(store.cache_get(KEY_A).await?.as_deref(), Some(newer));
+    assert_eq!(store.cache_get(KEY_B).await?.as_deref(), Some(answer));
+
+    // Concurrent puts of one key (two workers answering the same request) both land.
+    let (a, b) = tokio::join!(
+        store.cache_put(KEY_A, "m", r#"{"text":"a"}"#),
+        store.cache_put(KEY_A, "m", r#"{"text":"b"}"#),
+    );
+    a?;
+    b?;
+    let last = store.cache_get(KEY_A).await?;
+    assert!(
+        matches!(last.as_deref(), Some(r#"{"text":"a"}"#) | Some(r#"{"text":"b"}"#)),
+        "{last:?}"
+    );
+    store.close().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_on_sqlite() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("gavel.db");
+    cache_story(format!("sqlite://{}", path.display())).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_on_postgres() -> TestResult {
+    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
+        eprintln!("note: GAVEL_TEST_DATABASE_URL is not set; skipping the PostgreSQL cache test");
+        return Ok(());
+    };
+    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
+    let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
+    admin
+        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
+        .await?;
+    let outcome = tokio::spawn(cache_story(with_database(&admin_url, &database))).await;
+    admin
+        .execute(AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
+        )))
+        .await?;
+    admin.close().await?;
+    match outcome {
+        Ok(result) => result,
+        Err(join) => std::panic::resume_unwind(join.into_panic()),
+    }
+}
+
+/// The same server URL with another database name.
+fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    format!("{server}/{database}{query}")
+}

@@ -1,0 +1,119 @@
+//! A local server speaking the OpenAI Chat Completions wire format with
+//! deterministic answers: structured-output requests get the most favourable
+//! instance of their JSON Schema, other requests an echo (or a fixed reply).
+//!
+//! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
+//! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
+//! `{"requests": N}`: how many completions it served.
+
+mod schema;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use clap::Parser;
+use serde_json::{Value, json};
+
+/// Command-line options.
+#[derive(Debug, Parser)]
+#[command(name = "mock-openai", about = "Local OpenAI-compatible chat server for tests")]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    addr: String,
+    /// Delay before every answer, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Fixed reply for plain (non-structured) requests instead of an echo.
+    #[arg(long)]
+    reply: Option<String>,
+}
+
+struct Mock {
+    latency: Duration,
+    reply: Option<String>,
+    requests: AtomicU64,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    let mock = Arc::new(Mock { latency: Duration::from_millis(args.latency_ms), reply: args.reply, requests: AtomicU64::new(0) });
+    let app = Router::new()
+        .route("/v1/chat/completions", post(complete))
+        .route("/chat/completions", post(complete))
+        .route("/stats", get(stats))
+        .route("/health", get(|| async { Json(json!({"status": "ok"})) }))
+        .with_state(mock);
+    let listener = match tokio::net::TcpListener::bind(&args.addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mock-openai: cannot listen on {}: {e}", args.addr);
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match listener.local_addr() {
+        Ok(addr) => println!("mock-openai listening on http://{addr}"),
+        Err(e) => eprintln!("mock-openai: {e}"),
+    }
+    if let Err(e) = axum::serve(listener, app).await {
+        eprintln!("mock-openai: {e}");
+        return std::process::ExitCode::from(1);
+    }
+    std::process::ExitCode::SUCCESS
+}
+
+async fn stats(State(mock): State<Arc<Mock>>) -> Json<Value> {
+    Json(json!({"requests": mock.requests.load(Ordering::Relaxed)}))
+}
+
+async fn complete(State(mock): State<Arc<Mock>>, body: Result<Json<Value>, axum::extract::rejection::JsonRejection>) -> (StatusCode, Json<Value>) {
+    let Ok(Json(request)) = body else {
+        return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "body is not JSON", "type": "invalid_request_error"}})));
+    };
+    mock.requests.fetch_add(1, Ordering::Relaxed);
+    if !mock.latency.is_zero() {
+        tokio::time::sleep(mock.latency).await;
+    }
+    let prompt_chars: usize = request["messages"]
+        .as_array()
+        .map(|m| m.iter().map(|m| m["content"].as_str().map_or(0, str::len)).sum())
+        .unwrap_or(0);
+    let content = match request.pointer("/response_format/json_schema/schema") {
+        Some(schema) => schema::favourable(schema).to_string(),
+        None => mock.reply.clone().unwrap_or_else(|| format!("You said: {}", last_user_message(&request))),
+    };
+    let completion_tokens = (content.len() / 4).max(1);
+    let prompt_tokens = (prompt_chars / 4).max(1);
+    let answer = json!({
+        "id": "chatcmpl-mock",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request["model"],
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": "stop"
+        }],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens
+        }
+    });
+    (StatusCode::OK, Json(answer))
+}
+
+fn last_user_message(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
