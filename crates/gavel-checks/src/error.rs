@@ -20,6 +20,18 @@ pub enum CheckError {
         /// What is wrong.
         message: String,
     },
+    /// A judge prompt template override (`judge.templates`) cannot be used.
+    ///
+    /// Displays as `judge.templates.judge (prompts/judge.j2): cannot read: ...`.
+    #[error("judge.templates.{kind} ({path}): {message}")]
+    Template {
+        /// The key in `judge.templates` (`judge`, `rubric` or `pairwise`).
+        kind: String,
+        /// The template file.
+        path: String,
+        /// What is wrong: unreadable, a syntax error, a missing block…
+        message: String,
+    },
 }
 
 /// A problem with one field of one check, before the case's location is known.

@@ -1,9 +1,15 @@
-//! Deterministic graders: a case's checks, compiled once, turn a transcript into
-//! [`Verdict`](gavel_core::Verdict)s.
+//! Graders: a case's checks, compiled once, turn a transcript into
+//! [`Verdict`](gavel_core::Verdict)s — deterministic checks first, then LLM judges.
 //!
 //! [`compile`] validates and compiles everything a case asks for (regexes, JSON
-//! Schemas, expected values and tools) into a [`CheckPlan`]; [`CheckPlan::run`] grades
-//! one execution's [`Transcript`](gavel_core::Transcript) with it.
+//! Schemas, expected values and tools, judge criteria, scales, thresholds, rubric
+//! weights, judge templates) into a [`CheckPlan`]. Then, for one execution's
+//! [`Transcript`](gavel_core::Transcript):
+//! - [`CheckPlan::run_code`] runs the deterministic checks (sync, no model);
+//! - [`CheckPlan::run`] runs those, then the `judge` and `rubric` checks with the
+//!   models of a [`JudgeRuntime`];
+//! - [`CheckPlan::pairwise`] lists the `pairwise` checks; the runner finds the other
+//!   answer and calls [`pairwise()`].
 //!
 //! Where a check looks:
 //! - a round's `checks` read that round's turn (the last turn of the round when
@@ -11,25 +17,56 @@
 //! - a case's `checks` read the last turn, except `tools-called` (every tool call of
 //!   the transcript) and `latency` (every turn);
 //! - `expected_tools` (case or round) add a `tools-called` check in `set` mode;
-//! - judge `criteria` become `judge` verdicts (skipped until LLM judges exist).
+//! - `criteria` (case or round) add a pointwise `judge` on that level unless the
+//!   level has an explicit `judge` or `rubric`, which then uses those criteria.
 //!
 //! A turn that was never reached or broke gives `skipped`, never `fail`.
 //!
+//! Judges:
+//! - the judge sees the conversation before the judged turn, the user message, the
+//!   answer, the criteria, the reference (`expected_output`, unless a `judge` says
+//!   `reference: false`), the case's `context`, the expected tools and the tools
+//!   called, and few-shot examples — every untrusted text fenced as data with a
+//!   content-derived nonce, and unable to close its fence;
+//! - it first decides whether the answer is an infrastructure failure
+//!   (`[TRANSIENT]`) or an application error (`[ERROR]`): both give `error`, not a
+//!   low score; then it reasons, then scores on a labelled scale (`binary`, `1-4`,
+//!   `1-5`, `0-10`, `0-1`); a `rubric` scores six dimensions 1-5 and the harness
+//!   weighs them;
+//! - an answer equal to a string reference (trimmed) passes without a call;
+//! - no judge model → `skipped` (`error` with [`JudgeRuntime::strict`]); a model
+//!   error → `error`; an answer that is not schema-valid JSON or whose score the
+//!   scale does not allow is asked again as a fresh call (at most
+//!   [`MAX_ATTEMPTS`] calls), then `error` with the raw answer kept;
+//! - every verdict's evidence records the model, tokens, latency, cache hit, raw
+//!   answer, attempts and the prompt template's hash; `cost_usd` what it cost.
+//!
 //! ```
-//! use gavel_core::{Status, Transcript, Turn};
+//! use gavel_core::{JudgeSettings, Status, Transcript, Turn};
+//! use gavel_checks::{JudgeRuntime, NoJudgeModels};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let yaml = "cases:\n  - id: hello\n    input: Hi\n    checks:\n      - type: contains\n        value: Hello\n";
+//! let yaml = "cases:\n  - id: hello\n    input: Hi\n    criteria: Greets the user warmly\n    checks:\n      - type: contains\n        value: Hello\n";
 //! let suite = gavel_core::load::parse_suite_str(yaml, "inline.yaml".as_ref())
 //!     .map_err(|errors| format!("{errors:?}"))?;
-//! let plan = gavel_checks::compile(&suite.cases[0])?;
+//! let plan = gavel_checks::compile(&suite.cases[0], &JudgeSettings::default())?;
 //! let transcript = Transcript {
 //!     session_id: "s1".into(),
 //!     turns: vec![Turn { output: "Hello there!".into(), ..Turn::default() }],
 //! };
-//! let verdicts = plan.run(&transcript);
+//!
+//! // The deterministic part, synchronously.
+//! let verdicts = plan.run_code(&transcript);
 //! assert_eq!(verdicts[0].check, "contains \"Hello\"");
 //! assert_eq!(verdicts[0].status, Status::Pass);
+//!
+//! // Everything, judges included: without a judge model the judge is skipped.
+//! assert_eq!(plan.judge_count(), 1);
+//! let runtime = JudgeRuntime::new(&NoJudgeModels);
+//! let verdicts = futures::executor::block_on(plan.run(&transcript, &runtime));
+//! assert_eq!(verdicts.len(), 2);
+//! assert_eq!((verdicts[1].kind.as_str(), verdicts[1].status), ("judge", Status::Skipped));
+//! assert!(verdicts[1].reason.starts_with("no judge model"));
 //! # Ok(())
 //! # }
 //! ```
@@ -43,4 +80,8 @@ mod text;
 mod tools;
 
 pub use error::CheckError;
+pub use judge::{
+    JudgeModels, JudgeRuntime, JudgeTemplate, MAX_ATTEMPTS, NO_JUDGE_MODEL, NoJudgeModels,
+    PairwiseInput, PairwiseSpec, TemplateKind, no_judge_model, pairwise,
+};
 pub use plan::{CheckPlan, compile};

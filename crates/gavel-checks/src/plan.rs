@@ -2,19 +2,25 @@
 
 use std::fmt;
 
-use gavel_core::{Case, CheckSpec, Status, Transcript, Turn, Verdict};
+use gavel_core::{Case, CheckSpec, JudgeSettings, Status, Transcript, Turn, Verdict};
 use serde_json::Value;
 
 use crate::error::{CheckError, FieldError};
 use crate::json::JsonCheck;
-use crate::judge::JudgeCheck;
+use crate::judge::compile::{Compiled, Env, Level, Templates, TurnJudge};
+use crate::judge::{JudgeRuntime, Judged, PairwiseSpec, VerdictHead};
 use crate::latency::LatencyCheck;
 use crate::text::TextCheck;
 use crate::tools::ToolsCheck;
 
 /// A case's checks, compiled once and run on every execution of the case.
 pub struct CheckPlan {
+    /// Deterministic checks, in plan order.
     checks: Vec<Planned>,
+    /// Judges of one turn (`judge`, `rubric`), after the code checks.
+    judges: Vec<PlannedJudge>,
+    /// Pairwise comparisons, which the runner performs.
+    pairwise: Vec<PairwiseSpec>,
     /// How many rounds the case has (at least 1).
     rounds: usize,
 }
@@ -27,19 +33,46 @@ impl fmt::Debug for CheckPlan {
                 "checks",
                 &self.checks.iter().map(|c| &c.name).collect::<Vec<_>>(),
             )
+            .field(
+                "judges",
+                &self.judges.iter().map(|c| &c.name).collect::<Vec<_>>(),
+            )
+            .field(
+                "pairwise",
+                &self
+                    .pairwise
+                    .iter()
+                    .map(PairwiseSpec::name)
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
 
 /// Compiles a case's checks: regexes and JSON Schemas are compiled, expected values
 /// and tools resolved from the case, implicit checks (`expected_tools`, judge
-/// `criteria`) added.
+/// `criteria`) added, judge templates read (`settings.templates` overrides) and
+/// judge criteria, thresholds, weights and model ids validated.
 ///
-/// Deterministic checks come first (rounds in order, then the case's), judges last.
-pub fn compile(case: &Case) -> Result<CheckPlan, CheckError> {
+/// Deterministic checks come first (rounds in order, then the case's), judges last
+/// (rounds in order, then the case's); pairwise checks are kept apart for the
+/// runner ([`CheckPlan::pairwise`]).
+pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, CheckError> {
+    let templates = Templates::load(&settings.templates).map_err(|(kind, path, message)| {
+        CheckError::Template {
+            kind,
+            path,
+            message,
+        }
+    })?;
+    let env = Env::new(case, settings, templates);
     let rounds = case.rounds.len().max(1);
-    let mut checks = Vec::new();
-    let mut judges = Vec::new();
+    let mut plan = CheckPlan {
+        checks: Vec::new(),
+        judges: Vec::new(),
+        pairwise: Vec::new(),
+        rounds,
+    };
     let invalid = |field: String, e: FieldError| CheckError::Invalid {
         source_loc: case.source.clone(),
         case_id: case.id.clone(),
@@ -48,6 +81,13 @@ pub fn compile(case: &Case) -> Result<CheckPlan, CheckError> {
         } else {
             format!("{field}.{}", e.field)
         },
+        message: e.message,
+    };
+    // Judge errors carry absolute field paths.
+    let invalid_at = |e: FieldError| CheckError::Invalid {
+        source_loc: case.source.clone(),
+        case_id: case.id.clone(),
+        field: e.field,
         message: e.message,
     };
 
@@ -61,20 +101,24 @@ pub fn compile(case: &Case) -> Result<CheckPlan, CheckError> {
             tools_from: "the round",
         };
         let scope = Scope::Round(r);
-        for (i, spec) in round.checks.iter().enumerate() {
-            let field = format!("rounds[{r}].checks[{i}]");
-            checks.push(Planned::compile(spec, scope, &expected).map_err(|e| invalid(field, e))?);
-        }
+        let level = Level::round(case, r);
+        let at = |i: usize| format!("rounds[{r}].checks[{i}]");
+        plan.add_checks(&round.checks, &env, &level, &at, |_| scope, &expected)
+            .map_err(|(field, e, absolute)| {
+                if absolute {
+                    invalid_at(e)
+                } else {
+                    invalid(field, e)
+                }
+            })?;
         if !round.expected_tools.is_empty() && !has_defaulted_tools_check(&round.checks) {
-            checks.push(Planned::new(
+            plan.checks.push(Planned::new(
                 scope,
                 Check::Tools(ToolsCheck::implicit(&round.expected_tools)),
             ));
         }
-        if let Some(criteria) = round.criteria.as_deref().filter(|c| !c.trim().is_empty()) {
-            let judge = JudgeCheck::new(criteria, round.threshold.or(case.threshold));
-            judges.push(Planned::new(scope, Check::Judge(judge)));
-        }
+        plan.add_implicit_judge(case, &round.checks, &env, &level, scope)
+            .map_err(invalid_at)?;
     }
 
     let expected = Expected {
@@ -85,29 +129,29 @@ pub fn compile(case: &Case) -> Result<CheckPlan, CheckError> {
         tools: &case.expected_tools,
         tools_from: "the case",
     };
-    for (i, spec) in case.checks.iter().enumerate() {
-        let scope = match spec {
-            CheckSpec::ToolsCalled { .. } | CheckSpec::Latency { .. } => Scope::Transcript,
-            _ => Scope::LastTurn,
-        };
-        let field = format!("checks[{i}]");
-        checks.push(Planned::compile(spec, scope, &expected).map_err(|e| invalid(field, e))?);
-    }
+    let level = Level::case(case);
+    let at = |i: usize| format!("checks[{i}]");
+    let case_scope = |spec: &CheckSpec| match spec {
+        CheckSpec::ToolsCalled { .. } | CheckSpec::Latency { .. } => Scope::Transcript,
+        _ => Scope::LastTurn,
+    };
+    plan.add_checks(&case.checks, &env, &level, &at, case_scope, &expected)
+        .map_err(|(field, e, absolute)| {
+            if absolute {
+                invalid_at(e)
+            } else {
+                invalid(field, e)
+            }
+        })?;
     if !case.expected_tools.is_empty() && !has_defaulted_tools_check(&case.checks) {
-        checks.push(Planned::new(
+        plan.checks.push(Planned::new(
             Scope::Transcript,
             Check::Tools(ToolsCheck::implicit(&case.expected_tools)),
         ));
     }
-    if let Some(criteria) = case.criteria.as_deref().filter(|c| !c.trim().is_empty()) {
-        judges.push(Planned::new(
-            Scope::LastTurn,
-            Check::Judge(JudgeCheck::new(criteria, case.threshold)),
-        ));
-    }
-
-    checks.extend(judges);
-    Ok(CheckPlan { checks, rounds })
+    plan.add_implicit_judge(case, &case.checks, &env, &level, Scope::LastTurn)
+        .map_err(invalid_at)?;
+    Ok(plan)
 }
 
 /// Whether an explicit `tools-called` without `tools` already uses `expected_tools`.
@@ -117,24 +161,113 @@ fn has_defaulted_tools_check(checks: &[CheckSpec]) -> bool {
         .any(|c| matches!(c, CheckSpec::ToolsCalled { tools: None, .. }))
 }
 
+/// Whether a judged check of one turn sits among these checks.
+fn has_turn_judge(checks: &[CheckSpec]) -> bool {
+    checks
+        .iter()
+        .any(|c| matches!(c, CheckSpec::Judge { .. } | CheckSpec::Rubric { .. }))
+}
+
+/// A compile error: the check's field path, the error and whether its field is
+/// already absolute.
+type AddError = (String, FieldError, bool);
+
 impl CheckPlan {
-    /// Runs every check against the transcript of one execution of the case, giving
-    /// one verdict per check, in plan order.
-    pub fn run(&self, transcript: &Transcript) -> Vec<Verdict> {
+    /// Compiles one level's checks: code checks, explicit judges, pairwise specs.
+    fn add_checks(
+        &mut self,
+        specs: &[CheckSpec],
+        env: &Env<'_>,
+        level: &Level<'_>,
+        at: &dyn Fn(usize) -> String,
+        scope_of: impl Fn(&CheckSpec) -> Scope,
+        expected: &Expected<'_>,
+    ) -> Result<(), AddError> {
+        for (i, spec) in specs.iter().enumerate() {
+            let field = at(i);
+            let scope = scope_of(spec);
+            match spec {
+                CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } | CheckSpec::Pairwise { .. } => {
+                    match env
+                        .explicit(spec, &field, level)
+                        .map_err(|e| (field.clone(), e, true))?
+                    {
+                        Compiled::Turn(judge) => self.judges.push(PlannedJudge::new(scope, judge)),
+                        Compiled::Pairwise(p) => self.pairwise.push(p),
+                    }
+                }
+                _ => self
+                    .checks
+                    .push(Planned::compile(spec, scope, expected).map_err(|e| (field, e, false))?),
+            }
+        }
+        Ok(())
+    }
+
+    /// The pointwise judge a level's own `criteria` add, unless the level has an
+    /// explicit `judge` or `rubric`.
+    fn add_implicit_judge(
+        &mut self,
+        case: &Case,
+        specs: &[CheckSpec],
+        env: &Env<'_>,
+        level: &Level<'_>,
+        scope: Scope,
+    ) -> Result<(), FieldError> {
+        if has_turn_judge(specs) {
+            return Ok(());
+        }
+        if let Some(criteria) = Level::own_criteria(case, level.round) {
+            let judge = env.implicit(level, criteria)?;
+            self.judges.push(PlannedJudge::new(scope, judge));
+        }
+        Ok(())
+    }
+
+    /// Runs the deterministic checks against the transcript of one execution of
+    /// the case, one verdict per check, in plan order. No model is called.
+    pub fn run_code(&self, transcript: &Transcript) -> Vec<Verdict> {
         self.checks
             .iter()
             .map(|c| c.run(transcript, self.rounds))
             .collect()
     }
 
-    /// The number of checks (and so of verdicts per execution).
-    pub fn len(&self) -> usize {
-        self.checks.len()
+    /// Runs everything but the pairwise checks: the code checks
+    /// ([`run_code`](Self::run_code)), then the judges, concurrently, in plan
+    /// order. One verdict per check ([`len`](Self::len) in all). Judges never
+    /// panic and never pass by default: without a model they are `skipped` (an
+    /// `error` when `judges.strict`), a broken call or an unusable answer is an
+    /// `error`.
+    pub async fn run(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
+        let mut verdicts = self.run_code(transcript);
+        let graded = self
+            .judges
+            .iter()
+            .map(|j| j.run(transcript, self.rounds, judges));
+        verdicts.extend(futures::future::join_all(graded).await);
+        verdicts
     }
 
-    /// Whether the case has no checks at all.
+    /// The number of judges [`run`](Self::run) calls (pairwise excluded).
+    pub fn judge_count(&self) -> usize {
+        self.judges.len()
+    }
+
+    /// The case's pairwise checks, for the runner: it finds the other answer and
+    /// calls [`pairwise`](crate::pairwise).
+    pub fn pairwise(&self) -> Vec<PairwiseSpec> {
+        self.pairwise.clone()
+    }
+
+    /// The number of verdicts [`run`](Self::run) gives: code checks and judges.
+    pub fn len(&self) -> usize {
+        self.checks.len() + self.judges.len()
+    }
+
+    /// Whether [`run`](Self::run) has nothing to check (pairwise checks aside).
     pub fn is_empty(&self) -> bool {
-        self.checks.is_empty()
+        self.len() == 0
     }
 }
 
@@ -158,6 +291,17 @@ enum Scope {
     LastTurn,
     /// Every turn; the conversation must be complete and unbroken.
     Transcript,
+}
+
+impl Scope {
+    /// The round a verdict of this scope applies to, once the answer is known.
+    fn round(self, answer: Option<&Turn>, rounds: usize) -> Option<usize> {
+        match self {
+            Scope::Round(r) => Some(r),
+            Scope::LastTurn => Some(answer.map_or(rounds - 1, |a| a.round)),
+            Scope::Transcript => None,
+        }
+    }
 }
 
 /// The turns a check reads, once they are known to be there and sound.
@@ -195,7 +339,18 @@ impl Finding {
     }
 }
 
-/// One compiled check with its display name and scope.
+/// The verdict of a check whose turns are missing or broke.
+fn unanswered(name: &str, kind: &str, scope: Scope, rounds: usize, why: &str) -> Verdict {
+    Verdict::new(
+        name,
+        kind,
+        Status::Skipped,
+        format!("no answer to check: {why}"),
+    )
+    .in_round(scope.round(None, rounds))
+}
+
+/// One compiled deterministic check with its display name and scope.
 struct Planned {
     name: String,
     scope: Scope,
@@ -207,7 +362,6 @@ enum Check {
     Json(JsonCheck),
     Tools(ToolsCheck),
     Latency(LatencyCheck),
-    Judge(JudgeCheck),
 }
 
 impl Planned {
@@ -217,7 +371,6 @@ impl Planned {
             Check::Json(c) => c.name(),
             Check::Tools(c) => c.name(),
             Check::Latency(c) => c.name(),
-            Check::Judge(c) => c.name(),
         };
         Planned { name, scope, check }
     }
@@ -248,6 +401,12 @@ impl Planned {
                 expected,
             )?),
             CheckSpec::Latency { max_ms } => Check::Latency(LatencyCheck::new(*max_ms)),
+            CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } | CheckSpec::Pairwise { .. } => {
+                return Err(FieldError::new(
+                    "",
+                    format!("internal error: `{}` is not a code check", spec.kind()),
+                ));
+            }
         };
         Ok(Planned::new(scope, check))
     }
@@ -258,40 +417,20 @@ impl Planned {
             Check::Json(c) => c.kind(),
             Check::Tools(_) => "tools-called",
             Check::Latency(_) => "latency",
-            Check::Judge(_) => crate::judge::KIND,
         }
     }
 
     fn run(&self, transcript: &Transcript, rounds: usize) -> Verdict {
-        let last_round = rounds - 1;
         let subject = match resolve(self.scope, transcript, rounds) {
             Ok(subject) => subject,
-            Err(why) => {
-                let round = match self.scope {
-                    Scope::Round(r) => Some(r),
-                    Scope::LastTurn => Some(last_round),
-                    Scope::Transcript => None,
-                };
-                return Verdict::new(
-                    &self.name,
-                    self.kind(),
-                    Status::Skipped,
-                    format!("no answer to check: {why}"),
-                )
-                .in_round(round);
-            }
+            Err(why) => return unanswered(&self.name, self.kind(), self.scope, rounds, &why),
         };
-        let round = match self.scope {
-            Scope::Round(r) => Some(r),
-            Scope::LastTurn => Some(subject.answer.round),
-            Scope::Transcript => None,
-        };
+        let round = self.scope.round(Some(subject.answer), rounds);
         let finding = match &self.check {
             Check::Text(c) => c.evaluate(subject.answer),
             Check::Json(c) => c.evaluate(subject.answer),
             Check::Tools(c) => c.evaluate(&subject.turns),
             Check::Latency(c) => c.evaluate(&subject.turns),
-            Check::Judge(c) => return c.verdict(&self.name, round),
         };
         let verdict = Verdict::new(&self.name, self.kind(), finding.status, finding.reason)
             .in_round(round)
@@ -300,6 +439,61 @@ impl Planned {
             Status::Pass => verdict.with_score(1.0, None),
             Status::Fail => verdict.with_score(0.0, None),
             Status::Error | Status::Skipped => verdict,
+        }
+    }
+}
+
+/// One compiled judge of a turn with its display name and scope.
+struct PlannedJudge {
+    name: String,
+    scope: Scope,
+    judge: TurnJudge,
+}
+
+impl PlannedJudge {
+    fn new(scope: Scope, judge: TurnJudge) -> Self {
+        PlannedJudge {
+            name: judge.name(),
+            scope,
+            judge,
+        }
+    }
+
+    /// Grades the judged turn: that round's last turn, or the conversation's last
+    /// turn; the judge sees every turn before it, and the tool calls of the round
+    /// (of the whole conversation for case-level judges).
+    async fn run(&self, transcript: &Transcript, rounds: usize, rt: &JudgeRuntime<'_>) -> Verdict {
+        let kind = self.judge.kind();
+        let subject = match resolve(self.scope, transcript, rounds) {
+            Ok(subject) => subject,
+            Err(why) => return unanswered(&self.name, kind, self.scope, rounds, &why),
+        };
+        let index = transcript
+            .turns
+            .iter()
+            .position(|t| std::ptr::eq(t, subject.answer))
+            .unwrap_or(transcript.turns.len());
+        let tool_calls = match self.scope {
+            Scope::Round(_) => subject
+                .turns
+                .iter()
+                .flat_map(|t| t.tool_calls.iter())
+                .collect(),
+            Scope::LastTurn | Scope::Transcript => transcript.tool_calls().collect(),
+        };
+        let judged = Judged {
+            history: &transcript.turns[..index],
+            turn: subject.answer,
+            tool_calls,
+        };
+        let head = VerdictHead {
+            name: &self.name,
+            kind,
+            round: self.scope.round(Some(subject.answer), rounds),
+        };
+        match &self.judge {
+            TurnJudge::Pointwise(j) => j.run(head, &judged, rt).await,
+            TurnJudge::Rubric(j) => j.run(head, &judged, rt).await,
         }
     }
 }
@@ -398,7 +592,7 @@ pub(crate) mod tests {
 
     use gavel_core::{Case, Status, TargetFailure, Transcript, Turn, Verdict};
 
-    use crate::CheckError;
+    use crate::{CheckError, JudgeRuntime, NoJudgeModels};
 
     /// Parses one case (its YAML body, without the list dash) from a `t.yaml` suite.
     pub(crate) fn case(body: &str) -> Case {
@@ -413,9 +607,19 @@ pub(crate) mod tests {
         suite.cases.into_iter().next().unwrap()
     }
 
+    /// Compiles a case with the default judge settings.
+    pub(crate) fn compile(case: &Case) -> Result<crate::CheckPlan, CheckError> {
+        crate::compile(case, &gavel_core::JudgeSettings::default())
+    }
+
+    /// Runs a plan, judges included, with no judge model.
+    pub(crate) fn run_all(plan: &crate::CheckPlan, transcript: &Transcript) -> Vec<Verdict> {
+        futures::executor::block_on(plan.run(transcript, &JudgeRuntime::new(&NoJudgeModels)))
+    }
+
     /// The compile error of a case, displayed.
     pub(crate) fn compile_err(body: &str) -> String {
-        match crate::compile(&case(body)) {
+        match compile(&case(body)) {
             Ok(plan) => panic!("expected a compile error, got {plan:?}"),
             Err(e) => e.to_string(),
         }
@@ -442,9 +646,9 @@ pub(crate) mod tests {
 
     /// The verdict of a case's only check.
     pub(crate) fn run_one(case: &Case, turns: Vec<Turn>) -> Verdict {
-        let plan = crate::compile(case).unwrap();
+        let plan = compile(case).unwrap();
         assert_eq!(plan.len(), 1, "{plan:?}");
-        plan.run(&transcript(turns)).remove(0)
+        run_all(&plan, &transcript(turns)).remove(0)
     }
 
     fn failed(round: usize, message: &str) -> Turn {
@@ -460,7 +664,7 @@ pub(crate) mod tests {
 
     #[test]
     fn errors_display_file_line_case_and_field() {
-        let e = crate::compile(&case(
+        let e = compile(&case(
             "input: q\nchecks:\n  - type: regex\n    pattern: '('\n",
         ))
         .unwrap_err();
@@ -469,7 +673,10 @@ pub(crate) mod tests {
             case_id,
             field,
             message,
-        } = &e;
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
         assert_eq!(
             (source_loc.as_str(), case_id.as_str(), field.as_str()),
             ("t.yaml:2", "c", "checks[0].pattern")
@@ -490,9 +697,9 @@ pub(crate) mod tests {
 
     #[test]
     fn a_case_without_checks_has_an_empty_plan() {
-        let plan = crate::compile(&case("input: q\n")).unwrap();
+        let plan = compile(&case("input: q\n")).unwrap();
         assert!(plan.is_empty());
-        assert!(plan.run(&transcript(vec![turn(0, "x")])).is_empty());
+        assert!(run_all(&plan, &transcript(vec![turn(0, "x")])).is_empty());
     }
 
     #[test]
@@ -500,14 +707,14 @@ pub(crate) mod tests {
         let c = case(
             "rounds:\n  - input: find me a house\n    checks: [{type: contains, value: Beach House}]\n  - input: book it\n    checks: [{type: contains, value: booked}]\nchecks: [{type: contains, value: booked}]\n",
         );
-        let plan = crate::compile(&c).unwrap();
+        let plan = compile(&c).unwrap();
         // Round 0 got a clarifying question, then the real answer.
         let turns = vec![
             turn(0, "Which town?"),
             turn(0, "Beach House is free"),
             turn(1, "booked"),
         ];
-        let verdicts = plan.run(&transcript(turns));
+        let verdicts = run_all(&plan, &transcript(turns));
         assert_eq!(verdicts.len(), 3);
         assert_eq!(
             (verdicts[0].status, verdicts[0].round),
@@ -530,7 +737,7 @@ pub(crate) mod tests {
             turn(0, "Villa is free"),
             turn(1, "booked"),
         ];
-        let verdicts = plan.run(&transcript(turns));
+        let verdicts = run_all(&plan, &transcript(turns));
         assert_eq!(verdicts[0].status, Status::Fail);
     }
 
@@ -587,14 +794,17 @@ pub(crate) mod tests {
         let c = case(
             "rounds: [{input: a}, {input: b}]\nexpected_tools: [search]\nchecks: [{type: latency, max_ms: 100}]\n",
         );
-        let plan = crate::compile(&c).unwrap();
-        let verdicts = plan.run(&transcript(vec![turn(0, "x")]));
+        let plan = compile(&c).unwrap();
+        let verdicts = run_all(&plan, &transcript(vec![turn(0, "x")]));
         assert_eq!(verdicts.len(), 2);
         for v in &verdicts {
             assert_eq!((v.status, v.round), (Status::Skipped, None));
             assert_eq!(v.reason, "no answer to check: round 2 of 2 was not reached");
         }
-        let verdicts = plan.run(&transcript(vec![turn(0, "x"), failed(1, "reset by peer")]));
+        let verdicts = run_all(
+            &plan,
+            &transcript(vec![turn(0, "x"), failed(1, "reset by peer")]),
+        );
         for v in &verdicts {
             assert_eq!(v.status, Status::Skipped);
             assert_eq!(v.reason, "no answer to check: reset by peer");
@@ -613,8 +823,8 @@ pub(crate) mod tests {
     fn suite_default_checks_apply_to_every_case() {
         let yaml = "defaults:\n  checks: [{type: not-contains, value: '[ERROR]'}]\ncases:\n  - id: a\n    input: q\n";
         let suite = gavel_core::load::parse_suite_str(yaml, Path::new("t.yaml")).unwrap();
-        let plan = crate::compile(&suite.cases[0]).unwrap();
-        let v = &plan.run(&transcript(vec![turn(0, "[error] upstream")]))[0];
+        let plan = compile(&suite.cases[0]).unwrap();
+        let v = &run_all(&plan, &transcript(vec![turn(0, "[error] upstream")]))[0];
         assert_eq!(
             (v.status, v.check.as_str()),
             (Status::Fail, "not-contains \"[ERROR]\"")

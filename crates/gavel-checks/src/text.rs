@@ -312,11 +312,11 @@ mod tests {
     fn equals_falls_back_to_round_then_case_expected_output() {
         let yaml = "expected_output: case answer\nrounds:\n  - input: a\n    expected_output: round answer\n    checks: [{type: equals}]\n  - input: b\n    checks: [{type: equals}]\n";
         let c = case(yaml);
-        let plan = crate::compile(&c).unwrap();
-        let verdicts = plan.run(&crate::plan::tests::transcript(vec![
-            turn(0, "round answer"),
-            turn(1, "case answer"),
-        ]));
+        let plan = crate::plan::tests::compile(&c).unwrap();
+        let verdicts = crate::plan::tests::run_all(
+            &plan,
+            &crate::plan::tests::transcript(vec![turn(0, "round answer"), turn(1, "case answer")]),
+        );
         assert_eq!(verdicts[0].status, Status::Pass, "{}", verdicts[0].reason);
         assert_eq!(verdicts[0].check, "equals \"round answer\"");
         assert_eq!(verdicts[1].status, Status::Pass, "{}", verdicts[1].reason);

@@ -349,8 +349,11 @@ mod tests {
         let c = case(
             "rounds: [{input: a}, {input: b}]\nchecks:\n  - type: tools-called\n    tools: [a, b]\n    mode: order\n",
         );
-        let plan = crate::compile(&c).unwrap();
-        let v = &plan.run(&transcript(vec![calls(0, &["a"]), calls(1, &["b"])]))[0];
+        let plan = crate::plan::tests::compile(&c).unwrap();
+        let v = &crate::plan::tests::run_all(
+            &plan,
+            &transcript(vec![calls(0, &["a"]), calls(1, &["b"])]),
+        )[0];
         assert_eq!(v.status, Status::Pass, "{}", v.reason);
         assert_eq!(v.round, None);
     }
@@ -358,29 +361,30 @@ mod tests {
     #[test]
     fn expected_tools_add_an_implicit_check() {
         let c = case("input: q\nexpected_tools: [get_listings]\n");
-        let plan = crate::compile(&c).unwrap();
+        let plan = crate::plan::tests::compile(&c).unwrap();
         assert_eq!(plan.len(), 1);
-        let v = &plan.run(&transcript(vec![calls(0, &["get_listings"])]))[0];
+        let v =
+            &crate::plan::tests::run_all(&plan, &transcript(vec![calls(0, &["get_listings"])]))[0];
         assert_eq!(
             (v.status, v.check.as_str(), v.kind.as_str()),
             (Status::Pass, "tools-called [get_listings]", "tools-called")
         );
-        let v = &plan.run(&transcript(vec![calls(0, &[])]))[0];
+        let v = &crate::plan::tests::run_all(&plan, &transcript(vec![calls(0, &[])]))[0];
         assert_eq!(v.status, Status::Fail);
 
         // An explicit check without `tools` takes expected_tools instead of adding one.
         let c =
             case("input: q\nexpected_tools: [a, b]\nchecks: [{type: tools-called, mode: order}]\n");
-        let plan = crate::compile(&c).unwrap();
+        let plan = crate::plan::tests::compile(&c).unwrap();
         assert_eq!(plan.len(), 1);
         assert_eq!(
-            plan.run(&transcript(vec![calls(0, &["b", "a"])]))[0].status,
+            crate::plan::tests::run_all(&plan, &transcript(vec![calls(0, &["b", "a"])]))[0].status,
             Status::Fail
         );
 
         // One with its own `tools` leaves the implicit one in place.
         let c = case("input: q\nexpected_tools: [a]\nchecks: [{type: tools-called, tools: [b]}]\n");
-        assert_eq!(crate::compile(&c).unwrap().len(), 2);
+        assert_eq!(crate::plan::tests::compile(&c).unwrap().len(), 2);
     }
 
     #[test]
@@ -388,11 +392,11 @@ mod tests {
         let c = case(
             "rounds:\n  - input: a\n    expected_tools: [search]\n  - input: b\n    expected_tools: [book]\n",
         );
-        let plan = crate::compile(&c).unwrap();
-        let verdicts = plan.run(&transcript(vec![
-            calls(0, &["search"]),
-            calls(1, &["search"]),
-        ]));
+        let plan = crate::plan::tests::compile(&c).unwrap();
+        let verdicts = crate::plan::tests::run_all(
+            &plan,
+            &transcript(vec![calls(0, &["search"]), calls(1, &["search"])]),
+        );
         assert_eq!(verdicts.len(), 2);
         assert_eq!(
             (verdicts[0].status, verdicts[0].round),
@@ -408,11 +412,11 @@ mod tests {
     #[test]
     fn round_tools_include_calls_made_before_a_follow_up() {
         let c = case("rounds:\n  - input: a\n    expected_tools: [search, book]\n");
-        let plan = crate::compile(&c).unwrap();
-        let v = &plan.run(&transcript(vec![
-            calls(0, &["search"]),
-            calls(0, &["book"]),
-        ]))[0];
+        let plan = crate::plan::tests::compile(&c).unwrap();
+        let v = &crate::plan::tests::run_all(
+            &plan,
+            &transcript(vec![calls(0, &["search"]), calls(0, &["book"])]),
+        )[0];
         assert_eq!(v.status, Status::Pass, "{}", v.reason);
     }
 

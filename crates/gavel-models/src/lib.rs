@@ -8,16 +8,18 @@ mod request;
 
 pub mod layers;
 mod pricing;
+mod providers;
 mod stack;
 
 pub use error::{ErrorKind, ModelError};
 pub use id::{ModelId, Provider};
 pub use layers::CacheMode;
 pub use pricing::{builtin_prices, price_for};
-pub use stack::{ModelPool, ModelSettings, layered};
+pub use providers::{ProviderConfig, provider, provider_with};
 pub use request::{
     ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenUsage, ToolCallRequest, ToolDef,
 };
+pub use stack::{ModelPool, ModelSettings, layered};
 
 /// A chat model: one request in, one response (or a classified error) out.
 ///

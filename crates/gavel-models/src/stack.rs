@@ -112,6 +112,34 @@ impl Limits {
 ///
 /// Without a cache store, the cache layer is left out, unless the mode is
 /// [`CacheMode::Only`], where every call is then a cache miss.
+///
+/// ```
+/// use std::sync::Arc;
+/// use gavel_models::{ChatModel, ChatRequest, ChatResponse, Message, ModelError, ModelId,
+///     ModelSettings, TokenUsage, layered};
+///
+/// #[derive(Debug)]
+/// struct Echo(ModelId);
+///
+/// #[async_trait::async_trait]
+/// impl ChatModel for Echo {
+///     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+///         let usage = TokenUsage { input_tokens: 1_000_000, output_tokens: 0 };
+///         Ok(ChatResponse { text: request.messages[0].content.clone(), usage, ..Default::default() })
+///     }
+///     fn id(&self) -> &ModelId { &self.0 }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let provider = Arc::new(Echo("openai:gpt-5-mini".parse().unwrap()));
+/// let model = layered(provider, &ModelSettings::default(), None);
+/// let request = ChatRequest { messages: vec![Message::user("hi")], ..Default::default() };
+/// let answer = model.chat(&request).await?;
+/// assert_eq!(answer.text, "hi");
+/// assert_eq!(answer.cost_usd, Some(0.25)); // a million input tokens at the list price
+/// # Ok::<(), ModelError>(())
+/// # }).unwrap();
+/// ```
 pub fn layered(
     provider: Arc<dyn ChatModel>,
     settings: &ModelSettings,
@@ -149,12 +177,7 @@ fn stack(
                 )) as Arc<dyn ChatModel>
             })
         }),
-        Box::new(|inner| {
-            Some(Arc::new(Concurrency::new(
-                inner,
-                limits.in_flight.clone(),
-            )))
-        }),
+        Box::new(|inner| Some(Arc::new(Concurrency::new(inner, limits.in_flight.clone())))),
         Box::new(|inner| Some(Arc::new(Retry::new(inner, settings.max_retries)))),
         Box::new(|inner| Some(Arc::new(Timeout::new(inner, settings.timeout)))),
         Box::new(|inner| Some(Arc::new(Accounting::new(inner, price)))),
@@ -235,7 +258,10 @@ impl ModelPool {
     /// every call. A bad id is a [`ErrorKind::Permanent`] error naming the problem;
     /// the factory's error (e.g. [`ErrorKind::NoCredentials`]) is returned as is.
     pub fn get(&self, id: &str) -> Result<Arc<dyn ChatModel>, ModelError> {
-        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(found) = state.models.get(id) {
             return found.clone();
         }

@@ -21,7 +21,11 @@ async fn cache_story(url: String) -> TestResult {
     let answer = r#"{"text":"Zürich ✓\n\"quoted\"","usage":{"input_tokens":12,"output_tokens":3},"cost_usd":0.30000000000000004,"latency_ms":812,"cached":false}"#;
     store.cache_put(KEY_A, "openai:gpt-5-mini", answer).await?;
     assert_eq!(store.cache_get(KEY_A).await?.as_deref(), Some(answer));
-    assert_eq!(store.cache_get(KEY_B).await?, None, "other keys stay absent");
+    assert_eq!(
+        store.cache_get(KEY_B).await?,
+        None,
+        "other keys stay absent"
+    );
 
     // Putting the same key again replaces the entry (upsert), never duplicates it.
     let newer = r#"{"text":"second","cached":false}"#;
@@ -47,7 +51,10 @@ async fn cache_story(url: String) -> TestResult {
     b?;
     let last = store.cache_get(KEY_A).await?;
     assert!(
-        matches!(last.as_deref(), Some(r#"{"text":"a"}"#) | Some(r#"{"text":"b"}"#)),
+        matches!(
+            last.as_deref(),
+            Some(r#"{"text":"a"}"#) | Some(r#"{"text":"b"}"#)
+        ),
         "{last:?}"
     );
     store.close().await;

@@ -356,7 +356,12 @@ mod tests {
         assert_strict(&r);
         assert_eq!(
             keys(&r),
-            ["status", "dimensions", "reasoning", "improvement_suggestions"]
+            [
+                "status",
+                "dimensions",
+                "reasoning",
+                "improvement_suggestions"
+            ]
         );
         assert_eq!(
             keys(&r["properties"]["dimensions"]["properties"]["accuracy"]),
@@ -382,11 +387,7 @@ mod tests {
         assert!(e.starts_with("not JSON"), "{e}");
         let e = parse("{\"status\":\"ok\",\"score\":4}", &s).unwrap_err();
         assert!(e.contains("reasoning"), "{e}");
-        let e = parse(
-            "{\"status\":\"fine\",\"reasoning\":\"r\",\"score\":4}",
-            &s,
-        )
-        .unwrap_err();
+        let e = parse("{\"status\":\"fine\",\"reasoning\":\"r\",\"score\":4}", &s).unwrap_err();
         assert!(e.contains("/status"), "{e}");
         let e = parse(
             "{\"status\":\"ok\",\"reasoning\":\"r\",\"score\":4,\"pass\":true}",
@@ -407,27 +408,46 @@ mod tests {
     fn scores_must_fit_the_scale() {
         let ok = |v: Value, scale| pointwise(&v, scale);
         assert_eq!(
-            ok(json!({"status":"ok","reasoning":"r","score":0.85}), Scale::ZeroToOne).unwrap(),
+            ok(
+                json!({"status":"ok","reasoning":"r","score":0.85}),
+                Scale::ZeroToOne
+            )
+            .unwrap(),
             PointwiseAnswer::Scored {
                 reasoning: "r".into(),
                 score: 0.85
             }
         );
-        let e = ok(json!({"status":"ok","reasoning":"r","score":1.2}), Scale::ZeroToOne)
-            .unwrap_err();
+        let e = ok(
+            json!({"status":"ok","reasoning":"r","score":1.2}),
+            Scale::ZeroToOne,
+        )
+        .unwrap_err();
         assert_eq!(e, "score 1.2 is outside the 0-1 scale (0 to 1)");
-        let e = ok(json!({"status":"ok","reasoning":"r","score":3.5}), Scale::OneToFive)
-            .unwrap_err();
+        let e = ok(
+            json!({"status":"ok","reasoning":"r","score":3.5}),
+            Scale::OneToFive,
+        )
+        .unwrap_err();
         assert!(e.contains("not a whole number"), "{e}");
-        let e = ok(json!({"status":"ok","reasoning":"r","score":0}), Scale::OneToFour)
-            .unwrap_err();
+        let e = ok(
+            json!({"status":"ok","reasoning":"r","score":0}),
+            Scale::OneToFour,
+        )
+        .unwrap_err();
         assert!(e.contains("outside"), "{e}");
-        let e = ok(json!({"status":"ok","reasoning":"r","score":null}), Scale::Binary)
-            .unwrap_err();
+        let e = ok(
+            json!({"status":"ok","reasoning":"r","score":null}),
+            Scale::Binary,
+        )
+        .unwrap_err();
         assert!(e.contains("missing"), "{e}");
         assert_eq!(
-            ok(json!({"status":"[ERROR]","reasoning":"trace","score":null}), Scale::Binary)
-                .unwrap(),
+            ok(
+                json!({"status":"[ERROR]","reasoning":"trace","score":null}),
+                Scale::Binary
+            )
+            .unwrap(),
             PointwiseAnswer::Flagged {
                 flag: Flag::Error,
                 reasoning: "trace".into()

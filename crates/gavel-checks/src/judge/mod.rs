@@ -20,6 +20,7 @@
 //! same attempts) and, as conversation, the rejected answer and what was wrong.
 
 mod answer;
+pub(crate) mod compile;
 mod pairwise;
 mod pointwise;
 pub(crate) mod prompt;
@@ -117,7 +118,10 @@ impl<'a> JudgeRuntime<'a> {
     }
 
     /// Defaults overridden by the suite's `judge.temperature` and `judge.max_tokens`.
-    pub fn with_settings(models: &'a dyn JudgeModels, settings: &gavel_core::JudgeSettings) -> Self {
+    pub fn with_settings(
+        models: &'a dyn JudgeModels,
+        settings: &gavel_core::JudgeSettings,
+    ) -> Self {
         let mut rt = Self::new(models);
         if let Some(t) = settings.temperature {
             rt.temperature = t;
@@ -173,7 +177,10 @@ impl Material {
     pub(crate) fn vars(&self, judged: &Judged<'_>) -> Map<String, Value> {
         let mut vars = Map::new();
         vars.insert("criteria".into(), neutralise(&self.criteria).into());
-        vars.insert("input".into(), fence("user_input", &judged.turn.input).into());
+        vars.insert(
+            "input".into(),
+            fence("user_input", &judged.turn.input).into(),
+        );
         vars.insert(
             "output".into(),
             fence("agent_output", &judged.turn.output).into(),
@@ -478,4 +485,6 @@ pub(crate) async fn ask<T>(
 }
 
 #[cfg(test)]
-pub(crate) mod testing;
+mod testing;
+#[cfg(test)]
+mod tests;

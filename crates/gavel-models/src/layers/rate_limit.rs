@@ -220,7 +220,10 @@ mod tests {
     fn tokens_are_a_quarter_of_the_characters() {
         let request = ChatRequest {
             system: Some("x".repeat(40)),
-            messages: vec![Message::user("y".repeat(400)), Message::assistant("ü".repeat(80))],
+            messages: vec![
+                Message::user("y".repeat(400)),
+                Message::assistant("ü".repeat(80)),
+            ],
             ..ChatRequest::default()
         };
         assert_eq!(estimate_prompt_tokens(&request), 130);

@@ -1,0 +1,292 @@
+//! `pairwise`: the output against another answer to the same prompt, judged in both
+//! orders.
+//!
+//! The judge is asked twice: A = output, B = other; then A = other, B = output.
+//! Each answer maps back to output-vs-other:
+//!
+//! | both orders say | status | score | reason starts with |
+//! | --- | --- | --- | --- |
+//! | output better | pass | 1.0 | `win` |
+//! | other better | fail | 0.0 | `loss` |
+//! | tie | pass | 0.5 | `tie` |
+//! | different things | pass | 0.5 | `tie` (evidence `position_bias: true`) |
+//!
+//! Disagreement between the orders means the judge's preference followed the
+//! position (or was unsure): it is scored as a tie, and the evidence records
+//! `position_bias: true` and, per order, which position (`A`, `B` or `tie`) and
+//! which answer it favoured, so runs can count how often the judge is biased.
+//! Identical answers (trimmed) are a tie without any call.
+
+use gavel_core::judge::PairwiseAgainst;
+use gavel_core::{Status, Verdict};
+use serde_json::{Map, Value, json};
+
+use super::answer::{self, PairwiseAnswer, Winner};
+use super::prompt::{fence, neutralise};
+use super::{
+    Calls, Failure, JudgeRuntime, JudgeTemplate, Question, TemplateKind, VerdictHead, ask,
+};
+
+/// The kind of pairwise verdicts.
+pub(crate) const KIND: &str = "pairwise";
+
+/// The criteria when neither the check, the case nor the caller gives any.
+const DEFAULT_CRITERIA: &str = "Which answer serves the user's message better: correct, complete, relevant to what was asked, and clear.";
+
+/// A case's pairwise check, for the runner, which finds the other answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairwiseSpec {
+    /// What to compare with: another target of the run, or a stored run.
+    pub against: PairwiseAgainst,
+    /// The criteria: the check's, else its round's, else the case's.
+    pub criteria: Option<String>,
+    /// The judge model id (`None`: the suite default).
+    pub model: Option<String>,
+    /// The round whose (last) answer is compared; `None`: the conversation's last
+    /// answer.
+    pub round: Option<usize>,
+    /// The prompt template (the built-in one unless the suite overrides it).
+    pub template: JudgeTemplate,
+}
+
+impl PairwiseSpec {
+    /// A pairwise check against `against` with the built-in template and nothing
+    /// else set.
+    pub fn new(against: PairwiseAgainst) -> Self {
+        PairwiseSpec {
+            against,
+            criteria: None,
+            model: None,
+            round: None,
+            template: JudgeTemplate::builtin(TemplateKind::Pairwise),
+        }
+    }
+
+    /// Display name: `pairwise vs target "b"` or `pairwise vs run "latest"`.
+    pub fn name(&self) -> String {
+        match (&self.against.target, &self.against.run) {
+            (Some(target), _) => format!("pairwise vs target {target:?}"),
+            (None, Some(run)) => format!("pairwise vs run {run:?}"),
+            (None, None) => "pairwise".to_owned(),
+        }
+    }
+}
+
+/// The two answers to compare.
+#[derive(Debug, Clone, Copy)]
+pub struct PairwiseInput<'a> {
+    /// The user message both answers reply to.
+    pub prompt: &'a str,
+    /// The answer under test.
+    pub output: &'a str,
+    /// The answer it is compared with.
+    pub other: &'a str,
+    /// What the other answer is, for people (`target b`, `run 0193…`).
+    pub other_label: &'a str,
+    /// Criteria used when the spec has none (may be empty: then a general
+    /// "which answer serves the user better").
+    pub criteria: &'a str,
+}
+
+/// Which answer an order's winner means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Favoured {
+    Output,
+    Other,
+    Neither,
+}
+
+impl Favoured {
+    fn as_str(self) -> &'static str {
+        match self {
+            Favoured::Output => "output",
+            Favoured::Other => "other",
+            Favoured::Neither => "tie",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Favoured::Output => "this output",
+            Favoured::Other => "the other answer",
+            Favoured::Neither => "neither",
+        }
+    }
+}
+
+/// Compares the output with the other answer in both orders. Never panics, never
+/// passes by default: a failed call gives `error` (or `skipped` without a model).
+pub async fn pairwise(
+    spec: &PairwiseSpec,
+    input: &PairwiseInput<'_>,
+    rt: &JudgeRuntime<'_>,
+) -> Verdict {
+    let name = spec.name();
+    let head = VerdictHead {
+        name: &name,
+        kind: KIND,
+        round: spec.round,
+    };
+    let template = &spec.template;
+    let mut evidence = Map::new();
+    evidence.insert("other".into(), json!(input.other_label));
+
+    if input.output.trim() == input.other.trim() {
+        evidence.insert("outcome".into(), json!("tie"));
+        evidence.insert("short_circuit".into(), json!("identical"));
+        evidence.insert("position_bias".into(), json!(false));
+        evidence.insert("template_hash".into(), json!(template.hash()));
+        let mut v = head
+            .verdict(
+                Status::Pass,
+                format!(
+                    "tie with {}: the answers are identical; judge not called",
+                    input.other_label
+                ),
+            )
+            .with_score(0.5, Some(0.5))
+            .with_evidence(Value::Object(evidence));
+        v.cost_usd = Some(0.0);
+        return v;
+    }
+
+    let criteria = spec
+        .criteria
+        .as_deref()
+        .filter(|c| !c.trim().is_empty())
+        .or(Some(input.criteria).filter(|c| !c.trim().is_empty()))
+        .unwrap_or(DEFAULT_CRITERIA);
+    let render = |a: &str, b: &str| {
+        template.render(&json!({
+            "criteria": neutralise(criteria),
+            "input": fence("user_input", input.prompt),
+            "answer_a": fence("answer_a", a),
+            "answer_b": fence("answer_b", b),
+        }))
+    };
+    let prompts = render(input.output, input.other)
+        .and_then(|first| render(input.other, input.output).map(|second| (first, second)));
+    let (first, second) = match prompts {
+        Ok(prompts) => prompts,
+        Err(e) => {
+            evidence.insert("template_hash".into(), json!(template.hash()));
+            return head
+                .verdict(
+                    Status::Error,
+                    format!("cannot render the pairwise template: {e}"),
+                )
+                .with_evidence(Value::Object(evidence));
+        }
+    };
+    let question = |prompt| Question {
+        model: spec.model.as_deref(),
+        template,
+        prompt,
+        schema_name: "pairwise_verdict",
+        schema: answer::pairwise_schema(),
+    };
+    let (q1, q2) = (question(first), question(second));
+    let ((r1, c1), (r2, c2)) = futures::join!(
+        ask(rt, &q1, answer::pairwise),
+        ask(rt, &q2, answer::pairwise)
+    );
+    let mut calls = Calls::default();
+    calls.add(&c1);
+    calls.add(&c2);
+
+    let (a1, a2) = match (r1, r2) {
+        (Ok(a1), Ok(a2)) => (a1, a2),
+        (r1, r2) => {
+            let failure = [r1.err(), r2.err()]
+                .into_iter()
+                .flatten()
+                .min_by_key(|f| matches!(f, Failure::Skipped(_)))
+                .unwrap_or(Failure::Error {
+                    reason: "the pairwise judge failed".into(),
+                    transient: false,
+                });
+            let mut v = failure.verdict(head, template, &calls, evidence);
+            set_raws(&mut v.evidence, &c1, &c2);
+            v.threshold = Some(0.5);
+            return v;
+        }
+    };
+
+    let favoured1 = match a1.winner {
+        Winner::A => Favoured::Output,
+        Winner::B => Favoured::Other,
+        Winner::Tie => Favoured::Neither,
+    };
+    let favoured2 = match a2.winner {
+        Winner::A => Favoured::Other,
+        Winner::B => Favoured::Output,
+        Winner::Tie => Favoured::Neither,
+    };
+    let position_bias = favoured1 != favoured2;
+    let label = input.other_label;
+    let (status, score, outcome, reason) = match (favoured1, favoured2) {
+        (Favoured::Output, Favoured::Output) => (
+            Status::Pass,
+            1.0,
+            "win",
+            format!("win over {label} in both orders: {}", a1.reasoning),
+        ),
+        (Favoured::Other, Favoured::Other) => (
+            Status::Fail,
+            0.0,
+            "loss",
+            format!("loss to {label} in both orders: {}", a1.reasoning),
+        ),
+        (Favoured::Neither, Favoured::Neither) => (
+            Status::Pass,
+            0.5,
+            "tie",
+            format!("tie with {label}: {}", a1.reasoning),
+        ),
+        (f1, f2) => (
+            Status::Pass,
+            0.5,
+            "tie",
+            format!(
+                "tie with {label}: the two orders disagree (with this output shown first the judge favoured {}, shown second {}), a sign of position bias",
+                f1.describe(),
+                f2.describe()
+            ),
+        ),
+    };
+    evidence.insert("outcome".into(), json!(outcome));
+    evidence.insert("position_bias".into(), json!(position_bias));
+    evidence.insert(
+        "orders".into(),
+        json!([
+            order(&a1, "output", favoured1),
+            order(&a2, "other", favoured2)
+        ]),
+    );
+    calls.evidence(template, &mut evidence);
+    let mut v = head
+        .verdict(status, reason)
+        .with_score(score, Some(0.5))
+        .with_evidence(Value::Object(evidence));
+    set_raws(&mut v.evidence, &c1, &c2);
+    v.cost_usd = calls.cost_usd;
+    v
+}
+
+/// One order's record: what was in position A, and the position and the answer
+/// the judge favoured.
+fn order(answer: &PairwiseAnswer, in_a: &str, favoured: Favoured) -> Value {
+    json!({
+        "a": in_a,
+        "favoured_position": answer.winner.as_str(),
+        "favoured": favoured.as_str(),
+        "reasoning": answer.reasoning,
+    })
+}
+
+/// `raw`: both orders' raw answers.
+fn set_raws(evidence: &mut Value, c1: &Calls, c2: &Calls) {
+    if let Some(map) = evidence.as_object_mut() {
+        map.insert("raw".into(), json!([c1.raw, c2.raw]));
+    }
+}

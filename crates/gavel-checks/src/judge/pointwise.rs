@@ -1,0 +1,228 @@
+//! The pointwise `judge`: one score on a labelled scale, reasoning first, error
+//! detection before that.
+
+use gavel_core::judge::JudgeExample;
+use gavel_core::{Scale, Status, Verdict};
+use serde_json::{Map, Value, json};
+
+use super::answer::{self, PointwiseAnswer};
+use super::prompt::{fence, neutralise};
+use super::{JudgeRuntime, Judged, Material, Question, VerdictHead, ask};
+use crate::plan::quoted_list;
+
+/// The kind of pointwise judge verdicts.
+pub(crate) const KIND: &str = "judge";
+
+/// A compiled pointwise judge.
+#[derive(Debug, Clone)]
+pub(crate) struct PointwiseJudge {
+    pub(crate) material: Material,
+    pub(crate) scale: Scale,
+    /// Pass threshold on the scale.
+    pub(crate) threshold: f64,
+    /// Few-shot examples, scores on the scale.
+    pub(crate) examples: Vec<JudgeExample>,
+}
+
+/// The labelled levels of a scale, best first.
+fn levels(scale: Scale) -> &'static [(&'static str, &'static str)] {
+    match scale {
+        Scale::Binary => &[
+            ("1", "pass: the answer meets every criterion"),
+            ("0", "fail: the answer misses at least one criterion"),
+        ],
+        Scale::OneToFour => &[
+            ("4", "excellent: fully meets every criterion"),
+            ("3", "good: meets the criteria, with minor issues"),
+            ("2", "poor: significant gaps or errors"),
+            (
+                "1",
+                "failing: does not meet the criteria, or is wrong or irrelevant",
+            ),
+        ],
+        Scale::OneToFive => &[
+            ("5", "excellent: fully meets every criterion"),
+            ("4", "good: meets the criteria, with minor issues"),
+            (
+                "3",
+                "acceptable: the core is right, some elements missing or inaccurate",
+            ),
+            ("2", "poor: significant gaps or inaccuracies"),
+            (
+                "1",
+                "failing: does not meet the criteria, or is wrong or irrelevant",
+            ),
+        ],
+        Scale::ZeroToTen => &[
+            ("10", "perfect: fully meets every criterion"),
+            ("8-9", "good: meets the criteria, with minor issues"),
+            ("6-7", "acceptable: some elements missing"),
+            ("4-5", "partial: significant gaps"),
+            ("1-3", "poor: fails most of the criteria"),
+            ("0", "wrong, irrelevant or empty"),
+        ],
+        Scale::ZeroToOne => &[
+            ("1.0", "perfect response that fully meets all criteria"),
+            (
+                "0.8 or more",
+                "good response that meets most criteria, with minor issues",
+            ),
+            (
+                "0.6 to 0.8",
+                "acceptable response with some missing elements",
+            ),
+            ("0.4 to 0.6", "partial response with significant gaps"),
+            ("below 0.4", "poor response that fails to meet the criteria"),
+        ],
+    }
+}
+
+/// The `scale` template variable: name, bounds, integrality and labelled levels.
+pub(crate) fn scale_vars(scale: Scale) -> Value {
+    let (min, max) = scale.bounds();
+    json!({
+        "name": scale.as_str(),
+        "min": number(scale, min),
+        "max": number(scale, max),
+        "integral": scale.integral(),
+        "levels": levels(scale)
+            .iter()
+            .map(|(score, label)| json!({ "score": score, "label": label }))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// A score as JSON: whole on integral scales (`4`, not `4.0`).
+fn number(scale: Scale, score: f64) -> Value {
+    if scale.integral() && score.fract() == 0.0 {
+        json!(score as i64)
+    } else {
+        json!(score)
+    }
+}
+
+impl PointwiseJudge {
+    /// Display name: `judge "<criteria, shortened>"`.
+    pub(crate) fn name(&self) -> String {
+        format!(
+            "judge {}",
+            quoted_list(std::slice::from_ref(&self.material.criteria))
+        )
+    }
+
+    /// Grades the judged turn. Never panics, never passes by default.
+    pub(crate) async fn run(
+        &self,
+        head: VerdictHead<'_>,
+        judged: &Judged<'_>,
+        rt: &JudgeRuntime<'_>,
+    ) -> Verdict {
+        let scale = self.scale;
+        let threshold = scale.normalise(self.threshold);
+        let template = &self.material.template;
+        let mut evidence = Map::new();
+        evidence.insert("criteria".into(), json!(self.material.criteria));
+        evidence.insert("scale".into(), json!(scale.as_str()));
+        evidence.insert("threshold".into(), number(scale, self.threshold));
+        evidence.insert(
+            "reference_shown".into(),
+            json!(self.material.reference.is_some()),
+        );
+
+        if self.material.exact_match(&judged.turn.output) {
+            evidence.insert("short_circuit".into(), json!("exact_match"));
+            evidence.insert("score".into(), number(scale, scale.bounds().1));
+            evidence.insert("template_hash".into(), json!(template.hash()));
+            let mut v = head
+                .verdict(
+                    Status::Pass,
+                    "exact match with the expected output; judge not called",
+                )
+                .with_score(1.0, Some(threshold))
+                .with_evidence(Value::Object(evidence));
+            v.cost_usd = Some(0.0);
+            return v;
+        }
+
+        let mut vars = self.material.vars(judged);
+        vars.insert("scale".into(), scale_vars(scale));
+        vars.insert("examples".into(), self.examples_vars(scale));
+        let prompt = match template.render(&Value::Object(vars)) {
+            Ok(prompt) => prompt,
+            Err(e) => {
+                evidence.insert("template_hash".into(), json!(template.hash()));
+                let mut v = head
+                    .verdict(
+                        Status::Error,
+                        format!("cannot render the judge template: {e}"),
+                    )
+                    .with_evidence(Value::Object(evidence));
+                v.threshold = Some(threshold);
+                return v;
+            }
+        };
+        let question = Question {
+            model: self.material.model.as_deref(),
+            template,
+            prompt,
+            schema_name: "judge_verdict",
+            schema: answer::pointwise_schema(scale),
+        };
+        let (result, calls) = ask(rt, &question, |v| answer::pointwise(v, scale)).await;
+        let mut verdict = match result {
+            Err(failure) => failure.verdict(head, template, &calls, evidence),
+            Ok(PointwiseAnswer::Flagged { flag, reasoning }) => {
+                evidence.insert("status".into(), json!(flag.marker()));
+                evidence.insert("transient".into(), json!(flag == answer::Flag::Transient));
+                calls.evidence(template, &mut evidence);
+                head.verdict(Status::Error, with_reasoning(flag.reason(), &reasoning))
+                    .with_evidence(Value::Object(evidence))
+            }
+            Ok(PointwiseAnswer::Scored { reasoning, score }) => {
+                evidence.insert("status".into(), json!("ok"));
+                evidence.insert("score".into(), number(scale, score));
+                calls.evidence(template, &mut evidence);
+                let status = if score >= self.threshold {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                };
+                let reason = if reasoning.is_empty() {
+                    "(the judge gave no reasoning)".to_owned()
+                } else {
+                    reasoning
+                };
+                head.verdict(status, reason)
+                    .with_score(scale.normalise(score), None)
+                    .with_evidence(Value::Object(evidence))
+            }
+        };
+        verdict.threshold = Some(threshold);
+        verdict.cost_usd = calls.cost_usd;
+        verdict
+    }
+
+    fn examples_vars(&self, scale: Scale) -> Value {
+        self.examples
+            .iter()
+            .map(|ex| {
+                json!({
+                    "input": ex.input.as_deref().map(|i| fence("example_input", i)),
+                    "output": fence("example_output", &ex.output),
+                    "score": number(scale, ex.score),
+                    "reasoning": neutralise(&ex.reasoning),
+                })
+            })
+            .collect::<Vec<_>>()
+            .into()
+    }
+}
+
+/// `"<what>: <reasoning>"`, or `what` alone when the judge said nothing more.
+pub(crate) fn with_reasoning(what: &str, reasoning: &str) -> String {
+    if reasoning.is_empty() {
+        what.to_owned()
+    } else {
+        format!("{what}: {reasoning}")
+    }
+}

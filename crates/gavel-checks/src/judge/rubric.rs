@@ -1,0 +1,217 @@
+//! The multi-dimension `rubric` (seed 002): each dimension scored 1-5 with its
+//! reasoning; the harness, not the judge, computes the weighted overall.
+
+use std::collections::BTreeMap;
+
+use gavel_core::{Status, Verdict};
+use serde_json::{Map, Value, json};
+
+use super::answer::{self, RubricAnswer};
+use super::pointwise::with_reasoning;
+use super::{JudgeRuntime, Judged, Material, Question, VerdictHead, ask};
+use crate::error::FieldError;
+use crate::plan::quoted_list;
+
+/// The kind of rubric verdicts.
+pub(crate) const KIND: &str = "rubric";
+
+/// Every dimension, in prompt and schema order; `tool_usage` only when tools are
+/// expected.
+pub(crate) const DIMENSIONS: [&str; 6] = [
+    "accuracy",
+    "completeness",
+    "format_compliance",
+    "scope_adherence",
+    "context_usage",
+    "tool_usage",
+];
+
+/// The dimension that applies only when tools are expected.
+const TOOL_USAGE: &str = "tool_usage";
+
+/// Pass threshold on the overall 1-5 score when the check gives none.
+pub(crate) const DEFAULT_THRESHOLD: f64 = 3.5;
+
+/// Tolerance when comparing a weighted mean with the threshold.
+const EPSILON: f64 = 1e-9;
+
+/// A compiled rubric judge.
+#[derive(Debug, Clone)]
+pub(crate) struct RubricJudge {
+    pub(crate) material: Material,
+    /// Pass threshold on the overall 1-5 score.
+    threshold: f64,
+    /// The dimensions that apply, with their weights.
+    dimensions: Vec<(&'static str, f64)>,
+}
+
+impl RubricJudge {
+    /// Checks the threshold and weights; `tool_usage` applies when the material
+    /// names expected tools.
+    pub(crate) fn compile(
+        material: Material,
+        threshold: Option<f64>,
+        weights: &BTreeMap<String, f64>,
+    ) -> Result<Self, FieldError> {
+        let threshold = threshold.unwrap_or(DEFAULT_THRESHOLD);
+        if !(1.0..=5.0).contains(&threshold) {
+            return Err(FieldError::new(
+                "threshold",
+                format!("{threshold} is outside the rubric's 1-5 scale"),
+            ));
+        }
+        for (name, weight) in weights {
+            if !DIMENSIONS.contains(&name.as_str()) {
+                return Err(FieldError::new(
+                    format!("weights.{name}"),
+                    format!("unknown dimension; use {}", DIMENSIONS.join(", ")),
+                ));
+            }
+            if !weight.is_finite() || *weight < 0.0 {
+                return Err(FieldError::new(
+                    format!("weights.{name}"),
+                    "a weight is a number ≥ 0",
+                ));
+            }
+        }
+        let tools_expected = !material.expected_tools.is_empty();
+        let dimensions: Vec<(&'static str, f64)> = DIMENSIONS
+            .into_iter()
+            .filter(|d| tools_expected || *d != TOOL_USAGE)
+            .map(|d| (d, weights.get(d).copied().unwrap_or(1.0)))
+            .collect();
+        if dimensions.iter().map(|(_, w)| w).sum::<f64>() <= 0.0 {
+            return Err(FieldError::new(
+                "weights",
+                "the weights of the dimensions that apply add up to 0",
+            ));
+        }
+        Ok(RubricJudge {
+            material,
+            threshold,
+            dimensions,
+        })
+    }
+
+    /// Display name: `rubric "<criteria, shortened>"`.
+    pub(crate) fn name(&self) -> String {
+        format!(
+            "rubric {}",
+            quoted_list(std::slice::from_ref(&self.material.criteria))
+        )
+    }
+
+    fn names(&self) -> Vec<&'static str> {
+        self.dimensions.iter().map(|(d, _)| *d).collect()
+    }
+
+    /// The rubric's 1-5 overall mapped to 0..=1.
+    fn normalise(overall: f64) -> f64 {
+        ((overall - 1.0) / 4.0).clamp(0.0, 1.0)
+    }
+
+    /// Grades the judged turn. Never panics, never passes by default.
+    pub(crate) async fn run(
+        &self,
+        head: VerdictHead<'_>,
+        judged: &Judged<'_>,
+        rt: &JudgeRuntime<'_>,
+    ) -> Verdict {
+        let threshold = Self::normalise(self.threshold);
+        let template = &self.material.template;
+        let names = self.names();
+        let mut evidence = Map::new();
+        evidence.insert("criteria".into(), json!(self.material.criteria));
+        evidence.insert("threshold".into(), json!(self.threshold));
+
+        if self.material.exact_match(&judged.turn.output) {
+            evidence.insert("short_circuit".into(), json!("exact_match"));
+            evidence.insert("overall".into(), json!(5.0));
+            evidence.insert("template_hash".into(), json!(template.hash()));
+            let mut v = head
+                .verdict(
+                    Status::Pass,
+                    "exact match with the expected output; judge not called",
+                )
+                .with_score(1.0, Some(threshold))
+                .with_evidence(Value::Object(evidence));
+            v.cost_usd = Some(0.0);
+            return v;
+        }
+
+        let mut vars = self.material.vars(judged);
+        vars.insert("tools_expected".into(), json!(names.contains(&TOOL_USAGE)));
+        vars.insert("dimensions".into(), json!(names));
+        let prompt = match template.render(&Value::Object(vars)) {
+            Ok(prompt) => prompt,
+            Err(e) => {
+                evidence.insert("template_hash".into(), json!(template.hash()));
+                let mut v = head
+                    .verdict(
+                        Status::Error,
+                        format!("cannot render the rubric template: {e}"),
+                    )
+                    .with_evidence(Value::Object(evidence));
+                v.threshold = Some(threshold);
+                return v;
+            }
+        };
+        let question = Question {
+            model: self.material.model.as_deref(),
+            template,
+            prompt,
+            schema_name: "rubric_verdict",
+            schema: answer::rubric_schema(&names),
+        };
+        let (result, calls) = ask(rt, &question, |v| answer::rubric(v, &names)).await;
+        let mut verdict = match result {
+            Err(failure) => failure.verdict(head, template, &calls, evidence),
+            Ok(RubricAnswer::Flagged { flag, reasoning }) => {
+                evidence.insert("status".into(), json!(flag.marker()));
+                evidence.insert("transient".into(), json!(flag == answer::Flag::Transient));
+                calls.evidence(template, &mut evidence);
+                head.verdict(Status::Error, with_reasoning(flag.reason(), &reasoning))
+                    .with_evidence(Value::Object(evidence))
+            }
+            Ok(RubricAnswer::Scored {
+                dimensions,
+                reasoning,
+                suggestions,
+            }) => {
+                let mut sum = 0.0;
+                let mut total_weight = 0.0;
+                let mut dims = Map::new();
+                for (d, (name, weight)) in dimensions.iter().zip(&self.dimensions) {
+                    sum += f64::from(d.score) * weight;
+                    total_weight += weight;
+                    dims.insert(
+                        (*name).to_owned(),
+                        json!({ "score": d.score, "reasoning": d.reasoning, "weight": weight }),
+                    );
+                }
+                let overall = sum / total_weight;
+                evidence.insert("status".into(), json!("ok"));
+                evidence.insert("overall".into(), json!(overall));
+                evidence.insert("dimensions".into(), Value::Object(dims));
+                evidence.insert("improvement_suggestions".into(), json!(suggestions));
+                calls.evidence(template, &mut evidence);
+                let status = if overall + EPSILON >= self.threshold {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                };
+                let reason = if reasoning.is_empty() {
+                    format!("overall {overall:.2} of 5 (the judge gave no reasoning)")
+                } else {
+                    reasoning
+                };
+                head.verdict(status, reason)
+                    .with_score(Self::normalise(overall), None)
+                    .with_evidence(Value::Object(evidence))
+            }
+        };
+        verdict.threshold = Some(threshold);
+        verdict.cost_usd = calls.cost_usd;
+        verdict
+    }
+}
