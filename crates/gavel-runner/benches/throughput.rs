@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gavel_core::{Execution, Status, Suite};
-use gavel_runner::{CancellationToken, PlanOptions, PreparedTargets, Recorder};
+use gavel_runner::{Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder};
 use gavel_targets::{FnReply, FnTarget, Target};
 use serde_json::json;
 
@@ -103,12 +103,13 @@ async fn phase(label: &str, suite: &Suite, jobs: usize, recorder: &mut dyn Recor
         total: 0,
     };
     let mut recorders: [&mut dyn Recorder; 2] = [recorder, &mut count];
+    let baselines = Baselines::new();
+    let options = ExecuteOptions { concurrency: jobs, default_timeout: Duration::from_secs(30), ..ExecuteOptions::new(&suite.judge, &baselines) };
     let report = gavel_runner::execute(
         &plan,
         &targets,
         "0190f0e0-0000-7000-8000-000000000000",
-        jobs,
-        Duration::from_secs(30),
+        &options,
         &CancellationToken::new(),
         &mut recorders,
     )

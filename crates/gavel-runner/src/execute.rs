@@ -1,13 +1,17 @@
 //! Carrying out planned executions: sessions, rounds, deadlines, grading.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use gavel_core::{Case, Execution, Status, TargetFailure, Transcript, Turn};
+use gavel_checks::{JudgeModels, JudgeRuntime, NoJudgeModels};
+use gavel_core::{Case, Execution, JudgeSettings, Status, TargetFailure, Transcript, Turn};
 use gavel_targets::{Target, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
+use crate::pairwise::Pairing;
 use crate::{Plan, PlannedExecution, PreparedTargets, Recorder, RunnerError};
 
 /// What [`execute`] did.
@@ -17,113 +21,176 @@ pub struct RunReport {
     pub finished: usize,
     /// Whether the run was cancelled before every execution finished.
     pub interrupted: bool,
+    /// Whether scheduling stopped because the spend reached `max_cost`.
+    pub budget_stopped: bool,
+}
+
+/// Answers of stored runs for pairwise checks against a run: run reference as
+/// written (`latest`, an id) → (case id, target) → the answer text.
+pub type Baselines = HashMap<String, HashMap<(String, String), String>>;
+
+/// How to execute a plan.
+pub struct ExecuteOptions<'a> {
+    /// Executions at once.
+    pub concurrency: usize,
+    /// Deadline of an execution whose case sets no `timeout_s`.
+    pub default_timeout: Duration,
+    /// Where judges get their models.
+    pub judges: &'a dyn JudgeModels,
+    /// Temperature and length of judge calls.
+    pub judge: &'a JudgeSettings,
+    /// Missing credentials are errors rather than skips.
+    pub strict: bool,
+    /// Stop scheduling new executions once this many dollars were spent.
+    pub max_cost: Option<f64>,
+    /// Stored answers for pairwise checks against a run.
+    pub baselines: &'a Baselines,
+}
+
+impl<'a> ExecuteOptions<'a> {
+    /// Defaults: 4 at once, 120 s deadline, no judge model, no budget.
+    pub fn new(judge: &'a JudgeSettings, baselines: &'a Baselines) -> Self {
+        ExecuteOptions {
+            concurrency: 4,
+            default_timeout: Duration::from_secs(120),
+            judges: &NoJudgeModels,
+            judge,
+            strict: false,
+            max_cost: None,
+            baselines,
+        }
+    }
+
+    pub(crate) fn runtime(&self, sample: u32) -> JudgeRuntime<'a> {
+        JudgeRuntime { sample, strict: self.strict, ..JudgeRuntime::with_settings(self.judges, self.judge) }
+    }
 }
 
 /// Runs every planned execution with at most `concurrency` at once, each within
-/// its case's `timeout_s` (else `default_timeout`), and feeds each result to every
-/// recorder as it lands. Cancelling `cancel` stops new work and drops the
-/// executions in flight; what was recorded stays recorded.
+/// its case's `timeout_s` (else the default), grades it with its checks and
+/// judges, and feeds each result to every recorder as it lands. Cancelling
+/// `cancel` stops new work and drops the executions in flight; what was recorded
+/// stays recorded.
 pub async fn execute(
     plan: &Plan,
     targets: &PreparedTargets,
     run_id: &str,
-    concurrency: usize,
-    default_timeout: Duration,
+    options: &ExecuteOptions<'_>,
     cancel: &CancellationToken,
     recorders: &mut [&mut dyn Recorder],
 ) -> Result<RunReport, RunnerError> {
-    let mut results = futures::stream::iter(plan.items.iter().map(|item| {
-        let target = targets.targets.get(&item.target).cloned();
-        async move {
-            let Some(target) = target else {
-                return Err(RunnerError::UnknownTarget {
-                    case: item.case.id.clone(),
-                    target: item.target.clone(),
-                });
-            };
-            Ok(run_planned(item, target.as_ref(), run_id, default_timeout).await)
-        }
-    }))
-    .buffer_unordered(concurrency.max(1));
-    let mut finished = 0;
+    let over_budget = AtomicBool::new(false);
+    let launched = AtomicUsize::new(0);
+    let scheduled = plan
+        .items
+        .iter()
+        .take_while(|_| !over_budget.load(Ordering::Relaxed))
+        .inspect(|_| {
+            launched.fetch_add(1, Ordering::Relaxed);
+        });
+    let mut results = futures::stream::iter(scheduled.map(|item| run_item(item, targets, run_id, options)))
+        .buffer_unordered(options.concurrency.max(1));
+    let mut pairing = Pairing::new(plan);
+    let mut report = RunReport { finished: 0, interrupted: false, budget_stopped: false };
+    let mut spent = 0.0;
     loop {
         let next = tokio::select! {
             biased;
-            _ = cancel.cancelled() => return Ok(RunReport { finished, interrupted: true }),
+            _ = cancel.cancelled() => {
+                report.interrupted = true;
+                return Ok(report);
+            }
             next = results.next() => next,
         };
         let Some(result) = next else { break };
-        let execution = result?;
-        for r in recorders.iter_mut() {
-            r.record(&execution)
-                .await
-                .map_err(|message| RunnerError::Record {
-                    case: execution.case_id.clone(),
-                    message,
-                })?;
+        let ready = pairing.finished(result?, options).await;
+        for execution in ready {
+            spent += execution.cost_usd().unwrap_or(0.0);
+            record(&execution, recorders).await?;
+            report.finished += 1;
         }
-        finished += 1;
+        if options.max_cost.is_some_and(|max| spent >= max) {
+            over_budget.store(true, Ordering::Relaxed);
+        }
     }
-    Ok(RunReport {
-        finished,
-        interrupted: false,
-    })
+    report.budget_stopped = over_budget.load(Ordering::Relaxed) && launched.load(Ordering::Relaxed) < plan.items.len();
+    for execution in pairing.drain(options).await {
+        record(&execution, recorders).await?;
+        report.finished += 1;
+    }
+    Ok(report)
 }
 
-/// Runs one case once against a target and grades it: the library entry point for
-/// cargo tests.
-pub async fn run_case(
-    case: &Case,
-    target: &dyn Target,
-    timeout: Duration,
-) -> Result<Execution, RunnerError> {
+async fn record(execution: &Execution, recorders: &mut [&mut dyn Recorder]) -> Result<(), RunnerError> {
+    for r in recorders.iter_mut() {
+        r.record(execution)
+            .await
+            .map_err(|message| RunnerError::Record { case: execution.case_id.clone(), message })?;
+    }
+    Ok(())
+}
+
+async fn run_item(item: &PlannedExecution, targets: &PreparedTargets, run_id: &str, options: &ExecuteOptions<'_>) -> Result<Execution, RunnerError> {
+    if let Some(reason) = targets.unavailable.get(&item.target) {
+        let status = if options.strict { Status::Error } else { Status::Skipped };
+        return Ok(unrun(item, status, format!("target `{}` is unavailable: {reason}", item.target)));
+    }
+    let target = targets.targets.get(&item.target).ok_or_else(|| RunnerError::UnknownTarget {
+        case: item.case.id.clone(),
+        target: item.target.clone(),
+    })?;
+    Ok(run_planned(item, target.as_ref(), run_id, options).await)
+}
+
+/// Runs one case once against a target and grades it with code checks and, when
+/// `judges` resolves models, LLM judges: the library entry point for cargo tests.
+pub async fn run_case(case: &Case, target: &dyn Target, timeout: Duration, judges: &dyn JudgeModels) -> Result<Execution, RunnerError> {
+    let settings = JudgeSettings::default();
     let item = PlannedExecution {
         case: Arc::new(case.clone()),
-        checks: Arc::new(gavel_checks::compile(case)?),
+        checks: Arc::new(gavel_checks::compile(case, &settings)?),
         target: "target".to_owned(),
         repeat_index: 0,
     };
+    let baselines = Baselines::new();
+    let options = ExecuteOptions { default_timeout: timeout, judges, ..ExecuteOptions::new(&settings, &baselines) };
     let run_id = uuid::Uuid::now_v7().to_string();
-    Ok(run_planned(&item, target, &run_id, timeout).await)
+    Ok(run_planned(&item, target, &run_id, &options).await)
 }
 
-async fn run_planned(
-    item: &PlannedExecution,
-    target: &dyn Target,
-    run_id: &str,
-    default_timeout: Duration,
-) -> Execution {
+fn unrun(item: &PlannedExecution, status: Status, reason: String) -> Execution {
+    Execution {
+        case_id: item.case.id.clone(),
+        case_name: item.case.name.clone(),
+        target: item.target.clone(),
+        repeat_index: item.repeat_index,
+        tags: item.case.tags.clone(),
+        status,
+        score: None,
+        transcript: Transcript::default(),
+        verdicts: Vec::new(),
+        reason: Some(reason),
+        started_at: gavel_core::now_rfc3339(),
+        duration_ms: 0,
+    }
+}
+
+async fn run_planned(item: &PlannedExecution, target: &dyn Target, run_id: &str, options: &ExecuteOptions<'_>) -> Execution {
     let case = &item.case;
     let started_at = gavel_core::now_rfc3339();
     let clock = Instant::now();
-    let timeout = case
-        .timeout_s
-        .filter(|s| *s > 0.0)
-        .map(Duration::from_secs_f64)
-        .unwrap_or(default_timeout);
-    let session_id = format!(
-        "gavel-{}-{}-{}-{}",
-        short(run_id),
-        case.id,
-        item.target,
-        item.repeat_index
-    );
+    let timeout = case.timeout_s.filter(|s| *s > 0.0).map(Duration::from_secs_f64).unwrap_or(options.default_timeout);
+    let session_id = format!("gavel-{}-{}-{}-{}", short(run_id), case.id, item.target, item.repeat_index);
     let transcript = converse(case, target, session_id, clock + timeout, timeout).await;
-    let verdicts = item.checks.run(&transcript);
+    let verdicts = item.checks.run(&transcript, &options.runtime(item.repeat_index)).await;
     let mut execution = Execution {
-        case_id: case.id.clone(),
-        case_name: case.name.clone(),
-        target: item.target.clone(),
-        repeat_index: item.repeat_index,
-        tags: case.tags.clone(),
-        status: Status::Skipped,
-        score: None,
-        transcript,
         verdicts,
-        reason: None,
+        transcript,
         started_at,
         duration_ms: clock.elapsed().as_millis() as u64,
+        ..unrun(item, Status::Skipped, String::new())
     };
+    execution.reason = None;
     execution.settle();
     execution
 }
@@ -131,33 +198,18 @@ async fn run_planned(
 /// Plays the case's rounds in one session, stopping at the first failure or at the
 /// deadline; with `revival`, the session is closed after round 1 and reopened with
 /// the same id.
-async fn converse(
-    case: &Case,
-    target: &dyn Target,
-    session_id: String,
-    deadline: Instant,
-    timeout: Duration,
-) -> Transcript {
-    let mut transcript = Transcript {
-        session_id,
-        turns: Vec::new(),
-    };
+async fn converse(case: &Case, target: &dyn Target, session_id: String, deadline: Instant, timeout: Duration) -> Transcript {
+    let mut transcript = Transcript { session_id, turns: Vec::new() };
     let timed_out = |round: usize, input: String| Turn {
         round,
         input,
-        failure: Some(TargetFailure {
-            message: format!("the execution timed out after {}", secs(timeout)),
-            transient: true,
-        }),
+        failure: Some(TargetFailure { message: format!("the execution timed out after {}", secs(timeout)), transient: true }),
         ..Turn::default()
     };
     let mut session = match within(deadline, target.open(&transcript.session_id)).await {
         Some(Ok(s)) => s,
         Some(Err(failure)) => {
-            transcript.turns.push(Turn {
-                failure: Some(failure),
-                ..Turn::default()
-            });
+            transcript.turns.push(Turn { failure: Some(failure), ..Turn::default() });
             return transcript;
         }
         None => {
@@ -189,11 +241,7 @@ async fn converse(
             session = match within(deadline, target.open(&transcript.session_id)).await {
                 Some(Ok(s)) => s,
                 Some(Err(failure)) => {
-                    transcript.turns.push(Turn {
-                        round: 1,
-                        failure: Some(failure),
-                        ..Turn::default()
-                    });
+                    transcript.turns.push(Turn { round: 1, failure: Some(failure), ..Turn::default() });
                     return transcript;
                 }
                 None => {
@@ -212,9 +260,7 @@ async fn within<F: std::future::Future>(deadline: Instant, f: F) -> Option<F::Ou
 }
 
 fn short(run_id: &str) -> &str {
-    run_id
-        .get(run_id.len().saturating_sub(8)..)
-        .unwrap_or(run_id)
+    run_id.get(run_id.len().saturating_sub(8)..).unwrap_or(run_id)
 }
 
 fn secs(d: Duration) -> String {

@@ -7,12 +7,13 @@
 
 mod error;
 mod execute;
+mod pairwise;
 mod plan;
 mod recorder;
 mod targets;
 
 pub use error::RunnerError;
-pub use execute::{RunReport, execute, run_case};
+pub use execute::{Baselines, ExecuteOptions, RunReport, execute, run_case};
 pub use plan::{Plan, PlanOptions, PlannedExecution, plan};
 pub use recorder::Recorder;
 pub use targets::PreparedTargets;

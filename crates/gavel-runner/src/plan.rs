@@ -55,7 +55,7 @@ pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
         if !selected(case, options, filter.as_deref()) {
             continue;
         }
-        let checks = Arc::new(gavel_checks::compile(case)?);
+        let checks = Arc::new(gavel_checks::compile(case, &suite.judge)?);
         let case = Arc::new(case.clone());
         for target in &case.targets {
             if !suite.targets.contains_key(target) {

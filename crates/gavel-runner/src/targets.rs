@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use gavel_core::Suite;
-use gavel_targets::{Started, Target};
+use gavel_models::ModelSource;
+use gavel_targets::{Started, Target, TargetError};
 
 use crate::{Plan, RunnerError};
 
@@ -12,52 +13,52 @@ use crate::{Plan, RunnerError};
 pub struct PreparedTargets {
     /// Adapters by target name.
     pub targets: BTreeMap<String, Arc<dyn Target>>,
+    /// Targets that cannot run here, with the reason (e.g. a `chat` target whose
+    /// model has no credentials): their executions are skipped.
+    pub unavailable: BTreeMap<String, String>,
     started: Vec<Started>,
 }
 
 impl PreparedTargets {
     /// Builds the adapters the plan needs and starts their processes, waiting until
-    /// each is ready.
-    pub async fn prepare(suite: &Suite, plan: &Plan) -> Result<PreparedTargets, RunnerError> {
-        let mut prepared = PreparedTargets {
-            targets: BTreeMap::new(),
-            started: Vec::new(),
-        };
-        for item in &plan.items {
-            if prepared.targets.contains_key(&item.target) {
-                continue;
-            }
-            let spec =
-                suite
-                    .targets
-                    .get(&item.target)
-                    .ok_or_else(|| RunnerError::UnknownTarget {
-                        case: item.case.id.clone(),
-                        target: item.target.clone(),
-                    })?;
-            if let Some(start) = spec.start() {
-                match gavel_targets::start(&item.target, start).await {
-                    Ok(s) => prepared.started.push(s),
-                    Err(e) => {
-                        prepared.stop().await;
-                        return Err(e.into());
-                    }
-                }
-            }
-            prepared.targets.insert(
-                item.target.clone(),
-                gavel_targets::build(&item.target, spec)?,
-            );
+    /// each is ready. On failure, whatever was started is stopped again.
+    pub async fn prepare(suite: &Suite, plan: &Plan, models: &dyn ModelSource) -> Result<PreparedTargets, RunnerError> {
+        let mut prepared = PreparedTargets::from_targets(BTreeMap::new());
+        if let Err(e) = prepared.fill(suite, plan, models).await {
+            prepared.stop().await;
+            return Err(e);
         }
         Ok(prepared)
     }
 
+    async fn fill(&mut self, suite: &Suite, plan: &Plan, models: &dyn ModelSource) -> Result<(), RunnerError> {
+        for item in &plan.items {
+            if self.targets.contains_key(&item.target) || self.unavailable.contains_key(&item.target) {
+                continue;
+            }
+            let spec = suite.targets.get(&item.target).ok_or_else(|| RunnerError::UnknownTarget {
+                case: item.case.id.clone(),
+                target: item.target.clone(),
+            })?;
+            let adapter = match gavel_targets::build(&item.target, spec, models) {
+                Ok(a) => a,
+                Err(TargetError::Unavailable { reason, .. }) => {
+                    self.unavailable.insert(item.target.clone(), reason);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if let Some(start) = spec.start() {
+                self.started.push(gavel_targets::start(&item.target, start).await?);
+            }
+            self.targets.insert(item.target.clone(), adapter);
+        }
+        Ok(())
+    }
+
     /// Uses ready-made adapters (in-process targets, tests).
     pub fn from_targets(targets: BTreeMap<String, Arc<dyn Target>>) -> PreparedTargets {
-        PreparedTargets {
-            targets,
-            started: Vec::new(),
-        }
+        PreparedTargets { targets, unavailable: BTreeMap::new(), started: Vec::new() }
     }
 
     /// Stops every process started for the run.

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use gavel_core::{Execution, Status, Suite};
-use gavel_runner::{CancellationToken, PlanOptions, PreparedTargets, Recorder, RunnerError};
+use gavel_runner::{
+    Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder, RunnerError,
+};
 use gavel_targets::{FnReply, FnRequest, FnTarget, Target};
 
 fn suite(yaml: &str) -> Suite {
@@ -19,6 +21,15 @@ fn suite(yaml: &str) -> Suite {
 
 fn with(target: Arc<dyn Target>) -> PreparedTargets {
     PreparedTargets::from_targets(BTreeMap::from([("agent".to_owned(), target)]))
+}
+
+fn options(suite: &Suite, jobs: usize, timeout: Duration) -> ExecuteOptions<'_> {
+    static BASELINES: std::sync::OnceLock<Baselines> = std::sync::OnceLock::new();
+    ExecuteOptions {
+        concurrency: jobs,
+        default_timeout: timeout,
+        ..ExecuteOptions::new(&suite.judge, BASELINES.get_or_init(Baselines::new))
+    }
 }
 
 async fn run(
@@ -34,8 +45,7 @@ async fn run(
         &plan,
         &with(target),
         "run-1",
-        jobs,
-        timeout,
+        &options(suite, jobs, timeout),
         &CancellationToken::new(),
         &mut recorders,
     )
@@ -220,8 +230,7 @@ async fn cancelling_keeps_what_was_recorded_and_reports_interruption() {
         &plan,
         &with(target),
         "r",
-        2,
-        Duration::from_secs(5),
+        &options(&s, 2, Duration::from_secs(5)),
         &cancel,
         &mut recorders,
     )
@@ -248,8 +257,7 @@ async fn a_recorder_that_cannot_keep_results_stops_the_run() {
         &plan,
         &with(echo()),
         "r",
-        1,
-        Duration::from_secs(5),
+        &options(&s, 1, Duration::from_secs(5)),
         &CancellationToken::new(),
         &mut recorders,
     )
@@ -264,7 +272,7 @@ async fn run_case_is_the_library_entry_point() {
     let s = suite(
         "cases:\n  - {id: lib, input: ping, checks: [{type: equals, value: 'echo: ping'}]}\n",
     );
-    let e = gavel_runner::run_case(&s.cases[0], echo().as_ref(), Duration::from_secs(5))
+    let e = gavel_runner::run_case(&s.cases[0], echo().as_ref(), Duration::from_secs(5), &gavel_checks::NoJudgeModels)
         .await
         .unwrap();
     assert_eq!(e.status, Status::Pass);

@@ -18,12 +18,15 @@
 //!     "case.yaml".as_ref(),
 //! ).unwrap();
 //! let agent = FnTarget::new(|req| async move { FnReply::text(format!("Hello! You said: {}", req.message)) });
-//! let execution = gavel::run_case(&suite.cases[0], &agent, Duration::from_secs(5)).await.unwrap();
+//! let execution = gavel::run_case(&suite.cases[0], &agent, Duration::from_secs(5), &gavel::checks::NoJudgeModels)
+//!     .await
+//!     .unwrap();
 //! assert_eq!(execution.status, gavel::Status::Pass);
 //! # }) }
 //! ```
 
 pub use gavel_checks as checks;
+pub use gavel_models as models;
 pub use gavel_core::load;
 pub use gavel_core::*;
 pub use gavel_report as report;

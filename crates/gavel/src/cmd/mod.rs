@@ -2,6 +2,7 @@
 //! input or configuration; 3 errors kept some cases from a verdict (infrastructure,
 //! provider, target down); 130 interrupted.
 
+mod models;
 mod progress;
 mod report;
 mod run;

@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use gavel::runner::{CancellationToken, PlanOptions, PreparedTargets, Recorder};
+use gavel::runner::{CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder};
 use gavel::store::Store;
 use gavel::{RunRecord, RunStatus};
 use serde_json::json;
 
+use super::models::{self, ModelArgs};
 use super::progress::Progress;
 use super::report::{StoreRecorder, emit};
 use super::{
@@ -45,6 +46,8 @@ pub(crate) struct RunArgs {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    models: ModelArgs,
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
@@ -90,6 +93,12 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         eprintln!("error: no case matched the selection (tags, skip-tags, filter)");
         return Ok(EXIT_BAD_INPUT);
     }
+    let baselines = models::baselines(&plan, &store).await?;
+    let judge = models::default_judge(&args.models, &suite.judge);
+    for w in models::hierarchy_warnings(&suite, judge.as_deref()) {
+        eprintln!("warning: {w}");
+    }
+    let pool = models::pool(&args.models, &suite.judge, &store);
     if args.resume.is_none() {
         store.create_run(&run).await?;
         let cases: Vec<gavel::Case> = plan.cases.iter().map(|c| (**c).clone()).collect();
@@ -105,7 +114,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         gavel::store::mask_url(&args.store.db),
     );
 
-    let targets = match PreparedTargets::prepare(&suite, &plan).await {
+    let targets = match PreparedTargets::prepare(&suite, &plan, &pool).await {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -120,20 +129,21 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let mut progress = Progress::new(plan.items.len(), !args.quiet);
     let mut recorder = StoreRecorder(&store, &run.id);
     let mut recorders: [&mut dyn Recorder; 2] = [&mut recorder, &mut progress];
-    let outcome = gavel::runner::execute(
-        &plan,
-        &targets,
-        &run.id,
-        args.jobs,
-        Duration::from_secs_f64(args.timeout.max(0.001)),
-        &cancel,
-        &mut recorders,
-    )
-    .await;
+    let judges = models::RunJudges { pool: &pool, default: judge };
+    let options = ExecuteOptions {
+        concurrency: args.jobs,
+        default_timeout: Duration::from_secs_f64(args.timeout.max(0.001)),
+        judges: &judges,
+        strict: args.models.strict,
+        max_cost: args.models.max_cost.or(suite.judge.max_cost),
+        ..ExecuteOptions::new(&suite.judge, &baselines)
+    };
+    let outcome = gavel::runner::execute(&plan, &targets, &run.id, &options, &cancel, &mut recorders).await;
     progress.finish();
     targets.stop().await;
     let status = match &outcome {
         Ok(r) if r.interrupted => RunStatus::Interrupted,
+        Ok(r) if r.budget_stopped => RunStatus::BudgetStopped,
         Ok(_) => RunStatus::Completed,
         Err(_) => RunStatus::Failed,
     };

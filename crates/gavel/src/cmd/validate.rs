@@ -20,7 +20,7 @@ pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
     };
     let mut bad = 0;
     for case in &suite.cases {
-        if let Err(e) = gavel::checks::compile(case) {
+        if let Err(e) = gavel::checks::compile(case, &suite.judge) {
             eprintln!("error: {e}");
             bad += 1;
         }
