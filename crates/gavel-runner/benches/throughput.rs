@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gavel_core::{Execution, Status, Suite};
-use gavel_runner::{Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder};
+use gavel_runner::{
+    Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder,
+};
 use gavel_targets::{FnReply, FnTarget, Target};
 use serde_json::json;
 
@@ -104,7 +106,11 @@ async fn phase(label: &str, suite: &Suite, jobs: usize, recorder: &mut dyn Recor
     };
     let mut recorders: [&mut dyn Recorder; 2] = [recorder, &mut count];
     let baselines = Baselines::new();
-    let options = ExecuteOptions { concurrency: jobs, default_timeout: Duration::from_secs(30), ..ExecuteOptions::new(&suite.judge, &baselines) };
+    let options = ExecuteOptions {
+        concurrency: jobs,
+        default_timeout: Duration::from_secs(30),
+        ..ExecuteOptions::new(&suite.judge, &baselines)
+    };
     let report = gavel_runner::execute(
         &plan,
         &targets,

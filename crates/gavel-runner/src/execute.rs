@@ -62,7 +62,11 @@ impl<'a> ExecuteOptions<'a> {
     }
 
     pub(crate) fn runtime(&self, sample: u32) -> JudgeRuntime<'a> {
-        JudgeRuntime { sample, strict: self.strict, ..JudgeRuntime::with_settings(self.judges, self.judge) }
+        JudgeRuntime {
+            sample,
+            strict: self.strict,
+            ..JudgeRuntime::with_settings(self.judges, self.judge)
+        }
     }
 }
 
@@ -88,10 +92,15 @@ pub async fn execute(
         .inspect(|_| {
             launched.fetch_add(1, Ordering::Relaxed);
         });
-    let mut results = futures::stream::iter(scheduled.map(|item| run_item(item, targets, run_id, options)))
-        .buffer_unordered(options.concurrency.max(1));
+    let mut results =
+        futures::stream::iter(scheduled.map(|item| run_item(item, targets, run_id, options)))
+            .buffer_unordered(options.concurrency.max(1));
     let mut pairing = Pairing::new(plan);
-    let mut report = RunReport { finished: 0, interrupted: false, budget_stopped: false };
+    let mut report = RunReport {
+        finished: 0,
+        interrupted: false,
+        budget_stopped: false,
+    };
     let mut spent = 0.0;
     loop {
         let next = tokio::select! {
@@ -113,7 +122,8 @@ pub async fn execute(
             over_budget.store(true, Ordering::Relaxed);
         }
     }
-    report.budget_stopped = over_budget.load(Ordering::Relaxed) && launched.load(Ordering::Relaxed) < plan.items.len();
+    report.budget_stopped =
+        over_budget.load(Ordering::Relaxed) && launched.load(Ordering::Relaxed) < plan.items.len();
     for execution in pairing.drain(options).await {
         record(&execution, recorders).await?;
         report.finished += 1;
@@ -121,30 +131,57 @@ pub async fn execute(
     Ok(report)
 }
 
-async fn record(execution: &Execution, recorders: &mut [&mut dyn Recorder]) -> Result<(), RunnerError> {
+async fn record(
+    execution: &Execution,
+    recorders: &mut [&mut dyn Recorder],
+) -> Result<(), RunnerError> {
     for r in recorders.iter_mut() {
         r.record(execution)
             .await
-            .map_err(|message| RunnerError::Record { case: execution.case_id.clone(), message })?;
+            .map_err(|message| RunnerError::Record {
+                case: execution.case_id.clone(),
+                message,
+            })?;
     }
     Ok(())
 }
 
-async fn run_item(item: &PlannedExecution, targets: &PreparedTargets, run_id: &str, options: &ExecuteOptions<'_>) -> Result<Execution, RunnerError> {
+async fn run_item(
+    item: &PlannedExecution,
+    targets: &PreparedTargets,
+    run_id: &str,
+    options: &ExecuteOptions<'_>,
+) -> Result<Execution, RunnerError> {
     if let Some(reason) = targets.unavailable.get(&item.target) {
-        let status = if options.strict { Status::Error } else { Status::Skipped };
-        return Ok(unrun(item, status, format!("target `{}` is unavailable: {reason}", item.target)));
+        let status = if options.strict {
+            Status::Error
+        } else {
+            Status::Skipped
+        };
+        return Ok(unrun(
+            item,
+            status,
+            format!("target `{}` is unavailable: {reason}", item.target),
+        ));
     }
-    let target = targets.targets.get(&item.target).ok_or_else(|| RunnerError::UnknownTarget {
-        case: item.case.id.clone(),
-        target: item.target.clone(),
-    })?;
+    let target = targets
+        .targets
+        .get(&item.target)
+        .ok_or_else(|| RunnerError::UnknownTarget {
+            case: item.case.id.clone(),
+            target: item.target.clone(),
+        })?;
     Ok(run_planned(item, target.as_ref(), run_id, options).await)
 }
 
 /// Runs one case once against a target and grades it with code checks and, when
 /// `judges` resolves models, LLM judges: the library entry point for cargo tests.
-pub async fn run_case(case: &Case, target: &dyn Target, timeout: Duration, judges: &dyn JudgeModels) -> Result<Execution, RunnerError> {
+pub async fn run_case(
+    case: &Case,
+    target: &dyn Target,
+    timeout: Duration,
+    judges: &dyn JudgeModels,
+) -> Result<Execution, RunnerError> {
     let settings = JudgeSettings::default();
     let item = PlannedExecution {
         case: Arc::new(case.clone()),
@@ -153,7 +190,11 @@ pub async fn run_case(case: &Case, target: &dyn Target, timeout: Duration, judge
         repeat_index: 0,
     };
     let baselines = Baselines::new();
-    let options = ExecuteOptions { default_timeout: timeout, judges, ..ExecuteOptions::new(&settings, &baselines) };
+    let options = ExecuteOptions {
+        default_timeout: timeout,
+        judges,
+        ..ExecuteOptions::new(&settings, &baselines)
+    };
     let run_id = uuid::Uuid::now_v7().to_string();
     Ok(run_planned(&item, target, &run_id, &options).await)
 }
@@ -175,14 +216,32 @@ fn unrun(item: &PlannedExecution, status: Status, reason: String) -> Execution {
     }
 }
 
-async fn run_planned(item: &PlannedExecution, target: &dyn Target, run_id: &str, options: &ExecuteOptions<'_>) -> Execution {
+async fn run_planned(
+    item: &PlannedExecution,
+    target: &dyn Target,
+    run_id: &str,
+    options: &ExecuteOptions<'_>,
+) -> Execution {
     let case = &item.case;
     let started_at = gavel_core::now_rfc3339();
     let clock = Instant::now();
-    let timeout = case.timeout_s.filter(|s| *s > 0.0).map(Duration::from_secs_f64).unwrap_or(options.default_timeout);
-    let session_id = format!("gavel-{}-{}-{}-{}", short(run_id), case.id, item.target, item.repeat_index);
+    let timeout = case
+        .timeout_s
+        .filter(|s| *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(options.default_timeout);
+    let session_id = format!(
+        "gavel-{}-{}-{}-{}",
+        short(run_id),
+        case.id,
+        item.target,
+        item.repeat_index
+    );
     let transcript = converse(case, target, session_id, clock + timeout, timeout).await;
-    let verdicts = item.checks.run(&transcript, &options.runtime(item.repeat_index)).await;
+    let verdicts = item
+        .checks
+        .run(&transcript, &options.runtime(item.repeat_index))
+        .await;
     let mut execution = Execution {
         verdicts,
         transcript,
@@ -198,18 +257,33 @@ async fn run_planned(item: &PlannedExecution, target: &dyn Target, run_id: &str,
 /// Plays the case's rounds in one session, stopping at the first failure or at the
 /// deadline; with `revival`, the session is closed after round 1 and reopened with
 /// the same id.
-async fn converse(case: &Case, target: &dyn Target, session_id: String, deadline: Instant, timeout: Duration) -> Transcript {
-    let mut transcript = Transcript { session_id, turns: Vec::new() };
+async fn converse(
+    case: &Case,
+    target: &dyn Target,
+    session_id: String,
+    deadline: Instant,
+    timeout: Duration,
+) -> Transcript {
+    let mut transcript = Transcript {
+        session_id,
+        turns: Vec::new(),
+    };
     let timed_out = |round: usize, input: String| Turn {
         round,
         input,
-        failure: Some(TargetFailure { message: format!("the execution timed out after {}", secs(timeout)), transient: true }),
+        failure: Some(TargetFailure {
+            message: format!("the execution timed out after {}", secs(timeout)),
+            transient: true,
+        }),
         ..Turn::default()
     };
     let mut session = match within(deadline, target.open(&transcript.session_id)).await {
         Some(Ok(s)) => s,
         Some(Err(failure)) => {
-            transcript.turns.push(Turn { failure: Some(failure), ..Turn::default() });
+            transcript.turns.push(Turn {
+                failure: Some(failure),
+                ..Turn::default()
+            });
             return transcript;
         }
         None => {
@@ -241,7 +315,11 @@ async fn converse(case: &Case, target: &dyn Target, session_id: String, deadline
             session = match within(deadline, target.open(&transcript.session_id)).await {
                 Some(Ok(s)) => s,
                 Some(Err(failure)) => {
-                    transcript.turns.push(Turn { round: 1, failure: Some(failure), ..Turn::default() });
+                    transcript.turns.push(Turn {
+                        round: 1,
+                        failure: Some(failure),
+                        ..Turn::default()
+                    });
                     return transcript;
                 }
                 None => {
@@ -260,7 +338,9 @@ async fn within<F: std::future::Future>(deadline: Instant, f: F) -> Option<F::Ou
 }
 
 fn short(run_id: &str) -> &str {
-    run_id.get(run_id.len().saturating_sub(8)..).unwrap_or(run_id)
+    run_id
+        .get(run_id.len().saturating_sub(8)..)
+        .unwrap_or(run_id)
 }
 
 fn secs(d: Duration) -> String {

@@ -28,18 +28,34 @@ impl Pairing {
                 }
             }
         }
-        Pairing { specs, answers: HashMap::new(), parked: Vec::new() }
+        Pairing {
+            specs,
+            answers: HashMap::new(),
+            parked: Vec::new(),
+        }
     }
 
     /// Takes a finished execution; returns the executions now complete (this one
     /// and any that were waiting for it).
-    pub(crate) async fn finished(&mut self, e: Execution, options: &ExecuteOptions<'_>) -> Vec<Execution> {
+    pub(crate) async fn finished(
+        &mut self,
+        e: Execution,
+        options: &ExecuteOptions<'_>,
+    ) -> Vec<Execution> {
         if self.specs.is_empty() {
             return vec![e];
         }
         let case_has_specs = self.specs.contains_key(&e.case_id);
-        if self.specs.values().flatten().any(|s| s.against.target.as_deref() == Some(e.target.as_str())) {
-            self.answers.insert((e.case_id.clone(), e.target.clone(), e.repeat_index), e.transcript.clone());
+        if self
+            .specs
+            .values()
+            .flatten()
+            .any(|s| s.against.target.as_deref() == Some(e.target.as_str()))
+        {
+            self.answers.insert(
+                (e.case_id.clone(), e.target.clone(), e.repeat_index),
+                e.transcript.clone(),
+            );
         }
         let mut ready = Vec::new();
         if case_has_specs {
@@ -47,7 +63,9 @@ impl Pairing {
         } else {
             ready.push(e);
         }
-        let (complete, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.parked).into_iter().partition(|p| self.partners_in(p));
+        let (complete, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.parked)
+            .into_iter()
+            .partition(|p| self.partners_in(p));
         self.parked = waiting;
         for p in complete {
             ready.push(self.complete(p, options).await);
@@ -65,14 +83,23 @@ impl Pairing {
     }
 
     fn partners_in(&self, e: &Execution) -> bool {
-        self.specs[&e.case_id].iter().all(|s| match &s.against.target {
-            Some(t) => self.answers.contains_key(&(e.case_id.clone(), t.clone(), e.repeat_index)),
-            None => true,
-        })
+        self.specs[&e.case_id]
+            .iter()
+            .all(|s| match &s.against.target {
+                Some(t) if *t != e.target => {
+                    self.answers
+                        .contains_key(&(e.case_id.clone(), t.clone(), e.repeat_index))
+                }
+                _ => true,
+            })
     }
 
     async fn complete(&self, mut e: Execution, options: &ExecuteOptions<'_>) -> Execution {
-        for spec in &self.specs[&e.case_id] {
+        // The target compared against is the reference: it gets no pairwise verdict.
+        let specs = self.specs[&e.case_id]
+            .iter()
+            .filter(|s| s.against.target.as_deref() != Some(e.target.as_str()));
+        for spec in specs {
             let verdict = self.compare(spec, &e, options).await.in_round(spec.round);
             e.verdicts.push(verdict);
         }
@@ -80,26 +107,47 @@ impl Pairing {
         e
     }
 
-    async fn compare(&self, spec: &PairwiseSpec, e: &Execution, options: &ExecuteOptions<'_>) -> Verdict {
+    async fn compare(
+        &self,
+        spec: &PairwiseSpec,
+        e: &Execution,
+        options: &ExecuteOptions<'_>,
+    ) -> Verdict {
         let skip = |reason: String| Verdict::new(spec.name(), "pairwise", Status::Skipped, reason);
         let Some(own) = answer(&e.transcript, spec.round) else {
             return skip("no answer of this execution to compare".to_owned());
         };
         let (other, label) = match (&spec.against.target, &spec.against.run) {
             (Some(t), _) => {
-                let other = self.answers.get(&(e.case_id.clone(), t.clone(), e.repeat_index)).and_then(|tr| answer(tr, spec.round));
+                let other = self
+                    .answers
+                    .get(&(e.case_id.clone(), t.clone(), e.repeat_index))
+                    .and_then(|tr| answer(tr, spec.round));
                 (other.map(|t| t.output.clone()), format!("target `{t}`"))
             }
             (None, Some(run)) => {
-                let other = options.baselines.get(run).and_then(|m| m.get(&(e.case_id.clone(), e.target.clone()))).cloned();
+                let other = options
+                    .baselines
+                    .get(run)
+                    .and_then(|m| m.get(&(e.case_id.clone(), e.target.clone())))
+                    .cloned();
                 (other, format!("run `{run}`"))
             }
             (None, None) => (None, "nothing".to_owned()),
         };
         let Some(other) = other else {
-            return skip(format!("{label} has no answer for case `{}` (repeat {})", e.case_id, e.repeat_index));
+            return skip(format!(
+                "{label} has no answer for case `{}` (repeat {})",
+                e.case_id, e.repeat_index
+            ));
         };
-        let input = PairwiseInput { prompt: &own.input, output: &own.output, other: &other, other_label: &label, criteria: "" };
+        let input = PairwiseInput {
+            prompt: &own.input,
+            output: &own.output,
+            other: &other,
+            other_label: &label,
+            criteria: "",
+        };
         gavel_checks::pairwise(spec, &input, &options.runtime(e.repeat_index)).await
     }
 }

@@ -22,7 +22,11 @@ pub struct PreparedTargets {
 impl PreparedTargets {
     /// Builds the adapters the plan needs and starts their processes, waiting until
     /// each is ready. On failure, whatever was started is stopped again.
-    pub async fn prepare(suite: &Suite, plan: &Plan, models: &dyn ModelSource) -> Result<PreparedTargets, RunnerError> {
+    pub async fn prepare(
+        suite: &Suite,
+        plan: &Plan,
+        models: &dyn ModelSource,
+    ) -> Result<PreparedTargets, RunnerError> {
         let mut prepared = PreparedTargets::from_targets(BTreeMap::new());
         if let Err(e) = prepared.fill(suite, plan, models).await {
             prepared.stop().await;
@@ -31,15 +35,26 @@ impl PreparedTargets {
         Ok(prepared)
     }
 
-    async fn fill(&mut self, suite: &Suite, plan: &Plan, models: &dyn ModelSource) -> Result<(), RunnerError> {
+    async fn fill(
+        &mut self,
+        suite: &Suite,
+        plan: &Plan,
+        models: &dyn ModelSource,
+    ) -> Result<(), RunnerError> {
         for item in &plan.items {
-            if self.targets.contains_key(&item.target) || self.unavailable.contains_key(&item.target) {
+            if self.targets.contains_key(&item.target)
+                || self.unavailable.contains_key(&item.target)
+            {
                 continue;
             }
-            let spec = suite.targets.get(&item.target).ok_or_else(|| RunnerError::UnknownTarget {
-                case: item.case.id.clone(),
-                target: item.target.clone(),
-            })?;
+            let spec =
+                suite
+                    .targets
+                    .get(&item.target)
+                    .ok_or_else(|| RunnerError::UnknownTarget {
+                        case: item.case.id.clone(),
+                        target: item.target.clone(),
+                    })?;
             let adapter = match gavel_targets::build(&item.target, spec, models) {
                 Ok(a) => a,
                 Err(TargetError::Unavailable { reason, .. }) => {
@@ -49,7 +64,8 @@ impl PreparedTargets {
                 Err(e) => return Err(e.into()),
             };
             if let Some(start) = spec.start() {
-                self.started.push(gavel_targets::start(&item.target, start).await?);
+                self.started
+                    .push(gavel_targets::start(&item.target, start).await?);
             }
             self.targets.insert(item.target.clone(), adapter);
         }
@@ -58,7 +74,11 @@ impl PreparedTargets {
 
     /// Uses ready-made adapters (in-process targets, tests).
     pub fn from_targets(targets: BTreeMap<String, Arc<dyn Target>>) -> PreparedTargets {
-        PreparedTargets { targets, unavailable: BTreeMap::new(), started: Vec::new() }
+        PreparedTargets {
+            targets,
+            unavailable: BTreeMap::new(),
+            started: Vec::new(),
+        }
     }
 
     /// Stops every process started for the run.

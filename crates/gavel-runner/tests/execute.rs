@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use gavel_core::{Execution, Status, Suite};
 use gavel_runner::{
-    Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder, RunnerError,
+    Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder,
+    RunnerError,
 };
 use gavel_targets::{FnReply, FnRequest, FnTarget, Target};
 
@@ -272,9 +273,14 @@ async fn run_case_is_the_library_entry_point() {
     let s = suite(
         "cases:\n  - {id: lib, input: ping, checks: [{type: equals, value: 'echo: ping'}]}\n",
     );
-    let e = gavel_runner::run_case(&s.cases[0], echo().as_ref(), Duration::from_secs(5), &gavel_checks::NoJudgeModels)
-        .await
-        .unwrap();
+    let e = gavel_runner::run_case(
+        &s.cases[0],
+        echo().as_ref(),
+        Duration::from_secs(5),
+        &gavel_checks::NoJudgeModels,
+    )
+    .await
+    .unwrap();
     assert_eq!(e.status, Status::Pass);
     assert_eq!(e.score, Some(1.0));
 }

@@ -20,18 +20,29 @@ pub(crate) struct ChatAdapter {
 }
 
 impl ChatAdapter {
-    pub(crate) fn build(name: &str, spec: &ChatTarget, models: &dyn ModelSource) -> Result<Self, TargetError> {
+    pub(crate) fn build(
+        name: &str,
+        spec: &ChatTarget,
+        models: &dyn ModelSource,
+    ) -> Result<Self, TargetError> {
         if let Some(system) = &spec.system {
             minijinja::Environment::new()
                 .template_from_str(system)
                 .map_err(|e| TargetError::config(name, "system", e.to_string()))?;
         }
         let model = models.model(&spec.model).map_err(|e| match e.kind {
-            ErrorKind::NoCredentials => TargetError::Unavailable { target: name.to_owned(), reason: e.message },
+            ErrorKind::NoCredentials => TargetError::Unavailable {
+                target: name.to_owned(),
+                reason: e.message,
+            },
             _ => TargetError::config(name, "model", e.message),
         })?;
         let tools = spec.tools.iter().map(tool_def).collect();
-        Ok(ChatAdapter { model, spec: spec.clone(), tools })
+        Ok(ChatAdapter {
+            model,
+            spec: spec.clone(),
+            tools,
+        })
     }
 }
 
@@ -39,7 +50,10 @@ fn tool_def(t: &ChatTool) -> ToolDef {
     ToolDef {
         name: t.name.clone(),
         description: t.description.clone(),
-        parameters: t.parameters.clone().unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+        parameters: t
+            .parameters
+            .clone()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
     }
 }
 
@@ -72,7 +86,11 @@ struct ChatSession {
 impl Session for ChatSession {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
         let clock = Instant::now();
-        let mut turn = Turn { round: req.round, input: req.message.to_owned(), ..Turn::default() };
+        let mut turn = Turn {
+            round: req.round,
+            input: req.message.to_owned(),
+            ..Turn::default()
+        };
         let system = match self.system(req.context) {
             Ok(s) => s,
             Err(message) => {
@@ -94,7 +112,11 @@ impl Session for ChatSession {
             let answer = match self.model.chat(&request).await {
                 Ok(a) => a,
                 Err(e) => {
-                    let failure = if e.kind.is_retryable() { transient(e.message) } else { permanent(e.message) };
+                    let failure = if e.kind.is_retryable() {
+                        transient(e.message)
+                    } else {
+                        permanent(e.message)
+                    };
                     turn.failure = Some(failure);
                     break;
                 }
@@ -116,7 +138,11 @@ impl Session for ChatSession {
             }
             for call in answer.tool_calls {
                 let result = self.result_of(&call.name);
-                turn.tool_calls.push(ToolCall { name: call.name.clone(), arguments: call.arguments.clone(), result: Some(result.clone()) });
+                turn.tool_calls.push(ToolCall {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    result: Some(result.clone()),
+                });
                 self.messages.push(Message {
                     role: Role::Tool,
                     content: result.to_string(),
@@ -136,17 +162,22 @@ impl Session for ChatSession {
 impl ChatSession {
     /// The system prompt rendered over the case context and today's date.
     fn system(&self, context: Option<&Value>) -> Result<Option<String>, String> {
-        let Some(template) = &self.spec.system else { return Ok(None) };
+        let Some(template) = &self.spec.system else {
+            return Ok(None);
+        };
         let mut vars = match context {
             Some(Value::Object(map)) => map.clone(),
             _ => serde_json::Map::new(),
         };
         let today = gavel_core::now_rfc3339();
-        vars.entry("today").or_insert_with(|| json!(today.get(..10).unwrap_or(&today)));
+        vars.entry("today")
+            .or_insert_with(|| json!(today.get(..10).unwrap_or(&today)));
         let mut env = minijinja::Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         let ctx = minijinja::Value::from(minijinja::value::Serde(&Value::Object(vars)));
-        gavel_core::template::render_str(&env, template, &ctx).map(Some).map_err(|e| format!("system prompt: {e}"))
+        gavel_core::template::render_str(&env, template, &ctx)
+            .map(Some)
+            .map_err(|e| format!("system prompt: {e}"))
     }
 
     fn result_of(&self, tool: &str) -> Value {

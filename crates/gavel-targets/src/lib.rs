@@ -148,7 +148,11 @@ pub trait Session: Send {
 /// A spec's `start` process is not launched here: see [`start`]. A `chat` target
 /// takes its model from `models`; a model without credentials makes the target
 /// [`TargetError::Unavailable`].
-pub fn build(name: &str, spec: &TargetSpec, models: &dyn ModelSource) -> Result<Arc<dyn Target>, TargetError> {
+pub fn build(
+    name: &str,
+    spec: &TargetSpec,
+    models: &dyn ModelSource,
+) -> Result<Arc<dyn Target>, TargetError> {
     Ok(match spec {
         TargetSpec::Http(http) => Arc::new(http::HttpAdapter::build(name, http)?),
         TargetSpec::Command(command) => Arc::new(command::CommandAdapter::build(name, command)?),

@@ -26,9 +26,9 @@
 //! ```
 
 pub use gavel_checks as checks;
-pub use gavel_models as models;
 pub use gavel_core::load;
 pub use gavel_core::*;
+pub use gavel_models as models;
 pub use gavel_report as report;
 pub use gavel_runner as runner;
 pub use gavel_runner::run_case;

@@ -1,6 +1,7 @@
 //! A local server speaking the OpenAI Chat Completions wire format with
 //! deterministic answers: structured-output requests get the most favourable
-//! instance of their JSON Schema, other requests an echo (or a fixed reply).
+//! instance of their JSON Schema, other requests an echo naming the model (or a
+//! fixed reply).
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
@@ -21,7 +22,10 @@ use serde_json::{Value, json};
 
 /// Command-line options.
 #[derive(Debug, Parser)]
-#[command(name = "mock-openai", about = "Local OpenAI-compatible chat server for tests")]
+#[command(
+    name = "mock-openai",
+    about = "Local OpenAI-compatible chat server for tests"
+)]
 struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:0")]
@@ -43,7 +47,11 @@ struct Mock {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    let mock = Arc::new(Mock { latency: Duration::from_millis(args.latency_ms), reply: args.reply, requests: AtomicU64::new(0) });
+    let mock = Arc::new(Mock {
+        latency: Duration::from_millis(args.latency_ms),
+        reply: args.reply,
+        requests: AtomicU64::new(0),
+    });
     let app = Router::new()
         .route("/v1/chat/completions", post(complete))
         .route("/chat/completions", post(complete))
@@ -72,9 +80,17 @@ async fn stats(State(mock): State<Arc<Mock>>) -> Json<Value> {
     Json(json!({"requests": mock.requests.load(Ordering::Relaxed)}))
 }
 
-async fn complete(State(mock): State<Arc<Mock>>, body: Result<Json<Value>, axum::extract::rejection::JsonRejection>) -> (StatusCode, Json<Value>) {
+async fn complete(
+    State(mock): State<Arc<Mock>>,
+    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+) -> (StatusCode, Json<Value>) {
     let Ok(Json(request)) = body else {
-        return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "body is not JSON", "type": "invalid_request_error"}})));
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(
+                json!({"error": {"message": "body is not JSON", "type": "invalid_request_error"}}),
+            ),
+        );
     };
     mock.requests.fetch_add(1, Ordering::Relaxed);
     if !mock.latency.is_zero() {
@@ -82,11 +98,21 @@ async fn complete(State(mock): State<Arc<Mock>>, body: Result<Json<Value>, axum:
     }
     let prompt_chars: usize = request["messages"]
         .as_array()
-        .map(|m| m.iter().map(|m| m["content"].as_str().map_or(0, str::len)).sum())
+        .map(|m| {
+            m.iter()
+                .map(|m| m["content"].as_str().map_or(0, str::len))
+                .sum()
+        })
         .unwrap_or(0);
     let content = match request.pointer("/response_format/json_schema/schema") {
         Some(schema) => schema::favourable(schema).to_string(),
-        None => mock.reply.clone().unwrap_or_else(|| format!("You said: {}", last_user_message(&request))),
+        None => mock.reply.clone().unwrap_or_else(|| {
+            format!(
+                "You said: {} ({})",
+                last_user_message(&request),
+                request["model"].as_str().unwrap_or("model")
+            )
+        }),
     };
     let completion_tokens = (content.len() / 4).max(1);
     let prompt_tokens = (prompt_chars / 4).max(1);

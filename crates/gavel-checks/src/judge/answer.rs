@@ -50,12 +50,16 @@ pub(crate) fn pointwise_schema(scale: Scale) -> Value {
     } else {
         "number"
     };
+    let (lo, hi) = scale.bounds();
     json!({
         "type": "object",
         "properties": {
             "status": status_schema(),
             "reasoning": { "type": "string" },
-            "score": { "type": [number, "null"] },
+            "score": {
+                "type": [number, "null"],
+                "description": format!("the score from {lo} to {hi}; null unless status is ok"),
+            },
         },
         "required": ["status", "reasoning", "score"],
         "additionalProperties": false,
@@ -69,7 +73,10 @@ pub(crate) fn rubric_schema(dimensions: &[&str]) -> Value {
         "type": "object",
         "properties": {
             "reasoning": { "type": "string" },
-            "score": { "type": ["integer", "null"] },
+            "score": {
+                "type": ["integer", "null"],
+                "description": "the score from 1 to 5; null unless status is ok",
+            },
         },
         "required": ["reasoning", "score"],
         "additionalProperties": false,

@@ -24,8 +24,14 @@ pub fn python() -> &'static str {
 pub struct NoModels;
 
 impl gavel_models::ModelSource for NoModels {
-    fn model(&self, _id: &str) -> Result<Arc<dyn gavel_models::ChatModel>, gavel_models::ModelError> {
-        Err(gavel_models::ModelError::new(gavel_models::ErrorKind::NoCredentials, "NO_KEY is not set"))
+    fn model(
+        &self,
+        _id: &str,
+    ) -> Result<Arc<dyn gavel_models::ChatModel>, gavel_models::ModelError> {
+        Err(gavel_models::ModelError::new(
+            gavel_models::ErrorKind::NoCredentials,
+            "NO_KEY is not set",
+        ))
     }
 }
 

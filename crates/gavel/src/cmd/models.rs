@@ -32,17 +32,20 @@ pub(crate) struct ModelArgs {
 /// The judge model a run uses: `--judge`, else the suite's `judge.model`, else a
 /// provider whose API key is in the environment.
 pub(crate) fn default_judge(args: &ModelArgs, settings: &JudgeSettings) -> Option<String> {
-    args.judge.clone().or_else(|| settings.model.clone()).or_else(|| {
-        [
-            ("OPENAI_API_KEY", "openai:gpt-5-mini"),
-            ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
-            ("GEMINI_API_KEY", "gemini:gemini-2.5-flash"),
-            ("GOOGLE_API_KEY", "gemini:gemini-2.5-flash"),
-        ]
-        .into_iter()
-        .find(|(var, _)| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
-        .map(|(_, model)| model.to_owned())
-    })
+    args.judge
+        .clone()
+        .or_else(|| settings.model.clone())
+        .or_else(|| {
+            [
+                ("OPENAI_API_KEY", "openai:gpt-5-mini"),
+                ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
+                ("GEMINI_API_KEY", "gemini:gemini-2.5-flash"),
+                ("GOOGLE_API_KEY", "gemini:gemini-2.5-flash"),
+            ]
+            .into_iter()
+            .find(|(var, _)| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+            .map(|(_, model)| model.to_owned())
+        })
 }
 
 /// The pool every model call of the run goes through, caching in the store.
@@ -74,7 +77,9 @@ impl gavel::checks::JudgeModels for RunJudges<'_> {
 
 /// Warnings about the model hierarchy: a judge should not be the model it judges.
 pub(crate) fn hierarchy_warnings(suite: &Suite, judge: Option<&str>) -> Vec<String> {
-    let Some(judge) = judge else { return Vec::new() };
+    let Some(judge) = judge else {
+        return Vec::new();
+    };
     let mut agents: BTreeSet<&str> = suite.judge.agent_model.as_deref().into_iter().collect();
     agents.extend(suite.targets.values().filter_map(|t| match t {
         TargetSpec::Chat(c) => Some(c.model.as_str()),
@@ -89,12 +94,18 @@ pub(crate) fn hierarchy_warnings(suite: &Suite, judge: Option<&str>) -> Vec<Stri
 
 /// Loads the stored answers that pairwise checks against a run compare with.
 pub(crate) async fn baselines(plan: &Plan, store: &Store) -> anyhow::Result<Baselines> {
-    let runs: BTreeSet<String> =
-        plan.items.iter().flat_map(|i| i.checks.pairwise()).filter_map(|s| s.against.run).collect();
+    let runs: BTreeSet<String> = plan
+        .items
+        .iter()
+        .flat_map(|i| i.checks.pairwise())
+        .filter_map(|s| s.against.run)
+        .collect();
     let mut out = Baselines::new();
     for reference in runs {
         let run = match reference.as_str() {
-            "latest" => store.latest_run().await?.ok_or_else(|| anyhow::anyhow!("pairwise against run `latest`: the store holds no run"))?,
+            "latest" => store.latest_run().await?.ok_or_else(|| {
+                anyhow::anyhow!("pairwise against run `latest`: the store holds no run")
+            })?,
             id => store.run(id).await?,
         };
         let answers = store
@@ -122,6 +133,9 @@ impl CacheStore for StoreCache {
     }
 
     async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String> {
-        self.0.cache_put(key, model, value).await.map_err(|e| e.to_string())
+        self.0
+            .cache_put(key, model, value)
+            .await
+            .map_err(|e| e.to_string())
     }
 }

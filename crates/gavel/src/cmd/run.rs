@@ -129,7 +129,10 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let mut progress = Progress::new(plan.items.len(), !args.quiet);
     let mut recorder = StoreRecorder(&store, &run.id);
     let mut recorders: [&mut dyn Recorder; 2] = [&mut recorder, &mut progress];
-    let judges = models::RunJudges { pool: &pool, default: judge };
+    let judges = models::RunJudges {
+        pool: &pool,
+        default: judge,
+    };
     let options = ExecuteOptions {
         concurrency: args.jobs,
         default_timeout: Duration::from_secs_f64(args.timeout.max(0.001)),
@@ -138,7 +141,8 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         max_cost: args.models.max_cost.or(suite.judge.max_cost),
         ..ExecuteOptions::new(&suite.judge, &baselines)
     };
-    let outcome = gavel::runner::execute(&plan, &targets, &run.id, &options, &cancel, &mut recorders).await;
+    let outcome =
+        gavel::runner::execute(&plan, &targets, &run.id, &options, &cancel, &mut recorders).await;
     progress.finish();
     targets.stop().await;
     let status = match &outcome {

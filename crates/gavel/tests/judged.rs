@@ -1,0 +1,275 @@
+//! Judges end to end: deterministic checks, `judge`, `rubric` and `pairwise`
+//! against a local OpenAI-compatible server; the cache; missing credentials.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The mock server, killed on drop.
+struct Mock {
+    child: Child,
+    url: String,
+}
+
+impl Mock {
+    fn start() -> Mock {
+        let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("mock-openai");
+        assert!(
+            bin.exists(),
+            "{} is built by `cargo test --workspace`",
+            bin.display()
+        );
+        let mut child = Command::new(bin).stdout(Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        Mock { child, url }
+    }
+
+    fn requests(&self) -> u64 {
+        let addr = self.url.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        let body: Value = serde_json::from_str(out.rsplit("\r\n\r\n").next().unwrap()).unwrap();
+        body["requests"].as_u64().unwrap()
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn suite(url: &str, judge: &str) -> String {
+    format!(
+        r#"
+name: judged
+judge:
+  model: {judge}
+  prices:
+    "openai-compatible:judge@{url}/v1": {{input_per_mtok: 2.0, output_per_mtok: 8.0}}
+    "openai-compatible:agent@{url}/v1": {{input_per_mtok: 1.0, output_per_mtok: 4.0}}
+    "openai-compatible:other@{url}/v1": {{input_per_mtok: 1.0, output_per_mtok: 4.0}}
+targets:
+  agent:
+    type: chat
+    model: openai-compatible:agent@{url}/v1
+    system: You manage properties.
+  other:
+    type: chat
+    model: openai-compatible:other@{url}/v1
+    system: You manage properties, tersely.
+cases:
+  - id: mixed
+    input: What are my listings?
+    expected_output: Beach House, Mountain Cabin, City Apartment
+    criteria: Names the user's listings.
+    checks:
+      - {{type: contains, value: "You said"}}
+      - {{type: judge, scale: "1-5", threshold: 4}}
+      - {{type: rubric}}
+      - {{type: pairwise, against: {{target: other}}}}
+"#
+    )
+}
+
+fn gavel(dir: &Path, args: &[&str], env_off: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+    cmd.args(args).current_dir(dir);
+    for var in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "OPENAI_BASE_URL",
+        "GAVEL_DATABASE_URL",
+    ] {
+        cmd.env_remove(var);
+    }
+    for var in env_off {
+        cmd.env_remove(var);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn verdicts(report: &Path, case: &str) -> Vec<Value> {
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    let d = r["detailed_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["id"] == case && d["target"] == "agent")
+        .unwrap()
+        .clone();
+    d["repeats"][0]["verdicts"].as_array().unwrap().clone()
+}
+
+fn kind<'a>(vs: &'a [Value], kind: &str) -> &'a Value {
+    vs.iter()
+        .find(|v| v["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} verdict in {vs:#?}"))
+}
+
+#[test]
+fn a_mixed_suite_is_judged_stored_and_served_from_the_cache_the_second_time() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite_file = dir.path().join("suite.yaml");
+    std::fs::write(
+        &suite_file,
+        suite(
+            &mock.url,
+            &format!("openai-compatible:judge@{}/v1", mock.url),
+        ),
+    )
+    .unwrap();
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let report: PathBuf = dir.path().join("r.json");
+    let args = [
+        "run",
+        suite_file.to_str().unwrap(),
+        "--db",
+        &db,
+        "--quiet",
+        "-o",
+        report.to_str().unwrap(),
+    ];
+
+    let out = gavel(dir.path(), &args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let vs = verdicts(&report, "mixed");
+    assert_eq!(kind(&vs, "contains")["status"], "pass");
+    for k in ["judge", "rubric"] {
+        let v = kind(&vs, k);
+        assert_eq!(v["status"], "pass", "{v:#}");
+        assert!(
+            !v["reason"].as_str().unwrap().is_empty(),
+            "reasoning is stored: {v:#}"
+        );
+        assert!(v["evidence"]["input_tokens"].as_u64().unwrap() > 0, "{v:#}");
+        assert!(
+            v["cost_usd"].as_f64().unwrap() > 0.0,
+            "priced from the suite's table: {v:#}"
+        );
+        assert_eq!(v["evidence"]["cached"], false);
+    }
+    assert_eq!(kind(&vs, "judge")["score"], 1.0, "5 on 1-5 normalises to 1");
+    assert!(
+        kind(&vs, "rubric")["evidence"]["dimensions"].is_object()
+            || kind(&vs, "rubric")["evidence"]["accuracy"].is_object()
+            || kind(&vs, "rubric")["evidence"]
+                .to_string()
+                .contains("accuracy")
+    );
+    let pairwise = kind(&vs, "pairwise");
+    assert_eq!(
+        pairwise["score"], 0.5,
+        "the mock always answers A: the orders disagree, a tie: {pairwise:#}"
+    );
+    assert_eq!(pairwise["evidence"]["position_bias"], true);
+    let calls = mock.requests();
+    assert!(
+        calls >= 6,
+        "2 target calls, judge, rubric, 2 pairwise orders: {calls}"
+    );
+
+    // The same run configuration again: every model answer comes from the cache.
+    let out = gavel(dir.path(), &args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        mock.requests(),
+        calls,
+        "a second run with the cache makes no model calls"
+    );
+    let again = verdicts(&report, "mixed");
+    assert_eq!(
+        kind(&again, "judge")["evidence"]["cached"],
+        true,
+        "{again:#?}"
+    );
+
+    // --cache-only with a cold cache: judges error instead of calling the model.
+    let cold = format!("sqlite://{}", dir.path().join("cold.db").display());
+    let out = gavel(
+        dir.path(),
+        &[
+            "run",
+            suite_file.to_str().unwrap(),
+            "--db",
+            &cold,
+            "--quiet",
+            "--cache-only",
+        ],
+        &[],
+    );
+    assert_eq!(mock.requests(), calls, "--cache-only never calls a model");
+    assert_ne!(out.status.code(), Some(0));
+}
+
+#[test]
+fn without_credentials_judges_are_skipped_with_the_reason_and_code_checks_still_run() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite_file = dir.path().join("suite.yaml");
+    std::fs::write(&suite_file, suite(&mock.url, "openai:gpt-5-mini")).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let report = dir.path().join("r.json");
+    let args = [
+        "run",
+        suite_file.to_str().unwrap(),
+        "--db",
+        &db,
+        "--quiet",
+        "-o",
+        report.to_str().unwrap(),
+    ];
+    let out = gavel(dir.path(), &args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let vs = verdicts(&report, "mixed");
+    assert_eq!(kind(&vs, "contains")["status"], "pass");
+    for k in ["judge", "rubric", "pairwise"] {
+        let v = kind(&vs, k);
+        assert_eq!(v["status"], "skipped", "{v:#}");
+        assert!(
+            v["reason"]
+                .as_str()
+                .unwrap()
+                .contains("OPENAI_API_KEY is not set"),
+            "{v:#}"
+        );
+    }
+    // --strict turns the missing credentials into errors for CI.
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    let out = gavel(dir.path(), &strict, &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+}
