@@ -158,11 +158,14 @@ fn quickstart_passes_stores_and_reports_in_every_format() {
         text(&out.stdout)
     );
     let report = json(&j);
-    assert_eq!(report["summary"]["total"], 9);
-    assert_eq!(report["summary"]["passed"], 9);
+    // 11 cases: 10 pass; the judge-only case is skipped, with the reason, as no
+    // judge model is configured here.
+    assert_eq!(report["summary"]["total"], 11);
+    assert_eq!(report["summary"]["passed"], 10);
+    assert_eq!(report["summary"]["skipped"], 1);
     assert_eq!(report["summary"]["pass_rate"], 100.0);
-    assert_eq!(report["detailed_results"].as_array().unwrap().len(), 9);
-    assert_eq!(junit_counts(&x), (9, Some("9".into())));
+    assert_eq!(report["detailed_results"].as_array().unwrap().len(), 11);
+    assert_eq!(junit_counts(&x), (11, Some("11".into())));
     assert!(
         std::fs::read_to_string(&m)
             .unwrap()
@@ -183,14 +186,14 @@ fn quickstart_passes_stores_and_reports_in_every_format() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(junit_counts(&x2), (9, Some("9".into())));
+    assert_eq!(junit_counts(&x2), (11, Some("11".into())));
     let run_id = report["run"]["id"].as_str().unwrap();
     let out = env
         .gavel(&["report", &run_id[..8], "--db", &db])
         .output()
         .unwrap();
     assert!(
-        text(&out.stdout).contains("9 passed"),
+        text(&out.stdout).contains("10 passed"),
         "{}",
         text(&out.stdout)
     );
@@ -361,7 +364,7 @@ fn ctrl_c_keeps_results_marks_the_run_interrupted_and_resume_finishes_it() {
         text(&out.stdout)
     );
     let kept = stored_executions(&env);
-    assert!((1..9).contains(&kept), "{kept} executions kept");
+    assert!((1..11).contains(&kept), "{kept} executions kept");
 
     let j = env.path("r.json");
     let out = env.run_quickstart(&["--resume", "latest", "-o", j.to_str().unwrap()], None);
@@ -374,7 +377,7 @@ fn ctrl_c_keeps_results_marks_the_run_interrupted_and_resume_finishes_it() {
     );
     assert_eq!(
         json(&j)["summary"]["total"],
-        9,
+        11,
         "the resumed run holds every case exactly once"
     );
     assert!(
