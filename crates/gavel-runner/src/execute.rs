@@ -85,49 +85,77 @@ pub async fn execute(
 ) -> Result<RunReport, RunnerError> {
     let over_budget = AtomicBool::new(false);
     let launched = AtomicUsize::new(0);
-    let scheduled = plan
-        .items
-        .iter()
-        .take_while(|_| !over_budget.load(Ordering::Relaxed))
-        .inspect(|_| {
-            launched.fetch_add(1, Ordering::Relaxed);
-        });
-    let mut results =
-        futures::stream::iter(scheduled.map(|item| run_item(item, targets, run_id, options)))
-            .buffer_unordered(options.concurrency.max(1));
-    let mut pairing = Pairing::new(plan);
     let mut report = RunReport {
         finished: 0,
         interrupted: false,
         budget_stopped: false,
     };
-    let mut spent = 0.0;
-    loop {
-        let next = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => {
-                report.interrupted = true;
-                return Ok(report);
+    // Executions and recording run side by side: an execution parked while a result
+    // is being recorded could hold a pooled store connection the recorder needs.
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+    let spent = std::sync::Mutex::new(0.0_f64);
+    let spend = |cost: f64| {
+        let mut total = spent.lock().unwrap_or_else(|p| p.into_inner());
+        *total += cost.max(0.0);
+        if options.max_cost.is_some_and(|max| *total >= max) {
+            over_budget.store(true, Ordering::Relaxed);
+        }
+    };
+    let produce = async {
+        let scheduled = plan
+            .items
+            .iter()
+            .take_while(|_| !over_budget.load(Ordering::Relaxed))
+            .inspect(|_| {
+                launched.fetch_add(1, Ordering::Relaxed);
+            });
+        let mut results =
+            futures::stream::iter(scheduled.map(|item| run_item(item, targets, run_id, options)))
+                .buffer_unordered(options.concurrency.max(1));
+        while let Some(result) = results.next().await {
+            if let Ok(e) = &result {
+                spend(e.cost_usd().unwrap_or(0.0));
             }
-            next = results.next() => next,
-        };
-        let Some(result) = next else { break };
-        let ready = pairing.finished(result?, options).await;
-        for execution in ready {
-            spent += execution.cost_usd().unwrap_or(0.0);
+            if done_tx.send(result).is_err() {
+                break;
+            }
+        }
+        drop(done_tx);
+    };
+    let consume = async {
+        let mut pairing = Pairing::new(plan);
+        while let Some(result) = done_rx.recv().await {
+            for execution in pairing.finished(result?, options).await {
+                // Pairwise verdicts, judged once the partner answered, add their cost.
+                spend(
+                    execution
+                        .verdicts
+                        .iter()
+                        .filter(|v| v.kind == "pairwise")
+                        .filter_map(|v| v.cost_usd)
+                        .sum(),
+                );
+                record(&execution, recorders).await?;
+                report.finished += 1;
+            }
+        }
+        for execution in pairing.drain(options).await {
             record(&execution, recorders).await?;
             report.finished += 1;
         }
-        if options.max_cost.is_some_and(|max| spent >= max) {
-            over_budget.store(true, Ordering::Relaxed);
-        }
+        Ok::<(), RunnerError>(())
+    };
+    let outcome = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        (_, consumed) = async { tokio::join!(produce, consume) } => Some(consumed),
+    };
+    match outcome {
+        None => report.interrupted = true,
+        Some(consumed) => consumed?,
     }
     report.budget_stopped =
         over_budget.load(Ordering::Relaxed) && launched.load(Ordering::Relaxed) < plan.items.len();
-    for execution in pairing.drain(options).await {
-        record(&execution, recorders).await?;
-        report.finished += 1;
-    }
     Ok(report)
 }
 

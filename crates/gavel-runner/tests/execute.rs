@@ -284,3 +284,48 @@ async fn run_case_is_the_library_entry_point() {
     assert_eq!(e.status, Status::Pass);
     assert_eq!(e.score, Some(1.0));
 }
+
+/// Regression: executions holding a shared resource (a pooled store connection in
+/// the wild) must keep making progress while a result is being recorded, or the
+/// recorder waits for them forever.
+#[tokio::test]
+async fn recording_never_starves_executions_that_hold_a_shared_resource() {
+    let pool = Arc::new(tokio::sync::Semaphore::new(2));
+    let p = pool.clone();
+    let target = Arc::new(FnTarget::new(move |_req: FnRequest| {
+        let p = p.clone();
+        async move {
+            let _conn = p.acquire().await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            "ok"
+        }
+    }));
+    struct NeedsPool(Arc<tokio::sync::Semaphore>, usize);
+    #[async_trait::async_trait]
+    impl Recorder for NeedsPool {
+        async fn record(&mut self, _e: &Execution) -> Result<(), String> {
+            let _conn = self.0.acquire().await.map_err(|e| e.to_string())?;
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            self.1 += 1;
+            Ok(())
+        }
+    }
+    let cases: String = (0..30)
+        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
+        .collect();
+    let s = suite(&format!("cases:\n{cases}"));
+    let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
+    let mut recorder = NeedsPool(pool, 0);
+    let mut recorders: [&mut dyn Recorder; 1] = [&mut recorder];
+    let (targets, opts, cancel) = (
+        with(target),
+        options(&s, 8, Duration::from_secs(5)),
+        CancellationToken::new(),
+    );
+    let run = gavel_runner::execute(&plan, &targets, "r", &opts, &cancel, &mut recorders);
+    let report = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("deadlocked")
+        .unwrap();
+    assert_eq!(report.finished, 30);
+}

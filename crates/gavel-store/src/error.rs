@@ -33,9 +33,9 @@ pub enum StoreError {
         #[source]
         source: sqlx::migrate::MigrateError,
     },
-    /// A query failed.
-    #[error("store query failed")]
-    Db(#[from] sqlx::Error),
+    /// A query failed (the database's own message follows).
+    #[error("store query failed: {0}")]
+    Db(sqlx::Error),
     /// A stored row holds something unreadable (bad JSON, an unknown status word).
     #[error("corrupt {what} in the store: {message}")]
     Corrupt {
@@ -67,6 +67,12 @@ impl StoreError {
             what: what.into(),
             message: message.to_string(),
         }
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::Db(e)
     }
 }
 

@@ -10,11 +10,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub(crate) enum Progress {
     Bar(ProgressBar),
     Lines { done: usize, total: usize },
+    Quiet,
 }
 
 impl Progress {
+    /// A bar on a terminal, plain lines otherwise, nothing when not `enabled`.
     pub(crate) fn new(total: usize, enabled: bool) -> Progress {
-        if enabled && std::io::stderr().is_terminal() {
+        if !enabled {
+            Progress::Quiet
+        } else if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total as u64);
             let style = ProgressStyle::with_template(
                 "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
@@ -50,6 +54,7 @@ impl Recorder for Progress {
                 *done += 1;
                 eprintln!("[{done}/{total}] {label} {}ms", e.duration_ms);
             }
+            Progress::Quiet => {}
         }
         Ok(())
     }
