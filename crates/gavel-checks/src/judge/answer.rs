@@ -6,7 +6,11 @@
 //! strict-compatible: every property required, no additional properties, and the
 //! reasoning before the score in property order.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use gavel_core::Scale;
+
 use serde_json::{Value, json};
 
 use crate::plan::truncate;
@@ -119,6 +123,26 @@ pub(crate) fn pairwise_schema() -> Value {
 /// Characters of a schema violation kept in a problem description.
 const PROBLEM_CHARS: usize = 200;
 
+/// The compiled validator of a judge schema, built once per schema: judges
+/// validate every answer, and a run uses only a handful of schemas.
+fn validator(schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
+    static COMPILED: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
+    let key = schema.to_string();
+    let mut compiled = COMPILED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(v) = compiled.get(&key) {
+        return Ok(v.clone());
+    }
+    let v = Arc::new(
+        jsonschema::validator_for(schema)
+            .map_err(|e| format!("internal error: invalid judge schema: {e}"))?,
+    );
+    compiled.insert(key, v.clone());
+    Ok(v)
+}
+
 /// Parses a raw answer as JSON and validates it against `schema`. A single
 /// surrounding Markdown code fence is tolerated; nothing else is (no digging for
 /// JSON inside prose).
@@ -128,8 +152,7 @@ pub(crate) fn parse(raw: &str, schema: &Value) -> Result<Value, String> {
         return Err("the answer is empty".into());
     }
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| format!("internal error: invalid judge schema: {e}"))?;
+    let validator = validator(schema)?;
     let errors: Vec<String> = validator
         .iter_errors(&value)
         .take(3)

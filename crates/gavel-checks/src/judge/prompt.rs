@@ -6,8 +6,9 @@
 //! template already fenced by [`fence`]; the criteria and expected tool names,
 //! written by the test author, are only [`neutralise`]d.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
@@ -122,18 +123,9 @@ impl JudgeTemplate {
 
     /// Renders the `system` and `user` blocks with `vars` (a JSON object).
     pub(crate) fn render(&self, vars: &Value) -> Result<Prompt, String> {
-        let mut env = Environment::new();
-        env.set_syntax(
-            SyntaxConfig::builder()
-                .trim_blocks(true)
-                .lstrip_blocks(true)
-                .build()
-                .map_err(|e| e.to_string())?,
-        );
-        env.set_auto_escape_callback(|_| AutoEscape::None);
-        env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
+        let env = self.environment()?;
         let template = env
-            .template_from_str(&self.source)
+            .get_template(TEMPLATE_NAME)
             .map_err(|e| template_error(&e))?;
         let mut captured = template
             .render_captured(minijinja::Value::from(minijinja::value::Serde(vars)))
@@ -153,6 +145,40 @@ impl JudgeTemplate {
             system: (!system.is_empty()).then_some(system),
             user,
         })
+    }
+}
+
+/// The name the source is registered under in its environment.
+const TEMPLATE_NAME: &str = "judge";
+
+impl JudgeTemplate {
+    /// The parsed template, built once per template source and shared: judges
+    /// render it on every call.
+    fn environment(&self) -> Result<Arc<Environment<'static>>, String> {
+        static PARSED: OnceLock<Mutex<HashMap<String, Arc<Environment<'static>>>>> =
+            OnceLock::new();
+        let mut parsed = PARSED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(env) = parsed.get(&self.hash) {
+            return Ok(env.clone());
+        }
+        let mut env = Environment::new();
+        env.set_syntax(
+            SyntaxConfig::builder()
+                .trim_blocks(true)
+                .lstrip_blocks(true)
+                .build()
+                .map_err(|e| e.to_string())?,
+        );
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
+        env.add_template_owned(TEMPLATE_NAME, self.source.to_string())
+            .map_err(|e| template_error(&e))?;
+        let env = Arc::new(env);
+        parsed.insert(self.hash.clone(), env.clone());
+        Ok(env)
     }
 }
 
