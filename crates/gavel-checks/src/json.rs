@@ -139,8 +139,8 @@ impl JsonCheck {
         };
         match &self.rule {
             Rule::IsJson => Finding::pass(
-                format!("the {what} is JSON ({})", json_type(&doc)),
-                json!({ "from": what, "json_type": json_type(&doc) }),
+                format!("the {what} is JSON ({})", gavel_core::json_type(&doc)),
+                json!({ "from": what, "json_type": gavel_core::json_type(&doc) }),
             ),
             Rule::Schema { validator, .. } => schema(validator, &doc, what),
             Rule::RequiredKeys(keys) => required_keys(keys, &doc, what),
@@ -218,7 +218,7 @@ fn numeric_fields(
                     format!("fields[{i}]"),
                     format!(
                         "`expected_output` has {} at {}, not a number",
-                        json_type(other),
+                        gavel_core::json_type(other),
                         key.pointer
                     ),
                 ));
@@ -331,7 +331,7 @@ fn numeric(fields: &[NumericField], doc: &Value, what: &str) -> Finding {
                 problems.push(format!(
                     "{name}: expected {}, got {shown} ({}, not a number)",
                     field.expected,
-                    json_type(other)
+                    gavel_core::json_type(other)
                 ));
                 "not a number"
             }
@@ -361,18 +361,6 @@ fn number_from_f64(value: f64) -> Option<Number> {
         Some(Number::from(value as i64))
     } else {
         Number::from_f64(value)
-    }
-}
-
-/// The JSON type of a value, for messages.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

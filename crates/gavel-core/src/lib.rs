@@ -44,3 +44,16 @@ pub fn now_rfc3339() -> String {
     );
     now.format(&format).unwrap_or_default()
 }
+
+/// A JSON value's type with its article, for messages: `a string`, `null`, `an array`.
+pub fn json_type(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -142,7 +142,10 @@ fn main() {
         .collect();
     let cases = args.first().and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let jobs = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(8);
-    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
     runtime.block_on(async {
         let suite = suite(cases);
         let (_, rss_before) = usage();

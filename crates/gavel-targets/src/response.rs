@@ -74,18 +74,10 @@ fn describe_top_level(body: &Value) -> String {
             let keys: Vec<String> = map.keys().map(|k| format!("`{k}`")).collect();
             format!("top-level keys present: {}", keys.join(", "))
         }
-        other => format!("the response is {}, not an object", kind(other)),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        other => format!(
+            "the response is {}, not an object",
+            gavel_core::json_type(other)
+        ),
     }
 }
 
@@ -98,7 +90,7 @@ fn tool_calls(value: &Value, pointer: &str) -> Result<Vec<ToolCall>, String> {
         other => {
             return Err(format!(
                 "`response.tool_calls` pointer `{pointer}`: expected an array of tool calls, found {}",
-                kind(other)
+                gavel_core::json_type(other)
             ));
         }
     };
@@ -114,7 +106,10 @@ fn tool_calls(value: &Value, pointer: &str) -> Result<Vec<ToolCall>, String> {
 
 fn tool_call(item: &Value) -> Result<ToolCall, String> {
     let Value::Object(outer) = item else {
-        return Err(format!("expected an object, found {}", kind(item)));
+        return Err(format!(
+            "expected an object, found {}",
+            gavel_core::json_type(item)
+        ));
     };
     // OpenAI-style calls nest name and arguments under `function`.
     let fields = match outer.get("function") {
@@ -126,7 +121,7 @@ fn tool_call(item: &Value) -> Result<ToolCall, String> {
         Some(other) => {
             return Err(format!(
                 "`name` must be a non-empty string, found {}",
-                kind(other)
+                gavel_core::json_type(other)
             ));
         }
         None => return Err("missing `name`".to_owned()),
