@@ -28,7 +28,7 @@ pub use case::{Case, Round, Suite, SuiteDefaults};
 pub use check::CheckSpec;
 pub use error::{LoadError, Location};
 pub use judge::{JudgeSettings, Scale};
-pub use outcome::{Execution, Outcome, Summary, TagStats};
+pub use outcome::{Execution, Outcome, PairwiseStats, Summary, TagStats};
 pub use run::{RunRecord, RunStatus};
 pub use status::Status;
 pub use target::TargetSpec;

@@ -197,6 +197,35 @@ pub struct Summary {
     pub by_target: BTreeMap<String, TagStats>,
     /// Total known cost in US dollars.
     pub cost_usd: Option<f64>,
+    /// Pairwise comparisons judged in the run, and how many flipped with the order.
+    pub pairwise: PairwiseStats,
+}
+
+/// Position bias of a run's pairwise judges: a comparison whose two orders
+/// disagreed counts as biased (and is scored a tie).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairwiseStats {
+    /// Pairwise verdicts for which the judge was asked both orders.
+    pub comparisons: usize,
+    /// Of those, how many favoured a position rather than an answer.
+    pub position_bias: usize,
+}
+
+impl PairwiseStats {
+    fn of(outcomes: &[Outcome]) -> PairwiseStats {
+        let judged = outcomes
+            .iter()
+            .flat_map(|o| &o.executions)
+            .flat_map(|e| &e.verdicts)
+            .filter(|v| v.kind == "pairwise" && v.evidence.get("position_bias").is_some())
+            .filter(|v| v.evidence.get("short_circuit").is_none());
+        let mut stats = PairwiseStats::default();
+        for v in judged {
+            stats.comparisons += 1;
+            stats.position_bias += usize::from(v.evidence["position_bias"] == true);
+        }
+        stats
+    }
 }
 
 impl Summary {
@@ -225,6 +254,7 @@ impl Summary {
                 .map(|(k, v)| (k.to_owned(), TagStats::of(v)))
                 .collect(),
             cost_usd: (!costs.is_empty()).then(|| costs.iter().sum()),
+            pairwise: PairwiseStats::of(outcomes),
         }
     }
 }

@@ -42,6 +42,8 @@ struct JsonSummary {
     cost_usd: Option<f64>,
     /// Summed execution time.
     duration_ms: u64,
+    /// Pairwise comparisons and how many showed position bias.
+    pairwise: gavel_core::PairwiseStats,
 }
 
 #[derive(Serialize)]
@@ -142,6 +144,7 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             average_score: s.overall.average_score,
             cost_usd: s.cost_usd,
             duration_ms: report.execution_ms(),
+            pairwise: s.pairwise,
         },
         gate: JsonGate {
             min_pass_rate: g.min_pass_rate,

@@ -62,6 +62,14 @@ pub fn terminal(report: &Report, color: bool) -> String {
     ]);
     right_align(&mut totals, 0..9);
     let _ = writeln!(out, "{totals}");
+    let pairwise = report.summary.pairwise;
+    if pairwise.comparisons > 0 {
+        let _ = writeln!(
+            out,
+            "Pairwise: {} comparisons judged in both orders, {} with position bias (the orders disagreed; scored as ties)",
+            pairwise.comparisons, pairwise.position_bias
+        );
+    }
 
     if !report.summary.by_tag.is_empty() {
         let _ = writeln!(

@@ -190,6 +190,18 @@ fn a_mixed_suite_is_judged_stored_and_served_from_the_cache_the_second_time() {
         "the mock always answers A: the orders disagree, a tie: {pairwise:#}"
     );
     assert_eq!(pairwise["evidence"]["position_bias"], true);
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        summary["summary"]["pairwise"]["comparisons"], 1,
+        "position bias is counted per run"
+    );
+    assert_eq!(summary["summary"]["pairwise"]["position_bias"], 1);
+    assert!(
+        text(&out.stdout)
+            .contains("Pairwise: 1 comparisons judged in both orders, 1 with position bias"),
+        "{}",
+        text(&out.stdout)
+    );
     let calls = mock.requests();
     assert!(
         calls >= 6,
