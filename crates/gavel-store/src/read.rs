@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use gavel_core::{Case, Execution, RunRecord, ToolCall, Turn, Verdict};
+use gavel_core::{Case, Execution, RunRecord, Status, ToolCall, Turn, Verdict};
 use sqlx::{Any, Transaction};
 
 use crate::rows::{
@@ -104,24 +104,29 @@ impl Store {
         rows.into_iter().map(|row| row.into_case(run_id)).collect()
     }
 
-    /// The keys (case id, target, repeat index) of the executions already recorded
-    /// for a run, in recording order: what `--resume` skips.
+    /// The keys (case id, target, repeat index) and statuses of the executions
+    /// already recorded for a run, in recording order: what `--resume` decides on.
     pub async fn recorded_keys(
         &self,
         run_id: &str,
-    ) -> Result<Vec<(String, String, u32)>, StoreError> {
-        let rows: Vec<(String, String, i64)> = sqlx::query_as(
-            "SELECT case_id, target, repeat_index FROM executions WHERE run_id = $1 ORDER BY seq",
+    ) -> Result<Vec<((String, String, u32), Status)>, StoreError> {
+        let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
+            "SELECT case_id, target, repeat_index, status FROM executions WHERE run_id = $1 ORDER BY seq",
         )
         .bind(run_id)
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
-            .map(|(case_id, target, repeat)| {
-                let repeat = from_i64(repeat, || {
-                    format!("execution {case_id}/{target} repeat_index")
-                })?;
-                Ok((case_id, target, repeat))
+            .map(|(case_id, target, repeat, status)| {
+                let what = || format!("execution {case_id}/{target}");
+                let repeat = from_i64(repeat, || format!("{} repeat_index", what()))?;
+                let status = status
+                    .parse::<Status>()
+                    .map_err(|message| StoreError::Corrupt {
+                        what: what(),
+                        message,
+                    })?;
+                Ok(((case_id, target, repeat), status))
             })
             .collect()
     }

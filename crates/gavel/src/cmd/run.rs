@@ -212,11 +212,11 @@ async fn resume(
     // Executions that errored (target down, provider out) are run again; the new
     // result replaces the old one.
     let done = store
-        .executions(&run.id)
+        .recorded_keys(&run.id)
         .await?
         .into_iter()
-        .filter(|e| e.status != gavel::Status::Error)
-        .map(|e| (e.case_id, e.target, e.repeat_index))
+        .filter(|(_, status)| *status != gavel::Status::Error)
+        .map(|(key, _)| key)
         .collect();
     Ok((run, done))
 }
