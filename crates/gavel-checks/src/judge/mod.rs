@@ -397,6 +397,28 @@ impl VerdictHead<'_> {
     pub(crate) fn verdict(self, status: Status, reason: impl Into<String>) -> Verdict {
         Verdict::new(self.name, self.kind, status, reason).in_round(self.round)
     }
+
+    /// Renders `template`, or gives the `error` verdict saying why it could not.
+    pub(crate) fn render(
+        self,
+        template: &JudgeTemplate,
+        vars: Map<String, Value>,
+        evidence: &Map<String, Value>,
+        threshold: f64,
+    ) -> Result<Prompt, Box<Verdict>> {
+        template.render(&Value::Object(vars)).map_err(|e| {
+            let mut evidence = evidence.clone();
+            evidence.insert("template_hash".into(), json!(template.hash()));
+            let mut v = self
+                .verdict(
+                    Status::Error,
+                    format!("cannot render the {} template: {e}", self.kind),
+                )
+                .with_evidence(Value::Object(evidence));
+            v.threshold = Some(threshold);
+            Box::new(v)
+        })
+    }
 }
 
 /// Characters of a rejected answer sent back to the model with a retry.

@@ -147,19 +147,9 @@ impl PointwiseJudge {
         let mut vars = self.material.vars(judged);
         vars.insert("scale".into(), scale_vars(scale));
         vars.insert("examples".into(), self.examples_vars(scale));
-        let prompt = match template.render(&Value::Object(vars)) {
+        let prompt = match head.render(template, vars, &evidence, threshold) {
             Ok(prompt) => prompt,
-            Err(e) => {
-                evidence.insert("template_hash".into(), json!(template.hash()));
-                let mut v = head
-                    .verdict(
-                        Status::Error,
-                        format!("cannot render the judge template: {e}"),
-                    )
-                    .with_evidence(Value::Object(evidence));
-                v.threshold = Some(threshold);
-                return v;
-            }
+            Err(v) => return *v,
         };
         let question = Question {
             model: self.material.model.as_deref(),

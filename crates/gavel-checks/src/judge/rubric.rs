@@ -142,19 +142,9 @@ impl RubricJudge {
         let mut vars = self.material.vars(judged);
         vars.insert("tools_expected".into(), json!(names.contains(&TOOL_USAGE)));
         vars.insert("dimensions".into(), json!(names));
-        let prompt = match template.render(&Value::Object(vars)) {
+        let prompt = match head.render(template, vars, &evidence, threshold) {
             Ok(prompt) => prompt,
-            Err(e) => {
-                evidence.insert("template_hash".into(), json!(template.hash()));
-                let mut v = head
-                    .verdict(
-                        Status::Error,
-                        format!("cannot render the rubric template: {e}"),
-                    )
-                    .with_evidence(Value::Object(evidence));
-                v.threshold = Some(threshold);
-                return v;
-            }
+            Err(v) => return *v,
         };
         let question = Question {
             model: self.material.model.as_deref(),
