@@ -398,6 +398,26 @@ impl VerdictHead<'_> {
         Verdict::new(self.name, self.kind, status, reason).in_round(self.round)
     }
 
+    /// The passing verdict of an answer equal to the reference: no model call, no cost.
+    pub(crate) fn exact_match(
+        self,
+        template: &JudgeTemplate,
+        mut evidence: Map<String, Value>,
+        threshold: f64,
+    ) -> Verdict {
+        evidence.insert("short_circuit".into(), json!("exact_match"));
+        evidence.insert("template_hash".into(), json!(template.hash()));
+        let mut v = self
+            .verdict(
+                Status::Pass,
+                "exact match with the expected output; judge not called",
+            )
+            .with_score(1.0, Some(threshold))
+            .with_evidence(Value::Object(evidence));
+        v.cost_usd = Some(0.0);
+        v
+    }
+
     /// Renders `template`, or gives the `error` verdict saying why it could not.
     pub(crate) fn render(
         self,

@@ -125,18 +125,8 @@ impl RubricJudge {
         evidence.insert("threshold".into(), json!(self.threshold));
 
         if self.material.exact_match(&judged.turn.output) {
-            evidence.insert("short_circuit".into(), json!("exact_match"));
             evidence.insert("overall".into(), json!(5.0));
-            evidence.insert("template_hash".into(), json!(template.hash()));
-            let mut v = head
-                .verdict(
-                    Status::Pass,
-                    "exact match with the expected output; judge not called",
-                )
-                .with_score(1.0, Some(threshold))
-                .with_evidence(Value::Object(evidence));
-            v.cost_usd = Some(0.0);
-            return v;
+            return head.exact_match(template, evidence, threshold);
         }
 
         let mut vars = self.material.vars(judged);
