@@ -123,27 +123,33 @@ pub async fn execute(
         drop(done_tx);
     };
     let consume = async {
-        let mut pairing = Pairing::new(plan);
-        while let Some(result) = done_rx.recv().await {
-            for execution in pairing.finished(result?, options).await {
-                // Pairwise verdicts, judged once the partner answered, add their cost.
-                spend(
-                    execution
-                        .verdicts
-                        .iter()
-                        .filter(|v| v.kind == "pairwise")
-                        .filter_map(|v| v.cost_usd)
-                        .sum(),
-                );
+        let recorded = async {
+            let mut pairing = Pairing::new(plan);
+            while let Some(result) = done_rx.recv().await {
+                for execution in pairing.finished(result?, options).await {
+                    // Pairwise verdicts, judged once the partner answered, add their cost.
+                    spend(
+                        execution
+                            .verdicts
+                            .iter()
+                            .filter(|v| v.kind == "pairwise")
+                            .filter_map(|v| v.cost_usd)
+                            .sum(),
+                    );
+                    record(&execution, recorders).await?;
+                    report.finished += 1;
+                }
+            }
+            for execution in pairing.drain(options).await {
                 record(&execution, recorders).await?;
                 report.finished += 1;
             }
+            Ok::<(), RunnerError>(())
         }
-        for execution in pairing.drain(options).await {
-            record(&execution, recorders).await?;
-            report.finished += 1;
-        }
-        Ok::<(), RunnerError>(())
+        .await;
+        // A result that cannot be kept stops the run: no new execution starts.
+        done_rx.close();
+        recorded
     };
     let outcome = tokio::select! {
         biased;

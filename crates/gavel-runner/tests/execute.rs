@@ -251,21 +251,36 @@ async fn a_recorder_that_cannot_keep_results_stops_the_run() {
             Err("disk full".into())
         }
     }
-    let s = suite("cases:\n  - {id: a, input: hi}\n  - {id: b, input: hi}\n");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let target = Arc::new(FnTarget::new(move |_req: FnRequest| {
+        c.fetch_add(1, Ordering::SeqCst);
+        async {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            "ok"
+        }
+    }));
+    let cases: String = (0..20)
+        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
+        .collect();
+    let s = suite(&format!("cases:\n{cases}"));
     let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
     let mut recorders: [&mut dyn Recorder; 1] = [&mut Broken];
-    let err = gavel_runner::execute(
-        &plan,
-        &with(echo()),
-        "r",
-        &options(&s, 1, Duration::from_secs(5)),
-        &CancellationToken::new(),
-        &mut recorders,
-    )
-    .await
-    .unwrap_err();
+    let (targets, opts, cancel) = (
+        with(target),
+        options(&s, 1, Duration::from_secs(5)),
+        CancellationToken::new(),
+    );
+    let err = gavel_runner::execute(&plan, &targets, "r", &opts, &cancel, &mut recorders)
+        .await
+        .unwrap_err();
     assert!(matches!(err, RunnerError::Record { .. }));
     assert!(err.to_string().contains("disk full"));
+    assert!(
+        calls.load(Ordering::SeqCst) < 5,
+        "the run stopped: {} executions started",
+        calls.load(Ordering::SeqCst)
+    );
 }
 
 #[tokio::test]
