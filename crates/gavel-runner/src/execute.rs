@@ -14,6 +14,10 @@ use tokio_util::sync::CancellationToken;
 use crate::pairwise::Pairing;
 use crate::{Plan, PlannedExecution, PreparedTargets, Recorder, RunnerError};
 
+/// Most results handed to the recorders at once: whatever landed while the last
+/// batch was being recorded, up to this many.
+const RECORD_BATCH: usize = 256;
+
 /// What [`execute`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunReport {
@@ -125,25 +129,27 @@ pub async fn execute(
     let consume = async {
         let recorded = async {
             let mut pairing = Pairing::new(plan);
-            while let Some(result) = done_rx.recv().await {
-                for execution in pairing.finished(result?, options).await {
-                    // Pairwise verdicts, judged once the partner answered, add their cost.
-                    spend(
-                        execution
-                            .verdicts
-                            .iter()
-                            .filter(|v| v.kind == "pairwise")
-                            .filter_map(|v| v.cost_usd)
-                            .sum(),
-                    );
-                    record(&execution, recorders).await?;
-                    report.finished += 1;
+            let mut landed = Vec::new();
+            while done_rx.recv_many(&mut landed, RECORD_BATCH).await > 0 {
+                let mut batch = Vec::with_capacity(landed.len());
+                for result in landed.drain(..) {
+                    batch.extend(pairing.finished(result?, options).await);
                 }
+                // Pairwise verdicts, judged once the partner answered, add their cost.
+                spend(
+                    batch
+                        .iter()
+                        .flat_map(|e| &e.verdicts)
+                        .filter(|v| v.kind == "pairwise")
+                        .filter_map(|v| v.cost_usd)
+                        .sum(),
+                );
+                record(&batch, recorders).await?;
+                report.finished += batch.len();
             }
-            for execution in pairing.drain(options).await {
-                record(&execution, recorders).await?;
-                report.finished += 1;
-            }
+            let rest = pairing.drain(options).await;
+            record(&rest, recorders).await?;
+            report.finished += rest.len();
             Ok::<(), RunnerError>(())
         }
         .await;
@@ -165,15 +171,19 @@ pub async fn execute(
     Ok(report)
 }
 
+/// Hands `batch` to every recorder; the first refusal stops the run.
 async fn record(
-    execution: &Execution,
+    batch: &[Execution],
     recorders: &mut [&mut dyn Recorder],
 ) -> Result<(), RunnerError> {
+    let Some(first) = batch.first() else {
+        return Ok(());
+    };
     for r in recorders.iter_mut() {
-        r.record(execution)
+        r.record_batch(batch)
             .await
             .map_err(|message| RunnerError::Record {
-                case: execution.case_id.clone(),
+                case: first.case_id.clone(),
                 message,
             })?;
     }

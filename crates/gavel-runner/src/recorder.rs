@@ -10,6 +10,15 @@ use gavel_core::Execution;
 pub trait Recorder: Send {
     /// Called once per finished execution.
     async fn record(&mut self, execution: &Execution) -> Result<(), String>;
+
+    /// Called with executions that landed together, in completion order; a sink
+    /// with a per-write cost (a store commit) keeps them in one write.
+    async fn record_batch(&mut self, executions: &[Execution]) -> Result<(), String> {
+        for execution in executions {
+            self.record(execution).await?;
+        }
+        Ok(())
+    }
 }
 
 /// Collects executions in memory.

@@ -3,6 +3,8 @@
 //! The store neither builds keys nor reads the answers; gavel-models' cache layer
 //! does both, through its `CacheStore` trait.
 
+use std::collections::HashMap;
+
 use crate::{Store, StoreError};
 
 const SELECT_CACHED: &str = "SELECT response_json FROM model_cache WHERE key = $1";
@@ -17,6 +19,9 @@ const UPSERT_CACHED: &str = "INSERT INTO model_cache (key, model, response_json,
 impl Store {
     /// The cached model answer (serialized JSON) under `key`, if any.
     pub async fn cache_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        if let Some((_, json)) = self.cache_queue.lock().entries.get(key) {
+            return Ok(Some(json.clone()));
+        }
         let json: Option<String> = sqlx::query_scalar(SELECT_CACHED)
             .bind(key)
             .fetch_optional(&self.pool)
@@ -26,19 +31,93 @@ impl Store {
 
     /// Keeps `response_json` (a model's answer) under `key`, replacing any earlier
     /// entry; `model` names the model id, for people and pruning.
+    ///
+    /// Writes are group-committed: an entry that arrives while another caller is
+    /// writing joins the queue, and that caller writes the queue in one transaction
+    /// before it returns, so the entry is on disk once every concurrent `cache_put`
+    /// has returned. Until then [`Store::cache_get`] serves it from the queue.
     pub async fn cache_put(
         &self,
         key: &str,
         model: &str,
         response_json: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query(UPSERT_CACHED)
-            .bind(key)
-            .bind(model)
-            .bind(response_json)
-            .bind(gavel_core::now_rfc3339())
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        {
+            let mut queue = self.cache_queue.lock();
+            queue
+                .entries
+                .insert(key.to_owned(), (model.to_owned(), response_json.to_owned()));
+            if queue.writing {
+                return Ok(());
+            }
+            queue.writing = true;
+        }
+        // Cleared however this ends, even when the caller stops awaiting us.
+        let _writer = Writer(&self.cache_queue);
+        self.write_cache_queue().await
+    }
+
+    /// Writes queued entries, a transaction per batch, until the queue is empty.
+    async fn write_cache_queue(&self) -> Result<(), StoreError> {
+        loop {
+            let batch: Vec<(String, (String, String))> = {
+                let queue = self.cache_queue.lock();
+                queue
+                    .entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            };
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let now = gavel_core::now_rfc3339();
+            let mut tx = self.pool.begin().await?;
+            for (key, (model, json)) in &batch {
+                sqlx::query(UPSERT_CACHED)
+                    .bind(key.as_str())
+                    .bind(model.as_str())
+                    .bind(json.as_str())
+                    .bind(now.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            let mut queue = self.cache_queue.lock();
+            for (key, (model, json)) in batch {
+                // Drop what was written, unless a newer answer replaced it meanwhile.
+                if queue.entries.get(&key) == Some(&(model, json)) {
+                    queue.entries.remove(&key);
+                }
+            }
+        }
+    }
+}
+
+/// Model-cache entries not yet committed, and whether a caller is writing them.
+#[derive(Default)]
+pub(crate) struct CacheQueue(std::sync::Mutex<QueuedEntries>);
+
+#[derive(Default)]
+pub(crate) struct QueuedEntries {
+    /// key → (model, response JSON)
+    entries: HashMap<String, (String, String)>,
+    writing: bool,
+}
+
+/// The one caller writing the queue; clears the flag when done or dropped.
+struct Writer<'a>(&'a CacheQueue);
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        self.0.lock().writing = false;
+    }
+}
+
+impl CacheQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueuedEntries> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

@@ -53,6 +53,8 @@ pub struct Store {
     engine: Engine,
     /// The URL it was opened with, password masked: safe to show.
     url: String,
+    /// Model-cache entries waiting for the next group commit.
+    cache_queue: std::sync::Arc<cache::CacheQueue>,
 }
 
 impl Store {

@@ -125,7 +125,12 @@ impl Location {
                 .idle_timeout(None)
                 .max_lifetime(None)
                 .after_connect(|conn, _| Box::pin(async move { sqlite_pragmas(conn).await })),
+            // One connection: SQLite serializes writers anyway, and a lone connection
+            // keeps its page cache, which every other connection's commit would
+            // invalidate (measured: 37 page reads and 24 lock calls per recorded
+            // case with the default pool, against a handful with one connection).
             Location::SqliteFile { .. } => AnyPoolOptions::new()
+                .max_connections(1)
                 .after_connect(|conn, _| Box::pin(async move { sqlite_pragmas(conn).await })),
         }
     }
@@ -213,6 +218,7 @@ impl Store {
             pool,
             engine: location.engine(),
             url: masked,
+            cache_queue: Default::default(),
         })
     }
 }

@@ -110,46 +110,41 @@ impl Store {
     ///
     /// Numbers read back exactly, except that SQLite stores a NaN score as NULL.
     pub async fn record_execution(&self, run_id: &str, e: &Execution) -> Result<(), StoreError> {
+        self.record_executions(run_id, std::slice::from_ref(e))
+            .await
+    }
+
+    /// Writes several executions, as [`Store::record_execution`] does each, in one
+    /// transaction: all of them are kept or none. The runner hands over whatever
+    /// landed while the previous batch was being written, so one commit serves many
+    /// results when they arrive faster than commits.
+    pub async fn record_executions(
+        &self,
+        run_id: &str,
+        executions: &[Execution],
+    ) -> Result<(), StoreError> {
         // Convert everything before taking the write lock.
-        let what = |field: &str| {
-            format!(
-                "execution {}/{}/{} {field}",
-                e.case_id, e.target, e.repeat_index
-            )
-        };
-        let tags = to_json(&e.tags, || what("tags"))?;
-        let duration_ms = to_i64(e.duration_ms, || what("duration_ms"))?;
-        let children = Children::of(e, &what)?;
-        let new_id = uuid::Uuid::now_v7().to_string();
+        let mut rows = Vec::with_capacity(executions.len());
+        for e in executions {
+            let what = |field: &str| {
+                format!(
+                    "execution {}/{}/{} {field}",
+                    e.case_id, e.target, e.repeat_index
+                )
+            };
+            rows.push(ExecutionValues {
+                execution: e,
+                tags: to_json(&e.tags, || what("tags"))?,
+                duration_ms: to_i64(e.duration_ms, || what("duration_ms"))?,
+                children: Children::of(e, &what)?,
+                new_id: uuid::Uuid::now_v7().to_string(),
+            });
+        }
 
         let mut tx = self.begin_write().await?;
-        let id: String = sqlx::query_scalar(UPSERT_EXECUTION)
-            .bind(new_id.as_str())
-            .bind(run_id)
-            .bind(e.case_id.as_str())
-            .bind(e.case_name.as_str())
-            .bind(e.target.as_str())
-            .bind(i64::from(e.repeat_index))
-            .bind(tags)
-            .bind(e.status.as_str())
-            .bind(Float(e.score))
-            .bind(e.reason.as_deref())
-            .bind(e.started_at.as_str())
-            .bind(duration_ms)
-            .bind(e.transcript.session_id.as_str())
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(|err| run_missing(err, run_id))?;
-        if id != new_id {
-            // The key was recorded before: replace its children.
-            for delete in DELETE_CHILDREN {
-                sqlx::query(delete)
-                    .bind(id.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-            }
+        for row in &rows {
+            row.upsert(run_id, &mut tx).await?;
         }
-        children.insert(&id, &mut tx).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -224,6 +219,56 @@ fn values_sql(head: &str, width: usize, rows: usize) -> String {
         })
         .collect();
     format!("{head} VALUES {}", tuples.join(", "))
+}
+
+/// One execution's own column values and child rows, converted before any lock is
+/// taken.
+struct ExecutionValues<'a> {
+    execution: &'a Execution,
+    tags: String,
+    duration_ms: i64,
+    children: Children<'a>,
+    new_id: String,
+}
+
+impl ExecutionValues<'_> {
+    /// Inserts the execution (or updates the one under its key, replacing its
+    /// children) inside `tx`.
+    async fn upsert(
+        &self,
+        run_id: &str,
+        tx: &mut Transaction<'static, Any>,
+    ) -> Result<(), StoreError> {
+        let e = self.execution;
+        let id: String = sqlx::query_scalar(UPSERT_EXECUTION)
+            .bind(self.new_id.as_str())
+            .bind(run_id)
+            .bind(e.case_id.as_str())
+            .bind(e.case_name.as_str())
+            .bind(e.target.as_str())
+            .bind(i64::from(e.repeat_index))
+            .bind(self.tags.as_str())
+            .bind(e.status.as_str())
+            .bind(Float(e.score))
+            .bind(e.reason.as_deref())
+            .bind(e.started_at.as_str())
+            .bind(self.duration_ms)
+            .bind(e.transcript.session_id.as_str())
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(|err| run_missing(err, run_id))?;
+        if id != self.new_id {
+            // The key was recorded before: replace its children.
+            for delete in DELETE_CHILDREN {
+                sqlx::query(delete)
+                    .bind(id.as_str())
+                    .execute(&mut **tx)
+                    .await?;
+            }
+        }
+        self.children.insert(&id, tx).await?;
+        Ok(())
+    }
 }
 
 /// One execution's child rows as column values, converted before any lock is taken.
@@ -325,7 +370,11 @@ impl<'a> Children<'a> {
     }
 
     /// Inserts the rows under `id`: turns before the tool calls that reference them.
-    async fn insert(self, id: &str, tx: &mut Transaction<'static, Any>) -> Result<(), sqlx::Error> {
+    async fn insert(
+        &self,
+        id: &str,
+        tx: &mut Transaction<'static, Any>,
+    ) -> Result<(), sqlx::Error> {
         insert_rows(tx, INSERT_TURNS, &self.turns, |q, t| {
             q.bind(id)
                 .bind(t.seq)

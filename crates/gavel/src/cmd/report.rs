@@ -58,4 +58,11 @@ impl Recorder for StoreRecorder<'_> {
             .await
             .map_err(|e| e.to_string())
     }
+
+    async fn record_batch(&mut self, executions: &[Execution]) -> Result<(), String> {
+        self.0
+            .record_executions(self.1, executions)
+            .await
+            .map_err(|e| e.to_string())
+    }
 }
