@@ -13,7 +13,7 @@ use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal};
 use crate::correlation::ranks;
 
 /// A paired test's result.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PairedTest {
     /// Pairs that counted (non-zero differences, or flips).
     pub n: usize,
@@ -42,7 +42,12 @@ pub fn wilcoxon(differences: &[f64]) -> Option<PairedTest> {
         return None;
     }
     let r = ranks(&d.iter().map(|x| x.abs()).collect::<Vec<_>>());
-    let r_plus: f64 = d.iter().zip(&r).filter(|(x, _)| **x > 0.0).map(|(_, r)| r).sum();
+    let r_plus: f64 = d
+        .iter()
+        .zip(&r)
+        .filter(|(x, _)| **x > 0.0)
+        .map(|(_, r)| r)
+        .sum();
     let r_all: f64 = r.iter().sum();
     let statistic = r_plus.min(r_all - r_plus);
     let has_ties = r.iter().any(|x| x.fract() != 0.0) || {
