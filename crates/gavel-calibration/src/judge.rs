@@ -18,8 +18,8 @@ pub enum Judge {
     Model {
         /// The model id.
         model: Option<String>,
-        /// Judge settings (templates, scale overrides are not used).
-        settings: JudgeSettings,
+        /// Judge settings (templates, temperature, token cap).
+        settings: Box<JudgeSettings>,
     },
     /// A baseline that prefers length, to see how far length alone goes (and to
     /// check the statistics against an independent computation). Pairwise: the

@@ -1,6 +1,7 @@
 //! Labels and calibration runs on every backend: a SQLite temp file always,
 //! PostgreSQL too when `GAVEL_TEST_DATABASE_URL` names a server (a fresh database
 //! per test, dropped after it).
+#![allow(clippy::unwrap_used)]
 
 use std::error::Error;
 
@@ -45,8 +46,7 @@ async fn story(url: String) -> TestResult {
     store.put_label(&b).await?;
     store
         .put_label(&label("other", "ann", Some("pass"), None))
-        .await
-        .map(|()| ())?;
+        .await?;
     let mut other_set = label("x", "ann", Some("A"), None);
     other_set.label_set = "pairs".into();
     store.put_label(&other_set).await?;

@@ -83,7 +83,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
         (None, Some(m)) => (
             Judge::Model {
                 model: None,
-                settings: settings.clone(),
+                settings: Box::new(settings.clone()),
             },
             m.clone(),
         ),
@@ -179,7 +179,7 @@ async fn store_records(
         .filter_map(|l| l.execution.as_ref().map(|k| k.run_id.as_str()))
         .collect();
     for run in runs {
-        let cases = store.cases(run).await.unwrap_or_default();
+        let cases = store.cases(run).await?;
         let executions: Vec<Execution> = match store.executions(run).await {
             Ok(e) => e,
             Err(gavel::store::StoreError::NotFound(_)) => continue,
