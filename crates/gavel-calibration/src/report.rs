@@ -33,6 +33,8 @@ pub struct ItemResult {
     pub consistent: Option<bool>,
     /// Why the judge gave no verdict.
     pub error: Option<String>,
+    /// The judge's reasoning, to read where it disagrees with people.
+    pub reasoning: Option<String>,
 }
 
 /// How well a judge agreed with people on one labelled set.
@@ -166,6 +168,7 @@ impl Report {
                 judge_score: verdict.score,
                 consistent: item_consistent,
                 error: verdict.error.clone(),
+                reasoning: verdict.reasoning.clone(),
             });
         }
         let matrix = gavel_stats::Confusion::new(labels.len(), &human_ix, &judge_ix)
