@@ -151,6 +151,11 @@ pub struct JudgeSettings {
     /// Stop scheduling new work once the run has spent this many dollars.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost: Option<f64>,
+    /// A stored calibration run (`gavel calibrate`) that must qualify the judge:
+    /// the gate fails unless it used the same judge model and agreed with people
+    /// at least 80%.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
 }
 
 impl JudgeSettings {
@@ -172,6 +177,7 @@ impl JudgeSettings {
         fill(&mut self.tpm, other.tpm);
         fill(&mut self.concurrency, other.concurrency);
         fill(&mut self.max_cost, other.max_cost);
+        fill(&mut self.calibration, other.calibration);
         for (k, v) in other.prices {
             self.prices.entry(k).or_insert(v);
         }

@@ -11,6 +11,7 @@
 //! assert_eq!(suite.cases[0].id, "hello");
 //! ```
 
+pub mod calibration;
 pub mod case;
 pub mod check;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod template;
 pub mod transcript;
 pub mod verdict;
 
+pub use calibration::{CalibrationRun, ExecutionKey, Label};
 pub use case::{Case, Round, Suite, SuiteDefaults};
 pub use check::CheckSpec;
 pub use error::{LoadError, Location};

@@ -109,6 +109,8 @@ struct JsonResult<'a> {
     score: Option<f64>,
     /// Share of the repeats that passed, 0..=1.
     repeat_pass_rate: f64,
+    /// Mean, stddev, pass@k and pass^k over repeats (null for a single run).
+    repeat_stats: Option<crate::repeats::RepeatStats>,
     scores: Map<String, Value>,
     reasoning: String,
     suggestions: Option<String>,
@@ -194,6 +196,7 @@ fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
         pass: o.status == Status::Pass,
         score: o.score,
         repeat_pass_rate: o.pass_rate,
+        repeat_stats: crate::repeats::RepeatStats::of(o),
         scores: scores(o),
         reasoning: text::reasoning(o),
         suggestions: None,

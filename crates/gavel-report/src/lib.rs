@@ -44,13 +44,17 @@ use std::path::{Path, PathBuf};
 
 use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
 
+pub mod compare;
 mod html;
 mod json;
 mod junit;
 mod markdown;
+pub mod repeats;
 mod terminal;
 mod text;
+pub mod trend;
 
+pub use compare::Comparison;
 pub use terminal::terminal;
 
 /// Exit code: the gate passed (or nothing was decided) and nothing errored.

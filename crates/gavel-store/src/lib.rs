@@ -30,6 +30,7 @@
 //! ```
 
 mod cache;
+mod calibration;
 mod error;
 mod open;
 mod read;

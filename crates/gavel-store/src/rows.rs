@@ -24,7 +24,7 @@ pub(crate) fn to_json<T: Serialize + ?Sized>(
 }
 
 /// Parses a JSON column.
-fn from_json<T: DeserializeOwned>(
+pub(crate) fn from_json<T: DeserializeOwned>(
     text: &str,
     what: impl FnOnce() -> String,
 ) -> Result<T, StoreError> {

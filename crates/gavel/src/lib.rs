@@ -25,6 +25,7 @@
 //! # }) }
 //! ```
 
+pub use gavel_calibration as calibration;
 pub use gavel_checks as checks;
 pub use gavel_core::load;
 pub use gavel_core::*;

@@ -2,6 +2,8 @@
 //! input or configuration; 3 errors kept some cases from a verdict (infrastructure,
 //! provider, target down); 130 interrupted.
 
+mod calibrate;
+mod compare;
 mod models;
 mod progress;
 mod report;
@@ -15,6 +17,8 @@ use clap::{Args, Parser, Subcommand};
 
 /// Gate passed and no errors.
 pub(crate) const EXIT_OK: u8 = 0;
+/// The gate failed.
+pub(crate) const EXIT_GATE: u8 = 1;
 /// Bad input or configuration.
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 /// Infrastructure kept cases from a verdict.
@@ -40,6 +44,10 @@ enum Command {
     Report(report::ReportArgs),
     /// Print the JSON Schema of the native suite format.
     Schema,
+    /// Compare two stored runs: regressions, fixes, score, cost and latency deltas.
+    Compare(compare::CompareArgs),
+    /// Measure a judge against human labels; store the calibration run.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Options shared by every command that touches the store.
@@ -59,6 +67,10 @@ pub(crate) struct ReportOutArgs {
     /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8.
     #[arg(long, default_value = "80", value_parser = parse_rate)]
     pub(crate) min_pass_rate: f64,
+    /// Gate only on cases with this tag (repeatable: any of them), e.g. `smoke`;
+    /// the others (e.g. `eval`) are reported but do not gate.
+    #[arg(long = "gate-tag", value_name = "TAG")]
+    pub(crate) gate_tags: Vec<String>,
     /// Colour the terminal summary (auto: when stdout is a terminal).
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) color: ColorChoice,
@@ -111,6 +123,8 @@ impl Cli {
             Command::Validate(args) => validate::validate(args),
             Command::Report(args) => report::report(args).await,
             Command::Schema => schema::schema(),
+            Command::Calibrate(args) => calibrate::calibrate(args).await,
+            Command::Compare(args) => compare::compare(args).await,
         }
     }
 }

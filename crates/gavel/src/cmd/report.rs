@@ -13,6 +13,13 @@ pub(crate) struct ReportArgs {
     /// A run id, a unique prefix of one, or `latest`.
     #[arg(default_value = "latest")]
     run: String,
+    /// Instead of one run: pass rate and mean score over the latest runs, per
+    /// suite, tag, target and judge model (`-o FILE.json` writes the points).
+    #[arg(long)]
+    trend: bool,
+    /// With --trend: how many of the latest runs.
+    #[arg(long, default_value_t = 20, requires = "trend")]
+    last: u32,
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
@@ -21,6 +28,9 @@ pub(crate) struct ReportArgs {
 
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     let store = Store::open(&args.store.db).await?;
+    if args.trend {
+        return trend(&store, args.last, &args.out).await;
+    }
     let run = if args.run == "latest" {
         store
             .latest_run()
@@ -32,13 +42,41 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     emit(&store, &run.id, &args.out).await
 }
 
+/// Prints the trend over the latest `last` runs and writes it as JSON.
+async fn trend(store: &Store, last: u32, out: &ReportOutArgs) -> anyhow::Result<u8> {
+    let mut runs = Vec::new();
+    for run in store.runs(last).await? {
+        let executions = store.executions(&run.id).await?;
+        runs.push((run, executions));
+    }
+    let trend = gavel::report::trend::Trend::new(runs);
+    print!("{}", trend.text());
+    for path in &out.outputs {
+        if path.extension().is_none_or(|e| e != "json") {
+            eprintln!("error: --trend writes JSON only, not {}", path.display());
+            return Ok(super::EXIT_BAD_INPUT);
+        }
+        std::fs::write(path, serde_json::to_string_pretty(&trend)?)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(super::EXIT_OK)
+}
+
 /// Builds the report of a stored run, prints the terminal summary, writes the
 /// requested files and returns the gate's exit code.
 pub(crate) async fn emit(store: &Store, run_id: &str, out: &ReportOutArgs) -> anyhow::Result<u8> {
     let run = store.run(run_id).await?;
     let cases = store.cases(run_id).await?;
     let executions = store.executions(run_id).await?;
-    let report = Report::new(run, cases, executions, out.min_pass_rate);
+    let mut report = Report::new(run, cases, executions, out.min_pass_rate);
+    if !out.gate_tags.is_empty() {
+        let gated = report
+            .outcomes
+            .iter()
+            .filter(|o| o.tags.iter().any(|t| out.gate_tags.contains(t)));
+        report.gate = gavel::report::Gate::new(&gavel::TagStats::of(gated), out.min_pass_rate);
+        eprintln!("gate on cases tagged {}", out.gate_tags.join(", "));
+    }
     print!("{}", gavel::report::terminal(&report, out.color.enabled()));
     for path in &out.outputs {
         gavel::report::write(&report, path)?;

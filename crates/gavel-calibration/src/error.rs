@@ -1,0 +1,32 @@
+//! Errors of reading a labelled set and of building its report.
+
+use std::path::PathBuf;
+
+/// What can go wrong reading a labelled set or building its report.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CalibrationError {
+    /// The file cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is not a valid record.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// The set cannot be reported as one: it is empty or mixes kinds of labels.
+    #[error("{0}")]
+    Set(String),
+}

@@ -1,0 +1,74 @@
+//! The statistics on every shared calibration file against an independent
+//! computation (scikit-learn and SciPy, `scripts/calibration_expected.py`), with
+//! the `length` baseline judge whose verdicts the script restates.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use gavel_calibration::{Judge, Report, judge_all, load_jsonl};
+use gavel_checks::{JudgeRuntime, NoJudgeModels};
+use serde_json::Value;
+
+/// `shared/data/calibration` beside an ancestor of this crate (the shared folder
+/// sits beside the repository).
+fn calibration_dir() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .map(|a| a.join("shared/data/calibration"))
+        .find(|p| p.join("README.md").exists())
+        .expect("shared/data/calibration beside the repository (the shared calibration data)")
+}
+
+fn close(a: Option<f64>, b: &Value) -> bool {
+    match (a, b.as_f64()) {
+        (None, None) => true,
+        (Some(a), Some(b)) => (a - b).abs() < 1e-9,
+        _ => false,
+    }
+}
+
+#[test]
+fn every_shared_file_matches_sklearn_and_scipy() {
+    let expected: Value =
+        serde_json::from_str(include_str!("fixtures/calibration_expected.json")).unwrap();
+    let datasets = expected["datasets"].as_object().unwrap();
+    let dir = calibration_dir();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files.len(),
+        datasets.len(),
+        "one expectation per shared file"
+    );
+    let rt = JudgeRuntime::new(&NoJudgeModels);
+    for path in files {
+        let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
+        let want = &datasets[&name];
+        let records = load_jsonl(&path).unwrap();
+        let verdicts = futures::executor::block_on(judge_all(&Judge::Length, &records, &rt, 8));
+        let r = Report::new(&name, "baseline:length", &records, &verdicts).unwrap();
+        assert_eq!(r.kind, want["kind"], "{name}");
+        assert_eq!(r.items as u64, want["items"].as_u64().unwrap(), "{name}");
+        assert_eq!(r.judged as u64, want["judged"].as_u64().unwrap(), "{name}");
+        for (field, got) in [
+            ("agreement", r.agreement),
+            ("kappa", r.kappa),
+            ("spearman", r.spearman),
+            ("pearson", r.pearson),
+            ("position_consistency", r.position_consistency),
+        ] {
+            assert!(
+                close(got, &want[field]),
+                "{name} {field}: {got:?} vs {}",
+                want[field]
+            );
+        }
+        let counts: Vec<Vec<u64>> = serde_json::from_value(want["confusion"].clone()).unwrap();
+        assert_eq!(r.confusion.counts, counts, "{name} confusion");
+        assert_eq!(r.fit_to_gate, r.agreement.unwrap() >= 0.8, "{name}");
+    }
+}

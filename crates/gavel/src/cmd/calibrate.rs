@@ -1,0 +1,257 @@
+//! `gavel calibrate`: a judge over human-labelled sets, its agreement with people,
+//! and the stored calibration run a suite can require before it gates.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use gavel::calibration::{Judge, LabelledTurn, Record, Report, judge_all, load_jsonl};
+use gavel::checks::JudgeRuntime;
+use gavel::store::Store;
+use gavel::{CalibrationRun, Execution, ExecutionKey, JudgeSettings};
+use serde_json::json;
+
+use super::models::{self, ModelArgs};
+use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_OK, StoreArgs, print_load_errors};
+
+#[derive(Debug, Args)]
+pub(crate) struct CalibrateArgs {
+    /// Labelled sets: JSONL files in the shared calibration schema (one report each).
+    #[arg(required_unless_present = "labels")]
+    files: Vec<PathBuf>,
+    /// A label set in the store (people's labels of stored transcripts).
+    #[arg(long, value_name = "SET")]
+    labels: Option<String>,
+    /// Criteria for store labels whose cases have none (or to override theirs).
+    #[arg(long, requires = "labels")]
+    criteria: Option<String>,
+    /// Judge with a baseline instead of a model: `length` prefers longer answers.
+    #[arg(long, value_parser = ["length"], conflicts_with = "judge")]
+    baseline: Option<String>,
+    /// Take judge settings (model, prices, templates, limits) from this suite file.
+    #[arg(long, value_name = "FILE")]
+    suite: Option<PathBuf>,
+    /// Only the first N items of each set.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Items judged at once.
+    #[arg(short = 'j', long = "jobs", default_value_t = 4)]
+    jobs: usize,
+    /// Write the reports as JSON (an array, one per set).
+    #[arg(short = 'o', long = "output", value_name = "FILE.json")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    models: ModelArgs,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
+    let settings = match &args.suite {
+        Some(path) => match gavel::load::load_paths(std::slice::from_ref(path)) {
+            Ok(suite) => suite.judge,
+            Err(errors) => return Ok(print_load_errors(&errors)),
+        },
+        None => JudgeSettings::default(),
+    };
+    let store = Store::open(&args.store.db)
+        .await
+        .context("opening the store")?;
+    let mut sets = Vec::new();
+    for path in &args.files {
+        match load_jsonl(path) {
+            Ok(records) => sets.push((dataset_name(path), records)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(EXIT_BAD_INPUT);
+            }
+        }
+    }
+    if let Some(set) = &args.labels {
+        match store_records(&store, set, args.criteria.as_deref()).await? {
+            Ok(records) => sets.push((set.clone(), records)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(EXIT_BAD_INPUT);
+            }
+        }
+    }
+    let model = models::default_judge(&args.models, &settings);
+    let (judge, judge_name) = match (&args.baseline, &model) {
+        (Some(b), _) => (Judge::Length, format!("baseline:{b}")),
+        (None, Some(m)) => (
+            Judge::Model {
+                model: None,
+                settings: Box::new(settings.clone()),
+            },
+            m.clone(),
+        ),
+        (None, None) => {
+            eprintln!("error: {}", gavel::checks::NO_JUDGE_MODEL);
+            eprintln!("       (or --baseline length for a model-free reference point)");
+            return Ok(EXIT_BAD_INPUT);
+        }
+    };
+    let pool = models::pool(&args.models, &settings, &store);
+    let judges = models::RunJudges {
+        pool: &pool,
+        default: model,
+    };
+    let mut rt = JudgeRuntime::with_settings(&judges, &settings);
+    rt.strict = true;
+
+    let mut reports = Vec::new();
+    let mut all_failed = true;
+    for (name, mut records) in sets {
+        if let Some(limit) = args.limit {
+            records.truncate(limit);
+        }
+        let verdicts = judge_all(&judge, &records, &rt, args.jobs).await;
+        let report = match Report::new(&name, &judge_name, &records, &verdicts) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(EXIT_BAD_INPUT);
+            }
+        };
+        all_failed &= report.judged == 0;
+        let id = uuid::Uuid::now_v7().to_string();
+        store
+            .save_calibration(&CalibrationRun {
+                id: id.clone(),
+                created_at: gavel::now_rfc3339(),
+                dataset: name,
+                judge: judge_name.clone(),
+                items: report.items as u64,
+                judged: report.judged as u64,
+                agreement: report.agreement,
+                kappa: report.kappa,
+                fit_to_gate: report.fit_to_gate,
+                report: serde_json::to_value(&report)?,
+            })
+            .await?;
+        print!("{}", report.text());
+        for e in report
+            .results
+            .iter()
+            .filter_map(|r| r.error.as_ref())
+            .take(3)
+        {
+            eprintln!("  without a verdict: {e}");
+        }
+        println!("  calibration run {id}\n");
+        let mut value = serde_json::to_value(&report)?;
+        value["calibration_id"] = json!(id);
+        reports.push(value);
+    }
+    if let Some(path) = &args.output {
+        std::fs::write(path, serde_json::to_string_pretty(&reports)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(if all_failed { EXIT_INFRA } else { EXIT_OK })
+}
+
+/// The file name without `.jsonl`.
+fn dataset_name(path: &std::path::Path) -> String {
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+/// The store's label set as records, each with its execution's last turn.
+async fn store_records(
+    store: &Store,
+    set: &str,
+    criteria: Option<&str>,
+) -> anyhow::Result<Result<Vec<Record>, gavel::calibration::CalibrationError>> {
+    let labels = store.labels(set).await?;
+    if labels.is_empty() {
+        return Ok(Err(gavel::calibration::CalibrationError::Set(format!(
+            "the store holds no label in set `{set}`"
+        ))));
+    }
+    let mut shown: HashMap<(String, String, String, u32), LabelledTurn> = HashMap::new();
+    let runs: std::collections::BTreeSet<&str> = labels
+        .iter()
+        .filter_map(|l| l.execution.as_ref().map(|k| k.run_id.as_str()))
+        .collect();
+    for run in runs {
+        let cases = store.cases(run).await?;
+        let executions: Vec<Execution> = match store.executions(run).await {
+            Ok(e) => e,
+            Err(gavel::store::StoreError::NotFound(_)) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        for e in executions {
+            let Some(last) = e.transcript.turns.last() else {
+                continue;
+            };
+            let case = cases.iter().find(|c| c.id == e.case_id);
+            shown.insert(
+                (
+                    run.to_owned(),
+                    e.case_id.clone(),
+                    e.target.clone(),
+                    e.repeat_index,
+                ),
+                LabelledTurn {
+                    input: last.input.clone(),
+                    output: last.output.clone(),
+                    criteria: case.and_then(|c| c.criteria.clone()),
+                    reference: case.and_then(|c| c.expected_output.clone()),
+                },
+            );
+        }
+    }
+    let find = |k: &ExecutionKey| {
+        shown
+            .get(&(
+                k.run_id.clone(),
+                k.case_id.clone(),
+                k.target.clone(),
+                k.repeat_index,
+            ))
+            .cloned()
+    };
+    Ok(gavel::calibration::records_from_labels(
+        &labels, criteria, find,
+    ))
+}
+
+/// Whether the stored calibration run `id` qualifies `judge` to gate: it exists,
+/// was made with the same judge, and agreed with people at least 80%.
+pub(crate) async fn require_calibrated(
+    store: &Store,
+    id: &str,
+    judge: Option<&str>,
+) -> anyhow::Result<Result<(), String>> {
+    let run = match store.calibration(id).await {
+        Ok(run) => run,
+        Err(gavel::store::StoreError::NotFound(_)) => {
+            return Ok(Err(format!(
+                "judge.calibration `{id}`: no such calibration run in the store (run `gavel calibrate` first)"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let pct = run
+        .agreement
+        .map_or("n/a".to_owned(), |a| format!("{:.1}%", a * 100.0));
+    Ok(if Some(run.judge.as_str()) != judge {
+        Err(format!(
+            "judge.calibration `{id}` calibrated judge {} but this run's judge is {}",
+            run.judge,
+            judge.unwrap_or("none")
+        ))
+    } else if !run.fit_to_gate {
+        Err(format!(
+            "judge.calibration `{id}`: the judge agreed with people {pct} on {}, under 80%: not fit to gate",
+            run.dataset
+        ))
+    } else {
+        Ok(())
+    })
+}

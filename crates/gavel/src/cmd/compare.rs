@@ -1,0 +1,74 @@
+//! `gavel compare RUN_A RUN_B`: regressions, fixes and deltas between two stored
+//! runs; exits 1 when the regressions exceed `--max-regressions`.
+
+use clap::Args;
+use gavel::report::Comparison;
+use gavel::store::Store;
+
+use super::{EXIT_GATE, EXIT_OK, StoreArgs};
+
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    /// The baseline run: an id, a unique prefix of one, or `previous` (the run before the latest).
+    run_a: String,
+    /// The candidate run: an id, a unique prefix, or `latest`.
+    #[arg(default_value = "latest")]
+    run_b: String,
+    /// Exit 1 when there are more regressions than this.
+    #[arg(long, default_value_t = 0)]
+    max_regressions: usize,
+    /// Write the comparison as JSON.
+    #[arg(short = 'o', long = "output", value_name = "FILE.json")]
+    output: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<u8> {
+    let store = Store::open(&args.store.db).await?;
+    let a = find(&store, &args.run_a).await?;
+    let b = find(&store, &args.run_b).await?;
+    let comparison = Comparison::new(
+        &a,
+        store.executions(&a.id).await?,
+        &b,
+        store.executions(&b.id).await?,
+    );
+    print!("{}", comparison.text());
+    if let Some(path) = &args.output {
+        std::fs::write(path, serde_json::to_string_pretty(&comparison)?)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if comparison.regressions > args.max_regressions {
+        eprintln!(
+            "gate failed: {} regression{} (at most {} allowed)",
+            comparison.regressions,
+            if comparison.regressions == 1 { "" } else { "s" },
+            args.max_regressions
+        );
+        return Ok(EXIT_GATE);
+    }
+    Ok(EXIT_OK)
+}
+
+async fn find(store: &Store, reference: &str) -> anyhow::Result<gavel::RunRecord> {
+    match reference {
+        "latest" => store
+            .latest_run()
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("the store holds no run yet")),
+        "previous" => {
+            let latest = store
+                .latest_run()
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("the store holds no run yet"))?;
+            store
+                .runs(2)
+                .await?
+                .into_iter()
+                .find(|r| r.id != latest.id)
+                .ok_or_else(|| anyhow::anyhow!("the store holds only one run"))
+        }
+        id => Ok(store.run(id).await?),
+    }
+}
