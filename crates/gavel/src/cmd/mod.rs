@@ -2,12 +2,16 @@
 //! input or configuration; 3 errors kept some cases from a verdict (infrastructure,
 //! provider, target down); 130 interrupted.
 
+mod distributed;
+mod library;
 mod models;
 mod progress;
 mod report;
 mod run;
 mod schema;
+mod serve;
 mod validate;
+mod worker;
 
 use std::path::PathBuf;
 
@@ -40,6 +44,14 @@ enum Command {
     Report(report::ReportArgs),
     /// Print the JSON Schema of the native suite format.
     Schema,
+    /// Store a suite file's cases in the database, versioned.
+    Import(library::ImportArgs),
+    /// Write a suite stored in the database as a YAML file.
+    Export(library::ExportArgs),
+    /// Serve the web UI over the store.
+    Serve(serve::ServeArgs),
+    /// Claim and run the executions of distributed runs (`gavel run --distributed`).
+    Worker(worker::WorkerArgs),
 }
 
 /// Options shared by every command that touches the store.
@@ -111,6 +123,10 @@ impl Cli {
             Command::Validate(args) => validate::validate(args),
             Command::Report(args) => report::report(args).await,
             Command::Schema => schema::schema(),
+            Command::Import(args) => library::import(args).await,
+            Command::Export(args) => library::export(args).await,
+            Command::Serve(args) => serve::serve(args).await,
+            Command::Worker(args) => worker::worker(args).await,
         }
     }
 }
