@@ -378,3 +378,56 @@ async fn the_openapi_document_describes_the_api() {
         assert_eq!(ui.get(page).await.0, StatusCode::OK, "{page}");
     }
 }
+
+#[tokio::test]
+async fn two_runs_compare_execution_by_execution() {
+    let ui = start(None).await;
+    seed_run(&ui.store).await;
+    let later = "019a0000-4444-7000-8000-000000000005";
+    ui.store
+        .create_run(&RunRecord {
+            id: later.into(),
+            suite: "hostile".into(),
+            status: RunStatus::Completed,
+            started_at: gavel_core::now_rfc3339(),
+            finished_at: None,
+            config: json!({}),
+        })
+        .await
+        .unwrap();
+    for (case, status) in [("xss", Status::Pass), ("new", Status::Fail)] {
+        let execution = Execution {
+            case_id: case.into(),
+            case_name: case.into(),
+            target: "agent".into(),
+            repeat_index: 0,
+            tags: vec![],
+            status,
+            score: None,
+            transcript: Transcript::default(),
+            verdicts: vec![],
+            reason: None,
+            started_at: gavel_core::now_rfc3339(),
+            duration_ms: 1,
+        };
+        ui.store.record_execution(later, &execution).await.unwrap();
+    }
+    let (status, text) = ui.get(&format!("/api/compare?a={RUN}&b={later}")).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let rows: Value = serde_json::from_str(&text).unwrap();
+    let changes: Vec<(&str, &str)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["case_id"].as_str().unwrap(),
+                r["change"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(changes, [("xss", "fix"), ("new", "added")]);
+    let (status, page) = ui.get(&format!("/compare?a={RUN}&b={later}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("<tr class=\"fix\">") && page.contains("<tr class=\"added\">"));
+}

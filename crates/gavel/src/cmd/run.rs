@@ -69,16 +69,23 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let store = Store::open(&args.store.db)
-        .await
-        .context("opening the store")?;
+    let open = || async {
+        Store::open(&args.store.db)
+            .await
+            .context("opening the store")
+    };
+    // A stored suite is read before loading; otherwise bad files are reported
+    // without touching the store.
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;
     let mut paths = args.paths.clone();
     let mut versions = Vec::new();
+    let mut store = None;
     if let Some(name) = &args.suite {
-        let (path, used) = library::materialize(&store, name, scratch.path()).await?;
+        let opened = open().await?;
+        let (path, used) = library::materialize(&opened, name, scratch.path()).await?;
         paths.insert(0, path);
         versions = used;
+        store = Some(opened);
     }
     let suite = match gavel::load::load_paths(&paths) {
         Ok(s) => s,
@@ -93,6 +100,10 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         );
         return Ok(EXIT_BAD_INPUT);
     }
+    let store = match store {
+        Some(store) => store,
+        None => open().await?,
+    };
     let (run, done) = match &args.resume {
         Some(id) => resume(&store, id).await?,
         None => (new_run(&suite, &args), Default::default()),

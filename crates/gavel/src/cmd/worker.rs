@@ -118,13 +118,25 @@ async fn lane(
             continue;
         };
         let execution = if claim.attempts > args.max_attempts {
-            abandoned(&claim, args.max_attempts)
+            unrun(
+                &claim,
+                format!(
+                    "abandoned: {} workers were lost while running it",
+                    args.max_attempts
+                ),
+            )
         } else {
-            let context = context(store, args, runs, &claim.run_id).await?;
-            tokio::select! {
-                execution = run_claim(&context, &claim) => execution?,
-                never = heartbeat(store, &claim, lease) => never?,
-            }
+            let outcome = async {
+                let context = context(store, args, runs, &claim.run_id).await?;
+                tokio::select! {
+                    execution = run_claim(&context, &claim) => execution,
+                    never = heartbeat(store, &claim, lease) => never,
+                }
+            };
+            // The harness broke, not the agent: an `error`, and the next claim goes on.
+            outcome
+                .await
+                .unwrap_or_else(|e| unrun(&claim, format!("the worker could not run it: {e:#}")))
         };
         StoreRecorder(store, &claim.run_id)
             .record(&execution)
@@ -231,8 +243,8 @@ async fn heartbeat(store: &Store, claim: &Claim, lease: Duration) -> anyhow::Res
     }
 }
 
-/// The error recorded for an execution whose workers kept being lost.
-fn abandoned(claim: &Claim, max_attempts: u32) -> Execution {
+/// The `error` recorded for an execution the worker could not run.
+fn unrun(claim: &Claim, reason: String) -> Execution {
     Execution {
         case_id: claim.case_id.clone(),
         case_name: claim.case_id.clone(),
@@ -243,9 +255,7 @@ fn abandoned(claim: &Claim, max_attempts: u32) -> Execution {
         score: None,
         transcript: Transcript::default(),
         verdicts: Vec::new(),
-        reason: Some(format!(
-            "abandoned: {max_attempts} workers were lost while running it"
-        )),
+        reason: Some(reason),
         started_at: gavel::now_rfc3339(),
         duration_ms: 0,
     }
