@@ -32,7 +32,10 @@
 mod cache;
 mod calibration;
 mod error;
+mod labels;
+mod library;
 mod open;
+mod queue;
 mod read;
 mod rows;
 mod write;
@@ -42,7 +45,10 @@ use std::fmt;
 use sqlx::AnyPool;
 
 pub use error::{StoreError, mask_url};
+pub use labels::{Label, RunPoint};
+pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
 pub use open::Engine;
+pub use queue::{Claim, QueueProgress};
 
 /// A handle on the store: a connection pool and the engine behind it.
 ///

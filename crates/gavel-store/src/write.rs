@@ -171,7 +171,7 @@ impl Store {
     /// Begins a transaction that will write. SQLite takes the write lock at once
     /// (`BEGIN IMMEDIATE`), so concurrent writers wait on the busy timeout instead of
     /// failing to upgrade a read lock; PostgreSQL's row locks need nothing special.
-    async fn begin_write(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
+    pub(crate) async fn begin_write(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
         match self.engine {
             Engine::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Engine::Postgres => self.pool.begin().await,
@@ -180,7 +180,7 @@ impl Store {
 }
 
 /// A foreign-key violation on a run's child row means the run does not exist.
-fn run_missing(error: sqlx::Error, run_id: &str) -> StoreError {
+pub(crate) fn run_missing(error: sqlx::Error, run_id: &str) -> StoreError {
     match &error {
         sqlx::Error::Database(db) if db.kind() == ErrorKind::ForeignKeyViolation => {
             StoreError::NotFound(format!("run `{run_id}`"))

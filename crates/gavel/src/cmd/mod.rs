@@ -4,12 +4,16 @@
 
 mod calibrate;
 mod compare;
+mod distributed;
+mod library;
 mod models;
 mod progress;
 mod report;
 mod run;
 mod schema;
+mod serve;
 mod validate;
+mod worker;
 
 use std::path::PathBuf;
 
@@ -48,6 +52,14 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Measure a judge against human labels; store the calibration run.
     Calibrate(calibrate::CalibrateArgs),
+    /// Store a suite file's cases in the database, versioned.
+    Import(library::ImportArgs),
+    /// Write a suite stored in the database as a YAML file.
+    Export(library::ExportArgs),
+    /// Serve the web UI over the store.
+    Serve(serve::ServeArgs),
+    /// Claim and run the executions of distributed runs (`gavel run --distributed`).
+    Worker(worker::WorkerArgs),
 }
 
 /// Options shared by every command that touches the store.
@@ -125,6 +137,10 @@ impl Cli {
             Command::Schema => schema::schema(),
             Command::Calibrate(args) => calibrate::calibrate(args).await,
             Command::Compare(args) => compare::compare(args).await,
+            Command::Import(args) => library::import(args).await,
+            Command::Export(args) => library::export(args).await,
+            Command::Serve(args) => serve::serve(args).await,
+            Command::Worker(args) => worker::worker(args).await,
         }
     }
 }

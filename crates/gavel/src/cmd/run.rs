@@ -16,12 +16,17 @@ use super::report::{StoreRecorder, emit};
 use super::{
     EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, ReportOutArgs, StoreArgs, print_load_errors,
 };
+use super::{distributed, library};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Suite files or directories (several merge into one run).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "suite")]
     paths: Vec<PathBuf>,
+    /// A suite stored in the database (`gavel import`), merged with any files given
+    /// (e.g. its targets); the run records the case versions it used.
+    #[arg(long, value_name = "NAME")]
+    suite: Option<String>,
     /// Executions at once.
     #[arg(short = 'j', long = "jobs", default_value_t = 4)]
     jobs: usize,
@@ -43,9 +48,18 @@ pub(crate) struct RunArgs {
     /// Finish an interrupted run (an id, a unique prefix, or `latest`): recorded results are kept, errored ones run again.
     #[arg(long, value_name = "RUN_ID")]
     resume: Option<String>,
+    /// The new run's id (a UUID; default: a fresh one). For tools that start runs.
+    #[arg(long, hide = true, conflicts_with = "resume")]
+    run_id: Option<uuid::Uuid>,
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Enqueue the executions for `gavel worker` processes instead of running them here.
+    #[arg(long, conflicts_with = "resume")]
+    distributed: bool,
+    /// With --distributed: print the run id and exit instead of waiting for the workers.
+    #[arg(long, requires = "distributed")]
+    detach: bool,
     #[command(flatten)]
     models: ModelArgs,
     #[command(flatten)]
@@ -55,7 +69,25 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let suite = match gavel::load::load_paths(&args.paths) {
+    let open = || async {
+        Store::open(&args.store.db)
+            .await
+            .context("opening the store")
+    };
+    // A stored suite is read before loading; otherwise bad files are reported
+    // without touching the store.
+    let scratch = tempfile::tempdir().context("creating a scratch directory")?;
+    let mut paths = args.paths.clone();
+    let mut versions = Vec::new();
+    let mut store = None;
+    if let Some(name) = &args.suite {
+        let opened = open().await?;
+        let (path, used) = library::materialize(&opened, name, scratch.path()).await?;
+        paths.insert(0, path);
+        versions = used;
+        store = Some(opened);
+    }
+    let suite = match gavel::load::load_paths(&paths) {
         Ok(s) => s,
         Err(errors) => return Ok(print_load_errors(&errors)),
     };
@@ -68,9 +100,10 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         );
         return Ok(EXIT_BAD_INPUT);
     }
-    let store = Store::open(&args.store.db)
-        .await
-        .context("opening the store")?;
+    let store = match store {
+        Some(store) => store,
+        None => open().await?,
+    };
     let (run, done) = match &args.resume {
         Some(id) => resume(&store, id).await?,
         None => (new_run(&suite, &args), Default::default()),
@@ -103,6 +136,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         store.create_run(&run).await?;
         let cases: Vec<gavel::Case> = plan.cases.iter().map(|c| (**c).clone()).collect();
         store.save_cases(&run.id, &cases).await?;
+        store.save_run_case_versions(&run.id, &versions).await?;
     }
     eprintln!(
         "run {} · suite {} · {} execution{} ({} already recorded) · store {}",
@@ -113,6 +147,18 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         plan.already_done,
         gavel::store::mask_url(&args.store.db),
     );
+    if args.distributed {
+        return distributed::run(
+            &store,
+            &suite,
+            &plan,
+            &run.id,
+            &args.out,
+            args.detach,
+            args.quiet,
+        )
+        .await;
+    }
 
     let targets = match PreparedTargets::prepare(&suite, &plan, &pool).await {
         Ok(t) => t,
@@ -187,7 +233,7 @@ fn new_run(suite: &gavel::Suite, args: &RunArgs) -> RunRecord {
         .map(|(name, spec)| (name.clone(), json!(spec.kind())))
         .collect();
     RunRecord {
-        id: uuid::Uuid::now_v7().to_string(),
+        id: args.run_id.unwrap_or_else(uuid::Uuid::now_v7).to_string(),
         suite: suite.name.clone(),
         status: RunStatus::Running,
         started_at: gavel::now_rfc3339(),

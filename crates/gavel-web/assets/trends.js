@@ -1,0 +1,50 @@
+// Draws the trends charts: pass rate and mean score per run over time, one chart
+// per suite and one per target. Data from /api/trends; uPlot draws.
+(function () {
+  const root = document.getElementById("charts");
+  if (!root) return;
+  fetch(root.dataset.api, { credentials: "same-origin" })
+    .then((r) => r.json())
+    .then((points) => {
+      const groups = new Map();
+      for (const p of points) {
+        const name = p.target === null ? "suite " + p.suite : "target " + p.target + " (" + p.suite + ")";
+        if (!groups.has(name)) groups.set(name, []);
+        groups.get(name).push(p);
+      }
+      if (groups.size === 0) {
+        root.textContent = "No run with results yet.";
+      }
+      let n = 0;
+      for (const [name, pts] of groups) {
+        const box = document.createElement("div");
+        box.className = "chart";
+        box.id = "chart-" + n++;
+        const title = document.createElement("h2");
+        title.textContent = name;
+        box.appendChild(title);
+        root.appendChild(box);
+        const xs = pts.map((p) => Date.parse(p.started_at) / 1000);
+        const rate = pts.map((p) => (p.decided ? (100 * p.passed) / p.decided : null));
+        const score = pts.map((p) => (p.mean_score === null ? null : 100 * p.mean_score));
+        new uPlot(
+          {
+            width: Math.min(900, root.clientWidth || 900),
+            height: 260,
+            scales: { y: { range: [0, 100] } },
+            series: [
+              {},
+              { label: "pass rate %", stroke: "#137333", width: 2, points: { size: 7 } },
+              { label: "mean score ×100", stroke: "#1a56c4", width: 2, points: { size: 7 } },
+            ],
+          },
+          [xs, rate, score],
+          box
+        );
+      }
+      root.dataset.ready = "true";
+    })
+    .catch((e) => {
+      root.textContent = "Cannot load the trends: " + e;
+    });
+})();

@@ -1,0 +1,413 @@
+//! The JSON API under `/api/`: everything the pages do, and the OpenAPI document
+//! that describes it. The pages call the helpers here, so both see the same data.
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use gavel_store::{CaseVersion, Label};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::forms::{CaseForm, FieldErrors};
+use crate::{AppState, RunRequest, WebError};
+
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/openapi.json", get(openapi))
+        .route("/runs", get(list_runs).post(start_run))
+        .route("/runs/{id}", get(run))
+        .route("/runs/{id}/progress", get(run_progress))
+        .route("/runs/{id}/labels", get(list_labels).post(add_label))
+        .route("/compare", get(compare))
+        .route("/trends", get(trends))
+        .route("/suites", get(list_suites))
+        .route("/suites/{suite}/cases", get(list_cases).post(create_case))
+        .route("/suites/{suite}/cases/{key}", get(case).put(update_case))
+}
+
+type ApiResult<T> = Result<Json<T>, WebError>;
+
+/// Starts a run through the launcher (which may block briefly on process start).
+pub(crate) async fn launch(state: &AppState, request: &RunRequest) -> Result<String, WebError> {
+    // The suite must exist: a clear error now rather than a failed run later.
+    state.store.export_suite(&request.suite).await?;
+    let launcher = state.launcher.clone();
+    let request = request.clone();
+    tokio::task::spawn_blocking(move || launcher(&request))
+        .await
+        .map_err(|e| WebError::Launch(e.to_string()))?
+        .map_err(WebError::Launch)
+}
+
+/// How far a run is.
+#[derive(Debug, Serialize)]
+pub(crate) struct Progress {
+    /// The run's status word, `None` while it is being created.
+    pub(crate) status: Option<String>,
+    /// Executions recorded so far.
+    pub(crate) recorded: usize,
+    /// Of which passed.
+    pub(crate) passed: usize,
+}
+
+pub(crate) async fn progress(state: &AppState, id: &str) -> Result<Progress, WebError> {
+    let run = match state.store.run(id).await {
+        Ok(run) => run,
+        Err(gavel_store::StoreError::NotFound(_)) => {
+            return Ok(Progress {
+                status: None,
+                recorded: 0,
+                passed: 0,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let keys = state.store.recorded_keys(&run.id).await?;
+    Ok(Progress {
+        status: Some(run.status.as_str().to_owned()),
+        recorded: keys.len(),
+        passed: keys
+            .iter()
+            .filter(|(_, s)| *s == gavel_core::Status::Pass)
+            .count(),
+    })
+}
+
+/// One execution of two runs side by side.
+#[derive(Debug, Serialize)]
+pub(crate) struct CompareRow {
+    case_id: String,
+    target: String,
+    repeat_index: u32,
+    a_status: Option<String>,
+    b_status: Option<String>,
+    a_score: Option<f64>,
+    b_score: Option<f64>,
+    /// `regression` (passed in a, not in b), `fix`, `same`, `added` or `removed`.
+    change: &'static str,
+}
+
+pub(crate) async fn comparison(
+    state: &AppState,
+    a: &str,
+    b: &str,
+) -> Result<Vec<CompareRow>, WebError> {
+    let (run_a, run_b) = (state.store.run(a).await?, state.store.run(b).await?);
+    let a = state.store.executions(&run_a.id).await?;
+    let b = state.store.executions(&run_b.id).await?;
+    let key = |e: &gavel_core::Execution| (e.case_id.clone(), e.target.clone(), e.repeat_index);
+    let mut rows: Vec<CompareRow> = a
+        .iter()
+        .map(|ea| {
+            let eb = b.iter().find(|eb| key(eb) == key(ea));
+            let pass = |e: &gavel_core::Execution| e.status == gavel_core::Status::Pass;
+            CompareRow {
+                case_id: ea.case_id.clone(),
+                target: ea.target.clone(),
+                repeat_index: ea.repeat_index,
+                a_status: Some(ea.status.to_string()),
+                b_status: eb.map(|e| e.status.to_string()),
+                a_score: ea.score,
+                b_score: eb.and_then(|e| e.score),
+                change: match eb {
+                    None => "removed",
+                    Some(eb) if pass(ea) && !pass(eb) => "regression",
+                    Some(eb) if !pass(ea) && pass(eb) => "fix",
+                    Some(_) => "same",
+                },
+            }
+        })
+        .collect();
+    rows.extend(
+        b.iter()
+            .filter(|eb| !a.iter().any(|ea| key(ea) == key(eb)))
+            .map(|eb| CompareRow {
+                case_id: eb.case_id.clone(),
+                target: eb.target.clone(),
+                repeat_index: eb.repeat_index,
+                a_status: None,
+                b_status: Some(eb.status.to_string()),
+                a_score: None,
+                b_score: eb.score,
+                change: "added",
+            }),
+    );
+    Ok(rows)
+}
+
+/// A stored case for listings.
+#[derive(Debug, Serialize)]
+pub(crate) struct CaseRow {
+    key: String,
+    version: u32,
+    changed_by: String,
+    changed_at: String,
+    tags: Vec<String>,
+    case: Value,
+}
+
+pub(crate) async fn cases(
+    state: &AppState,
+    suite: &str,
+    tag: &str,
+) -> Result<Vec<CaseRow>, WebError> {
+    // A suite that does not exist is an error, not an empty list.
+    state.store.export_suite(suite).await?;
+    let versions = state.store.latest_cases(suite).await?;
+    Ok(versions
+        .into_iter()
+        .filter_map(|v| {
+            let case = v.case?;
+            let tags: Vec<String> = case
+                .get("tags")
+                .and_then(Value::as_array)
+                .map(|t| {
+                    t.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            (tag.is_empty() || tags.iter().any(|t| t == tag)).then_some(CaseRow {
+                key: v.key,
+                version: v.version,
+                changed_by: v.changed_by,
+                changed_at: v.changed_at,
+                tags,
+                case,
+            })
+        })
+        .collect())
+}
+
+/// A case's versions as JSON rows.
+pub(crate) fn history_rows(history: &[CaseVersion]) -> Vec<Value> {
+    history
+        .iter()
+        .map(|v| {
+            json!({
+                "version": v.version,
+                "changed_by": v.changed_by,
+                "changed_at": v.changed_at,
+                "deleted": v.case.is_none(),
+                "case": v.case,
+            })
+        })
+        .collect()
+}
+
+/// Why a case was not saved.
+pub(crate) enum SaveError {
+    /// Fields are wrong: each with its message.
+    Fields(FieldErrors),
+    /// The store failed.
+    Web(WebError),
+}
+
+impl From<gavel_store::StoreError> for SaveError {
+    fn from(e: gavel_store::StoreError) -> Self {
+        SaveError::Web(e.into())
+    }
+}
+
+/// Checks a case form and saves it as a new version; returns the version.
+pub(crate) async fn save_case(
+    state: &AppState,
+    suite: &str,
+    key: Option<&str>,
+    form: CaseForm,
+) -> Result<u32, SaveError> {
+    let base = match key {
+        Some(key) => {
+            let history = state.store.case_history(suite, key).await?;
+            Some(history.last().and_then(|v| v.case.clone()).ok_or_else(|| {
+                SaveError::Web(WebError::Store(gavel_store::StoreError::NotFound(format!(
+                    "case `{key}` of suite `{suite}`"
+                ))))
+            })?)
+        }
+        None => None,
+    };
+    let author = match form.author.trim() {
+        "" => "web".to_owned(),
+        a => a.to_owned(),
+    };
+    let case = form.into_case(base.as_ref()).map_err(SaveError::Fields)?;
+    Ok(state.store.save_case(suite, key, case, &author).await?)
+}
+
+impl IntoResponse for SaveError {
+    fn into_response(self) -> Response {
+        match self {
+            SaveError::Fields(errors) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Json(json!({ "error": "invalid fields", "fields": errors })),
+            )
+                .into_response(),
+            SaveError::Web(e) => e.into_response(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- handlers
+
+async fn list_runs(State(state): State<AppState>) -> ApiResult<Vec<gavel_core::RunRecord>> {
+    Ok(Json(state.store.runs(200).await?))
+}
+
+async fn start_run(
+    State(state): State<AppState>,
+    Json(request): Json<RunRequest>,
+) -> Result<(StatusCode, Json<Value>), WebError> {
+    let id = launch(&state, &request).await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({ "id": id }))))
+}
+
+async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Value> {
+    let run = state.store.run(&id).await?;
+    let executions = state.store.executions(&run.id).await?;
+    let cases = state.store.cases(&run.id).await?;
+    let versions = state.store.run_case_versions(&run.id).await?;
+    Ok(Json(json!({
+        "run": run,
+        "cases": cases,
+        "case_versions": versions
+            .iter()
+            .map(|(suite, key, version)| json!({"suite": suite, "case": key, "version": version}))
+            .collect::<Vec<_>>(),
+        "executions": executions,
+    })))
+}
+
+async fn run_progress(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Progress> {
+    Ok(Json(progress(&state, &id).await?))
+}
+
+async fn list_labels(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Vec<Label>> {
+    Ok(Json(state.store.run_labels(&id).await?))
+}
+
+#[derive(Deserialize)]
+struct LabelBody {
+    case_id: String,
+    target: String,
+    repeat_index: u32,
+    label: String,
+    score: Option<f64>,
+    who: String,
+    note: Option<String>,
+}
+
+async fn add_label(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<LabelBody>,
+) -> Result<StatusCode, WebError> {
+    state
+        .store
+        .add_label(&Label {
+            run_id: id,
+            case_id: body.case_id,
+            target: body.target,
+            repeat_index: body.repeat_index,
+            label: body.label,
+            score: body.score,
+            who: body.who,
+            note: body.note,
+            created_at: String::new(),
+        })
+        .await?;
+    Ok(StatusCode::CREATED)
+}
+
+#[derive(Deserialize)]
+struct CompareQuery {
+    a: String,
+    b: String,
+}
+
+async fn compare(
+    State(state): State<AppState>,
+    Query(q): Query<CompareQuery>,
+) -> ApiResult<Vec<CompareRow>> {
+    Ok(Json(comparison(&state, &q.a, &q.b).await?))
+}
+
+async fn trends(State(state): State<AppState>) -> ApiResult<Vec<gavel_store::RunPoint>> {
+    Ok(Json(state.store.run_points(500).await?))
+}
+
+async fn list_suites(State(state): State<AppState>) -> ApiResult<Vec<Value>> {
+    let suites = state.store.suites().await?;
+    Ok(Json(
+        suites
+            .into_iter()
+            .map(|s| json!({"name": s.name, "cases": s.cases, "updated_at": s.updated_at, "updated_by": s.updated_by}))
+            .collect(),
+    ))
+}
+
+#[derive(Deserialize)]
+struct TagQuery {
+    #[serde(default)]
+    tag: String,
+}
+
+async fn list_cases(
+    State(state): State<AppState>,
+    Path(suite): Path<String>,
+    Query(q): Query<TagQuery>,
+) -> ApiResult<Vec<CaseRow>> {
+    Ok(Json(cases(&state, &suite, &q.tag).await?))
+}
+
+async fn case(
+    State(state): State<AppState>,
+    Path((suite, key)): Path<(String, String)>,
+) -> ApiResult<Vec<Value>> {
+    let history = state.store.case_history(&suite, &key).await?;
+    if history.is_empty() {
+        return Err(
+            gavel_store::StoreError::NotFound(format!("case `{key}` of suite `{suite}`")).into(),
+        );
+    }
+    Ok(Json(history_rows(&history)))
+}
+
+async fn create_case(
+    State(state): State<AppState>,
+    Path(suite): Path<String>,
+    Json(form): Json<CaseForm>,
+) -> Response {
+    match save_case(&state, &suite, None, form).await {
+        Ok(version) => (StatusCode::CREATED, Json(json!({ "version": version }))).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn update_case(
+    State(state): State<AppState>,
+    Path((suite, key)): Path<(String, String)>,
+    Json(form): Json<CaseForm>,
+) -> Response {
+    match save_case(&state, &suite, Some(&key), form).await {
+        Ok(version) => Json(json!({ "version": version })).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /api/openapi.json`: the API described, by hand, as OpenAPI 3.1.
+async fn openapi() -> impl IntoResponse {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        include_str!("openapi.json"),
+    )
+}

@@ -1,0 +1,112 @@
+//! The gavel web UI (`gavel serve`): suites and their versioned cases, runs started
+//! and watched live, transcripts with every verdict, run comparison, trends and
+//! labelling, all server-rendered over the store, plus the same under `/api/` as
+//! JSON. Templates, htmx and uPlot are embedded: the binary serves everything.
+//!
+//! Security: loopback binds only unless an auth token is set; every state-changing
+//! request carries the CSRF token; everything from agents and models is escaped
+//! (minijinja autoescapes every `.html` template).
+
+mod api;
+mod assets;
+mod error;
+mod forms;
+mod pages;
+mod security;
+mod view;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, post};
+use gavel_store::Store;
+
+pub use error::WebError;
+
+/// What the UI asks for when a person starts a run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct RunRequest {
+    /// The stored suite to run.
+    pub suite: String,
+    /// Only cases with one of these tags (empty: all).
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// Starts a run (as `gavel run --suite …` would) and returns its id at once.
+pub type Launcher = Arc<dyn Fn(&RunRequest) -> Result<String, String> + Send + Sync>;
+
+/// How to serve.
+#[derive(Clone)]
+pub struct Config {
+    /// Where to listen.
+    pub bind: SocketAddr,
+    /// The auth token requests must carry (required for a non-loopback bind).
+    pub token: Option<String>,
+    /// Starts runs for the UI.
+    pub launcher: Launcher,
+}
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    store: Store,
+    launcher: Launcher,
+    csrf: Arc<str>,
+    token: Option<Arc<str>>,
+    templates: Arc<minijinja::Environment<'static>>,
+}
+
+/// The application: every page, the API and the assets, behind the security layers.
+pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
+    let state = AppState {
+        store,
+        launcher: config.launcher.clone(),
+        csrf: security::random_token().into(),
+        token: config.token.as_deref().map(Arc::from),
+        templates: Arc::new(view::templates()?),
+    };
+    let mut router = Router::new()
+        .route("/", get(pages::runs))
+        .route("/runs", get(pages::runs).post(pages::start_run))
+        .route("/runs/{id}", get(pages::run_detail))
+        .route("/runs/{id}/progress", get(pages::run_progress))
+        .route("/runs/{id}/labels", post(pages::add_label))
+        .route("/compare", get(pages::compare))
+        .route("/trends", get(pages::trends))
+        .route("/suites", get(pages::suites))
+        .route("/suites/{suite}", get(pages::suite))
+        .route(
+            "/suites/{suite}/cases/new",
+            get(pages::new_case).post(pages::save_case),
+        )
+        .route(
+            "/suites/{suite}/cases/{key}",
+            get(pages::edit_case).post(pages::save_case),
+        )
+        .route("/login", get(security::login))
+        .route("/assets/{file}", get(assets::asset))
+        .nest("/api", api::routes())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            security::guard,
+        ))
+        .with_state(state);
+    for layer in security::headers() {
+        router = router.layer(layer);
+    }
+    Ok(router)
+}
+
+/// Serves until the process ends. Refuses a non-loopback bind without a token.
+pub async fn serve(store: Store, config: Config) -> Result<(), WebError> {
+    security::check_bind(&config)?;
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .map_err(|e| WebError::Bind(config.bind, e))?;
+    let router = app(store, &config)?;
+    axum::serve(listener, router)
+        .await
+        .map_err(|e| WebError::Bind(config.bind, e))
+}

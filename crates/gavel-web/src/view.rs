@@ -1,0 +1,51 @@
+//! Templates: embedded, autoescaped (every name ends in `.html`), rendered with the
+//! CSRF token in their context.
+
+use axum::response::Html;
+use minijinja::{Environment, Value, context};
+
+use crate::{AppState, WebError};
+
+const TEMPLATES: &[(&str, &str)] = &[
+    ("base.html", include_str!("../templates/base.html")),
+    ("runs.html", include_str!("../templates/runs.html")),
+    ("run.html", include_str!("../templates/run.html")),
+    ("progress.html", include_str!("../templates/progress.html")),
+    ("compare.html", include_str!("../templates/compare.html")),
+    ("trends.html", include_str!("../templates/trends.html")),
+    ("suites.html", include_str!("../templates/suites.html")),
+    ("suite.html", include_str!("../templates/suite.html")),
+    ("case.html", include_str!("../templates/case.html")),
+];
+
+/// The template environment. minijinja escapes every value in `.html` templates.
+pub(crate) fn templates() -> Result<Environment<'static>, WebError> {
+    let mut env = Environment::new();
+    for (name, source) in TEMPLATES {
+        env.add_template(name, source)
+            .map_err(|e| WebError::Render(name, e))?;
+    }
+    Ok(env)
+}
+
+/// Any serializable value as a template value.
+pub(crate) fn ser<T: serde::Serialize + ?Sized>(value: &T) -> Value {
+    Value::from(minijinja::value::Serde(value))
+}
+
+/// Renders `name` with `ctx` and the CSRF token.
+pub(crate) fn render(
+    state: &AppState,
+    name: &'static str,
+    ctx: Value,
+) -> Result<Html<String>, WebError> {
+    let template = state
+        .templates
+        .get_template(name)
+        .map_err(|e| WebError::Render(name, e))?;
+    let ctx = context! { csrf => state.csrf.as_ref(), ..ctx };
+    template
+        .render(ctx)
+        .map(Html)
+        .map_err(|e| WebError::Render(name, e))
+}

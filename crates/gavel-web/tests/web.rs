@@ -1,0 +1,433 @@
+//! The web UI over a real store and a real socket: escaping, CSRF, auth, case
+//! validation by field, labels, and the OpenAPI document.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
+use gavel_store::Store;
+use gavel_web::{Config, RunRequest};
+use reqwest::StatusCode;
+use reqwest::redirect::Policy;
+use serde_json::{Value, json};
+
+const RUN: &str = "019a0000-4444-7000-8000-000000000004";
+const HOSTILE: &str = "<script>alert('owned')</script><b>bold</b> & <img src=x onerror=alert(1)>";
+
+struct Ui {
+    base: String,
+    client: reqwest::Client,
+    store: Store,
+    launched: Arc<Mutex<Vec<RunRequest>>>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(token: Option<&str>) -> Ui {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
+        .await
+        .unwrap();
+    let launched = Arc::new(Mutex::new(Vec::new()));
+    let seen = launched.clone();
+    let config = Config {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        token: token.map(str::to_owned),
+        launcher: Arc::new(move |r: &RunRequest| {
+            seen.lock().unwrap().push(r.clone());
+            Ok(RUN.to_owned())
+        }),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let app = gavel_web::app(store.clone(), &config).unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ui {
+        base: format!("http://{addr}"),
+        client: reqwest::Client::builder()
+            .redirect(Policy::none())
+            .build()
+            .unwrap(),
+        store,
+        launched,
+        _dir: dir,
+    }
+}
+
+impl Ui {
+    async fn get(&self, path: &str) -> (StatusCode, String) {
+        let r = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.text().await.unwrap())
+    }
+
+    /// The CSRF token as every page shows it.
+    async fn csrf(&self) -> String {
+        let (_, page) = self.get("/runs").await;
+        let at = page.find("name=\"_csrf\" value=\"").unwrap() + 20;
+        page[at..at + 64].to_owned()
+    }
+}
+
+async fn seed_run(store: &Store) {
+    store
+        .create_run(&RunRecord {
+            id: RUN.into(),
+            suite: "hostile".into(),
+            status: RunStatus::Completed,
+            started_at: gavel_core::now_rfc3339(),
+            finished_at: Some(gavel_core::now_rfc3339()),
+            config: json!({}),
+        })
+        .await
+        .unwrap();
+    let execution = Execution {
+        case_id: "xss".into(),
+        case_name: "Agent answers with markup".into(),
+        target: "agent".into(),
+        repeat_index: 0,
+        tags: vec![],
+        status: Status::Fail,
+        score: Some(0.25),
+        transcript: Transcript {
+            session_id: "s".into(),
+            turns: vec![Turn {
+                input: "Say hi".into(),
+                output: HOSTILE.into(),
+                latency_ms: 12,
+                ..Turn::default()
+            }],
+        },
+        verdicts: vec![
+            Verdict::new("judge", "rubric", Status::Fail, HOSTILE).with_score(0.25, Some(0.7)),
+        ],
+        reason: None,
+        started_at: gavel_core::now_rfc3339(),
+        duration_ms: 12,
+    };
+    store.record_execution(RUN, &execution).await.unwrap();
+}
+
+#[tokio::test]
+async fn agent_output_is_escaped_text() {
+    let ui = start(None).await;
+    seed_run(&ui.store).await;
+    let (status, page) = ui.get(&format!("/runs/{RUN}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        !page.contains("<script>alert"),
+        "raw markup reached the page"
+    );
+    assert!(!page.contains("<b>bold</b>"));
+    assert!(!page.contains("<img src=x"));
+    assert!(page.contains("&lt;script&gt;alert("), "{page}");
+    let r = ui
+        .client
+        .get(format!("{}/runs/{RUN}", ui.base))
+        .send()
+        .await
+        .unwrap();
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+}
+
+#[tokio::test]
+async fn state_changes_need_the_csrf_token() {
+    let ui = start(None).await;
+    seed_run(&ui.store).await;
+    let label = [
+        ("case_id", "xss"),
+        ("target", "agent"),
+        ("repeat_index", "0"),
+        ("label", "fail"),
+        ("score", "0.1"),
+        ("who", "ana"),
+    ];
+    let url = format!("{}/runs/{RUN}/labels", ui.base);
+    let r = ui.client.post(&url).form(&label).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = ui
+        .client
+        .post(&url)
+        .header("x-csrf-token", "0".repeat(64))
+        .form(&label)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(ui.store.run_labels(RUN).await.unwrap().is_empty());
+
+    let csrf = ui.csrf().await;
+    let mut with_token = label.to_vec();
+    with_token.push(("_csrf", &csrf));
+    let r = ui.client.post(&url).form(&with_token).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let labels = ui.store.run_labels(RUN).await.unwrap();
+    assert_eq!(
+        (
+            labels.len(),
+            labels[0].label.as_str(),
+            labels[0].who.as_str()
+        ),
+        (1, "fail", "ana")
+    );
+    assert_eq!(labels[0].score, Some(0.1));
+
+    // Starting a run through the API: the header carries the token.
+    let start_run = |csrf: Option<&str>| {
+        let mut request = ui
+            .client
+            .post(format!("{}/api/runs", ui.base))
+            .json(&json!({"suite": "nope"}));
+        if let Some(csrf) = csrf {
+            request = request.header("x-csrf-token", csrf);
+        }
+        request.send()
+    };
+    assert_eq!(
+        start_run(None).await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        start_run(Some(&csrf)).await.unwrap().status(),
+        StatusCode::NOT_FOUND,
+        "an unknown suite is not run"
+    );
+    assert!(ui.launched.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn cases_are_validated_by_field_versioned_and_searchable_by_tag() {
+    let ui = start(None).await;
+    let csrf = ui.csrf().await;
+    let post = |body: Value| {
+        ui.client
+            .post(format!("{}/api/suites/web/cases", ui.base))
+            .header("x-csrf-token", &csrf)
+            .json(&body)
+            .send()
+    };
+    let r = post(json!({"id": "bad id", "threshold": "2"}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = r.json().await.unwrap();
+    let fields: Vec<&String> = body["fields"].as_object().unwrap().keys().collect();
+    assert_eq!(fields, ["id", "input", "threshold"]);
+
+    let r = post(json!({"id": "greet", "input": "Hi", "tags": "smoke, chat", "threshold": "0.7", "author": "ana"}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = post(json!({"id": "bye", "input": "Bye", "tags": "chat"}))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+
+    // The HTML form shows errors by field, too.
+    let form_url = format!("{}/suites/web/cases/greet", ui.base);
+    let r = ui
+        .client
+        .post(&form_url)
+        .form(&[
+            ("_csrf", csrf.as_str()),
+            ("id", "greet"),
+            ("input", ""),
+            ("threshold", "x"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let page = r.text().await.unwrap();
+    assert!(page.contains("id=\"error-input\""), "{page}");
+    assert!(page.contains("id=\"error-threshold\""));
+    let r = ui
+        .client
+        .post(&form_url)
+        .form(&[
+            ("_csrf", csrf.as_str()),
+            ("id", "greet"),
+            ("input", "Hello there"),
+            ("tags", "smoke"),
+            ("author", "bo"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+
+    let history = ui.store.case_history("web", "greet").await.unwrap();
+    let who: Vec<_> = history
+        .iter()
+        .map(|v| (v.version, v.changed_by.as_str()))
+        .collect();
+    assert_eq!(who, [(1, "ana"), (2, "bo")]);
+    assert_eq!(history[1].case.as_ref().unwrap()["input"], "Hello there");
+
+    let (_, page) = ui.get("/suites/web?tag=smoke").await;
+    assert!(
+        page.contains(">greet<") && !page.contains(">bye<"),
+        "{page}"
+    );
+    let (_, page) = ui.get("/suites/web?tag=chat").await;
+    assert!(page.contains(">bye<") && !page.contains(">greet<"));
+
+    // Starting a run of it goes through the launcher.
+    let r = ui
+        .client
+        .post(format!("{}/runs", ui.base))
+        .form(&[
+            ("_csrf", csrf.as_str()),
+            ("suite", "web"),
+            ("tags", "smoke"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()["location"], format!("/runs/{RUN}").as_str());
+    assert_eq!(
+        ui.launched.lock().unwrap().as_slice(),
+        [RunRequest {
+            suite: "web".into(),
+            tags: vec!["smoke".into()]
+        }]
+    );
+}
+
+#[tokio::test]
+async fn a_token_guards_every_page_and_wider_binds_need_one() {
+    let open = Config {
+        bind: "0.0.0.0:0".parse().unwrap(),
+        token: None,
+        launcher: Arc::new(|_: &RunRequest| Err("unused".into())),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
+        .await
+        .unwrap();
+    let refused = gavel_web::serve(store, open).await.unwrap_err();
+    assert!(refused.to_string().contains("auth token"), "{refused}");
+
+    let ui = start(Some("s3cret")).await;
+    assert_eq!(ui.get("/runs").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(ui.get("/api/runs").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(ui.get("/assets/htmx.min.js").await.0, StatusCode::OK);
+    let r = ui
+        .client
+        .get(format!("{}/api/runs", ui.base))
+        .bearer_auth("s3cret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = ui
+        .client
+        .get(format!("{}/login?token=s3cret", ui.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap();
+    assert!(cookie.starts_with("gavel_token=s3cret;") && cookie.contains("HttpOnly"));
+    let r = ui
+        .client
+        .get(format!("{}/runs", ui.base))
+        .header("cookie", "gavel_token=s3cret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_api() {
+    let ui = start(None).await;
+    let (status, text) = ui.get("/api/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    for path in [
+        "/api/runs",
+        "/api/runs/{id}",
+        "/api/runs/{id}/progress",
+        "/api/runs/{id}/labels",
+        "/api/compare",
+        "/api/trends",
+        "/api/suites",
+        "/api/suites/{suite}/cases",
+        "/api/suites/{suite}/cases/{key}",
+    ] {
+        assert!(doc["paths"][path].is_object(), "{path} is not described");
+    }
+    for page in [
+        "/runs",
+        "/suites",
+        "/compare",
+        "/trends",
+        "/assets/uPlot.min.js",
+    ] {
+        assert_eq!(ui.get(page).await.0, StatusCode::OK, "{page}");
+    }
+}
+
+#[tokio::test]
+async fn two_runs_compare_execution_by_execution() {
+    let ui = start(None).await;
+    seed_run(&ui.store).await;
+    let later = "019a0000-4444-7000-8000-000000000005";
+    ui.store
+        .create_run(&RunRecord {
+            id: later.into(),
+            suite: "hostile".into(),
+            status: RunStatus::Completed,
+            started_at: gavel_core::now_rfc3339(),
+            finished_at: None,
+            config: json!({}),
+        })
+        .await
+        .unwrap();
+    for (case, status) in [("xss", Status::Pass), ("new", Status::Fail)] {
+        let execution = Execution {
+            case_id: case.into(),
+            case_name: case.into(),
+            target: "agent".into(),
+            repeat_index: 0,
+            tags: vec![],
+            status,
+            score: None,
+            transcript: Transcript::default(),
+            verdicts: vec![],
+            reason: None,
+            started_at: gavel_core::now_rfc3339(),
+            duration_ms: 1,
+        };
+        ui.store.record_execution(later, &execution).await.unwrap();
+    }
+    let (status, text) = ui.get(&format!("/api/compare?a={RUN}&b={later}")).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let rows: Value = serde_json::from_str(&text).unwrap();
+    let changes: Vec<(&str, &str)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["case_id"].as_str().unwrap(),
+                r["change"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(changes, [("xss", "fix"), ("new", "added")]);
+    let (status, page) = ui.get(&format!("/compare?a={RUN}&b={later}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("<tr class=\"fix\">") && page.contains("<tr class=\"added\">"));
+}

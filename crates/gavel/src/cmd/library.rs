@@ -1,0 +1,139 @@
+//! `gavel import` and `gavel export`: suite files in and out of the store, where
+//! their cases are versioned.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use gavel::store::{CaseVersion, Store, SuiteDoc};
+
+use super::{EXIT_BAD_INPUT, EXIT_OK, StoreArgs, print_load_errors};
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// A suite file (YAML or JSON).
+    file: PathBuf,
+    /// The suite's name in the store (default: the file's `name`, else its stem).
+    #[arg(long)]
+    name: Option<String>,
+    /// Who makes the change, recorded with every new case version (default: $USER).
+    #[arg(long, env = "USER", default_value = "unknown")]
+    author: String,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// The suite's name in the store.
+    suite: String,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("reading {}", args.file.display()))?;
+    // The loader's checks first: a bad file is reported by file:line:col and
+    // nothing is stored.
+    if let Err(errors) = gavel::load::parse_suite_str(&text, &args.file) {
+        return Ok(print_load_errors(&errors));
+    }
+    let doc = match parse_doc(&text, &args.file) {
+        Ok(doc) => doc,
+        Err(message) => {
+            eprintln!("error: {}: {message}", args.file.display());
+            return Ok(EXIT_BAD_INPUT);
+        }
+    };
+    let name = args
+        .name
+        .clone()
+        .or_else(|| {
+            doc.head
+                .get("name")
+                .and_then(|n| n.as_str())
+                .map(str::to_owned)
+        })
+        .or_else(|| {
+            args.file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
+        .context("the suite needs a name: pass --name")?;
+    let store = Store::open(&args.store.db)
+        .await
+        .context("opening the store")?;
+    let summary = store.import_suite(&name, &doc, &args.author).await?;
+    eprintln!(
+        "suite {name}: {} added, {} changed, {} unchanged, {} removed",
+        summary.added, summary.changed, summary.unchanged, summary.removed
+    );
+    Ok(EXIT_OK)
+}
+
+pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<u8> {
+    let store = Store::open(&args.store.db)
+        .await
+        .context("opening the store")?;
+    let yaml = suite_yaml(&store, &args.suite).await?;
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, yaml).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => print!("{yaml}"),
+    }
+    Ok(EXIT_OK)
+}
+
+/// A stored suite as YAML text.
+pub(crate) async fn suite_yaml(store: &Store, suite: &str) -> anyhow::Result<String> {
+    let doc = store.export_suite(suite).await?;
+    serde_saphyr::to_string(&doc.into_value())
+        .with_context(|| format!("writing suite `{suite}` as YAML"))
+}
+
+/// Writes a stored suite to `dir` as a file the loader reads, and returns the
+/// file with the case versions it holds.
+pub(crate) async fn materialize(
+    store: &Store,
+    suite: &str,
+    dir: &Path,
+) -> anyhow::Result<(PathBuf, Vec<CaseVersion>)> {
+    let yaml = suite_yaml(store, suite).await?;
+    let versions = store.latest_cases(suite).await?;
+    let path = dir.join(format!("{}.yaml", sanitize(suite)));
+    std::fs::write(&path, yaml).with_context(|| format!("writing {}", path.display()))?;
+    Ok((path, versions))
+}
+
+/// A suite name as a file name.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Parses a suite file (JSON by extension, else YAML) into its document parts.
+fn parse_doc(text: &str, path: &Path) -> Result<SuiteDoc, String> {
+    let json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let value: serde_json::Value = if json {
+        serde_json::from_str(text).map_err(|e| e.to_string())?
+    } else {
+        serde_saphyr::from_str(text).map_err(|e| e.to_string())?
+    };
+    SuiteDoc::from_value(value).ok_or_else(|| {
+        "a suite file is a mapping with `cases`, a list of cases, or one case".into()
+    })
+}

@@ -1,0 +1,196 @@
+//! Scale-out end to end: `gavel run --distributed` enqueues, three `gavel worker`
+//! processes run the executions, one is killed (SIGKILL) mid-run, and every case
+//! still ends with exactly one result. On PostgreSQL when `GAVEL_TEST_DATABASE_URL`
+//! names a server (a fresh database per test), and on a SQLite file always.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gavel::store::Store;
+use sqlx::{AssertSqlSafe, Connection, Executor};
+
+const CASES: usize = 12;
+
+/// A suite of slow cases against a JSON-lines agent that answers after 400 ms.
+fn write_suite(dir: &Path) -> std::path::PathBuf {
+    let mut yaml = String::from(
+        "name: scale-out\ntargets:\n  slow:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do sleep 0.4; printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\ncases:\n",
+    );
+    for i in 0..CASES {
+        yaml.push_str(&format!(
+            "  - id: case-{i:02}\n    input: question {i}\n    checks:\n      - type: contains\n        value: ok\n"
+        ));
+    }
+    let path = dir.join("suite.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
+fn gavel(dir: &Path, db: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+    cmd.args(args)
+        .arg("--db")
+        .arg(db)
+        .current_dir(dir)
+        .env_remove("GAVEL_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+fn wait_for(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Queue rows of the store as (case id, state, worker, attempts).
+async fn queue_rows(db: &str) -> Vec<(String, String, Option<String>, i64)> {
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(db).await.unwrap();
+    let rows = sqlx::query_as("SELECT case_id, state, worker, attempts FROM queue ORDER BY seq")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    rows
+}
+
+async fn three_workers_one_killed(db: String) {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(dir.path());
+    let suite = suite.to_str().unwrap();
+    let report = dir.path().join("report.json");
+    // Migrate before anything races to do it.
+    Store::open(&db).await.unwrap().close().await;
+
+    let mut run = gavel(
+        dir.path(),
+        &db,
+        &[
+            "run",
+            suite,
+            "--distributed",
+            "-o",
+            report.to_str().unwrap(),
+        ],
+    )
+    .spawn()
+    .unwrap();
+    let worker_args = ["worker", "--lease", "1.5", "--poll", "0.1"];
+    let mut workers: Vec<Child> = (0..3)
+        .map(|_| {
+            gavel(dir.path(), &db, &worker_args)
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+
+    // Kill the first worker as soon as it holds a claim.
+    let victim = format!("-{}-", workers[0].id());
+    let runtime = tokio::runtime::Handle::current();
+    let held = |db: &str| {
+        let rows = tokio::task::block_in_place(|| runtime.block_on(queue_rows(db)));
+        rows.into_iter()
+            .filter(|(_, state, worker, _)| {
+                state == "claimed" && worker.as_deref().is_some_and(|w| w.contains(&victim))
+            })
+            .map(|(case, ..)| case)
+            .collect::<Vec<_>>()
+    };
+    let mut lost = Vec::new();
+    wait_for("the first worker to claim", Duration::from_secs(60), || {
+        lost = held(&db);
+        !lost.is_empty()
+    });
+    workers[0].kill().unwrap();
+    workers[0].wait().unwrap();
+
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the distributed run did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for w in &mut workers[1..] {
+        w.kill().unwrap();
+        w.wait().unwrap();
+    }
+    let output = run.wait_with_output().unwrap();
+    assert!(
+        status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let store = Store::open(&db).await.unwrap();
+    let run = store.latest_run().await.unwrap().unwrap();
+    assert_eq!(run.status, gavel::RunStatus::Completed);
+    let executions = store.executions(&run.id).await.unwrap();
+    let keys: BTreeSet<_> = executions
+        .iter()
+        .map(|e| (e.case_id.clone(), e.target.clone(), e.repeat_index))
+        .collect();
+    assert_eq!(executions.len(), CASES, "exactly one result per case");
+    assert_eq!(keys.len(), CASES);
+    assert!(executions.iter().all(|e| e.status == gavel::Status::Pass));
+
+    // What the killed worker held was taken again by another worker, after its lease.
+    let rows = queue_rows(&db).await;
+    assert!(rows.iter().all(|(_, state, ..)| state == "done"));
+    for case in &lost {
+        let (_, _, worker, attempts) = rows.iter().find(|(c, ..)| c == case).unwrap();
+        assert!(*attempts >= 2, "{case} was claimed {attempts} time(s)");
+        assert!(!worker.as_deref().unwrap().contains(&victim));
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["run"]["id"], run.id.as_str());
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    three_workers_one_killed(format!(
+        "sqlite://{}",
+        dir.path().join("gavel.db").display()
+    ))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_on_postgres() {
+    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
+        eprintln!("note: GAVEL_TEST_DATABASE_URL is not set; skipping the PostgreSQL workers test");
+        return;
+    };
+    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
+    let mut admin = sqlx::PgConnection::connect(&admin_url).await.unwrap();
+    admin
+        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
+        .await
+        .unwrap();
+    let base = admin_url.rsplit_once('/').unwrap().0;
+    let outcome = tokio::spawn(three_workers_one_killed(format!("{base}/{database}"))).await;
+    admin
+        .execute(AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
+        )))
+        .await
+        .unwrap();
+    if let Err(join) = outcome {
+        std::panic::resume_unwind(join.into_panic());
+    }
+}
