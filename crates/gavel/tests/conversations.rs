@@ -67,6 +67,7 @@ fn run(bug: &str) -> Value {
         ])
         .current_dir(dir.path())
         .env("PROPERTY_AGENT_PORT", free_port().to_string())
+        .env("PROPERTY_AGENT_REVIVAL_PORT", free_port().to_string())
         .env("PROPERTY_AGENT_BUG", bug)
         .env("TMPDIR", dir.path())
         .env_remove("GAVEL_DATABASE_URL")
