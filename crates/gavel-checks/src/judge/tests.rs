@@ -717,7 +717,14 @@ async fn the_rubric_weighs_its_dimensions_and_adds_tool_usage_only_when_tools_ar
     );
     let answer = rubric_answer("ok", &[Some(4); 6]);
     let (model, models) = scripted(&[&answer]);
-    let v = judge_one(&p, vec![turn(0, "a")], &models.runtime()).await;
+    // The tool was called: the tools-called check passes and does not gate the judge.
+    let mut searched = turn(0, "a");
+    searched.tool_calls.push(gavel_core::ToolCall {
+        name: "search".into(),
+        arguments: json!({}),
+        result: None,
+    });
+    let v = judge_one(&p, vec![searched.clone()], &models.runtime()).await;
     assert_eq!(
         (v.status, v.evidence["overall"].clone()),
         (Status::Pass, json!(4.0))
@@ -736,7 +743,7 @@ async fn the_rubric_weighs_its_dimensions_and_adds_tool_usage_only_when_tools_ar
     let (_, models) = scripted(
         &[rubric_answer("ok", &[Some(4), Some(4), None, Some(4), Some(4), Some(4)]).as_str(); 3],
     );
-    let v = judge_one(&p, vec![turn(0, "a")], &models.runtime()).await;
+    let v = judge_one(&p, vec![searched], &models.runtime()).await;
     assert_eq!(v.status, Status::Error);
     assert!(
         v.reason.contains("`format_compliance` has no score"),
