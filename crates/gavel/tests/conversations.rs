@@ -174,7 +174,7 @@ fn each_bug_fails_exactly_the_checks_that_catch_it() {
         (
             "ignore-clarification",
             &[
-                "follow-up: icontains [mountain cabin, 64%]",
+                "follow-up: icontains \"mountain cabin\", \"64%\"",
                 "follow-up: not-contains \"which listing do you mean\"",
             ],
         ),
@@ -188,7 +188,7 @@ fn each_bug_fails_exactly_the_checks_that_catch_it() {
         (
             "leak-branches",
             &[
-                "branching: icontains [city apartment, 91%]",
+                "branching: icontains \"city apartment\", \"91%\"",
                 "branching: branch-isolation [beach]",
             ],
         ),
