@@ -378,6 +378,20 @@ pub(crate) fn run_note(report: &Report) -> Option<&'static str> {
     }
 }
 
+/// Who sent a turn's message, as the transcript shows it: `user`, `user
+/// (follow-up)` for an answer to the agent's clarifying question, and the branch
+/// when the turn belongs to one.
+pub(crate) fn who(turn: &gavel_core::Turn) -> String {
+    let mut who = String::from("user");
+    if turn.followup {
+        who.push_str(" (follow-up)");
+    }
+    if let Some(branch) = &turn.branch {
+        who.push_str(&format!(" [branch {branch}]"));
+    }
+    who
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,18 +415,4 @@ mod tests {
         assert_eq!(one_line("abcde", 5), "abcde");
         assert_eq!(truncate("héllo wörld", 6), "héllo…");
     }
-}
-
-/// Who sent a turn's message, as the transcript shows it: `user`, `user
-/// (follow-up)` for an answer to the agent's clarifying question, and the branch
-/// when the turn belongs to one.
-pub(crate) fn who(turn: &gavel_core::Turn) -> String {
-    let mut who = String::from("user");
-    if turn.followup {
-        who.push_str(" (follow-up)");
-    }
-    if let Some(branch) = &turn.branch {
-        who.push_str(&format!(" [branch {branch}]"));
-    }
-    who
 }

@@ -141,7 +141,7 @@ async fn the_model_detector_decides_and_writes_the_reply() {
     assert_eq!(inputs, ["Weather?", "Lyon"]);
     // One call: the final answer has no `?`, so no model call is spent on it.
     assert_eq!(model.calls.load(Ordering::SeqCst), 1);
-    let request = &model.seen.lock().unwrap()[0];
+    let request = model.seen.lock().unwrap()[0].clone();
     assert_eq!(request.schema.as_ref().unwrap().name, "followup");
     assert!(
         request.messages[0]
