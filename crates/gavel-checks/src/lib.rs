@@ -22,6 +22,10 @@
 //!
 //! A turn that was never reached or broke gives `skipped`, never `fail`.
 //!
+//! Code checks gate judges: when a tool or structural check ([`GATING_KINDS`])
+//! fails or breaks, the case's judges are `skipped` with "gated by <check>".
+//! A judge of a branch's turn sees the parent rounds and that branch only.
+//!
 //! Judges:
 //! - the judge sees the conversation before the judged turn, the user message, the
 //!   answer, the criteria, the reference (`expected_output`, unless a `judge` says
@@ -71,15 +75,20 @@
 //! # }
 //! ```
 
+mod branches;
 mod error;
+mod gate;
 mod json;
 mod judge;
 mod latency;
 mod plan;
+mod stream;
 mod text;
 mod tools;
 
 pub use error::CheckError;
+pub use gate::GATING_KINDS;
+pub use judge::prompt::fence;
 pub use judge::{
     JudgeModels, JudgeRuntime, JudgeTemplate, MAX_ATTEMPTS, NO_JUDGE_MODEL, NoJudgeModels,
     PairwiseInput, PairwiseSpec, TemplateKind, no_judge_model, pairwise,

@@ -5,11 +5,13 @@ use std::fmt;
 use gavel_core::{Case, CheckSpec, JudgeSettings, Status, Transcript, Turn, Verdict};
 use serde_json::Value;
 
+use crate::branches::IsolationCheck;
 use crate::error::{CheckError, FieldError};
 use crate::json::JsonCheck;
 use crate::judge::compile::{Compiled, Env, Level, Templates, TurnJudge};
 use crate::judge::{JudgeRuntime, Judged, PairwiseSpec, VerdictHead};
 use crate::latency::LatencyCheck;
+use crate::stream::StreamCheck;
 use crate::text::TextCheck;
 use crate::tools::ToolsCheck;
 
@@ -67,6 +69,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
     })?;
     let env = Env::new(case, settings, templates);
     let rounds = case.rounds.len().max(1);
+    let branches = case.branches();
     let mut plan = CheckPlan {
         checks: Vec::new(),
         judges: Vec::new(),
@@ -99,6 +102,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
                 .or(case.expected_output.as_ref()),
             tools: &round.expected_tools,
             tools_from: "the round",
+            branches: &branches,
         };
         let scope = Scope::Round(r);
         let level = Level::round(case, r);
@@ -128,11 +132,15 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
             .or(case.rounds.last().and_then(|r| r.expected_output.as_ref())),
         tools: &case.expected_tools,
         tools_from: "the case",
+        branches: &branches,
     };
     let level = Level::case(case);
     let at = |i: usize| format!("checks[{i}]");
     let case_scope = |spec: &CheckSpec| match spec {
-        CheckSpec::ToolsCalled { .. } | CheckSpec::Latency { .. } => Scope::Transcript,
+        CheckSpec::ToolsCalled { .. }
+        | CheckSpec::Latency { .. }
+        | CheckSpec::Stream { .. }
+        | CheckSpec::BranchIsolation { .. } => Scope::Transcript,
         _ => Scope::LastTurn,
     };
     plan.add_checks(&case.checks, &env, &level, &at, case_scope, &expected)
@@ -241,6 +249,15 @@ impl CheckPlan {
     /// `error`.
     pub async fn run(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
         let mut verdicts = self.run_code(transcript);
+        if let Some(gate) = crate::gate::closed_by(&verdicts) {
+            let gated: Vec<Verdict> = self
+                .judges
+                .iter()
+                .map(|j| j.gated(transcript, self.rounds, gate))
+                .collect();
+            verdicts.extend(gated);
+            return verdicts;
+        }
         let graded = self
             .judges
             .iter()
@@ -280,6 +297,8 @@ pub(crate) struct Expected<'a> {
     pub(crate) tools: &'a [String],
     /// Whose expected tools these are, for error messages.
     pub(crate) tools_from: &'static str,
+    /// The case's branch names.
+    pub(crate) branches: &'a [&'a str],
 }
 
 /// Which turns a check reads.
@@ -362,6 +381,8 @@ enum Check {
     Json(JsonCheck),
     Tools(ToolsCheck),
     Latency(LatencyCheck),
+    Stream(StreamCheck),
+    Isolation(IsolationCheck),
 }
 
 impl Planned {
@@ -371,6 +392,8 @@ impl Planned {
             Check::Json(c) => c.name(),
             Check::Tools(c) => c.name(),
             Check::Latency(c) => c.name(),
+            Check::Stream(c) => c.name(),
+            Check::Isolation(c) => c.name(),
         };
         Planned { name, scope, check }
     }
@@ -401,6 +424,20 @@ impl Planned {
                 expected,
             )?),
             CheckSpec::Latency { max_ms } => Check::Latency(LatencyCheck::new(*max_ms)),
+            CheckSpec::Stream {
+                min_deltas,
+                require_done,
+                non_empty,
+                max_first_token_ms,
+            } => Check::Stream(StreamCheck::new(
+                *min_deltas,
+                *require_done,
+                *non_empty,
+                *max_first_token_ms,
+            )),
+            CheckSpec::BranchIsolation { markers } => {
+                Check::Isolation(IsolationCheck::compile(markers, expected.branches)?)
+            }
             CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } | CheckSpec::Pairwise { .. } => {
                 return Err(FieldError::new(
                     "",
@@ -417,6 +454,8 @@ impl Planned {
             Check::Json(c) => c.kind(),
             Check::Tools(_) => "tools-called",
             Check::Latency(_) => "latency",
+            Check::Stream(_) => "stream",
+            Check::Isolation(_) => "branch-isolation",
         }
     }
 
@@ -431,6 +470,8 @@ impl Planned {
             Check::Json(c) => c.evaluate(subject.answer),
             Check::Tools(c) => c.evaluate(&subject.turns),
             Check::Latency(c) => c.evaluate(&subject.turns),
+            Check::Stream(c) => c.evaluate(&subject),
+            Check::Isolation(c) => c.evaluate(&subject),
         };
         let verdict = Verdict::new(&self.name, self.kind(), finding.status, finding.reason)
             .in_round(round)
@@ -459,6 +500,20 @@ impl PlannedJudge {
         }
     }
 
+    /// The `skipped` verdict of a judge whose gate (a failed code check) is closed.
+    fn gated(&self, transcript: &Transcript, rounds: usize, gate: &Verdict) -> Verdict {
+        let answer = resolve(self.scope, transcript, rounds)
+            .ok()
+            .map(|s| s.answer);
+        Verdict::new(
+            &self.name,
+            self.judge.kind(),
+            Status::Skipped,
+            format!("gated by {}", gate.check),
+        )
+        .in_round(self.scope.round(answer, rounds))
+    }
+
     /// Grades the judged turn: that round's last turn, or the conversation's last
     /// turn; the judge sees every turn before it, and the tool calls of the round
     /// (of the whole conversation for case-level judges).
@@ -481,8 +536,15 @@ impl PlannedJudge {
                 .collect(),
             Scope::LastTurn | Scope::Transcript => transcript.tool_calls().collect(),
         };
+        // A branch's turn was answered seeing the parent and its own branch only.
+        let branch = subject.answer.branch.as_deref();
+        let history: Vec<Turn> = transcript.turns[..index.min(transcript.turns.len())]
+            .iter()
+            .filter(|t| t.branch.is_none() || t.branch.as_deref() == branch)
+            .cloned()
+            .collect();
         let judged = Judged {
-            history: &transcript.turns[..index],
+            history: &history,
             turn: subject.answer,
             tool_calls,
         };

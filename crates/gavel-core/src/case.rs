@@ -38,6 +38,11 @@ pub struct Round {
         skip_serializing_if = "Option::is_none"
     )]
     pub threshold: Option<f64>,
+    /// The branch this round belongs to. Unbranched rounds are the parent
+    /// conversation; the rounds of each named branch continue from the parent in a
+    /// forked session of their own, unseen by the other branches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 impl Round {
@@ -121,10 +126,38 @@ pub struct Case {
     /// Per-execution timeout in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<f64>,
+    /// Answers to the agent's clarifying questions, used in order; once they run
+    /// out a model writes them (when one is available).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub followups: Vec<String>,
+    /// Clarifying questions answered per round at most (default 2; 0 turns
+    /// follow-up handling off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_followups: Option<u32>,
+    /// A model plays this user instead of fixed rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_user: Option<SimulatedUser>,
     /// Where the case was defined (`file:line`), filled by the loader.
     #[serde(skip)]
     #[schemars(skip)]
     pub source: String,
+}
+
+/// A user played by a model: who they are and what they want.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimulatedUser {
+    /// Who the user is and how they talk.
+    pub persona: String,
+    /// What the user wants to get done; the conversation stops once a judge
+    /// finds it met.
+    pub goal: String,
+    /// User messages at most (default 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// The user model (default: the suite's judge model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// Defaults applied to every case of a suite file that does not set its own.
@@ -175,5 +208,21 @@ impl Case {
     /// The repeat count (at least 1).
     pub fn repeat_count(&self) -> u32 {
         self.repeat.unwrap_or(1).max(1)
+    }
+
+    /// Clarifying questions answered per round at most (default 2).
+    pub fn followup_limit(&self) -> u32 {
+        self.max_followups.unwrap_or(2)
+    }
+
+    /// The branch names, in order of first appearance.
+    pub fn branches(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for name in self.rounds.iter().filter_map(|r| r.branch.as_deref()) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A check given on a round applies to that round's turn. A check given on the case
 //! applies to the last turn, except `tools-called`, which looks at every tool call of
-//! the transcript, and `latency`, which holds for every turn.
+//! the transcript, `latency` and `stream`, which hold for every turn, and
+//! `branch-isolation`, which compares the branches.
 
 use std::collections::BTreeMap;
 
@@ -150,6 +151,29 @@ pub enum CheckSpec {
         /// The budget in milliseconds.
         max_ms: u64,
     },
+    /// The answer arrived as a sound stream: at least `min_deltas` text deltas, the
+    /// completion signal, non-empty text and, when given, the first delta within
+    /// `max_first_token_ms`. No judge needed.
+    Stream {
+        /// Text deltas required at least (default 1).
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        min_deltas: u64,
+        /// Require the completion signal (default true).
+        #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+        require_done: bool,
+        /// Require non-blank text (default true).
+        #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+        non_empty: bool,
+        /// Time to first token budget in milliseconds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_first_token_ms: Option<u64>,
+    },
+    /// No branch shows what only another branch was told: each branch's markers
+    /// (case-insensitive) must not appear in any other branch's answers.
+    BranchIsolation {
+        /// Branch name → text only that branch may show.
+        markers: BTreeMap<String, OneOrMany>,
+    },
     /// An LLM judge scores the answer against criteria (pointwise).
     Judge {
         /// The criteria; defaults to the round's, then the case's `criteria`.
@@ -208,6 +232,14 @@ fn yes() -> bool {
     true
 }
 
+fn one() -> u64 {
+    1
+}
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
@@ -227,6 +259,8 @@ impl CheckSpec {
             CheckSpec::NumericFields { .. } => "numeric-fields",
             CheckSpec::ToolsCalled { .. } => "tools-called",
             CheckSpec::Latency { .. } => "latency",
+            CheckSpec::Stream { .. } => "stream",
+            CheckSpec::BranchIsolation { .. } => "branch-isolation",
             CheckSpec::Judge { .. } => "judge",
             CheckSpec::Rubric { .. } => "rubric",
             CheckSpec::Pairwise { .. } => "pairwise",

@@ -26,7 +26,7 @@ pub mod transcript;
 pub mod verdict;
 
 pub use calibration::{CalibrationRun, ExecutionKey, Label};
-pub use case::{Case, Round, Suite, SuiteDefaults};
+pub use case::{Case, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::CheckSpec;
 pub use error::{LoadError, Location};
 pub use judge::{JudgeSettings, Scale};
@@ -34,7 +34,7 @@ pub use outcome::{Execution, Outcome, PairwiseStats, Summary, TagStats};
 pub use run::{RunRecord, RunStatus};
 pub use status::Status;
 pub use target::TargetSpec;
-pub use transcript::{TargetFailure, ToolCall, Transcript, Turn, Usage};
+pub use transcript::{StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
 pub use verdict::Verdict;
 
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),

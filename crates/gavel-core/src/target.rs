@@ -93,6 +93,123 @@ pub struct HttpTarget {
     /// A process to start before the run and stop after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartSpec>,
+    /// Read the answer as an SSE or NDJSON stream of events instead of one JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamMap>,
+    /// How to restart the agent for revival (`revival: true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart: Option<RestartSpec>,
+    /// How to fork a session for branching cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkSpec>,
+}
+
+/// The wire format of a streamed answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamFormat {
+    /// Server-sent events: `data:` lines holding JSON (`[DONE]` ends the stream).
+    #[default]
+    Sse,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+/// How a stream's events map to deltas, tool calls, tool results and done.
+///
+/// An event's kind is the string at `kind` (default `/type`), else the SSE
+/// `event:` name; it is then looked up in the kind names below.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StreamMap {
+    /// `sse` (default) or `ndjson`.
+    #[serde(default)]
+    pub format: StreamFormat,
+    /// JSON pointer to the event's kind (default `/type`).
+    #[serde(default = "default_kind")]
+    pub kind: String,
+    /// The kind of text deltas (default `delta`).
+    #[serde(default = "default_delta")]
+    pub delta: String,
+    /// JSON pointer to a delta's text (default `/text`).
+    #[serde(default = "default_text")]
+    pub text: String,
+    /// The kind of tool-call events (default `tool_call`): `/name`, `/arguments`,
+    /// `/id`.
+    #[serde(default = "default_tool_call")]
+    pub tool_call: String,
+    /// The kind of tool-result events (default `tool_result`): `/id` (else the
+    /// latest call), `/result`.
+    #[serde(default = "default_tool_result")]
+    pub tool_result: String,
+    /// The kind of the completion signal (default `done`); an event whose `/done`
+    /// is `true` also completes the stream.
+    #[serde(default = "default_done")]
+    pub done: String,
+    /// The kind of error events (default `error`): `/message` becomes a failure.
+    #[serde(default = "default_error")]
+    pub error: String,
+}
+
+fn default_kind() -> String {
+    "/type".into()
+}
+fn default_delta() -> String {
+    "delta".into()
+}
+fn default_text() -> String {
+    "/text".into()
+}
+fn default_tool_call() -> String {
+    "tool_call".into()
+}
+fn default_tool_result() -> String {
+    "tool_result".into()
+}
+fn default_done() -> String {
+    "done".into()
+}
+fn default_error() -> String {
+    "error".into()
+}
+
+/// How an http target's agent is restarted: a command, an endpoint, or both
+/// (command first); then gavel waits for `ready_url` when given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestartSpec {
+    /// Program and arguments to run (expanded); it must exit 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// An endpoint to call (expanded); it must answer 2xx.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The endpoint's method (default POST).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Ready again when a GET to this URL answers 2xx (expanded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_url: Option<String>,
+    /// How long the restart may take, in seconds (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
+}
+
+/// The request that forks a session: the agent copies the parent's conversation
+/// into a new session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForkSpec {
+    /// The endpoint (expanded, then rendered with `parent_session_id` and
+    /// `session_id`).
+    pub url: String,
+    /// Method (default POST).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// JSON body template over `parent_session_id` and `session_id` (default
+    /// `{"parent_session_id": "{{ parent_session_id }}", "session_id": "{{ session_id }}"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
 }
 
 /// A JSON-lines process target: gavel writes `{"session_id", "message", "context",

@@ -61,6 +61,34 @@ pub struct Turn {
     /// Set when the target could not be reached or broke.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<TargetFailure>,
+    /// Whether gavel sent this message to answer the agent's clarifying question
+    /// (a follow-up) rather than as the round's own message.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub followup: bool,
+    /// The branch this turn belongs to (`None`: the parent conversation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// What the answer's stream looked like, when the target streamed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamStats>,
+}
+
+/// The shape of one streamed answer, for structural checks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamStats {
+    /// Events read, of any kind.
+    pub events: u64,
+    /// Text delta events.
+    pub deltas: u64,
+    /// Tool-call events.
+    pub tool_calls: u64,
+    /// Tool-result events.
+    pub tool_results: u64,
+    /// Whether the completion signal arrived.
+    pub done: bool,
+    /// Milliseconds from sending the message to the first text delta.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<u64>,
 }
 
 /// The ordered turns of one session with a target.
@@ -81,5 +109,10 @@ impl Transcript {
     /// The last turn, if any.
     pub fn last(&self) -> Option<&Turn> {
         self.turns.last()
+    }
+
+    /// The session id of a branch forked from `parent`.
+    pub fn branch_session(parent: &str, branch: &str) -> String {
+        format!("{parent}~{branch}")
     }
 }

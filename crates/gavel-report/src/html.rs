@@ -96,6 +96,7 @@ struct RepeatView {
 #[derive(Serialize)]
 struct TurnView {
     round: usize,
+    who: String,
     input: String,
     output: String,
     tool_calls: Vec<ToolView>,
@@ -286,6 +287,7 @@ fn repeat(e: &Execution, of: usize) -> RepeatView {
 fn turn(t: &Turn) -> TurnView {
     TurnView {
         round: t.round + 1,
+        who: text::who(t),
         input: t.input.clone(),
         output: t.output.clone(),
         tool_calls: t

@@ -281,7 +281,7 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
         let _ = writeln!(out, "reason: {reason}");
     }
     for turn in &e.transcript.turns {
-        let _ = writeln!(out, "user: {}", turn.input);
+        let _ = writeln!(out, "{}: {}", who(turn), turn.input);
         for call in &turn.tool_calls {
             let _ = write!(out, "tool: {}({})", call.name, call.arguments);
             if let Some(result) = &call.result {
@@ -376,6 +376,20 @@ pub(crate) fn run_note(report: &Report) -> Option<&'static str> {
             Some("The run failed before finishing: these results are partial.")
         }
     }
+}
+
+/// Who sent a turn's message, as the transcript shows it: `user`, `user
+/// (follow-up)` for an answer to the agent's clarifying question, and the branch
+/// when the turn belongs to one.
+pub(crate) fn who(turn: &gavel_core::Turn) -> String {
+    let mut who = String::from("user");
+    if turn.followup {
+        who.push_str(" (follow-up)");
+    }
+    if let Some(branch) = &turn.branch {
+        who.push_str(&format!(" [branch {branch}]"));
+    }
+    who
 }
 
 #[cfg(test)]

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use gavel_checks::{JudgeModels, JudgeRuntime, NoJudgeModels};
-use gavel_core::{Case, Execution, JudgeSettings, Status, TargetFailure, Transcript, Turn};
-use gavel_targets::{Target, TurnRequest};
+use gavel_core::{Case, Execution, JudgeSettings, Status, Transcript};
+use gavel_targets::Target;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::{self, Played};
 use crate::pairwise::Pairing;
 use crate::{Plan, PlannedExecution, PreparedTargets, Recorder, RunnerError};
 
@@ -281,11 +282,14 @@ async fn run_planned(
         item.target,
         item.repeat_index
     );
-    let transcript = converse(case, target, session_id, clock + timeout, timeout).await;
-    let verdicts = item
-        .checks
-        .run(&transcript, &options.runtime(item.repeat_index))
-        .await;
+    let runtime = options.runtime(item.repeat_index);
+    let played =
+        conversation::converse(case, target, session_id, clock + timeout, timeout, &runtime).await;
+    let transcript = match played {
+        Played::Transcript(transcript) => transcript,
+        Played::Skipped(reason) => return unrun(item, Status::Skipped, reason),
+    };
+    let verdicts = item.checks.run(&transcript, &runtime).await;
     let mut execution = Execution {
         verdicts,
         transcript,
@@ -298,95 +302,8 @@ async fn run_planned(
     execution
 }
 
-/// Plays the case's rounds in one session, stopping at the first failure or at the
-/// deadline; with `revival`, the session is closed after round 1 and reopened with
-/// the same id.
-async fn converse(
-    case: &Case,
-    target: &dyn Target,
-    session_id: String,
-    deadline: Instant,
-    timeout: Duration,
-) -> Transcript {
-    let mut transcript = Transcript {
-        session_id,
-        turns: Vec::new(),
-    };
-    let timed_out = |round: usize, input: String| Turn {
-        round,
-        input,
-        failure: Some(TargetFailure {
-            message: format!("the execution timed out after {}", secs(timeout)),
-            transient: true,
-        }),
-        ..Turn::default()
-    };
-    let mut session = match within(deadline, target.open(&transcript.session_id)).await {
-        Some(Ok(s)) => s,
-        Some(Err(failure)) => {
-            transcript.turns.push(Turn {
-                failure: Some(failure),
-                ..Turn::default()
-            });
-            return transcript;
-        }
-        None => {
-            transcript.turns.push(timed_out(0, String::new()));
-            return transcript;
-        }
-    };
-    for (index, round) in case.rounds.iter().enumerate() {
-        let message = round.message();
-        let request = TurnRequest {
-            session_id: &transcript.session_id,
-            case_id: &case.id,
-            round: index,
-            message: &message,
-            context: case.context.as_ref(),
-            history: &transcript.turns,
-        };
-        let turn = match within(deadline, session.send(&request)).await {
-            Some(turn) => turn,
-            None => timed_out(index, message),
-        };
-        let failed = turn.failure.is_some();
-        transcript.turns.push(turn);
-        if failed {
-            break;
-        }
-        if case.revival && index == 0 && case.rounds.len() > 1 {
-            session.close().await;
-            session = match within(deadline, target.open(&transcript.session_id)).await {
-                Some(Ok(s)) => s,
-                Some(Err(failure)) => {
-                    transcript.turns.push(Turn {
-                        round: 1,
-                        failure: Some(failure),
-                        ..Turn::default()
-                    });
-                    return transcript;
-                }
-                None => {
-                    transcript.turns.push(timed_out(1, String::new()));
-                    return transcript;
-                }
-            };
-        }
-    }
-    session.close().await;
-    transcript
-}
-
-async fn within<F: std::future::Future>(deadline: Instant, f: F) -> Option<F::Output> {
-    tokio::time::timeout_at(deadline.into(), f).await.ok()
-}
-
 fn short(run_id: &str) -> &str {
     run_id
         .get(run_id.len().saturating_sub(8)..)
         .unwrap_or(run_id)
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.1}s", d.as_secs_f64())
 }

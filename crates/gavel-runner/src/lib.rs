@@ -5,6 +5,7 @@
 //! its target with bounded concurrency and a per-execution deadline, grades it, and
 //! hands every result to the [`Recorder`]s the moment it lands.
 
+mod conversation;
 mod error;
 mod execute;
 mod pairwise;

@@ -20,7 +20,7 @@ const SELECT_EXECUTIONS: &str = "SELECT id, seq, case_id, case_name, target, rep
      FROM executions WHERE run_id = $1";
 
 const SELECT_TURNS: &str = "SELECT t.execution_id, t.seq, t.round, t.input, t.output, \
-         t.response_json, t.latency_ms, t.usage_json, t.failure_json \
+         t.response_json, t.latency_ms, t.usage_json, t.failure_json, t.conversation_json \
      FROM turns t JOIN executions e ON e.id = t.execution_id \
      WHERE e.run_id = $1 ORDER BY t.seq";
 

@@ -206,12 +206,47 @@ pub(crate) struct TurnRow {
     latency_ms: i64,
     usage_json: Option<String>,
     failure_json: Option<String>,
+    conversation_json: Option<String>,
+}
+
+/// A turn's place in its conversation, as stored in `turns.conversation_json`:
+/// `None` for a plain turn.
+pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
+    if !turn.followup && turn.branch.is_none() && turn.stream.is_none() {
+        return None;
+    }
+    Some(serde_json::json!({
+        "followup": turn.followup,
+        "branch": turn.branch,
+        "stream": turn.stream,
+    }))
+}
+
+/// The stored form of [`conversation_json`].
+#[derive(serde::Deserialize)]
+struct Conversation {
+    #[serde(default)]
+    followup: bool,
+    #[serde(default)]
+    branch: Option<String>,
+    #[serde(default)]
+    stream: Option<gavel_core::StreamStats>,
 }
 
 impl TurnRow {
     pub(crate) fn into_turn(self, tool_calls: Vec<ToolCall>) -> Result<Turn, StoreError> {
         let at = format!("execution {} turn #{}", self.execution_id, self.seq);
+        let conversation = self
+            .conversation_json
+            .map(|j| from_json::<Conversation>(&j, || format!("{at} conversation_json")))
+            .transpose()?;
+        let (followup, branch, stream) = conversation
+            .map(|c| (c.followup, c.branch, c.stream))
+            .unwrap_or_default();
         Ok(Turn {
+            followup,
+            branch,
+            stream,
             round: from_i64(self.round, || format!("{at} round"))?,
             input: self.input,
             output: self.output,
@@ -245,6 +280,7 @@ impl FromRow<'_, AnyRow> for TurnRow {
             latency_ms: row.try_get("latency_ms")?,
             usage_json: row.try_get("usage_json")?,
             failure_json: row.try_get("failure_json")?,
+            conversation_json: row.try_get("conversation_json")?,
         })
     }
 }

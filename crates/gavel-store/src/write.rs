@@ -40,8 +40,8 @@ const INSERT_CASES: (&str, usize) = (
 );
 const INSERT_TURNS: (&str, usize) = (
     "INSERT INTO turns (execution_id, seq, round, input, output, response_json, latency_ms, \
-     usage_json, failure_json)",
-    9,
+     usage_json, failure_json, conversation_json)",
+    10,
 );
 const INSERT_TOOL_CALLS: (&str, usize) = (
     "INSERT INTO tool_calls (execution_id, turn_seq, seq, name, arguments_json, result_json)",
@@ -287,6 +287,7 @@ struct TurnValues<'a> {
     latency_ms: i64,
     usage: Option<String>,
     failure: Option<String>,
+    conversation: Option<String>,
 }
 
 struct ToolCallValues<'a> {
@@ -315,6 +316,9 @@ impl<'a> Children<'a> {
             let at = |field: &str| what(&format!("turn #{turn_seq} {field}"));
             let turn_seq = to_i64(turn_seq, || at("seq"))?;
             children.turns.push(TurnValues {
+                conversation: crate::rows::conversation_json(turn)
+                    .map(|j| to_json(&j, || at("conversation")))
+                    .transpose()?,
                 seq: turn_seq,
                 round: to_i64(turn.round, || at("round"))?,
                 input: &turn.input,
@@ -385,6 +389,7 @@ impl<'a> Children<'a> {
                 .bind(t.latency_ms)
                 .bind(t.usage.as_deref())
                 .bind(t.failure.as_deref())
+                .bind(t.conversation.as_deref())
         })
         .await?;
         insert_rows(tx, INSERT_TOOL_CALLS, &self.calls, |q, c| {

@@ -102,6 +102,9 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 cost_usd: Some(0.1 + 0.2),
             }),
             failure: None,
+            followup: false,
+            branch: None,
+            stream: None,
         },
         Turn {
             round: 1,
@@ -120,6 +123,16 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 cost_usd: None,
             }),
             failure: None,
+            // A streamed follow-up in a branch: kept in `conversation_json`.
+            followup: true,
+            branch: Some("b".to_owned()),
+            stream: Some(gavel_core::StreamStats {
+                events: 3,
+                deltas: 2,
+                done: true,
+                first_token_ms: Some(12),
+                ..gavel_core::StreamStats::default()
+            }),
         },
     ];
     let verdicts = vec![

@@ -205,6 +205,12 @@ where
     fn kind(&self) -> &'static str {
         "function"
     }
+
+    /// Nothing to copy: the function sees each branch's own history in
+    /// [`FnRequest::history`].
+    async fn fork(&self, _parent: &str, _child: &str) -> Result<(), TargetFailure> {
+        Ok(())
+    }
 }
 
 struct FnSession<F> {

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gavel_core::target::{HttpTarget, ResponseMap};
+use gavel_core::target::{HttpTarget, ResponseMap, StreamMap};
 use gavel_core::{TargetFailure, Turn};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
@@ -42,6 +42,10 @@ struct Inner {
     body: Value,
     response: ResponseMap,
     timeout: Duration,
+    /// Read the answer as a stream of events.
+    stream: Option<StreamMap>,
+    /// How to restart the agent (revival) and fork sessions (branching).
+    ops: crate::http_ops::Ops,
 }
 
 impl fmt::Debug for HttpAdapter {
@@ -56,6 +60,8 @@ impl fmt::Debug for HttpAdapter {
             .field("body", &i.body)
             .field("response", &i.response)
             .field("timeout", &i.timeout)
+            .field("stream", &i.stream)
+            .field("ops", &i.ops)
             .finish()
     }
 }
@@ -104,6 +110,18 @@ impl HttpAdapter {
         let client = reqwest::Client::builder().build().map_err(|e| {
             TargetError::config(name, "url", format!("cannot create an HTTP client: {e}"))
         })?;
+        let ops = crate::http_ops::Ops::build(name, spec)?;
+        if let Some(stream) = &spec.stream {
+            for (field, pointer) in [("stream.kind", &stream.kind), ("stream.text", &stream.text)] {
+                if !pointer.is_empty() && !pointer.starts_with('/') {
+                    return Err(TargetError::config(
+                        name,
+                        field,
+                        format!("`{pointer}` is not a JSON pointer (it must start with `/`)"),
+                    ));
+                }
+            }
+        }
         Ok(HttpAdapter {
             inner: Arc::new(Inner {
                 name: name.to_owned(),
@@ -114,6 +132,8 @@ impl HttpAdapter {
                 body,
                 response: spec.response.clone(),
                 timeout,
+                stream: spec.stream.clone(),
+                ops,
             }),
         })
     }
@@ -186,6 +206,26 @@ impl Target for HttpAdapter {
     fn kind(&self) -> &'static str {
         "http"
     }
+
+    async fn revive(
+        &self,
+        session: Box<dyn Session>,
+        session_id: &str,
+    ) -> Result<Box<dyn Session>, TargetFailure> {
+        session.close().await;
+        self.inner
+            .ops
+            .restart(&self.inner.name, &self.inner.client)
+            .await?;
+        self.open(session_id).await
+    }
+
+    async fn fork(&self, parent: &str, child: &str) -> Result<(), TargetFailure> {
+        self.inner
+            .ops
+            .fork(&self.inner.name, &self.inner.client, parent, child)
+            .await
+    }
 }
 
 /// http is stateless: the session id travels in each request.
@@ -208,6 +248,10 @@ impl Session for HttpSession {
         };
         tracing::debug!(target = %inner.name, session = %self.session_id, round = req.round, "http request");
         let started = Instant::now();
+        if let Some(map) = &inner.stream {
+            inner.stream_turn(body, map, started, &mut turn).await;
+            return turn;
+        }
         let result = tokio::time::timeout(inner.timeout, inner.exchange(body)).await;
         turn.latency_ms = crate::elapsed_ms(started);
         let (status, bytes) = match result {
@@ -267,6 +311,50 @@ impl Session for HttpSession {
 }
 
 impl Inner {
+    /// Sends the request and reads the answer as a stream of events, within the
+    /// timeout; what came before a timeout stays in the turn.
+    async fn stream_turn(&self, body: Value, map: &StreamMap, started: Instant, turn: &mut Turn) {
+        let exchange = async {
+            let response = self
+                .client
+                .request(self.method.clone(), self.url.clone())
+                .headers(self.headers.clone())
+                .json(&body)
+                .send()
+                .await
+                .map_err(|e| self.failure(e))?;
+            let status = response.status();
+            if !status.is_success() {
+                let text = response.text().await.unwrap_or_default();
+                let message = format!(
+                    "{} {} answered HTTP {status}: {}",
+                    self.method,
+                    display_url(&self.url),
+                    crate::process::truncate(text.trim(), BODY_EXCERPT)
+                );
+                let retry = status == StatusCode::TOO_MANY_REQUESTS
+                    || status == StatusCode::REQUEST_TIMEOUT
+                    || status.is_server_error();
+                return Err(TargetFailure {
+                    message,
+                    transient: retry,
+                });
+            }
+            crate::stream::read(response.bytes_stream(), map, started, turn).await;
+            Ok(())
+        };
+        let result = tokio::time::timeout(self.timeout, exchange).await;
+        turn.latency_ms = crate::elapsed_ms(started);
+        match result {
+            Err(_) => {
+                let secs = self.timeout.as_secs_f64();
+                turn.failure = Some(transient(format!("the stream timed out after {secs}s")));
+            }
+            Ok(Err(failure)) => turn.failure = Some(failure),
+            Ok(Ok(())) => {}
+        }
+    }
+
     /// Sends the request and reads the whole body.
     async fn exchange(&self, body: Value) -> Result<(StatusCode, Vec<u8>), TargetFailure> {
         let request = self

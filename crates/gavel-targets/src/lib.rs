@@ -34,9 +34,11 @@ mod command;
 mod error;
 mod function;
 mod http;
+mod http_ops;
 mod process;
 mod response;
 mod start;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -125,6 +127,29 @@ pub trait Target: Send + Sync + std::fmt::Debug {
 
     /// The adapter's type name: `http`, `command` or `function`.
     fn kind(&self) -> &'static str;
+
+    /// Closes `session` for real and opens it again with the same id (revival).
+    /// By default the session is closed and reopened: the command target's
+    /// process is stopped and a new one started. The http target runs its
+    /// configured `restart` in between, and says so when it has none.
+    async fn revive(
+        &self,
+        session: Box<dyn Session>,
+        session_id: &str,
+    ) -> Result<Box<dyn Session>, TargetFailure> {
+        session.close().await;
+        self.open(session_id).await
+    }
+
+    /// Makes `child` a new session holding a copy of `parent`'s conversation
+    /// (branching). Targets that cannot fork answer a permanent failure saying so.
+    async fn fork(&self, parent: &str, child: &str) -> Result<(), TargetFailure> {
+        let _ = (parent, child);
+        Err(permanent(format!(
+            "{} targets cannot fork sessions (branching needs an http target with `fork`)",
+            self.kind()
+        )))
+    }
 }
 
 /// One conversation with a target.

@@ -48,7 +48,7 @@ impl Env {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let targets = format!(
-            "targets:\n  property-agent:\n    type: http\n    url: http://127.0.0.1:{port}/chat\n    response: {{output: /reply, tool_calls: /tool_calls}}\n    start:\n      command: [{bin:?}, --addr, \"127.0.0.1:{port}\"]\n      ready_url: http://127.0.0.1:{port}/health\n      timeout_s: 60\n",
+            "targets:\n  property-agent:\n    type: http\n    url: http://127.0.0.1:{port}/chat\n    response: {{output: /reply, tool_calls: /tool_calls}}\n    restart: {{url: \"http://127.0.0.1:{port}/restart\"}}\n    start:\n      command: [{bin:?}, --addr, \"127.0.0.1:{port}\"]\n      ready_url: http://127.0.0.1:{port}/health\n      timeout_s: 60\n",
             bin = agent_bin().display().to_string(),
         );
         std::fs::write(dir.path().join("targets.yaml"), targets).unwrap();

@@ -1,5 +1,7 @@
 //! The agent: plans an answer with the policy, runs the tools, persists the exchange.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::api::{ChatRequest, ChatResponse};
@@ -38,12 +40,72 @@ impl std::fmt::Display for AgentError {
 pub(crate) struct Agent {
     db: Db,
     bugs: Bugs,
+    memory: Arc<Mutex<Memory>>,
+}
+
+/// What one running instance keeps in memory; a restart drops it.
+#[derive(Debug, Default)]
+struct Memory {
+    /// Sessions this instance has answered (the `lose-on-restart` bug trusts only these).
+    seen: HashSet<String>,
+    /// Forked session → the parent it shares (the `leak-branches` bug).
+    aliases: HashMap<String, String>,
 }
 
 impl Agent {
     /// An agent over `db` with the given injected bugs.
     pub(crate) fn new(db: Db, bugs: Bugs) -> Self {
-        Self { db, bugs }
+        Self {
+            db,
+            bugs,
+            memory: Arc::default(),
+        }
+    }
+
+    fn memory(&self) -> MutexGuard<'_, Memory> {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `bug` is injected.
+    pub(crate) fn has(&self, bug: Bug) -> bool {
+        self.bugs.has(bug)
+    }
+
+    /// Drops the in-memory state, as a restart does; conversations stay in the database.
+    pub(crate) fn restart(&self) {
+        let mut memory = self.memory();
+        memory.seen.clear();
+    }
+
+    /// Forks `parent` into a new session `child` holding a copy of its conversation
+    /// (with `leak-branches`: sharing it). `false` when the parent is unknown or the
+    /// child exists.
+    pub(crate) async fn fork(&self, parent: &str, child: &str) -> Result<bool, AgentError> {
+        if self.bugs.has(Bug::LeakBranches) {
+            let parent = self.resolve(parent);
+            if self.db.messages(&parent).await?.is_none() {
+                return Ok(false);
+            }
+            let mut memory = self.memory();
+            memory.aliases.insert(child.to_owned(), parent);
+            memory.seen.insert(child.to_owned());
+            return Ok(true);
+        }
+        let forked = self.db.fork_session(&self.resolve(parent), child).await?;
+        if forked {
+            self.memory().seen.insert(child.to_owned());
+        }
+        Ok(forked)
+    }
+
+    /// The session a request's id stands for (itself unless aliased).
+    fn resolve(&self, session_id: &str) -> String {
+        let memory = self.memory();
+        memory
+            .aliases
+            .get(session_id)
+            .cloned()
+            .unwrap_or_else(|| session_id.to_owned())
     }
 
     /// The database (for the messages endpoint).
@@ -57,17 +119,30 @@ impl Agent {
             tokio::time::sleep(Duration::from_millis(1500)).await;
         }
         let listings = self.db.listings().await?;
+        let session = self.resolve(&req.session_id);
         let mut tools = Tools::new(&self.db, !self.bugs.has(Bug::SkipTools));
         let message = req.message.trim();
         let (mut text, error) = if message.is_empty() {
             (reply::EMPTY_PROMPT.to_owned(), Some("Empty prompt"))
         } else {
-            let history = if self.bugs.has(Bug::ForgetContext) {
+            let forgotten = self.bugs.has(Bug::ForgetContext)
+                || (self.bugs.has(Bug::LoseOnRestart) && !self.memory().seen.contains(&session));
+            let history = if forgotten {
                 Vec::new()
             } else {
-                self.db.messages(&req.session_id).await?.unwrap_or_default()
+                self.db.messages(&session).await?.unwrap_or_default()
             };
-            match policy::plan(message, &history, &listings) {
+            let reasked = self.bugs.has(Bug::IgnoreClarification)
+                && history
+                    .last()
+                    .is_some_and(|m| policy::is_clarification(&m.content))
+                && policy::parse(message).intent.is_none();
+            let action = if reasked {
+                Action::Clarify(Intent::Details)
+            } else {
+                policy::plan(message, &history, &listings)
+            };
+            match action {
                 Action::OutOfDomain => (reply::OUT_OF_DOMAIN.to_owned(), Some("Out of domain")),
                 action => (self.run(action, &mut tools, &listings).await?, None),
             }
@@ -81,8 +156,9 @@ impl Agent {
             text = reply::greet(name, &text, &listings);
         }
         self.db
-            .append_exchange(&req.session_id, &req.message, &text)
+            .append_exchange(&session, &req.message, &text)
             .await?;
+        self.memory().seen.insert(session);
         Ok(ChatResponse {
             session_id: req.session_id.clone(),
             reply: text,

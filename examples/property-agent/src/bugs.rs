@@ -13,16 +13,33 @@ pub(crate) enum Bug {
     Slow,
     /// Revenue requests fail with an internal error (HTTP 500).
     CrashOnRevenue,
+    /// After a restart (a new process, or `POST /restart`) earlier conversations
+    /// are forgotten: history comes only from this instance's own messages.
+    LoseOnRestart,
+    /// A forked session shares its parent's conversation instead of copying it,
+    /// so sibling branches see each other.
+    LeakBranches,
+    /// An answer to the clarifying question is ignored: the question is asked again.
+    IgnoreClarification,
+    /// The SSE stream ends without its `done` event.
+    NoDone,
+    /// The SSE stream carries no text: only `done`.
+    EmptyStream,
 }
 
 impl Bug {
     /// Every bug, in documentation order.
-    const ALL: [Bug; 5] = [
+    const ALL: [Bug; 10] = [
         Bug::WrongCount,
         Bug::SkipTools,
         Bug::ForgetContext,
         Bug::Slow,
         Bug::CrashOnRevenue,
+        Bug::LoseOnRestart,
+        Bug::LeakBranches,
+        Bug::IgnoreClarification,
+        Bug::NoDone,
+        Bug::EmptyStream,
     ];
 
     /// The bug's name on the command line and in `PROPERTY_AGENT_BUG`.
@@ -33,6 +50,11 @@ impl Bug {
             Bug::ForgetContext => "forget-context",
             Bug::Slow => "slow",
             Bug::CrashOnRevenue => "crash-on-revenue",
+            Bug::LoseOnRestart => "lose-on-restart",
+            Bug::LeakBranches => "leak-branches",
+            Bug::IgnoreClarification => "ignore-clarification",
+            Bug::NoDone => "no-done",
+            Bug::EmptyStream => "empty-stream",
         }
     }
 }
@@ -84,6 +106,11 @@ mod tests {
             "forget-context",
             "slow",
             "crash-on-revenue",
+            "lose-on-restart",
+            "leak-branches",
+            "ignore-clarification",
+            "no-done",
+            "empty-stream",
         ] {
             assert!(err.contains(name), "{err}");
             assert!(parse_bugs(name).is_ok());

@@ -308,6 +308,39 @@ impl Db {
         tx.commit().await
     }
 
+    /// Creates `child` holding a copy of `parent`'s messages; `false` when the
+    /// parent is unknown or the child exists already.
+    pub(crate) async fn fork_session(
+        &self,
+        parent: &str,
+        child: &str,
+    ) -> Result<bool, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let parent_known: Option<String> =
+            sqlx::query_scalar("SELECT id FROM sessions WHERE id = ?")
+                .bind(parent)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let created = sqlx::query("INSERT OR IGNORE INTO sessions (id) VALUES (?)")
+            .bind(child)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if parent_known.is_none() || created == 0 {
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO messages (session_id, seq, role, content)
+             SELECT ?, seq, role, content FROM messages WHERE session_id = ? ORDER BY seq",
+        )
+        .bind(child)
+        .bind(parent)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
     /// The session's messages in order, or `None` for an unknown session.
     pub(crate) async fn messages(
         &self,

@@ -1,6 +1,8 @@
 //! `property-agent`: an offline, deterministic property-management assistant for exercising gavel.
 //!
-//! Serves `POST /chat` over HTTP (default) or answers JSON lines on stdin (`--stdio`).
+//! Serves `POST /chat` (and `POST /chat/stream`, SSE) over HTTP (default) or answers
+//! JSON lines on stdin (`--stdio`). `POST /sessions/fork` copies a conversation;
+//! `POST /restart` drops the in-memory state as a restart would.
 
 mod agent;
 mod api;
@@ -9,6 +11,7 @@ mod data;
 mod http;
 mod policy;
 mod reply;
+mod sse;
 mod stdio;
 mod tools;
 
@@ -31,7 +34,9 @@ struct Cli {
     /// SQLite database: a file path or `sqlite:` URL.
     #[arg(long, env = "PROPERTY_AGENT_DB", default_value = "sqlite::memory:")]
     db: String,
-    /// Comma-separated bugs to inject: wrong-count, skip-tools, forget-context, slow, crash-on-revenue.
+    /// Comma-separated bugs to inject: wrong-count, skip-tools, forget-context, slow,
+    /// crash-on-revenue, lose-on-restart, leak-branches, ignore-clarification, no-done,
+    /// empty-stream.
     #[arg(long, env = "PROPERTY_AGENT_BUG", default_value = "", value_parser = parse_bugs)]
     bug: Bugs,
     /// Answer JSON lines on stdin instead of serving HTTP.

@@ -219,7 +219,8 @@ fn as_text(value: &Value) -> String {
     }
 }
 
-/// `user: …` / `assistant: …` lines, fenced; null when there is no history.
+/// `user: …` / `assistant: …` lines, fenced; null when there is no history. A
+/// follow-up shows as the user answering the assistant's question.
 fn history(turns: &[Turn]) -> Value {
     if turns.is_empty() {
         return Value::Null;
@@ -228,7 +229,15 @@ fn history(turns: &[Turn]) -> Value {
         .iter()
         .flat_map(|t| {
             [
-                format!("user: {}", truncate(&t.input, HISTORY_CHARS)),
+                format!(
+                    "{}: {}",
+                    if t.followup {
+                        "user (answering the assistant's question)"
+                    } else {
+                        "user"
+                    },
+                    truncate(&t.input, HISTORY_CHARS)
+                ),
                 format!("assistant: {}", truncate(&t.output, HISTORY_CHARS)),
             ]
         })

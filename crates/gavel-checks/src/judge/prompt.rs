@@ -244,7 +244,7 @@ pub(crate) fn neutralise(text: &str) -> String {
 /// text: deterministic, so prompts stay cacheable, and out of reach of the text
 /// itself, which would have to contain its own hash. Since no `<<<` survives inside,
 /// the text cannot close the fence even with the right nonce.
-pub(crate) fn fence(label: &str, text: &str) -> String {
+pub fn fence(label: &str, text: &str) -> String {
     let body = neutralise(text);
     let nonce = &sha256_hex(&body)[..12];
     format!("<<<{label} {nonce}>>>\n{body}\n<<<end {label} {nonce}>>>")

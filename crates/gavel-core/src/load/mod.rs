@@ -329,6 +329,17 @@ fn slug(name: &str) -> String {
 
 /// Turns `input` into a single round; rejects cases with both or neither.
 fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
+    if case.simulated_user.is_some() {
+        return match case.input.is_some() || !case.rounds.is_empty() {
+            true => Err(case_error(
+                case,
+                "a case with `simulated_user` has no `input` or `rounds`: the simulated user writes them".into(),
+            )
+            .field("simulated_user")),
+            false => Ok(()),
+        };
+    }
+    check_branches(case)?;
     match (case.input.take(), case.rounds.is_empty()) {
         (Some(_), false) => Err(case_error(
             case,
@@ -348,11 +359,43 @@ fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
                 expected_output: None,
                 expected_tools: Vec::new(),
                 threshold: None,
+                branch: None,
             });
             Ok(())
         }
         (None, false) => Ok(()),
     }
+}
+
+/// Branched rounds come after at least one parent round, and no parent round
+/// follows a branched one.
+fn check_branches(case: &Case) -> Result<(), LoadError> {
+    let mut branched = false;
+    for (i, round) in case.rounds.iter().enumerate() {
+        match round.branch.as_deref().map(str::trim) {
+            Some("") => {
+                return Err(case_error(case, "a branch name cannot be empty".into())
+                    .field(format!("rounds[{i}].branch")));
+            }
+            Some(_) if i == 0 => {
+                return Err(case_error(
+                    case,
+                    "the first round cannot be branched: branches continue from the parent rounds before them".into(),
+                )
+                .field(format!("rounds[{i}].branch")));
+            }
+            Some(_) => branched = true,
+            None if branched => {
+                return Err(case_error(
+                    case,
+                    "an unbranched round cannot follow branched rounds: give it a `branch` or move it before them".into(),
+                )
+                .field(format!("rounds[{i}]")));
+            }
+            None => {}
+        }
+    }
+    Ok(())
 }
 
 /// Makes a target's working directories absolute against the suite file's folder.
