@@ -10,13 +10,18 @@ use crate::json::JsonCheck;
 use crate::judge::compile::{Compiled, Env, Level, Templates, TurnJudge};
 use crate::judge::{JudgeRuntime, Judged, PairwiseSpec, VerdictHead};
 use crate::latency::LatencyCheck;
+use crate::probe::{PlannedProbe, Probe};
 use crate::text::TextCheck;
 use crate::tools::ToolsCheck;
+use crate::trajectory::TrajectoryCheck;
+use crate::verify::VerifyCheck;
 
 /// A case's checks, compiled once and run on every execution of the case.
 pub struct CheckPlan {
     /// Deterministic checks, in plan order.
     checks: Vec<Planned>,
+    /// Checks that read outside the transcript (SQL, commands), after the code checks.
+    probes: Vec<PlannedProbe>,
     /// Judges of one turn (`judge`, `rubric`), after the code checks.
     judges: Vec<PlannedJudge>,
     /// Pairwise comparisons, which the runner performs.
@@ -32,6 +37,10 @@ impl fmt::Debug for CheckPlan {
             .field(
                 "checks",
                 &self.checks.iter().map(|c| &c.name).collect::<Vec<_>>(),
+            )
+            .field(
+                "probes",
+                &self.probes.iter().map(|c| &c.name).collect::<Vec<_>>(),
             )
             .field(
                 "judges",
@@ -69,6 +78,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
     let rounds = case.rounds.len().max(1);
     let mut plan = CheckPlan {
         checks: Vec::new(),
+        probes: Vec::new(),
         judges: Vec::new(),
         pairwise: Vec::new(),
         rounds,
@@ -132,7 +142,11 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
     let level = Level::case(case);
     let at = |i: usize| format!("checks[{i}]");
     let case_scope = |spec: &CheckSpec| match spec {
-        CheckSpec::ToolsCalled { .. } | CheckSpec::Latency { .. } => Scope::Transcript,
+        CheckSpec::ToolsCalled { .. }
+        | CheckSpec::Latency { .. }
+        | CheckSpec::ToolVerification(_)
+        | CheckSpec::Trajectory(_)
+        | CheckSpec::Database(_) => Scope::Transcript,
         _ => Scope::LastTurn,
     };
     plan.add_checks(&case.checks, &env, &level, &at, case_scope, &expected)
@@ -196,6 +210,9 @@ impl CheckPlan {
                         Compiled::Pairwise(p) => self.pairwise.push(p),
                     }
                 }
+                CheckSpec::Grounding(_) | CheckSpec::Database(_) => self.probes.push(
+                    PlannedProbe::new(scope, Probe::compile(spec).map_err(|e| (field, e, false))?),
+                ),
                 _ => self
                     .checks
                     .push(Planned::compile(spec, scope, expected).map_err(|e| (field, e, false))?),
@@ -241,6 +258,8 @@ impl CheckPlan {
     /// `error`.
     pub async fn run(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
         let mut verdicts = self.run_code(transcript);
+        let probed = self.probes.iter().map(|p| p.run(transcript, self.rounds));
+        verdicts.extend(futures::future::join_all(probed).await);
         let graded = self
             .judges
             .iter()
@@ -262,7 +281,7 @@ impl CheckPlan {
 
     /// The number of verdicts [`run`](Self::run) gives: code checks and judges.
     pub fn len(&self) -> usize {
-        self.checks.len() + self.judges.len()
+        self.checks.len() + self.probes.len() + self.judges.len()
     }
 
     /// Whether [`run`](Self::run) has nothing to check (pairwise checks aside).
@@ -284,7 +303,7 @@ pub(crate) struct Expected<'a> {
 
 /// Which turns a check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
+pub(crate) enum Scope {
     /// The last turn of round `i` (its text), or all its turns (tools, latency).
     Round(usize),
     /// The last turn of the conversation, which must have reached the last round.
@@ -295,7 +314,7 @@ enum Scope {
 
 impl Scope {
     /// The round a verdict of this scope applies to, once the answer is known.
-    fn round(self, answer: Option<&Turn>, rounds: usize) -> Option<usize> {
+    pub(crate) fn round(self, answer: Option<&Turn>, rounds: usize) -> Option<usize> {
         match self {
             Scope::Round(r) => Some(r),
             Scope::LastTurn => Some(answer.map_or(rounds - 1, |a| a.round)),
@@ -340,7 +359,13 @@ impl Finding {
 }
 
 /// The verdict of a check whose turns are missing or broke.
-fn unanswered(name: &str, kind: &str, scope: Scope, rounds: usize, why: &str) -> Verdict {
+pub(crate) fn unanswered(
+    name: &str,
+    kind: &str,
+    scope: Scope,
+    rounds: usize,
+    why: &str,
+) -> Verdict {
     Verdict::new(
         name,
         kind,
@@ -361,6 +386,8 @@ enum Check {
     Text(TextCheck),
     Json(JsonCheck),
     Tools(ToolsCheck),
+    Verify(VerifyCheck),
+    Trajectory(TrajectoryCheck),
     Latency(LatencyCheck),
 }
 
@@ -370,6 +397,8 @@ impl Planned {
             Check::Text(c) => c.name(),
             Check::Json(c) => c.name(),
             Check::Tools(c) => c.name(),
+            Check::Verify(c) => c.name(),
+            Check::Trajectory(c) => c.name(),
             Check::Latency(c) => c.name(),
         };
         Planned { name, scope, check }
@@ -401,7 +430,13 @@ impl Planned {
                 expected,
             )?),
             CheckSpec::Latency { max_ms } => Check::Latency(LatencyCheck::new(*max_ms)),
-            CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } | CheckSpec::Pairwise { .. } => {
+            CheckSpec::ToolVerification(spec) => Check::Verify(VerifyCheck::compile(spec)?),
+            CheckSpec::Trajectory(spec) => Check::Trajectory(TrajectoryCheck::compile(spec)?),
+            CheckSpec::Grounding(_)
+            | CheckSpec::Database(_)
+            | CheckSpec::Judge { .. }
+            | CheckSpec::Rubric { .. }
+            | CheckSpec::Pairwise { .. } => {
                 return Err(FieldError::new(
                     "",
                     format!("internal error: `{}` is not a code check", spec.kind()),
@@ -416,6 +451,8 @@ impl Planned {
             Check::Text(c) => c.kind(),
             Check::Json(c) => c.kind(),
             Check::Tools(_) => "tools-called",
+            Check::Verify(_) => "tool-verification",
+            Check::Trajectory(_) => "trajectory",
             Check::Latency(_) => "latency",
         }
     }
@@ -426,15 +463,25 @@ impl Planned {
             Err(why) => return unanswered(&self.name, self.kind(), self.scope, rounds, &why),
         };
         let round = self.scope.round(Some(subject.answer), rounds);
+        let mut scored = None;
         let finding = match &self.check {
             Check::Text(c) => c.evaluate(subject.answer),
             Check::Json(c) => c.evaluate(subject.answer),
             Check::Tools(c) => c.evaluate(&subject.turns),
+            Check::Verify(c) => {
+                let (finding, score) = c.evaluate(&subject.turns);
+                scored = Some((score, c.threshold()));
+                finding
+            }
+            Check::Trajectory(c) => c.evaluate(&subject.turns),
             Check::Latency(c) => c.evaluate(&subject.turns),
         };
         let verdict = Verdict::new(&self.name, self.kind(), finding.status, finding.reason)
             .in_round(round)
             .with_evidence(finding.evidence);
+        if let Some((score, threshold)) = scored {
+            return verdict.with_score(score, Some(threshold));
+        }
         match finding.status {
             Status::Pass => verdict.with_score(1.0, None),
             Status::Fail => verdict.with_score(0.0, None),
@@ -499,7 +546,11 @@ impl PlannedJudge {
 }
 
 /// Finds the turns a scope reads, or says why there is no answer to check.
-fn resolve(scope: Scope, transcript: &Transcript, rounds: usize) -> Result<Subject<'_>, String> {
+pub(crate) fn resolve(
+    scope: Scope,
+    transcript: &Transcript,
+    rounds: usize,
+) -> Result<Subject<'_>, String> {
     let last_round = rounds - 1;
     let of_round =
         |r: usize| -> Vec<&Turn> { transcript.turns.iter().filter(|t| t.round == r).collect() };
@@ -642,6 +693,15 @@ pub(crate) mod tests {
             session_id: "s".into(),
             turns,
         }
+    }
+
+    /// The verdict of a case's only check, awaited (checks that need a runtime).
+    pub(crate) async fn run_one_async(case: &Case, turns: Vec<Turn>) -> Verdict {
+        let plan = compile(case).unwrap();
+        assert_eq!(plan.len(), 1, "{plan:?}");
+        plan.run(&transcript(turns), &JudgeRuntime::new(&NoJudgeModels))
+            .await
+            .remove(0)
     }
 
     /// The verdict of a case's only check.

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::agent_check::{DatabaseSpec, GroundingSpec, ToolVerificationSpec, TrajectorySpec};
 use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
 
 /// One or several strings: `value: x` or `value: [x, y]`.
@@ -145,6 +146,15 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         strict: bool,
     },
+    /// Each expected tool call checked: tool, arguments, result; weighted score
+    /// per call and per case; missing, unexpected and out-of-order calls listed.
+    ToolVerification(ToolVerificationSpec),
+    /// Trajectory metrics over the transcript's tool calls, with thresholds.
+    Trajectory(TrajectorySpec),
+    /// A number the agent claimed against an oracle, within a relative tolerance.
+    Grounding(GroundingSpec),
+    /// SQL against the agent's own database, the session id bound to `$1`.
+    Database(DatabaseSpec),
     /// The turn answered within a time budget.
     Latency {
         /// The budget in milliseconds.
@@ -226,6 +236,10 @@ impl CheckSpec {
             CheckSpec::RequiredKeys { .. } => "required-keys",
             CheckSpec::NumericFields { .. } => "numeric-fields",
             CheckSpec::ToolsCalled { .. } => "tools-called",
+            CheckSpec::ToolVerification(_) => "tool-verification",
+            CheckSpec::Trajectory(_) => "trajectory",
+            CheckSpec::Grounding(_) => "grounding",
+            CheckSpec::Database(_) => "database",
             CheckSpec::Latency { .. } => "latency",
             CheckSpec::Judge { .. } => "judge",
             CheckSpec::Rubric { .. } => "rubric",

@@ -11,6 +11,7 @@
 //! assert_eq!(suite.cases[0].id, "hello");
 //! ```
 
+pub mod agent_check;
 pub mod case;
 pub mod check;
 pub mod error;
