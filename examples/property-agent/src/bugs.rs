@@ -13,16 +13,28 @@ pub(crate) enum Bug {
     Slow,
     /// Revenue requests fail with an internal error (HTTP 500).
     CrashOnRevenue,
+    /// Tool calls record `listing_id` as a string (`"3"`) instead of a number.
+    WrongToolArgs,
+    /// Every tool is called twice in a row with the same arguments.
+    RedundantCalls,
+    /// Revenue replies state a total 20% above what the tool returned.
+    WrongTotal,
+    /// The conversation is not saved to the database.
+    NoPersist,
 }
 
 impl Bug {
     /// Every bug, in documentation order.
-    const ALL: [Bug; 5] = [
+    const ALL: [Bug; 9] = [
         Bug::WrongCount,
         Bug::SkipTools,
         Bug::ForgetContext,
         Bug::Slow,
         Bug::CrashOnRevenue,
+        Bug::WrongToolArgs,
+        Bug::RedundantCalls,
+        Bug::WrongTotal,
+        Bug::NoPersist,
     ];
 
     /// The bug's name on the command line and in `PROPERTY_AGENT_BUG`.
@@ -33,6 +45,10 @@ impl Bug {
             Bug::ForgetContext => "forget-context",
             Bug::Slow => "slow",
             Bug::CrashOnRevenue => "crash-on-revenue",
+            Bug::WrongToolArgs => "wrong-tool-args",
+            Bug::RedundantCalls => "redundant-calls",
+            Bug::WrongTotal => "wrong-total",
+            Bug::NoPersist => "no-persist",
         }
     }
 }
@@ -84,6 +100,10 @@ mod tests {
             "forget-context",
             "slow",
             "crash-on-revenue",
+            "wrong-tool-args",
+            "redundant-calls",
+            "wrong-total",
+            "no-persist",
         ] {
             assert!(err.contains(name), "{err}");
             assert!(parse_bugs(name).is_ok());

@@ -31,7 +31,8 @@ struct Cli {
     /// SQLite database: a file path or `sqlite:` URL.
     #[arg(long, env = "PROPERTY_AGENT_DB", default_value = "sqlite::memory:")]
     db: String,
-    /// Comma-separated bugs to inject: wrong-count, skip-tools, forget-context, slow, crash-on-revenue.
+    /// Comma-separated bugs to inject: wrong-count, skip-tools, forget-context, slow, crash-on-revenue,
+    /// wrong-tool-args, redundant-calls, wrong-total, no-persist.
     #[arg(long, env = "PROPERTY_AGENT_BUG", default_value = "", value_parser = parse_bugs)]
     bug: Bugs,
     /// Answer JSON lines on stdin instead of serving HTTP.
