@@ -30,6 +30,7 @@
 //! ```
 
 mod cache;
+mod checkpoint;
 mod error;
 mod open;
 mod read;
