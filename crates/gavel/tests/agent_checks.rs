@@ -44,31 +44,54 @@ fn free_port() -> u16 {
 /// and every verdict's status.
 fn run(bug: Option<&str>) -> (BTreeSet<(String, String)>, Vec<(String, String, String)>) {
     let dir = tempfile::tempdir().unwrap();
-    let suite = std::fs::read_to_string(workspace().join("examples/conversations/agent-checks.yaml"))
-        .unwrap();
+    let suite =
+        std::fs::read_to_string(workspace().join("examples/conversations/agent-checks.yaml"))
+            .unwrap();
     let cargo_run = "[cargo, run, --quiet, -p, property-agent, --,";
-    assert!(suite.contains(cargo_run), "the suite starts the agent with cargo run");
+    assert!(
+        suite.contains(cargo_run),
+        "the suite starts the agent with cargo run"
+    );
     let suite = suite
-        .replace(cargo_run, &format!("[{:?},", agent_bin().display().to_string()))
-        .replace("cwd: ../..", &format!("cwd: {:?}", dir.path().display().to_string()));
+        .replace(
+            cargo_run,
+            &format!("[{:?},", agent_bin().display().to_string()),
+        )
+        .replace(
+            "cwd: ../..",
+            &format!("cwd: {:?}", dir.path().display().to_string()),
+        );
     let path = dir.path().join("agent-checks.yaml");
     std::fs::write(&path, suite).unwrap();
     let report = dir.path().join("r.json");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
-    cmd.args(["run", path.to_str().unwrap(), "--quiet", "-o", report.to_str().unwrap()])
-        .arg("--db")
-        .arg(format!("sqlite://{}", dir.path().join("gavel.db").display()))
-        .current_dir(dir.path())
-        .env("AGENT_CHECKS_PORT", free_port().to_string())
-        .env("AGENT_CHECKS_DB", dir.path().join("agent.db"))
-        .env_remove("PROPERTY_AGENT_BUG")
-        .env_remove("GAVEL_DATABASE_URL");
+    cmd.args([
+        "run",
+        path.to_str().unwrap(),
+        "--quiet",
+        "-o",
+        report.to_str().unwrap(),
+    ])
+    .arg("--db")
+    .arg(format!(
+        "sqlite://{}",
+        dir.path().join("gavel.db").display()
+    ))
+    .current_dir(dir.path())
+    .env("AGENT_CHECKS_PORT", free_port().to_string())
+    .env("AGENT_CHECKS_DB", dir.path().join("agent.db"))
+    .env_remove("PROPERTY_AGENT_BUG")
+    .env_remove("GAVEL_DATABASE_URL");
     if let Some(bug) = bug {
         cmd.env("PROPERTY_AGENT_BUG", bug);
     }
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(report.exists(), "no report; stdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        report.exists(),
+        "no report; stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let mut failed = BTreeSet::new();
     let mut all = Vec::new();
@@ -80,7 +103,11 @@ fn run(bug: Option<&str>) -> (BTreeSet<(String, String)>, Vec<(String, String, S
                 if status != "pass" {
                     failed.insert((id.to_owned(), kind.to_owned()));
                 }
-                all.push((id.to_owned(), v["check"].as_str().unwrap().to_owned(), format!("{status}: {}", v["reason"])));
+                all.push((
+                    id.to_owned(),
+                    v["check"].as_str().unwrap().to_owned(),
+                    format!("{status}: {}", v["reason"]),
+                ));
             }
         }
     }
@@ -88,7 +115,9 @@ fn run(bug: Option<&str>) -> (BTreeSet<(String, String)>, Vec<(String, String, S
 }
 
 fn pairs(list: &[(&str, &str)]) -> BTreeSet<(String, String)> {
-    list.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect()
+    list.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
 }
 
 #[test]
@@ -101,10 +130,25 @@ fn the_agent_checks_suite_passes_offline() {
 #[test]
 fn each_bug_fails_exactly_its_checks() {
     let expected = [
-        ("wrong-tool-args", pairs(&[("revenue-call-verified", "tool-verification"), ("bookings-trajectory", "tool-verification")])),
-        ("redundant-calls", pairs(&[("listings-trajectory", "trajectory"), ("bookings-trajectory", "trajectory")])),
+        (
+            "wrong-tool-args",
+            pairs(&[
+                ("revenue-call-verified", "tool-verification"),
+                ("bookings-trajectory", "tool-verification"),
+            ]),
+        ),
+        (
+            "redundant-calls",
+            pairs(&[
+                ("listings-trajectory", "trajectory"),
+                ("bookings-trajectory", "trajectory"),
+            ]),
+        ),
         ("wrong-total", pairs(&[("revenue-grounded", "grounding")])),
-        ("no-persist", pairs(&[("conversation-persisted", "database")])),
+        (
+            "no-persist",
+            pairs(&[("conversation-persisted", "database")]),
+        ),
     ];
     for (bug, want) in expected {
         let (failed, all) = run(Some(bug));
