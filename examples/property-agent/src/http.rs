@@ -1,4 +1,5 @@
-//! HTTP API: `POST /chat`, `GET /health`, `GET /sessions/{id}/messages`.
+//! HTTP API: `POST /chat`, `GET /health`, `GET /sessions/{id}/messages`, and the
+//! tools over MCP (Streamable HTTP) at `/mcp`.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -17,6 +18,7 @@ pub(crate) fn router(agent: Agent) -> Router {
         .route("/chat", post(chat))
         .route("/health", get(health))
         .route("/sessions/{id}/messages", get(messages))
+        .nest_service("/mcp", crate::mcp::service(agent.clone()))
         .with_state(agent)
 }
 

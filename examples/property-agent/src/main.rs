@@ -7,6 +7,7 @@ mod api;
 mod bugs;
 mod data;
 mod http;
+mod mcp;
 mod policy;
 mod reply;
 mod stdio;
