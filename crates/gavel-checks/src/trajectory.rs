@@ -123,10 +123,10 @@ impl TrajectoryCheck {
         if let Some(max) = s.max_loopiness.filter(|max| m.loopiness > *max + 1e-9) {
             over.push(format!("loopiness {:.2} > {max}", m.loopiness));
         }
-        if let (Some(min), Some(e)) = (s.min_efficiency, m.efficiency) {
-            if e + 1e-9 < min {
-                over.push(format!("efficiency {e:.2} < {min}"));
-            }
+        if let (Some(min), Some(e)) = (s.min_efficiency, m.efficiency)
+            && e + 1e-9 < min
+        {
+            over.push(format!("efficiency {e:.2} < {min}"));
         }
         let missing: Vec<&String> = s
             .optimal

@@ -53,10 +53,10 @@ impl<'a> Tools<'a> {
         if !self.record {
             return;
         }
-        if self.string_ids {
-            if let Some(id) = arguments.get_mut("listing_id") {
-                *id = Value::String(id.to_string());
-            }
+        if self.string_ids
+            && let Some(id) = arguments.get_mut("listing_id")
+        {
+            *id = Value::String(id.to_string());
         }
         let call = ToolCall {
             name,
