@@ -31,6 +31,9 @@ fn agent_bin() -> PathBuf {
     bin
 }
 
+/// (case id, check kind) pairs.
+type Pairs = BTreeSet<(String, String)>;
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -42,7 +45,7 @@ fn free_port() -> u16 {
 /// Runs the suite (its agent started from the built binary, its database in a
 /// temp dir) with `bug` injected; returns the failing `(case, check kind)` pairs
 /// and every verdict's status.
-fn run(bug: Option<&str>) -> (BTreeSet<(String, String)>, Vec<(String, String, String)>) {
+fn run(bug: Option<&str>) -> (Pairs, Vec<(String, String, String)>) {
     let dir = tempfile::tempdir().unwrap();
     let suite =
         std::fs::read_to_string(workspace().join("examples/conversations/agent-checks.yaml"))
@@ -114,7 +117,7 @@ fn run(bug: Option<&str>) -> (BTreeSet<(String, String)>, Vec<(String, String, S
     (failed, all)
 }
 
-fn pairs(list: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+fn pairs(list: &[(&str, &str)]) -> Pairs {
     list.iter()
         .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
         .collect()
