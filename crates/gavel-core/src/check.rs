@@ -1,8 +1,10 @@
 //! Check specifications as written in suite files.
 //!
 //! A check given on a round applies to that round's turn. A check given on the case
-//! applies to the last turn, except `tools-called`, which looks at every tool call of
-//! the transcript, and `latency`, which holds for every turn.
+//! applies to the last turn, except `tools-called`, `tool-verification` and
+//! `trajectory`, which look at every tool call of the transcript, `database`, which
+//! reads the agent's database once the conversation is over, and `latency`, which
+//! holds for every turn.
 
 use std::collections::BTreeMap;
 
