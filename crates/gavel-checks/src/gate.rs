@@ -4,7 +4,7 @@
 use gavel_core::{Status, Verdict};
 
 /// The kinds of code checks that gate the judges: tool and structural checks.
-pub const GATING_KINDS: [&str; 2] = ["tools-called", "stream"];
+pub const GATING_KINDS: [&str; 4] = ["tools-called", "tool-verification", "trajectory", "stream"];
 
 /// The first gating check that failed or broke, if any: the judges do not run.
 pub(crate) fn closed_by(code: &[Verdict]) -> Option<&Verdict> {

@@ -34,9 +34,9 @@ enum Rule {
 }
 
 /// A key as written and the JSON pointer it stands for.
-struct Key {
-    written: String,
-    pointer: String,
+pub(crate) struct Key {
+    pub(crate) written: String,
+    pub(crate) pointer: String,
 }
 
 /// A numeric field and the number it must equal when present.
@@ -151,7 +151,7 @@ impl JsonCheck {
 
 impl Key {
     /// `/a/b` stays a pointer; a bare key names a top-level member.
-    fn new(written: &str) -> Self {
+    pub(crate) fn new(written: &str) -> Self {
         let pointer = if written.starts_with('/') {
             written.to_owned()
         } else {

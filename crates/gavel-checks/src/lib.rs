@@ -6,8 +6,9 @@
 //! weights, judge templates) into a [`CheckPlan`]. Then, for one execution's
 //! [`Transcript`](gavel_core::Transcript):
 //! - [`CheckPlan::run_code`] runs the deterministic checks (sync, no model);
-//! - [`CheckPlan::run`] runs those, then the `judge` and `rubric` checks with the
-//!   models of a [`JudgeRuntime`];
+//! - [`CheckPlan::run`] runs those, then the checks that read outside the
+//!   transcript (`grounding` oracles, `database`), then the `judge` and `rubric`
+//!   checks with the models of a [`JudgeRuntime`];
 //! - [`CheckPlan::pairwise`] lists the `pairwise` checks; the runner finds the other
 //!   answer and calls [`pairwise()`].
 //!
@@ -78,17 +79,25 @@
 mod branches;
 mod error;
 mod gate;
+mod database;
+mod error;
+mod grounding;
 mod json;
 mod judge;
 mod latency;
 mod plan;
 mod stream;
+mod probe;
+mod sql;
 mod text;
 mod tools;
+mod trajectory;
+mod verify;
 
 pub use error::CheckError;
 pub use gate::GATING_KINDS;
 pub use judge::prompt::fence;
+pub use grounding::GROUND_TRUTH_UNAVAILABLE;
 pub use judge::{
     JudgeModels, JudgeRuntime, JudgeTemplate, MAX_ATTEMPTS, NO_JUDGE_MODEL, NoJudgeModels,
     PairwiseInput, PairwiseSpec, TemplateKind, no_judge_model, pairwise,

@@ -12,13 +12,18 @@ use crate::judge::compile::{Compiled, Env, Level, Templates, TurnJudge};
 use crate::judge::{JudgeRuntime, Judged, PairwiseSpec, VerdictHead};
 use crate::latency::LatencyCheck;
 use crate::stream::StreamCheck;
+use crate::probe::{PlannedProbe, Probe};
 use crate::text::TextCheck;
 use crate::tools::ToolsCheck;
+use crate::trajectory::TrajectoryCheck;
+use crate::verify::VerifyCheck;
 
 /// A case's checks, compiled once and run on every execution of the case.
 pub struct CheckPlan {
     /// Deterministic checks, in plan order.
     checks: Vec<Planned>,
+    /// Checks that read outside the transcript (SQL, commands), after the code checks.
+    probes: Vec<PlannedProbe>,
     /// Judges of one turn (`judge`, `rubric`), after the code checks.
     judges: Vec<PlannedJudge>,
     /// Pairwise comparisons, which the runner performs.
@@ -34,6 +39,10 @@ impl fmt::Debug for CheckPlan {
             .field(
                 "checks",
                 &self.checks.iter().map(|c| &c.name).collect::<Vec<_>>(),
+            )
+            .field(
+                "probes",
+                &self.probes.iter().map(|c| &c.name).collect::<Vec<_>>(),
             )
             .field(
                 "judges",
@@ -72,6 +81,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
     let branches = case.branches();
     let mut plan = CheckPlan {
         checks: Vec::new(),
+        probes: Vec::new(),
         judges: Vec::new(),
         pairwise: Vec::new(),
         rounds,
@@ -140,7 +150,10 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         CheckSpec::ToolsCalled { .. }
         | CheckSpec::Latency { .. }
         | CheckSpec::Stream { .. }
-        | CheckSpec::BranchIsolation { .. } => Scope::Transcript,
+        | CheckSpec::BranchIsolation { .. }
+        | CheckSpec::ToolVerification(_)
+        | CheckSpec::Trajectory(_)
+        | CheckSpec::Database(_) => Scope::Transcript,
         _ => Scope::LastTurn,
     };
     plan.add_checks(&case.checks, &env, &level, &at, case_scope, &expected)
@@ -204,6 +217,9 @@ impl CheckPlan {
                         Compiled::Pairwise(p) => self.pairwise.push(p),
                     }
                 }
+                CheckSpec::Grounding(_) | CheckSpec::Database(_) => self.probes.push(
+                    PlannedProbe::new(scope, Probe::compile(spec).map_err(|e| (field, e, false))?),
+                ),
                 _ => self
                     .checks
                     .push(Planned::compile(spec, scope, expected).map_err(|e| (field, e, false))?),
@@ -249,6 +265,8 @@ impl CheckPlan {
     /// `error`.
     pub async fn run(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
         let mut verdicts = self.run_code(transcript);
+        let probed = self.probes.iter().map(|p| p.run(transcript, self.rounds));
+        verdicts.extend(futures::future::join_all(probed).await);
         if let Some(gate) = crate::gate::closed_by(&verdicts) {
             let gated: Vec<Verdict> = self
                 .judges
@@ -279,7 +297,7 @@ impl CheckPlan {
 
     /// The number of verdicts [`run`](Self::run) gives: code checks and judges.
     pub fn len(&self) -> usize {
-        self.checks.len() + self.judges.len()
+        self.checks.len() + self.probes.len() + self.judges.len()
     }
 
     /// Whether [`run`](Self::run) has nothing to check (pairwise checks aside).
@@ -303,7 +321,7 @@ pub(crate) struct Expected<'a> {
 
 /// Which turns a check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
+pub(crate) enum Scope {
     /// The last turn of round `i` (its text), or all its turns (tools, latency).
     Round(usize),
     /// The last turn of the conversation, which must have reached the last round.
@@ -314,7 +332,7 @@ enum Scope {
 
 impl Scope {
     /// The round a verdict of this scope applies to, once the answer is known.
-    fn round(self, answer: Option<&Turn>, rounds: usize) -> Option<usize> {
+    pub(crate) fn round(self, answer: Option<&Turn>, rounds: usize) -> Option<usize> {
         match self {
             Scope::Round(r) => Some(r),
             Scope::LastTurn => Some(answer.map_or(rounds - 1, |a| a.round)),
@@ -359,7 +377,13 @@ impl Finding {
 }
 
 /// The verdict of a check whose turns are missing or broke.
-fn unanswered(name: &str, kind: &str, scope: Scope, rounds: usize, why: &str) -> Verdict {
+pub(crate) fn unanswered(
+    name: &str,
+    kind: &str,
+    scope: Scope,
+    rounds: usize,
+    why: &str,
+) -> Verdict {
     Verdict::new(
         name,
         kind,
@@ -380,6 +404,8 @@ enum Check {
     Text(TextCheck),
     Json(JsonCheck),
     Tools(ToolsCheck),
+    Verify(VerifyCheck),
+    Trajectory(TrajectoryCheck),
     Latency(LatencyCheck),
     Stream(StreamCheck),
     Isolation(IsolationCheck),
@@ -391,6 +417,8 @@ impl Planned {
             Check::Text(c) => c.name(),
             Check::Json(c) => c.name(),
             Check::Tools(c) => c.name(),
+            Check::Verify(c) => c.name(),
+            Check::Trajectory(c) => c.name(),
             Check::Latency(c) => c.name(),
             Check::Stream(c) => c.name(),
             Check::Isolation(c) => c.name(),
@@ -438,7 +466,13 @@ impl Planned {
             CheckSpec::BranchIsolation { markers } => {
                 Check::Isolation(IsolationCheck::compile(markers, expected.branches)?)
             }
-            CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } | CheckSpec::Pairwise { .. } => {
+            CheckSpec::ToolVerification(spec) => Check::Verify(VerifyCheck::compile(spec)?),
+            CheckSpec::Trajectory(spec) => Check::Trajectory(TrajectoryCheck::compile(spec)?),
+            CheckSpec::Grounding(_)
+            | CheckSpec::Database(_)
+            | CheckSpec::Judge { .. }
+            | CheckSpec::Rubric { .. }
+            | CheckSpec::Pairwise { .. } => {
                 return Err(FieldError::new(
                     "",
                     format!("internal error: `{}` is not a code check", spec.kind()),
@@ -453,6 +487,8 @@ impl Planned {
             Check::Text(c) => c.kind(),
             Check::Json(c) => c.kind(),
             Check::Tools(_) => "tools-called",
+            Check::Verify(_) => "tool-verification",
+            Check::Trajectory(_) => "trajectory",
             Check::Latency(_) => "latency",
             Check::Stream(_) => "stream",
             Check::Isolation(_) => "branch-isolation",
@@ -465,10 +501,17 @@ impl Planned {
             Err(why) => return unanswered(&self.name, self.kind(), self.scope, rounds, &why),
         };
         let round = self.scope.round(Some(subject.answer), rounds);
+        let mut scored = None;
         let finding = match &self.check {
             Check::Text(c) => c.evaluate(subject.answer),
             Check::Json(c) => c.evaluate(subject.answer),
             Check::Tools(c) => c.evaluate(&subject.turns),
+            Check::Verify(c) => {
+                let (finding, score) = c.evaluate(&subject.turns);
+                scored = Some((score, c.threshold()));
+                finding
+            }
+            Check::Trajectory(c) => c.evaluate(&subject.turns),
             Check::Latency(c) => c.evaluate(&subject.turns),
             Check::Stream(c) => c.evaluate(&subject),
             Check::Isolation(c) => c.evaluate(&subject),
@@ -476,6 +519,9 @@ impl Planned {
         let verdict = Verdict::new(&self.name, self.kind(), finding.status, finding.reason)
             .in_round(round)
             .with_evidence(finding.evidence);
+        if let Some((score, threshold)) = scored {
+            return verdict.with_score(score, Some(threshold));
+        }
         match finding.status {
             Status::Pass => verdict.with_score(1.0, None),
             Status::Fail => verdict.with_score(0.0, None),
@@ -561,7 +607,11 @@ impl PlannedJudge {
 }
 
 /// Finds the turns a scope reads, or says why there is no answer to check.
-fn resolve(scope: Scope, transcript: &Transcript, rounds: usize) -> Result<Subject<'_>, String> {
+pub(crate) fn resolve(
+    scope: Scope,
+    transcript: &Transcript,
+    rounds: usize,
+) -> Result<Subject<'_>, String> {
     let last_round = rounds - 1;
     let of_round =
         |r: usize| -> Vec<&Turn> { transcript.turns.iter().filter(|t| t.round == r).collect() };
@@ -704,6 +754,15 @@ pub(crate) mod tests {
             session_id: "s".into(),
             turns,
         }
+    }
+
+    /// The verdict of a case's only check, awaited (checks that need a runtime).
+    pub(crate) async fn run_one_async(case: &Case, turns: Vec<Turn>) -> Verdict {
+        let plan = compile(case).unwrap();
+        assert_eq!(plan.len(), 1, "{plan:?}");
+        plan.run(&transcript(turns), &JudgeRuntime::new(&NoJudgeModels))
+            .await
+            .remove(0)
     }
 
     /// The verdict of a case's only check.

@@ -1,9 +1,11 @@
 //! Check specifications as written in suite files.
 //!
 //! A check given on a round applies to that round's turn. A check given on the case
-//! applies to the last turn, except `tools-called`, which looks at every tool call of
-//! the transcript, `latency` and `stream`, which hold for every turn, and
-//! `branch-isolation`, which compares the branches.
+//! applies to the last turn, except `tools-called`, `tool-verification` and
+//! `trajectory`, which look at every tool call of the transcript, `latency` and
+//! `stream`, which hold for every turn, `branch-isolation`, which compares the
+//! branches, and `database`, which reads the agent's database once the
+//! conversation is over.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::agent_check::{DatabaseSpec, GroundingSpec, ToolVerificationSpec, TrajectorySpec};
 use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
 
 /// One or several strings: `value: x` or `value: [x, y]`.
@@ -146,6 +149,15 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         strict: bool,
     },
+    /// Each expected tool call checked: tool, arguments, result; weighted score
+    /// per call and per case; missing, unexpected and out-of-order calls listed.
+    ToolVerification(ToolVerificationSpec),
+    /// Trajectory metrics over the transcript's tool calls, with thresholds.
+    Trajectory(TrajectorySpec),
+    /// A number the agent claimed against an oracle, within a relative tolerance.
+    Grounding(GroundingSpec),
+    /// SQL against the agent's own database, the session id bound to `$1`.
+    Database(DatabaseSpec),
     /// The turn answered within a time budget.
     Latency {
         /// The budget in milliseconds.
@@ -258,6 +270,10 @@ impl CheckSpec {
             CheckSpec::RequiredKeys { .. } => "required-keys",
             CheckSpec::NumericFields { .. } => "numeric-fields",
             CheckSpec::ToolsCalled { .. } => "tools-called",
+            CheckSpec::ToolVerification(_) => "tool-verification",
+            CheckSpec::Trajectory(_) => "trajectory",
+            CheckSpec::Grounding(_) => "grounding",
+            CheckSpec::Database(_) => "database",
             CheckSpec::Latency { .. } => "latency",
             CheckSpec::Stream { .. } => "stream",
             CheckSpec::BranchIsolation { .. } => "branch-isolation",

@@ -12,6 +12,7 @@
 //! ```
 
 pub mod calibration;
+pub mod agent_check;
 pub mod case;
 pub mod check;
 pub mod error;

@@ -31,6 +31,7 @@
 
 mod cache;
 mod calibration;
+mod checkpoint;
 mod error;
 mod labels;
 mod library;

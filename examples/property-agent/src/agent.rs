@@ -120,7 +120,10 @@ impl Agent {
         }
         let listings = self.db.listings().await?;
         let session = self.resolve(&req.session_id);
-        let mut tools = Tools::new(&self.db, !self.bugs.has(Bug::SkipTools));
+        let mut tools = Tools::new(&self.db, !self.bugs.has(Bug::SkipTools)).with_bugs(
+            self.bugs.has(Bug::WrongToolArgs),
+            self.bugs.has(Bug::RedundantCalls),
+        );
         let message = req.message.trim();
         let (mut text, error) = if message.is_empty() {
             (reply::EMPTY_PROMPT.to_owned(), Some("Empty prompt"))
@@ -155,9 +158,11 @@ impl Agent {
         if let Some(name) = user_name.filter(|n| !n.is_empty()) {
             text = reply::greet(name, &text, &listings);
         }
-        self.db
-            .append_exchange(&session, &req.message, &text)
-            .await?;
+        if !self.bugs.has(Bug::NoPersist) {
+            self.db
+                .append_exchange(&session, &req.message, &text)
+                .await?;
+        }
         self.memory().seen.insert(session);
         Ok(ChatResponse {
             session_id: req.session_id.clone(),
@@ -165,6 +170,15 @@ impl Agent {
             tool_calls: tools.into_calls(),
             error: error.map(str::to_owned),
         })
+    }
+
+    /// The revenue total the reply states (20% too high with `wrong-total`).
+    fn stated(&self, total: i64) -> i64 {
+        if self.bugs.has(Bug::WrongTotal) {
+            total * 6 / 5
+        } else {
+            total
+        }
     }
 
     /// Carries out `action` with the tools and returns the reply text.
@@ -227,7 +241,7 @@ impl Agent {
             }
             Action::Revenue(ids, month) if ids.is_empty() => {
                 let data = tools.get_revenue_data(None, month.as_deref()).await?;
-                reply::revenue(None, month.as_deref(), &data.rows, data.total)
+                reply::revenue(None, month.as_deref(), &data.rows, self.stated(data.total))
             }
             Action::Revenue(ids, month) => {
                 let mut sentences = Vec::new();
@@ -243,7 +257,7 @@ impl Agent {
                         name,
                         month.as_deref(),
                         &data.rows,
-                        data.total,
+                        self.stated(data.total),
                     ));
                 }
                 sentences.join(" ")

@@ -25,11 +25,19 @@ pub(crate) enum Bug {
     NoDone,
     /// The SSE stream carries no text: only `done`.
     EmptyStream,
+    /// Tool calls record `listing_id` as a string (`"3"`) instead of a number.
+    WrongToolArgs,
+    /// Every tool is called twice in a row with the same arguments.
+    RedundantCalls,
+    /// Revenue replies state a total 20% above what the tool returned.
+    WrongTotal,
+    /// The conversation is not saved to the database.
+    NoPersist,
 }
 
 impl Bug {
     /// Every bug, in documentation order.
-    const ALL: [Bug; 10] = [
+    const ALL: [Bug; 14] = [
         Bug::WrongCount,
         Bug::SkipTools,
         Bug::ForgetContext,
@@ -40,6 +48,10 @@ impl Bug {
         Bug::IgnoreClarification,
         Bug::NoDone,
         Bug::EmptyStream,
+        Bug::WrongToolArgs,
+        Bug::RedundantCalls,
+        Bug::WrongTotal,
+        Bug::NoPersist,
     ];
 
     /// The bug's name on the command line and in `PROPERTY_AGENT_BUG`.
@@ -55,6 +67,10 @@ impl Bug {
             Bug::IgnoreClarification => "ignore-clarification",
             Bug::NoDone => "no-done",
             Bug::EmptyStream => "empty-stream",
+            Bug::WrongToolArgs => "wrong-tool-args",
+            Bug::RedundantCalls => "redundant-calls",
+            Bug::WrongTotal => "wrong-total",
+            Bug::NoPersist => "no-persist",
         }
     }
 }
@@ -111,6 +127,10 @@ mod tests {
             "ignore-clarification",
             "no-done",
             "empty-stream",
+            "wrong-tool-args",
+            "redundant-calls",
+            "wrong-total",
+            "no-persist",
         ] {
             assert!(err.contains(name), "{err}");
             assert!(parse_bugs(name).is_ok());

@@ -1,5 +1,6 @@
 //! HTTP API: `POST /chat`, `POST /chat/stream` (SSE), `POST /sessions/fork`,
-//! `POST /restart`, `GET /health`, `GET /sessions/{id}/messages`.
+//! `POST /restart`, `GET /health`, `GET /sessions/{id}/messages`, and the tools
+//! over MCP (Streamable HTTP) at `/mcp`.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -21,6 +22,7 @@ pub(crate) fn router(agent: Agent) -> Router {
         .route("/restart", post(restart))
         .route("/health", get(health))
         .route("/sessions/{id}/messages", get(messages))
+        .nest_service("/mcp", crate::mcp::service(agent.clone()))
         .with_state(agent)
 }
 

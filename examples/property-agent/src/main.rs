@@ -9,6 +9,7 @@ mod api;
 mod bugs;
 mod data;
 mod http;
+mod mcp;
 mod policy;
 mod reply;
 mod sse;
@@ -36,7 +37,7 @@ struct Cli {
     db: String,
     /// Comma-separated bugs to inject: wrong-count, skip-tools, forget-context, slow,
     /// crash-on-revenue, lose-on-restart, leak-branches, ignore-clarification, no-done,
-    /// empty-stream.
+    /// empty-stream, wrong-tool-args, redundant-calls, wrong-total, no-persist.
     #[arg(long, env = "PROPERTY_AGENT_BUG", default_value = "", value_parser = parse_bugs)]
     bug: Bugs,
     /// Answer JSON lines on stdin instead of serving HTTP.

@@ -19,6 +19,8 @@ pub(crate) struct Revenue {
 pub(crate) struct Tools<'a> {
     db: &'a Db,
     record: bool,
+    string_ids: bool,
+    repeat: bool,
     calls: Vec<ToolCall>,
 }
 
@@ -28,8 +30,18 @@ impl<'a> Tools<'a> {
         Self {
             db,
             record,
+            string_ids: false,
+            repeat: false,
             calls: Vec::new(),
         }
+    }
+
+    /// Injects the `wrong-tool-args` (ids recorded as strings) and
+    /// `redundant-calls` (each call made twice) bugs.
+    pub(crate) fn with_bugs(mut self, string_ids: bool, repeat: bool) -> Self {
+        self.string_ids = string_ids;
+        self.repeat = repeat;
+        self
     }
 
     /// The calls recorded so far.
@@ -37,14 +49,24 @@ impl<'a> Tools<'a> {
         self.calls
     }
 
-    fn record(&mut self, name: &'static str, arguments: Value, result: Value) {
-        if self.record {
-            self.calls.push(ToolCall {
-                name,
-                arguments,
-                result,
-            });
+    fn record(&mut self, name: &'static str, mut arguments: Value, result: Value) {
+        if !self.record {
+            return;
         }
+        if self.string_ids
+            && let Some(id) = arguments.get_mut("listing_id")
+        {
+            *id = Value::String(id.to_string());
+        }
+        let call = ToolCall {
+            name,
+            arguments,
+            result,
+        };
+        if self.repeat {
+            self.calls.push(call.clone());
+        }
+        self.calls.push(call);
     }
 
     /// `get_listings {}` → `[{id, name, city}]`.
@@ -155,6 +177,13 @@ mod tests {
             json!({"listing_id": 3, "month": "2026-02"})
         );
         assert_eq!(calls[3].result["total"], json!(4680));
+
+        let mut buggy = Tools::new(&db, true).with_bugs(true, true);
+        buggy.get_bookings(Some(1)).await?;
+        let calls = buggy.into_calls();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0], calls[1]);
+        assert_eq!(calls[0].arguments, json!({"listing_id": "1"}));
 
         let mut silent = Tools::new(&db, false);
         silent.get_listings().await?;

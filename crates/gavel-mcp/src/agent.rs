@@ -1,0 +1,321 @@
+//! The mcp-agent target: gavel runs a ReAct loop itself — the model answers or
+//! asks for tools, gavel calls them on the MCP servers and hands back the results —
+//! recording every call, and checkpoints the conversation after every turn.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use gavel_core::{TargetFailure, ToolCall, Turn, Usage};
+use gavel_models::{ChatModel, ChatRequest, Message, Role, ToolDef};
+use gavel_targets::{Session, Target, TurnRequest};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::checkpoint::Checkpoints;
+use crate::client::{Connection, ServerSpec};
+
+/// Model calls per user message while the model keeps calling tools, by default.
+const DEFAULT_MAX_STEPS: u32 = 8;
+
+/// The checkpoint format's version, bumped when its meaning changes.
+const CHECKPOINT_VERSION: u32 = 1;
+
+/// An mcp-agent target.
+pub struct McpAgent {
+    name: String,
+    model: Arc<dyn ChatModel>,
+    system: Option<String>,
+    vars: Map<String, Value>,
+    servers: Vec<ServerSpec>,
+    max_steps: u32,
+    checkpoints: Arc<dyn Checkpoints>,
+}
+
+impl std::fmt::Debug for McpAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpAgent")
+            .field("name", &self.name)
+            .field("model", &self.model.id())
+            .field("servers", &self.servers)
+            .finish()
+    }
+}
+
+/// What a checkpoint holds: the conversation so far.
+#[derive(Serialize, Deserialize)]
+struct Checkpoint {
+    version: u32,
+    messages: Vec<Message>,
+}
+
+impl McpAgent {
+    /// An agent named `name` (the target's name, which keys its checkpoints).
+    ///
+    /// `system` is a minijinja template over `vars`, the case's `context` and
+    /// `date` (today, `YYYY-MM-DD`); `vars` may set `locale` and anything else.
+    pub fn new(
+        name: impl Into<String>,
+        model: Arc<dyn ChatModel>,
+        servers: Vec<ServerSpec>,
+        checkpoints: Arc<dyn Checkpoints>,
+    ) -> Result<Self, String> {
+        if servers.is_empty() {
+            return Err("an mcp-agent needs at least one MCP server".into());
+        }
+        Ok(McpAgent {
+            name: name.into(),
+            model,
+            system: None,
+            vars: Map::new(),
+            servers,
+            max_steps: DEFAULT_MAX_STEPS,
+            checkpoints,
+        })
+    }
+
+    /// Sets the system prompt template and its variables; the template must parse.
+    pub fn with_system(mut self, template: &str, vars: Map<String, Value>) -> Result<Self, String> {
+        minijinja::Environment::new()
+            .template_from_str(template)
+            .map_err(|e| format!("system prompt: {e}"))?;
+        self.system = Some(template.to_owned());
+        self.vars = vars;
+        Ok(self)
+    }
+
+    /// Caps the model calls per user message (at least 1).
+    pub fn with_max_steps(mut self, max_steps: u32) -> Self {
+        self.max_steps = max_steps.max(1);
+        self
+    }
+
+    fn failure(&self, message: String) -> TargetFailure {
+        TargetFailure {
+            message: format!("target `{}`: {message}", self.name),
+            transient: false,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Target for McpAgent {
+    /// Connects to every server, lists their tools, and restores the session's
+    /// conversation from its checkpoint, if one was saved.
+    async fn open(&self, session_id: &str) -> Result<Box<dyn Session>, TargetFailure> {
+        let mut connections = Vec::new();
+        let mut route = BTreeMap::new();
+        let mut tools = Vec::new();
+        for spec in &self.servers {
+            let conn = match Connection::open(spec).await {
+                Ok(c) => c,
+                Err(e) => {
+                    for c in connections {
+                        Connection::close(c).await;
+                    }
+                    return Err(TargetFailure {
+                        message: format!("target `{}`: {e}", self.name),
+                        transient: true,
+                    });
+                }
+            };
+            for tool in &conn.tools {
+                if route
+                    .insert(tool.name.to_string(), connections.len())
+                    .is_some()
+                {
+                    return Err(self.failure(format!(
+                        "two MCP servers offer a tool named `{}`",
+                        tool.name
+                    )));
+                }
+                tools.push(ToolDef {
+                    name: tool.name.to_string(),
+                    description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                    parameters: Value::Object((*tool.input_schema).clone()),
+                });
+            }
+            connections.push(conn);
+        }
+        let messages = match self.checkpoints.load(&self.name, session_id).await {
+            Ok(None) => Vec::new(),
+            Ok(Some(text)) => {
+                serde_json::from_str::<Checkpoint>(&text)
+                    .map_err(|e| self.failure(format!("unreadable checkpoint: {e}")))?
+                    .messages
+            }
+            Err(e) => return Err(self.failure(e)),
+        };
+        Ok(Box::new(McpSession {
+            target: self.name.clone(),
+            session_id: session_id.to_owned(),
+            model: self.model.clone(),
+            system: self.system.clone(),
+            vars: self.vars.clone(),
+            max_steps: self.max_steps,
+            checkpoints: self.checkpoints.clone(),
+            connections,
+            route,
+            tools,
+            messages,
+        }))
+    }
+
+    fn kind(&self) -> &'static str {
+        "mcp-agent"
+    }
+}
+
+/// One conversation: live MCP connections and the messages so far.
+struct McpSession {
+    target: String,
+    session_id: String,
+    model: Arc<dyn ChatModel>,
+    system: Option<String>,
+    vars: Map<String, Value>,
+    max_steps: u32,
+    checkpoints: Arc<dyn Checkpoints>,
+    connections: Vec<Connection>,
+    route: BTreeMap<String, usize>,
+    tools: Vec<ToolDef>,
+    messages: Vec<Message>,
+}
+
+#[async_trait::async_trait]
+impl Session for McpSession {
+    async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
+        let clock = Instant::now();
+        let mut turn = Turn {
+            round: req.round,
+            input: req.message.to_owned(),
+            ..Turn::default()
+        };
+        match self.system(req.context) {
+            Ok(system) => {
+                self.messages.push(Message::user(req.message));
+                turn.failure = self.react(system, &mut turn).await.err();
+            }
+            Err(message) => turn.failure = Some(permanent(message)),
+        }
+        if turn.failure.is_none() {
+            turn.failure = self.save().await.err().map(permanent);
+        }
+        turn.latency_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+        turn
+    }
+
+    async fn close(self: Box<Self>) {
+        for c in self.connections {
+            c.close().await;
+        }
+    }
+}
+
+fn permanent(message: String) -> TargetFailure {
+    TargetFailure {
+        message,
+        transient: false,
+    }
+}
+
+impl McpSession {
+    /// The loop: ask the model; run the tools it asks for; until it answers.
+    async fn react(
+        &mut self,
+        system: Option<String>,
+        turn: &mut Turn,
+    ) -> Result<(), TargetFailure> {
+        let mut usage = Usage::default();
+        for _ in 0..self.max_steps {
+            let request = ChatRequest {
+                system: system.clone(),
+                messages: self.messages.clone(),
+                tools: self.tools.clone(),
+                ..ChatRequest::default()
+            };
+            let answer = self.model.chat(&request).await.map_err(|e| TargetFailure {
+                transient: e.kind.is_retryable(),
+                message: e.message,
+            })?;
+            usage.input_tokens += answer.usage.input_tokens;
+            usage.output_tokens += answer.usage.output_tokens;
+            if let Some(cost) = answer.cost_usd {
+                *usage.cost_usd.get_or_insert(0.0) += cost;
+            }
+            turn.usage = Some(usage);
+            self.messages.push(Message {
+                role: Role::Assistant,
+                content: answer.text.clone(),
+                tool_calls: answer.tool_calls.clone(),
+                tool_call_id: None,
+            });
+            if answer.tool_calls.is_empty() {
+                turn.output = answer.text;
+                return Ok(());
+            }
+            for call in answer.tool_calls {
+                let result = match self.route.get(&call.name) {
+                    Some(&i) => self.connections[i]
+                        .call(&call.name, &call.arguments)
+                        .await
+                        .map_err(|e| TargetFailure {
+                            message: e,
+                            transient: true,
+                        })?,
+                    None => {
+                        json!({ "error": format!("no MCP server offers a tool named `{}`", call.name) })
+                    }
+                };
+                turn.tool_calls.push(ToolCall {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    result: Some(result.clone()),
+                });
+                self.messages.push(Message {
+                    role: Role::Tool,
+                    content: match &result {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                    tool_calls: Vec::new(),
+                    tool_call_id: Some(call.id),
+                });
+            }
+        }
+        Err(permanent(format!(
+            "the model was still calling tools after {} steps",
+            self.max_steps
+        )))
+    }
+
+    /// The system prompt over the variables, the case context and `date`.
+    fn system(&self, context: Option<&Value>) -> Result<Option<String>, String> {
+        let Some(template) = &self.system else {
+            return Ok(None);
+        };
+        let mut vars = self.vars.clone();
+        if let Some(Value::Object(ctx)) = context {
+            vars.extend(ctx.clone());
+        }
+        let now = gavel_core::now_rfc3339();
+        vars.entry("date")
+            .or_insert_with(|| json!(now.get(..10).unwrap_or(&now)));
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        let ctx = minijinja::Value::from(minijinja::value::Serde(&Value::Object(vars)));
+        gavel_core::template::render_str(&env, template, &ctx)
+            .map(Some)
+            .map_err(|e| format!("system prompt: {e}"))
+    }
+
+    async fn save(&self) -> Result<(), String> {
+        let state = serde_json::to_string(&Checkpoint {
+            version: CHECKPOINT_VERSION,
+            messages: self.messages.clone(),
+        })
+        .map_err(|e| format!("cannot serialize the checkpoint: {e}"))?;
+        self.checkpoints
+            .save(&self.target, &self.session_id, &state)
+            .await
+    }
+}

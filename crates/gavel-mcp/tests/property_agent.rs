@@ -1,0 +1,99 @@
+//! The mcp-agent target against the example agent's own MCP endpoint (Streamable
+//! HTTP at `/mcp`), graded by the tool-verification check.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use gavel_core::{JudgeSettings, Status, Transcript};
+use gavel_mcp::{McpAgent, ServerSpec};
+use gavel_store::Store;
+use gavel_targets::{Target, TurnRequest};
+use serde_json::json;
+use tokio::io::AsyncBufReadExt;
+
+/// The example agent's binary, built if missing.
+fn agent_bin() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin = root.join("target/debug/property-agent");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let ok = std::process::Command::new(cargo)
+        .args(["build", "-q", "-p", "property-agent"])
+        .current_dir(&root)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "building property-agent failed");
+    bin
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_agents_tools_over_mcp() {
+    let mut agent_process = tokio::process::Command::new(agent_bin())
+        .args(["--addr", "127.0.0.1:0"])
+        .env_remove("PROPERTY_AGENT_BUG")
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    tokio::io::BufReader::new(agent_process.stdout.take().unwrap())
+        .read_line(&mut line)
+        .await
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("property-agent listening on ")
+        .unwrap()
+        .to_owned();
+
+    let (model, _seen) = common::scripted_model(
+        "get_revenue_data",
+        json!({"listing_id": 3, "month": "2026-02"}),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
+        .await
+        .unwrap();
+    let agent = McpAgent::new(
+        "property-mcp",
+        model,
+        vec![ServerSpec::StreamableHttp {
+            url: format!("{base}/mcp"),
+        }],
+        Arc::new(store),
+    )
+    .unwrap();
+    let mut session = agent.open("s1").await.unwrap();
+    let turn = session
+        .send(&TurnRequest {
+            message: "Revenue of the City Apartment in February?",
+            ..TurnRequest::new("s1", "c")
+        })
+        .await;
+    session.close().await;
+    assert_eq!(turn.failure, None);
+    assert_eq!(
+        turn.tool_calls[0].result.as_ref().unwrap()["total"],
+        json!(4680)
+    );
+
+    // The recorded call is graded like any other target's.
+    let yaml = "cases:\n  - id: c\n    input: q\n    checks:\n      - type: tool-verification\n        calls:\n          - tool: get_revenue_data\n            arguments: {listing_id: 3, month: '2026-02'}\n            result: {total: 4680, currency: USD}\n";
+    let suite = gavel_core::load::parse_suite_str(yaml, "t.yaml".as_ref()).unwrap();
+    let plan = gavel_checks::compile(&suite.cases[0], &JudgeSettings::default()).unwrap();
+    let transcript = Transcript {
+        session_id: "s1".into(),
+        turns: vec![turn],
+    };
+    let verdict = &plan.run_code(&transcript)[0];
+    assert_eq!(
+        (verdict.status, verdict.score),
+        (Status::Pass, Some(1.0)),
+        "{}",
+        verdict.reason
+    );
+}

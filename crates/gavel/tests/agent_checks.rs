@@ -1,0 +1,160 @@
+//! examples/conversations/agent-checks.yaml against the real example agent: it
+//! passes as written, and each injected bug fails exactly the checks meant to
+//! catch it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The example agent's binary, built beside gavel's.
+fn agent_bin() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("property-agent");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let ok = Command::new(cargo)
+            .args(["build", "-q", "-p", "property-agent"])
+            .current_dir(workspace())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "building property-agent failed");
+    }
+    bin
+}
+
+/// (case id, check kind) pairs.
+type Pairs = BTreeSet<(String, String)>;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs the suite (its agent started from the built binary, its database in a
+/// temp dir) with `bug` injected; returns the failing `(case, check kind)` pairs
+/// and every verdict's status.
+fn run(bug: Option<&str>) -> (Pairs, Vec<(String, String, String)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let suite =
+        std::fs::read_to_string(workspace().join("examples/conversations/agent-checks.yaml"))
+            .unwrap();
+    let cargo_run = "[cargo, run, --quiet, -p, property-agent, --,";
+    assert!(
+        suite.contains(cargo_run),
+        "the suite starts the agent with cargo run"
+    );
+    let suite = suite
+        .replace(
+            cargo_run,
+            &format!("[{:?},", agent_bin().display().to_string()),
+        )
+        .replace(
+            "cwd: ../..",
+            &format!("cwd: {:?}", dir.path().display().to_string()),
+        );
+    let path = dir.path().join("agent-checks.yaml");
+    std::fs::write(&path, suite).unwrap();
+    let report = dir.path().join("r.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+    cmd.args([
+        "run",
+        path.to_str().unwrap(),
+        "--quiet",
+        "-o",
+        report.to_str().unwrap(),
+    ])
+    .arg("--db")
+    .arg(format!(
+        "sqlite://{}",
+        dir.path().join("gavel.db").display()
+    ))
+    .current_dir(dir.path())
+    .env("AGENT_CHECKS_PORT", free_port().to_string())
+    .env("AGENT_CHECKS_DB", dir.path().join("agent.db"))
+    .env_remove("PROPERTY_AGENT_BUG")
+    .env_remove("GAVEL_DATABASE_URL");
+    if let Some(bug) = bug {
+        cmd.env("PROPERTY_AGENT_BUG", bug);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.exists(),
+        "no report; stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let mut failed = BTreeSet::new();
+    let mut all = Vec::new();
+    for result in report["detailed_results"].as_array().unwrap() {
+        let id = result["id"].as_str().unwrap();
+        for repeat in result["repeats"].as_array().unwrap() {
+            for v in repeat["verdicts"].as_array().unwrap() {
+                let (kind, status) = (v["kind"].as_str().unwrap(), v["status"].as_str().unwrap());
+                if status != "pass" {
+                    failed.insert((id.to_owned(), kind.to_owned()));
+                }
+                all.push((
+                    id.to_owned(),
+                    v["check"].as_str().unwrap().to_owned(),
+                    format!("{status}: {}", v["reason"]),
+                ));
+            }
+        }
+    }
+    (failed, all)
+}
+
+fn pairs(list: &[(&str, &str)]) -> Pairs {
+    list.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_agent_checks_suite_passes_offline() {
+    let (failed, all) = run(None);
+    assert!(failed.is_empty(), "{all:#?}");
+    assert_eq!(all.len(), 8, "{all:#?}");
+}
+
+#[test]
+fn each_bug_fails_exactly_its_checks() {
+    let expected = [
+        (
+            "wrong-tool-args",
+            pairs(&[
+                ("revenue-call-verified", "tool-verification"),
+                ("bookings-trajectory", "tool-verification"),
+            ]),
+        ),
+        (
+            "redundant-calls",
+            pairs(&[
+                ("listings-trajectory", "trajectory"),
+                ("bookings-trajectory", "trajectory"),
+            ]),
+        ),
+        ("wrong-total", pairs(&[("revenue-grounded", "grounding")])),
+        (
+            "no-persist",
+            pairs(&[("conversation-persisted", "database")]),
+        ),
+    ];
+    for (bug, want) in expected {
+        let (failed, all) = run(Some(bug));
+        assert_eq!(failed, want, "bug {bug}: {all:#?}");
+    }
+}
