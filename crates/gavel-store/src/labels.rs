@@ -1,4 +1,4 @@
-//! Human labels on executions, and the per-run figures the web UI charts.
+//! Human labels on executions, written from the web UI.
 
 use serde::Serialize;
 
@@ -29,25 +29,6 @@ pub struct Label {
     pub created_at: String,
 }
 
-/// Pass rate and mean score of one run, overall or for one target.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunPoint {
-    /// The run.
-    pub run_id: String,
-    /// Its suite.
-    pub suite: String,
-    /// The target, or `None` for the run as a whole.
-    pub target: Option<String>,
-    /// When it started (RFC 3339 UTC).
-    pub started_at: String,
-    /// Executions that passed.
-    pub passed: u64,
-    /// Executions with a pass or fail verdict (errors and skips left out).
-    pub decided: u64,
-    /// Mean score of the scored executions.
-    pub mean_score: Option<f64>,
-}
-
 type LabelRow = (
     String,
     String,
@@ -58,16 +39,6 @@ type LabelRow = (
     String,
     Option<String>,
     String,
-);
-
-type PointRow = (
-    String,
-    String,
-    Option<String>,
-    String,
-    i64,
-    i64,
-    Option<f64>,
 );
 
 impl Store {
@@ -148,47 +119,5 @@ impl Store {
                 },
             )
             .collect()
-    }
-
-    /// Pass rate and mean score of the latest `limit` runs, oldest first: one point
-    /// per run and one per (run, target).
-    pub async fn run_points(&self, limit: u32) -> Result<Vec<RunPoint>, StoreError> {
-        let sums = "SUM(CASE WHEN e.status = 'pass' THEN 1 ELSE 0 END), \
-             SUM(CASE WHEN e.status IN ('pass', 'fail') THEN 1 ELSE 0 END), AVG(e.score)";
-        let recent = "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT $1";
-        let sql = format!(
-            "SELECT r.id, r.suite, NULL, r.started_at, {sums} FROM runs r \
-             JOIN executions e ON e.run_id = r.id WHERE r.id IN ({recent}) \
-             GROUP BY r.id, r.suite, r.started_at \
-             UNION ALL \
-             SELECT r.id, r.suite, e.target, r.started_at, {sums} FROM runs r \
-             JOIN executions e ON e.run_id = r.id WHERE r.id IN ({recent}) \
-             GROUP BY r.id, r.suite, e.target, r.started_at"
-        );
-        let rows: Vec<PointRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
-        let mut points = rows
-            .into_iter()
-            .map(
-                |(run_id, suite, target, started_at, passed, decided, mean)| {
-                    let what = || format!("figures of run {run_id}");
-                    Ok(RunPoint {
-                        passed: from_i64(passed, what)?,
-                        decided: from_i64(decided, what)?,
-                        mean_score: mean,
-                        run_id,
-                        suite,
-                        target,
-                        started_at,
-                    })
-                },
-            )
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        points.sort_by(|a, b| {
-            (&a.started_at, &a.run_id, &a.target).cmp(&(&b.started_at, &b.run_id, &b.target))
-        });
-        Ok(points)
     }
 }

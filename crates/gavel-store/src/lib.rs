@@ -46,7 +46,7 @@ use std::fmt;
 use sqlx::AnyPool;
 
 pub use error::{StoreError, mask_url};
-pub use labels::{Label, RunPoint};
+pub use labels::Label;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
 pub use open::Engine;
 pub use queue::{Claim, QueueProgress};

@@ -1,14 +1,14 @@
 // Draws the trends charts: pass rate and mean score per run over time, one chart
-// per suite and one per target. Data from /api/trends; uPlot draws.
+// per suite, tag, target and judge model. Data from /api/trends; uPlot draws.
 (function () {
   const root = document.getElementById("charts");
   if (!root) return;
   fetch(root.dataset.api, { credentials: "same-origin" })
     .then((r) => r.json())
-    .then((points) => {
+    .then((trend) => {
       const groups = new Map();
-      for (const p of points) {
-        const name = p.target === null ? "suite " + p.suite : "target " + p.target + " (" + p.suite + ")";
+      for (const p of trend.points) {
+        const name = p.dimension === "overall" ? "suite " + p.suite : p.dimension + " " + p.key + " (" + p.suite + ")";
         if (!groups.has(name)) groups.set(name, []);
         groups.get(name).push(p);
       }
@@ -25,7 +25,7 @@
         box.appendChild(title);
         root.appendChild(box);
         const xs = pts.map((p) => Date.parse(p.started_at) / 1000);
-        const rate = pts.map((p) => (p.decided ? (100 * p.passed) / p.decided : null));
+        const rate = pts.map((p) => p.pass_rate);
         const score = pts.map((p) => (p.mean_score === null ? null : 100 * p.mean_score));
         new uPlot(
           {

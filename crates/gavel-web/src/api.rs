@@ -6,12 +6,16 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use gavel_report::trend::Trend;
 use gavel_store::{CaseVersion, Label};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::forms::{CaseForm, FieldErrors};
 use crate::{AppState, RunRequest, WebError};
+
+/// How many of the latest runs the trends cover.
+const TREND_RUNS: u32 = 100;
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
@@ -341,8 +345,15 @@ async fn compare(
     Ok(Json(comparison(&state, &q.a, &q.b).await?))
 }
 
-async fn trends(State(state): State<AppState>) -> ApiResult<Vec<gavel_store::RunPoint>> {
-    Ok(Json(state.store.run_points(500).await?))
+/// Pass rate and mean score per suite, tag, target and judge model over the latest
+/// runs.
+async fn trends(State(state): State<AppState>) -> ApiResult<Trend> {
+    let mut runs = Vec::new();
+    for run in state.store.runs(TREND_RUNS).await? {
+        let executions = state.store.executions(&run.id).await?;
+        runs.push((run, executions));
+    }
+    Ok(Json(Trend::new(runs)))
 }
 
 async fn list_suites(State(state): State<AppState>) -> ApiResult<Vec<Value>> {
