@@ -77,10 +77,9 @@
 //! ```
 
 mod branches;
-mod error;
-mod gate;
 mod database;
 mod error;
+mod gate;
 mod grounding;
 mod json;
 mod judge;
