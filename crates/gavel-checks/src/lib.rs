@@ -75,6 +75,7 @@ mod error;
 mod json;
 mod judge;
 mod latency;
+mod panel;
 mod plan;
 mod text;
 mod tools;

@@ -163,9 +163,15 @@ fn has_defaulted_tools_check(checks: &[CheckSpec]) -> bool {
 
 /// Whether a judged check of one turn sits among these checks.
 fn has_turn_judge(checks: &[CheckSpec]) -> bool {
-    checks
-        .iter()
-        .any(|c| matches!(c, CheckSpec::Judge { .. } | CheckSpec::Rubric { .. }))
+    checks.iter().any(|c| {
+        matches!(
+            c,
+            CheckSpec::Judge { .. }
+                | CheckSpec::Rubric { .. }
+                | CheckSpec::Procedural(_)
+                | CheckSpec::Consensus(_)
+        )
+    })
 }
 
 /// A compile error: the check's field path, the error and whether its field is
@@ -195,6 +201,11 @@ impl CheckPlan {
                         Compiled::Turn(judge) => self.judges.push(PlannedJudge::new(scope, judge)),
                         Compiled::Pairwise(p) => self.pairwise.push(p),
                     }
+                }
+                CheckSpec::Procedural(_) | CheckSpec::Consensus(_) => {
+                    let panel = crate::panel::compile(spec, &field, env, level, scope, expected)
+                        .map_err(|e| (field.clone(), e, true))?;
+                    self.judges.push(PlannedJudge::new(scope, panel));
                 }
                 _ => self
                     .checks
@@ -284,7 +295,7 @@ pub(crate) struct Expected<'a> {
 
 /// Which turns a check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
+pub(crate) enum Scope {
     /// The last turn of round `i` (its text), or all its turns (tools, latency).
     Round(usize),
     /// The last turn of the conversation, which must have reached the last round.
@@ -351,7 +362,7 @@ fn unanswered(name: &str, kind: &str, scope: Scope, rounds: usize, why: &str) ->
 }
 
 /// One compiled deterministic check with its display name and scope.
-struct Planned {
+pub(crate) struct Planned {
     name: String,
     scope: Scope,
     check: Check,
@@ -375,7 +386,7 @@ impl Planned {
         Planned { name, scope, check }
     }
 
-    fn compile(
+    pub(crate) fn compile(
         spec: &CheckSpec,
         scope: Scope,
         expected: &Expected<'_>,
@@ -401,7 +412,11 @@ impl Planned {
                 expected,
             )?),
             CheckSpec::Latency { max_ms } => Check::Latency(LatencyCheck::new(*max_ms)),
-            CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } | CheckSpec::Pairwise { .. } => {
+            CheckSpec::Judge { .. }
+            | CheckSpec::Rubric { .. }
+            | CheckSpec::Pairwise { .. }
+            | CheckSpec::Procedural(_)
+            | CheckSpec::Consensus(_) => {
                 return Err(FieldError::new(
                     "",
                     format!("internal error: `{}` is not a code check", spec.kind()),
@@ -420,7 +435,7 @@ impl Planned {
         }
     }
 
-    fn run(&self, transcript: &Transcript, rounds: usize) -> Verdict {
+    pub(crate) fn run(&self, transcript: &Transcript, rounds: usize) -> Verdict {
         let subject = match resolve(self.scope, transcript, rounds) {
             Ok(subject) => subject,
             Err(why) => return unanswered(&self.name, self.kind(), self.scope, rounds, &why),
@@ -494,6 +509,7 @@ impl PlannedJudge {
         match &self.judge {
             TurnJudge::Pointwise(j) => j.run(head, &judged, rt).await,
             TurnJudge::Rubric(j) => j.run(head, &judged, rt).await,
+            TurnJudge::Panel(p) => p.run(head, &judged, transcript, rounds, rt).await,
         }
     }
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
+use crate::panel::{ConsensusSpec, ProceduralSpec};
 
 /// One or several strings: `value: x` or `value: [x, y]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -202,6 +203,11 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
+    /// A judge panel: declared stages (checks or judges) run in order, context
+    /// flowing forward; a failing critical stage stops the pipeline.
+    Procedural(ProceduralSpec),
+    /// A judge panel: several judges score over rounds until they agree.
+    Consensus(ConsensusSpec),
 }
 
 fn yes() -> bool {
@@ -230,6 +236,8 @@ impl CheckSpec {
             CheckSpec::Judge { .. } => "judge",
             CheckSpec::Rubric { .. } => "rubric",
             CheckSpec::Pairwise { .. } => "pairwise",
+            CheckSpec::Procedural(_) => "procedural",
+            CheckSpec::Consensus(_) => "consensus",
         }
     }
 }
