@@ -140,7 +140,9 @@ async fn complete(
 /// A model named `…harsh…` gives the lowest scores until it is shown other
 /// judges' scores (a consensus panel's later rounds).
 fn is_harsh(request: &Value) -> bool {
-    request["model"].as_str().is_some_and(|m| m.contains("harsh"))
+    request["model"]
+        .as_str()
+        .is_some_and(|m| m.contains("harsh"))
         && !request["messages"].to_string().contains("Other judges")
 }
 

@@ -28,7 +28,7 @@ struct Stage {
 
 enum StageRun {
     Code(Planned),
-    Judge(TurnJudge),
+    Judge(Box<TurnJudge>),
 }
 
 impl Procedural {
@@ -75,7 +75,7 @@ impl Procedural {
                         examples: Vec::new(),
                     };
                     match env.explicit(&judge, &sat, level)? {
-                        Compiled::Turn(j) => StageRun::Judge(j),
+                        Compiled::Turn(j) => StageRun::Judge(Box::new(j)),
                         Compiled::Pairwise(_) => {
                             return Err(FieldError::new(
                                 sat,
@@ -122,7 +122,7 @@ impl Procedural {
         match check {
             CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } => {
                 match env.explicit(check, at, level)? {
-                    Compiled::Turn(j) => Ok(StageRun::Judge(j)),
+                    Compiled::Turn(j) => Ok(StageRun::Judge(Box::new(j))),
                     Compiled::Pairwise(_) => Err(FieldError::new(
                         at,
                         "internal error: a stage judge compiled to pairwise",
