@@ -84,6 +84,7 @@ mod grounding;
 mod json;
 mod judge;
 mod latency;
+mod panel;
 mod plan;
 mod stream;
 mod probe;

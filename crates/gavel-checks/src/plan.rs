@@ -184,9 +184,15 @@ fn has_defaulted_tools_check(checks: &[CheckSpec]) -> bool {
 
 /// Whether a judged check of one turn sits among these checks.
 fn has_turn_judge(checks: &[CheckSpec]) -> bool {
-    checks
-        .iter()
-        .any(|c| matches!(c, CheckSpec::Judge { .. } | CheckSpec::Rubric { .. }))
+    checks.iter().any(|c| {
+        matches!(
+            c,
+            CheckSpec::Judge { .. }
+                | CheckSpec::Rubric { .. }
+                | CheckSpec::Procedural(_)
+                | CheckSpec::Consensus(_)
+        )
+    })
 }
 
 /// A compile error: the check's field path, the error and whether its field is
@@ -220,6 +226,11 @@ impl CheckPlan {
                 CheckSpec::Grounding(_) | CheckSpec::Database(_) => self.probes.push(
                     PlannedProbe::new(scope, Probe::compile(spec).map_err(|e| (field, e, false))?),
                 ),
+                CheckSpec::Procedural(_) | CheckSpec::Consensus(_) => {
+                    let panel = crate::panel::compile(spec, &field, env, level, scope, expected)
+                        .map_err(|e| (field.clone(), e, true))?;
+                    self.judges.push(PlannedJudge::new(scope, panel));
+                }
                 _ => self
                     .checks
                     .push(Planned::compile(spec, scope, expected).map_err(|e| (field, e, false))?),
@@ -394,7 +405,7 @@ pub(crate) fn unanswered(
 }
 
 /// One compiled deterministic check with its display name and scope.
-struct Planned {
+pub(crate) struct Planned {
     name: String,
     scope: Scope,
     check: Check,
@@ -426,7 +437,7 @@ impl Planned {
         Planned { name, scope, check }
     }
 
-    fn compile(
+    pub(crate) fn compile(
         spec: &CheckSpec,
         scope: Scope,
         expected: &Expected<'_>,
@@ -472,7 +483,9 @@ impl Planned {
             | CheckSpec::Database(_)
             | CheckSpec::Judge { .. }
             | CheckSpec::Rubric { .. }
-            | CheckSpec::Pairwise { .. } => {
+            | CheckSpec::Pairwise { .. }
+            | CheckSpec::Procedural(_)
+            | CheckSpec::Consensus(_) => {
                 return Err(FieldError::new(
                     "",
                     format!("internal error: `{}` is not a code check", spec.kind()),
@@ -495,7 +508,7 @@ impl Planned {
         }
     }
 
-    fn run(&self, transcript: &Transcript, rounds: usize) -> Verdict {
+    pub(crate) fn run(&self, transcript: &Transcript, rounds: usize) -> Verdict {
         let subject = match resolve(self.scope, transcript, rounds) {
             Ok(subject) => subject,
             Err(why) => return unanswered(&self.name, self.kind(), self.scope, rounds, &why),
@@ -602,6 +615,7 @@ impl PlannedJudge {
         match &self.judge {
             TurnJudge::Pointwise(j) => j.run(head, &judged, rt).await,
             TurnJudge::Rubric(j) => j.run(head, &judged, rt).await,
+            TurnJudge::Panel(p) => p.run(head, &judged, transcript, rounds, rt).await,
         }
     }
 }

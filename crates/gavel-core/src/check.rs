@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::agent_check::{DatabaseSpec, GroundingSpec, ToolVerificationSpec, TrajectorySpec};
 use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
+use crate::panel::{ConsensusSpec, ProceduralSpec};
 
 /// One or several strings: `value: x` or `value: [x, y]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -238,6 +239,11 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
+    /// A judge panel: declared stages (checks or judges) run in order, context
+    /// flowing forward; a failing critical stage stops the pipeline.
+    Procedural(ProceduralSpec),
+    /// A judge panel: several judges score over rounds until they agree.
+    Consensus(ConsensusSpec),
 }
 
 fn yes() -> bool {
@@ -280,6 +286,8 @@ impl CheckSpec {
             CheckSpec::Judge { .. } => "judge",
             CheckSpec::Rubric { .. } => "rubric",
             CheckSpec::Pairwise { .. } => "pairwise",
+            CheckSpec::Procedural(_) => "procedural",
+            CheckSpec::Consensus(_) => "consensus",
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod error;
 pub mod judge;
 pub mod load;
 pub mod outcome;
+pub mod panel;
 pub mod run;
 pub mod status;
 pub mod target;

@@ -1,6 +1,7 @@
 //! A local server speaking the OpenAI Chat Completions wire format with
 //! deterministic answers: structured-output requests get the most favourable
-//! instance of their JSON Schema, other requests an echo naming the model (or a
+//! instance of their JSON Schema (the least favourable for a model named
+//! `…harsh…` until it is shown other judges' scores), other requests an echo naming the model (or a
 //! fixed reply).
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
@@ -105,6 +106,7 @@ async fn complete(
         })
         .unwrap_or(0);
     let content = match request.pointer("/response_format/json_schema/schema") {
+        Some(schema) if is_harsh(&request) => schema::harsh(schema).to_string(),
         Some(schema) => schema::favourable(schema).to_string(),
         None => mock.reply.clone().unwrap_or_else(|| {
             format!(
@@ -133,6 +135,15 @@ async fn complete(
         }
     });
     (StatusCode::OK, Json(answer))
+}
+
+/// A model named `…harsh…` gives the lowest scores until it is shown other
+/// judges' scores (a consensus panel's later rounds).
+fn is_harsh(request: &Value) -> bool {
+    request["model"]
+        .as_str()
+        .is_some_and(|m| m.contains("harsh"))
+        && !request["messages"].to_string().contains("Other judges")
 }
 
 fn last_user_message(request: &Value) -> String {

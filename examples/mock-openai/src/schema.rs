@@ -7,6 +7,16 @@ use serde_json::{Map, Value, json};
 
 /// Builds an instance of `schema`.
 pub(crate) fn favourable(schema: &Value) -> Value {
+    instance(schema, false)
+}
+
+/// Like [`favourable`], but numbers take their minimum (or the smallest number
+/// their description names): a harsh judge.
+pub(crate) fn harsh(schema: &Value) -> Value {
+    instance(schema, true)
+}
+
+fn instance(schema: &Value, low: bool) -> Value {
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.clone();
     }
@@ -18,7 +28,7 @@ pub(crate) fn favourable(schema: &Value) -> Value {
         .or(schema["oneOf"].as_array())
         .and_then(|a| a.first())
     {
-        return favourable(alt);
+        return instance(alt, low);
     }
     let kind = match &schema["type"] {
         Value::Array(types) => types
@@ -33,37 +43,38 @@ pub(crate) fn favourable(schema: &Value) -> Value {
             let mut out = Map::new();
             if let Some(props) = schema["properties"].as_object() {
                 for (name, sub) in props {
-                    out.insert(name.clone(), favourable(sub));
+                    out.insert(name.clone(), instance(sub, low));
                 }
             }
             Value::Object(out)
         }
         Some("array") => json!([]),
-        Some("integer") => json!(
-            schema["maximum"]
-                .as_f64()
-                .or_else(|| described_max(schema))
-                .unwrap_or(1.0) as i64
-        ),
-        Some("number") => json!(
-            schema["maximum"]
-                .as_f64()
-                .or_else(|| described_max(schema))
-                .unwrap_or(1.0)
-        ),
+        Some("integer") => json!(bound(schema, low) as i64),
+        Some("number") => json!(bound(schema, low)),
         Some("boolean") => json!(true),
         Some("string") => json!("The answer meets the criteria."),
         _ => Value::Null,
     }
 }
 
-/// The largest number in the schema's description ("the score from 1 to 5").
-fn described_max(schema: &Value) -> Option<f64> {
-    schema["description"]
-        .as_str()?
-        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .filter_map(|w| w.trim_end_matches('.').parse::<f64>().ok())
-        .reduce(f64::max)
+/// The schema's maximum (minimum when `low`), else the largest (smallest) number
+/// its description names ("the score from 1 to 5"), else 1 (0).
+fn bound(schema: &Value, low: bool) -> f64 {
+    let (key, pick, default): (&str, fn(f64, f64) -> f64, f64) = if low {
+        ("minimum", f64::min, 0.0)
+    } else {
+        ("maximum", f64::max, 1.0)
+    };
+    schema[key]
+        .as_f64()
+        .or_else(|| {
+            schema["description"]
+                .as_str()?
+                .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .filter_map(|w| w.trim_end_matches('.').parse::<f64>().ok())
+                .reduce(pick)
+        })
+        .unwrap_or(default)
 }
 
 #[cfg(test)]
@@ -84,5 +95,6 @@ mod tests {
             favourable(&schema),
             json!({"status": "ok", "reasoning": "The answer meets the criteria.", "score": 5})
         );
+        assert_eq!(harsh(&schema)["score"], 1);
     }
 }

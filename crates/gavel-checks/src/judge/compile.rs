@@ -17,6 +17,7 @@ use crate::error::FieldError;
 pub(crate) enum TurnJudge {
     Pointwise(PointwiseJudge),
     Rubric(RubricJudge),
+    Panel(std::sync::Arc<crate::panel::Panel>),
 }
 
 impl TurnJudge {
@@ -24,6 +25,7 @@ impl TurnJudge {
         match self {
             TurnJudge::Pointwise(j) => j.name(),
             TurnJudge::Rubric(j) => j.name(),
+            TurnJudge::Panel(p) => p.name(),
         }
     }
 
@@ -31,6 +33,7 @@ impl TurnJudge {
         match self {
             TurnJudge::Pointwise(_) => super::pointwise::KIND,
             TurnJudge::Rubric(_) => super::rubric::KIND,
+            TurnJudge::Panel(p) => p.kind(),
         }
     }
 }

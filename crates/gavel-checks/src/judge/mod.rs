@@ -536,6 +536,6 @@ pub(crate) async fn ask<T>(
 }
 
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;

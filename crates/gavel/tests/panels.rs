@@ -1,0 +1,146 @@
+//! Judge panels end to end: `examples/panels` against the local OpenAI-compatible
+//! fake; the JSON report keeps every stage and round.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+/// The mock server, killed on drop.
+struct Mock {
+    child: Child,
+    url: String,
+}
+
+impl Mock {
+    fn start() -> Mock {
+        let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("mock-openai");
+        assert!(
+            bin.exists(),
+            "{} is built by `cargo test --workspace`",
+            bin.display()
+        );
+        let mut child = Command::new(bin).stdout(Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        Mock { child, url }
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The only verdict of `case`.
+fn verdict(report: &Value, case: &str) -> Value {
+    let d = report["detailed_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["id"] == case)
+        .unwrap_or_else(|| panic!("no {case} in {report:#}"));
+    let vs = d["repeats"][0]["verdicts"].as_array().unwrap();
+    assert_eq!(vs.len(), 1, "{vs:#?}");
+    vs[0].clone()
+}
+
+#[test]
+fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_round() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/panels/suite.yaml");
+    let suite = std::fs::read_to_string(example)
+        .unwrap()
+        .replace("http://127.0.0.1:8080", &mock.url);
+    let suite_file = dir.path().join("suite.yaml");
+    std::fs::write(&suite_file, suite).unwrap();
+    let report_file = dir.path().join("r.json");
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+    cmd.args([
+        "run",
+        suite_file.to_str().unwrap(),
+        "--db",
+        &db,
+        "--quiet",
+        "-o",
+        report_file.to_str().unwrap(),
+    ])
+    .current_dir(dir.path());
+    for var in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "OPENAI_BASE_URL",
+        "GAVEL_DATABASE_URL",
+    ] {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "one case fails on purpose\n{stdout}\n{stderr}"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap();
+
+    let v = verdict(&report, "procedural-pipeline");
+    assert_eq!(
+        (&v["kind"], &v["status"]),
+        (&"procedural".into(), &"pass".into()),
+        "{v:#}"
+    );
+    let stages = v["evidence"]["stages"].as_array().unwrap();
+    let names: Vec<&str> = stages.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["format", "accuracy", "tone"]);
+    for s in stages {
+        assert_eq!(s["status"], "pass", "{s:#}");
+    }
+    assert!(
+        stages[1]["evidence"]["input_tokens"].as_u64().unwrap() > 0,
+        "{v:#}"
+    );
+    assert_eq!(stages[2]["evidence"]["score"], 5);
+
+    let v = verdict(&report, "procedural-critical-stop");
+    assert_eq!(v["status"], "fail", "{v:#}");
+    assert_eq!(v["evidence"]["stages"].as_array().unwrap().len(), 1);
+    assert_eq!(v["evidence"]["stopped_at"], "lists-houses");
+    assert_eq!(v["evidence"]["not_run"], serde_json::json!(["accuracy"]));
+
+    let v = verdict(&report, "consensus-converges");
+    assert_eq!(
+        (&v["kind"], &v["status"]),
+        (&"consensus".into(), &"pass".into()),
+        "{v:#}"
+    );
+    let rounds = v["evidence"]["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{v:#}");
+    let first: Vec<i64> = rounds[0]["judges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["raw_score"].as_i64().unwrap())
+        .collect();
+    assert_eq!(first, [5, 1, 5], "the harsh judge starts low");
+    assert!((rounds[0]["variance"].as_f64().unwrap() - 2.0 / 9.0).abs() < 1e-9);
+    assert_eq!(rounds[1]["variance"], 0.0);
+    assert_eq!(v["evidence"]["converged"], true);
+    assert_eq!(v["score"], 1.0);
+    assert!(
+        v["reason"].as_str().unwrap().contains("0.2222 → 0.0000"),
+        "{v:#}"
+    );
+}
