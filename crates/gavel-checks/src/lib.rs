@@ -86,9 +86,9 @@ mod judge;
 mod latency;
 mod panel;
 mod plan;
-mod stream;
 mod probe;
 mod sql;
+mod stream;
 mod text;
 mod tools;
 mod trajectory;
@@ -96,8 +96,8 @@ mod verify;
 
 pub use error::CheckError;
 pub use gate::GATING_KINDS;
-pub use judge::prompt::fence;
 pub use grounding::GROUND_TRUTH_UNAVAILABLE;
+pub use judge::prompt::fence;
 pub use judge::{
     JudgeModels, JudgeRuntime, JudgeTemplate, MAX_ATTEMPTS, NO_JUDGE_MODEL, NoJudgeModels,
     PairwiseInput, PairwiseSpec, TemplateKind, no_judge_model, pairwise,

@@ -11,8 +11,8 @@
 //! assert_eq!(suite.cases[0].id, "hello");
 //! ```
 
-pub mod calibration;
 pub mod agent_check;
+pub mod calibration;
 pub mod case;
 pub mod check;
 pub mod error;

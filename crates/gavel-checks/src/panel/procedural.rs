@@ -133,9 +133,10 @@ impl Procedural {
             | CheckSpec::Procedural(_)
             | CheckSpec::Consensus(_)
             | CheckSpec::Grounding(_)
-            | CheckSpec::Database(_) => Err(
-                FieldError::new(at, format!("a `{}` check cannot be a stage", check.kind())),
-            ),
+            | CheckSpec::Database(_) => Err(FieldError::new(
+                at,
+                format!("a `{}` check cannot be a stage", check.kind()),
+            )),
             _ => Planned::compile(check, scope, expected)
                 .map(StageRun::Code)
                 .map_err(|e| {
