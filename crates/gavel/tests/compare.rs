@@ -55,7 +55,7 @@ fn compare_finds_the_regressions_an_injected_bug_causes() {
         .unwrap()
         .port();
     let targets = format!(
-        "targets:\n  property-agent:\n    type: http\n    url: http://127.0.0.1:{port}/chat\n    response: {{output: /reply, tool_calls: /tool_calls}}\n    start:\n      command: [{bin:?}, --addr, \"127.0.0.1:{port}\"]\n      ready_url: http://127.0.0.1:{port}/health\n      timeout_s: 60\n",
+        "targets:\n  property-agent:\n    type: http\n    url: http://127.0.0.1:{port}/chat\n    response: {{output: /reply, tool_calls: /tool_calls}}\n    restart:\n      url: http://127.0.0.1:{port}/restart\n      ready_url: http://127.0.0.1:{port}/health\n    start:\n      command: [{bin:?}, --addr, \"127.0.0.1:{port}\"]\n      ready_url: http://127.0.0.1:{port}/health\n      timeout_s: 60\n",
         bin = agent_bin().display().to_string(),
     );
     let targets_path = dir.path().join("targets.yaml");
