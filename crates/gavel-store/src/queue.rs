@@ -194,6 +194,16 @@ impl Store {
     /// run's last, the run is marked completed; returns whether this call did so.
     pub async fn complete(&self, claim: &Claim) -> Result<bool, StoreError> {
         let mut tx = self.begin_write().await?;
+        if self.engine == Engine::Postgres {
+            // Completions of one run take turns: otherwise two workers finishing the
+            // last two executions at once each count the other's as not done yet
+            // (read committed) and neither marks the run completed. SQLite's
+            // `BEGIN IMMEDIATE` already serializes them.
+            sqlx::query("SELECT id FROM runs WHERE id = $1 FOR UPDATE")
+                .bind(claim.run_id.as_str())
+                .execute(&mut *tx)
+                .await?;
+        }
         sqlx::query("UPDATE queue SET state = 'done', lease_until_ms = NULL WHERE id = $1")
             .bind(claim.id.as_str())
             .execute(&mut *tx)
