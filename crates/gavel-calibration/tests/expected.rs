@@ -9,14 +9,14 @@ use gavel_calibration::{Judge, Report, judge_all, load_jsonl};
 use gavel_checks::{JudgeRuntime, NoJudgeModels};
 use serde_json::Value;
 
-/// `shared/data/calibration` beside an ancestor of this crate (the shared folder
-/// sits beside the repository).
+/// The public human-labelled calibration sets, committed under `testdata/calibration`
+/// (a copy of the shared calibration data, with its README).
 fn calibration_dir() -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     here.ancestors()
-        .map(|a| a.join("shared/data/calibration"))
+        .map(|a| a.join("testdata/calibration"))
         .find(|p| p.join("README.md").exists())
-        .expect("shared/data/calibration beside the repository (the shared calibration data)")
+        .expect("testdata/calibration in the repository")
 }
 
 fn close(a: Option<f64>, b: &Value) -> bool {

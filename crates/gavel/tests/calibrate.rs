@@ -41,13 +41,14 @@ impl Drop for Mock {
     }
 }
 
-/// `shared/data/calibration` beside an ancestor of the workspace.
+/// The public human-labelled calibration sets, committed under `testdata/calibration`
+/// (a copy of the shared calibration data, with its README).
 fn calibration_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
-        .map(|a| a.join("shared/data/calibration"))
+        .map(|a| a.join("testdata/calibration"))
         .find(|p| p.join("README.md").exists())
-        .expect("shared/data/calibration beside the repository")
+        .expect("testdata/calibration in the repository")
 }
 
 fn gavel(dir: &Path, args: &[&str]) -> Output {
