@@ -2,56 +2,14 @@
 //! against a local OpenAI-compatible server; the cache; missing credentials.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The mock server, killed on drop.
-struct Mock {
-    child: Child,
-    url: String,
-}
+mod support;
 
-impl Mock {
-    fn start() -> Mock {
-        let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("mock-openai");
-        assert!(
-            bin.exists(),
-            "{} is built by `cargo test --workspace`",
-            bin.display()
-        );
-        let mut child = Command::new(bin).stdout(Stdio::piped()).spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        Mock { child, url }
-    }
-
-    fn requests(&self) -> u64 {
-        let addr = self.url.trim_start_matches("http://");
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        write!(
-            s,
-            "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        let body: Value = serde_json::from_str(out.rsplit("\r\n\r\n").next().unwrap()).unwrap();
-        body["requests"].as_u64().unwrap()
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::Mock;
 
 fn suite(url: &str, judge: &str) -> String {
     format!(

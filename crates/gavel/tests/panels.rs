@@ -2,42 +2,14 @@
 //! fake; the JSON report keeps every stage and round.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
-/// The mock server, killed on drop.
-struct Mock {
-    child: Child,
-    url: String,
-}
+mod support;
 
-impl Mock {
-    fn start() -> Mock {
-        let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("mock-openai");
-        assert!(
-            bin.exists(),
-            "{} is built by `cargo test --workspace`",
-            bin.display()
-        );
-        let mut child = Command::new(bin).stdout(Stdio::piped()).spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        Mock { child, url }
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::Mock;
 
 /// The only verdict of `case`.
 fn verdict(report: &Value, case: &str) -> Value {

@@ -1,0 +1,56 @@
+//! Helpers shared by the CLI integration tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+/// The mock server, killed on drop.
+pub(crate) struct Mock {
+    child: Child,
+    /// The server's base URL, e.g. `http://127.0.0.1:PORT`.
+    pub(crate) url: String,
+}
+
+impl Mock {
+    /// Starts the `mock-openai` binary built beside `gavel`.
+    pub(crate) fn start() -> Mock {
+        let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("mock-openai");
+        assert!(
+            bin.exists(),
+            "{} is built by `cargo test --workspace`",
+            bin.display()
+        );
+        let mut child = Command::new(bin).stdout(Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        Mock { child, url }
+    }
+
+    /// Requests the server has answered so far.
+    pub(crate) fn requests(&self) -> u64 {
+        let addr = self.url.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        let body: Value = serde_json::from_str(out.rsplit("\r\n\r\n").next().unwrap()).unwrap();
+        body["requests"].as_u64().unwrap()
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
