@@ -35,9 +35,11 @@ fn suite(cases: usize, url: &str) -> String {
     let mut s = format!(
         "judge:\n  model: openai-compatible:judge@{url}/v1\n  concurrency: 64\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@{url}/v1\n    system: You manage properties.\ncases:\n"
     );
+    // No `?` in the input: the agent echoes it, and an answer ending in a question
+    // would call the follow-up detector, adding model calls to the workload.
     for i in 0..cases {
         s.push_str(&format!(
-            "  - id: c{i:04}\n    input: How many listings do I have? (question {i})\n    checks:\n      - {{type: contains, value: You said}}\n      - {{type: judge, criteria: Answers the question., scale: \"1-5\"}}\n"
+            "  - id: c{i:04}\n    input: Count my listings, question {i}.\n    checks:\n      - {{type: contains, value: You said}}\n      - {{type: judge, criteria: Answers the question., scale: \"1-5\"}}\n"
         ));
     }
     s

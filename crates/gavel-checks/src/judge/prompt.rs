@@ -83,9 +83,18 @@ pub(crate) struct Prompt {
 }
 
 impl JudgeTemplate {
-    /// The template shipped in the binary.
+    /// The template shipped in the binary (hashed once per process: every case's
+    /// checks compile with it).
     pub fn builtin(kind: TemplateKind) -> Self {
-        Self::from_source(kind, kind.builtin_source(), "builtin")
+        static BUILT: OnceLock<Mutex<HashMap<TemplateKind, JudgeTemplate>>> = OnceLock::new();
+        let mut built = BUILT
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        built
+            .entry(kind)
+            .or_insert_with(|| Self::from_source(kind, kind.builtin_source(), "builtin"))
+            .clone()
     }
 
     /// A template read from a file (a `judge.templates` override). Fails when the

@@ -3,15 +3,10 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
+use super::cache_key::cache_key;
 use crate::{CacheStore, ChatModel, ChatRequest, ChatResponse, ErrorKind, ModelError, ModelId};
-
-/// Bumped whenever the key's material changes shape, so old entries are never
-/// mistaken for answers to new requests.
-const KEY_VERSION: u32 = 1;
 
 /// Finish reasons that mean the provider refused or filtered the answer (OpenAI
 /// `content_filter`, Anthropic `refusal`, Gemini `SAFETY`, `RECITATION`,
@@ -37,65 +32,6 @@ pub enum CacheMode {
     /// Serve hits; a miss is an [`ErrorKind::CacheMiss`] error, never a call
     /// (`--cache-only`).
     Only,
-}
-
-/// The cache key of `request` to `model`: the hex SHA-256 of canonical JSON (object
-/// keys sorted at every depth, no whitespace) holding a key version, the model id
-/// and every field of the request.
-///
-/// Every field of [`ChatRequest`] can change the answer, so none is left out:
-/// `sample` makes repeats distinct samples and `template_hash` ties the entry to
-/// the prompt template's version. What cannot change the answer (timeouts,
-/// retries, rate limits, concurrency) lives in the layer settings, not in the
-/// request, so it never reaches the key.
-pub fn cache_key(model: &ModelId, request: &ChatRequest) -> String {
-    // Destructured so that a new request field cannot be added without deciding
-    // here whether it belongs in the key.
-    let ChatRequest {
-        system,
-        messages,
-        temperature,
-        max_tokens,
-        schema,
-        tools,
-        sample,
-        template_hash,
-    } = request;
-    let material = json!({
-        "v": KEY_VERSION,
-        "model": model.to_string(),
-        "system": system,
-        "messages": messages,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "schema": schema,
-        "tools": tools,
-        "sample": sample,
-        "template_hash": template_hash,
-    });
-    let canonical = canonical(material).to_string();
-    let digest = Sha256::digest(canonical.as_bytes());
-    format!("{digest:x}")
-}
-
-/// `value` with the keys of every object in sorted order. (serde_json keeps
-/// insertion order in this workspace, so equal schemas written in different key
-/// orders would otherwise hash differently.)
-fn canonical(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k, canonical(v)))
-                    .collect::<Map<String, Value>>(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
-        other => other,
-    }
 }
 
 /// Whether the answer may be kept: not a refusal or filtered answer.
@@ -207,84 +143,7 @@ pub(crate) fn elapsed_ms(started: Instant) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::{Message, OutputSchema};
-
-    fn id() -> ModelId {
-        "openai:gpt-5-mini".parse().unwrap()
-    }
-
-    #[test]
-    fn keys_ignore_object_key_order_but_nothing_else() {
-        let with_schema = |schema: Value| ChatRequest {
-            messages: vec![Message::user("hi")],
-            schema: Some(OutputSchema {
-                name: "verdict".into(),
-                schema,
-            }),
-            ..ChatRequest::default()
-        };
-        let a = with_schema(json!({"type": "object", "properties": {"b": {}, "a": {}}}));
-        let b = with_schema(json!({"properties": {"a": {}, "b": {}}, "type": "object"}));
-        assert_eq!(cache_key(&id(), &a), cache_key(&id(), &b));
-
-        let key = cache_key(&id(), &a);
-        assert_eq!(key.len(), 64);
-        assert!(key.bytes().all(|c| c.is_ascii_hexdigit()));
-
-        let c = with_schema(json!({"type": "object", "properties": {"a": {}}}));
-        assert_ne!(cache_key(&id(), &a), cache_key(&id(), &c));
-        let other: ModelId = "openai:gpt-5".parse().unwrap();
-        assert_ne!(cache_key(&id(), &a), cache_key(&other, &a));
-    }
-
-    #[test]
-    fn every_request_field_changes_the_key() {
-        let base = ChatRequest {
-            messages: vec![Message::user("hi")],
-            ..ChatRequest::default()
-        };
-        let variants = [
-            ChatRequest {
-                system: Some("be brief".into()),
-                ..base.clone()
-            },
-            ChatRequest {
-                messages: vec![Message::user("hi!")],
-                ..base.clone()
-            },
-            ChatRequest {
-                temperature: Some(0.0),
-                ..base.clone()
-            },
-            ChatRequest {
-                max_tokens: Some(10),
-                ..base.clone()
-            },
-            ChatRequest {
-                tools: vec![crate::ToolDef {
-                    name: "t".into(),
-                    description: String::new(),
-                    parameters: json!({}),
-                }],
-                ..base.clone()
-            },
-            ChatRequest {
-                sample: 1,
-                ..base.clone()
-            },
-            ChatRequest {
-                template_hash: Some("abc".into()),
-                ..base.clone()
-            },
-        ];
-        let mut keys = vec![cache_key(&id(), &base)];
-        keys.extend(variants.iter().map(|r| cache_key(&id(), r)));
-        let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
-        assert_eq!(distinct.len(), keys.len());
-    }
 
     #[test]
     fn refusals_are_not_cacheable() {

@@ -15,13 +15,15 @@
 
 mod accounting;
 mod cache;
+mod cache_key;
 mod concurrency;
 mod rate_limit;
 mod retry;
 mod timeout;
 
 pub use accounting::{Accounting, cost_usd};
-pub use cache::{CacheMode, Cached, cache_key};
+pub use cache::{CacheMode, Cached};
+pub use cache_key::cache_key;
 pub use concurrency::Concurrency;
 pub use rate_limit::{RateLimit, RateLimited, estimate_prompt_tokens};
 pub use retry::{BASE_DELAY, MAX_DELAY, MAX_RETRY_AFTER, Retry};
