@@ -191,6 +191,8 @@ fn has_turn_judge(checks: &[CheckSpec]) -> bool {
                 | CheckSpec::Rubric { .. }
                 | CheckSpec::Procedural(_)
                 | CheckSpec::Consensus(_)
+                | CheckSpec::Reactive(_)
+                | CheckSpec::Dag(_)
         )
     })
 }
@@ -226,7 +228,10 @@ impl CheckPlan {
                 CheckSpec::Grounding(_) | CheckSpec::Database(_) => self.probes.push(
                     PlannedProbe::new(scope, Probe::compile(spec).map_err(|e| (field, e, false))?),
                 ),
-                CheckSpec::Procedural(_) | CheckSpec::Consensus(_) => {
+                CheckSpec::Procedural(_)
+                | CheckSpec::Consensus(_)
+                | CheckSpec::Reactive(_)
+                | CheckSpec::Dag(_) => {
                     let panel = crate::panel::compile(spec, &field, env, level, scope, expected)
                         .map_err(|e| (field.clone(), e, true))?;
                     self.judges.push(PlannedJudge::new(scope, panel));
@@ -485,7 +490,9 @@ impl Planned {
             | CheckSpec::Rubric { .. }
             | CheckSpec::Pairwise { .. }
             | CheckSpec::Procedural(_)
-            | CheckSpec::Consensus(_) => {
+            | CheckSpec::Consensus(_)
+            | CheckSpec::Reactive(_)
+            | CheckSpec::Dag(_) => {
                 return Err(FieldError::new(
                     "",
                     format!("internal error: `{}` is not a code check", spec.kind()),

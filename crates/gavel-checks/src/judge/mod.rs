@@ -20,6 +20,7 @@
 //! same attempts) and, as conversation, the rejected answer and what was wrong.
 
 mod answer;
+pub(crate) mod choice;
 pub(crate) mod compile;
 mod pairwise;
 mod pointwise;
