@@ -292,4 +292,6 @@ fn sum_costs(costs: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 }
 
 #[cfg(test)]
+mod flow_tests;
+#[cfg(test)]
 mod tests;
