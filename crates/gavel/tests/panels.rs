@@ -1,11 +1,11 @@
 //! Judge panels end to end: `examples/panels` against the local OpenAI-compatible
-//! fake; the JSON report keeps every stage and round.
+//! fake; the JSON report keeps every stage, round, specialist and node.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 mod support;
 
@@ -63,7 +63,7 @@ fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_r
     assert_eq!(
         out.status.code(),
         Some(1),
-        "one case fails on purpose\n{stdout}\n{stderr}"
+        "two cases fail on purpose\n{stdout}\n{stderr}"
     );
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap();
@@ -115,4 +115,63 @@ fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_r
         v["reason"].as_str().unwrap().contains("0.2222 → 0.0000"),
         "{v:#}"
     );
+
+    let v = verdict(&report, "reactive-deep-dive");
+    assert_eq!(
+        (&v["kind"], &v["status"]),
+        (&"reactive".into(), &"pass".into()),
+        "{v:#}"
+    );
+    let steps = v["evidence"]["steps"].as_array().unwrap();
+    let kinds: Vec<&str> = steps.iter().map(|s| s["step"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "router",
+            "specialist",
+            "specialist",
+            "deep_dive",
+            "synthesis"
+        ],
+        "{v:#}"
+    );
+    assert_eq!(v["evidence"]["routed_to"], json!(["accuracy", "safety"]));
+    assert_eq!(steps[2]["status"], "fail", "the harsh safety specialist");
+    assert!(steps[0]["evidence"].is_null() && steps[0]["input_tokens"].as_u64().unwrap() > 0);
+    assert!(
+        steps[3]["because"][0]
+            .as_str()
+            .unwrap()
+            .contains("disagree"),
+        "{v:#}"
+    );
+
+    let v = verdict(&report, "reactive-one-specialist");
+    assert_eq!(v["status"], "pass", "{v:#}");
+    assert_eq!(v["evidence"]["routed_to"], json!(["format"]));
+    assert_eq!(v["evidence"]["deep_dive"], false);
+    assert_eq!(v["evidence"]["steps"].as_array().unwrap().len(), 3);
+
+    let v = verdict(&report, "dag-partial-path");
+    assert_eq!(
+        (&v["kind"], &v["status"]),
+        (&"dag".into(), &"pass".into()),
+        "{v:#}"
+    );
+    assert_eq!(
+        v["evidence"]["nodes"],
+        json!(["summary", "names-house", "completeness", "grade", "right"])
+    );
+    assert_eq!(v["score"], 0.5, "the partial edge weighs 0.5");
+    let path = v["evidence"]["path"].as_array().unwrap();
+    assert_eq!(path[2]["answer"], json!(["partial"]));
+    assert_eq!(path[3]["evidence"]["score"], 1.0);
+
+    let v = verdict(&report, "dag-no-path");
+    assert_eq!(v["status"], "fail", "{v:#}");
+    assert_eq!(
+        v["evidence"]["nodes"],
+        json!(["summary", "names-house", "missing"])
+    );
+    assert_eq!(v["score"], 0.1);
 }

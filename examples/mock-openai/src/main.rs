@@ -1,8 +1,8 @@
 //! A local server speaking the OpenAI Chat Completions wire format with
 //! deterministic answers: structured-output requests get the most favourable
 //! instance of their JSON Schema (the least favourable for a model named
-//! `…harsh…` until it is shown other judges' scores), other requests an echo naming the model (or a
-//! fixed reply).
+//! `…harsh…` until it is shown other judges' scores; enum values tagged `#value`
+//! in the prompt win), other requests an echo naming the model (or a fixed reply).
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
@@ -105,9 +105,10 @@ async fn complete(
                 .sum()
         })
         .unwrap_or(0);
+    let prompt = request["messages"].to_string();
     let content = match request.pointer("/response_format/json_schema/schema") {
-        Some(schema) if is_harsh(&request) => schema::harsh(schema).to_string(),
-        Some(schema) => schema::favourable(schema).to_string(),
+        Some(schema) if is_harsh(&request) => schema::harsh(schema, &prompt).to_string(),
+        Some(schema) => schema::favourable(schema, &prompt).to_string(),
         None => mock.reply.clone().unwrap_or_else(|| {
             format!(
                 "You said: {} ({})",

@@ -583,10 +583,7 @@ impl Dag {
         let mut v = head
             .verdict(
                 status,
-                format!(
-                    "path {} → leaf `{leaf}`: {status} (score {score:.2})",
-                    names.join(" → ")
-                ),
+                format!("path {} → leaf `{leaf}`: {status}", names.join(" → ")),
             )
             .with_score(score, None)
             .with_evidence(json!({ "panel": KIND, "path": path, "nodes": names, "leaf": leaf }));
