@@ -25,7 +25,7 @@ pub enum CheckError {
     /// Displays as `judge.templates.judge (prompts/judge.j2): cannot read: ...`.
     #[error("judge.templates.{kind} ({path}): {message}")]
     Template {
-        /// The key in `judge.templates` (`judge`, `rubric` or `pairwise`).
+        /// The key in `judge.templates` (`judge`, `rubric`, `pairwise` or `choice`).
         kind: String,
         /// The template file.
         path: String,
