@@ -292,12 +292,24 @@ impl CheckPlan {
             verdicts.extend(gated);
             return verdicts;
         }
+        verdicts.extend(self.run_judges(transcript, judges).await);
+        verdicts
+    }
+
+    /// Runs the judges alone, concurrently: one verdict per judge, in plan order,
+    /// as the last [`judge_count`](Self::judge_count) verdicts of
+    /// [`run`](Self::run). With `judges.rejudge` set, a re-judgement of an output
+    /// already judged.
+    pub async fn run_judges(
+        &self,
+        transcript: &Transcript,
+        judges: &JudgeRuntime<'_>,
+    ) -> Vec<Verdict> {
         let graded = self
             .judges
             .iter()
             .map(|j| j.run(transcript, self.rounds, judges));
-        verdicts.extend(futures::future::join_all(graded).await);
-        verdicts
+        futures::future::join_all(graded).await
     }
 
     /// The number of judges [`run`](Self::run) calls (pairwise excluded).

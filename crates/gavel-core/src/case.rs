@@ -113,6 +113,10 @@ pub struct Case {
     /// How many times to run the case (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// Judge the first repeat's output this many more times, to measure the
+    /// judges' own spread apart from the agent's (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudge: Option<u32>,
     /// Close and reopen the session after round 1 (`test_agent_revival`).
     #[serde(
         default,
@@ -173,6 +177,9 @@ pub struct SuiteDefaults {
     /// Repeat count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// Extra judgements of the first repeat's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudge: Option<u32>,
     /// Per-execution timeout in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<f64>,
@@ -208,6 +215,11 @@ impl Case {
     /// The repeat count (at least 1).
     pub fn repeat_count(&self) -> u32 {
         self.repeat.unwrap_or(1).max(1)
+    }
+
+    /// Extra judgements of the first repeat's output (default 0).
+    pub fn rejudge_count(&self) -> u32 {
+        self.rejudge.unwrap_or(0)
     }
 
     /// Clarifying questions answered per round at most (default 2).

@@ -111,6 +111,8 @@ struct JsonResult<'a> {
     repeat_pass_rate: f64,
     /// Mean, stddev, pass@k and pass^k over repeats (null for a single run).
     repeat_stats: Option<crate::repeats::RepeatStats>,
+    /// The judges' own spread on the first repeat's output (`rejudge`; null without).
+    judge_noise: Option<crate::noise::JudgeNoise>,
     scores: Map<String, Value>,
     reasoning: String,
     suggestions: Option<String>,
@@ -197,6 +199,7 @@ fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
         score: o.score,
         repeat_pass_rate: o.pass_rate,
         repeat_stats: crate::repeats::RepeatStats::of(o),
+        judge_noise: crate::noise::JudgeNoise::of(o),
         scores: scores(o),
         reasoning: text::reasoning(o),
         suggestions: None,

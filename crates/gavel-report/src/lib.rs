@@ -49,6 +49,7 @@ mod html;
 mod json;
 mod junit;
 mod markdown;
+pub mod noise;
 pub mod repeats;
 mod terminal;
 mod text;

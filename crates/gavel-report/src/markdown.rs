@@ -63,6 +63,7 @@ pub(crate) fn render(report: &Report) -> String {
 
     stats_table(&mut md, "By tag", "Tag", &report.summary.by_tag);
     stats_table(&mut md, "By target", "Target", &report.summary.by_target);
+    spread_table(&mut md, report);
 
     let bad: Vec<_> = report
         .outcomes
@@ -165,6 +166,22 @@ pub(crate) fn render(report: &Report) -> String {
         md.push('\n');
     }
     md
+}
+
+/// The agent's spread across repeats beside the judges' own (`rejudge`).
+fn spread_table(md: &mut String, report: &Report) {
+    let rows = crate::noise::spread_rows(report);
+    if rows.is_empty() {
+        return;
+    }
+    md.push_str("## Repeats and judge noise\n\n");
+    let _ = writeln!(md, "| {} |", crate::noise::SPREAD_HEADER.join(" | "));
+    md.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(md, "| {} |", cells.join(" | "));
+    }
+    md.push('\n');
 }
 
 fn stats_table(md: &mut String, title: &str, what: &str, stats: &BTreeMap<String, TagStats>) {

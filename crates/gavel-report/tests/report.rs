@@ -857,3 +857,39 @@ fn every_format_renders_empty_and_undecided_runs() {
         0
     );
 }
+
+#[test]
+fn repeats_and_judge_noise_are_tabled_in_terminal_markdown_and_json() {
+    // greet on alpha: two repeats scoring 1.0 and 0.6 (one fails); the first
+    // repeat's judge was re-judged twice: 0.8 (pass) and 0.4 (a flip to fail).
+    let mut first = greet("alpha", 0, 1.0);
+    first.verdicts[1].evidence = json!({"rejudged": [
+        {"status": "pass", "score": 0.8},
+        {"status": "fail", "score": 0.4},
+    ]});
+    let executions = vec![first, greet("alpha", 1, 0.6)];
+    let r = Report::new(run(RunStatus::Completed), vec![], executions, 80.0);
+
+    let text = terminal(&r, false);
+    assert!(text.contains("Repeats and judge noise"), "{text}");
+    let row = text.lines().find(|l| l.contains("greet")).unwrap();
+    // Repeat scores 1.0 and 0.6: mean 0.80, stddev 0.28; pass rate 50%, pass@2
+    // 100%, pass^2 0%. The judge's own: 1.0, 0.8, 0.4, stddev 0.31, 1 flip in 2.
+    for cell in ["50%", "0.80", "0.28", "100%", "0%", "0.31", "1/2"] {
+        assert!(row.contains(cell), "{cell} in {row}");
+    }
+
+    let md = render(&r, Format::Markdown).unwrap();
+    assert!(md.contains("## Repeats and judge noise"), "{md}");
+    assert!(
+        md.contains("| greet | alpha | 2 | 50% | 0.80 | 0.28 | 100% | 0% | 0.31 | 1/2 |"),
+        "{md}"
+    );
+
+    let json: Value = serde_json::from_str(&render(&r, Format::Json).unwrap()).unwrap();
+    let noise = &json["detailed_results"][0]["judge_noise"];
+    assert_eq!(noise["checks"][0]["judgements"], 3, "{noise:#}");
+    assert_eq!(noise["checks"][0]["flips"], 1);
+    assert_eq!(noise["flip_rate"], 0.5);
+    assert_eq!(json["detailed_results"][0]["repeat_stats"]["n"], 2);
+}

@@ -281,6 +281,7 @@ fn apply_defaults(case: &mut Case, d: &SuiteDefaults) {
     }
     case.threshold = case.threshold.or(d.threshold);
     case.repeat = case.repeat.or(d.repeat);
+    case.rejudge = case.rejudge.or(d.rejudge);
     case.timeout_s = case.timeout_s.or(d.timeout_s);
     for t in &d.tags {
         if !case.tags.contains(t) {
