@@ -34,39 +34,41 @@ fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_r
         .replace("http://127.0.0.1:8080", &mock.url);
     let suite_file = dir.path().join("suite.yaml");
     std::fs::write(&suite_file, suite).unwrap();
-    let report_file = dir.path().join("r.json");
     let db = format!("sqlite://{}", dir.path().join("g.db").display());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
-    cmd.args([
-        "run",
-        suite_file.to_str().unwrap(),
-        "--db",
-        &db,
-        "--quiet",
-        "-o",
-        report_file.to_str().unwrap(),
-    ])
-    .current_dir(dir.path());
-    for var in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENAI_BASE_URL",
-        "GAVEL_DATABASE_URL",
-    ] {
-        cmd.env_remove(var);
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "two cases fail on purpose\n{stdout}\n{stderr}"
-    );
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap();
+    let run = |name: &str| -> Value {
+        let report_file = dir.path().join(name);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+        cmd.args([
+            "run",
+            suite_file.to_str().unwrap(),
+            "--db",
+            &db,
+            "--quiet",
+            "-o",
+            report_file.to_str().unwrap(),
+        ])
+        .current_dir(dir.path());
+        for var in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "OPENAI_BASE_URL",
+            "GAVEL_DATABASE_URL",
+        ] {
+            cmd.env_remove(var);
+        }
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "two cases fail on purpose\n{stdout}\n{stderr}"
+        );
+        serde_json::from_str(&std::fs::read_to_string(&report_file).unwrap()).unwrap()
+    };
+    let report = run("r.json");
 
     let v = verdict(&report, "procedural-pipeline");
     assert_eq!(
@@ -174,4 +176,39 @@ fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_r
         json!(["summary", "names-house", "missing"])
     );
     assert_eq!(v["score"], 0.1);
+
+    // Judge noise: the first repeat's judge verdict re-judged twice, fresh calls.
+    let noise = report["detailed_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["id"] == "judge-noise")
+        .unwrap()
+        .clone();
+    let rejudged = |d: &Value| d["repeats"][0]["verdicts"][0]["evidence"]["rejudged"].clone();
+    assert_eq!(
+        rejudged(&noise),
+        json!([
+            {"status": "pass", "score": 1.0, "cost_usd": null, "cached": false},
+            {"status": "pass", "score": 1.0, "cost_usd": null, "cached": false},
+        ]),
+        "{noise:#}"
+    );
+    assert!(noise["repeats"][1]["verdicts"][0]["evidence"]["rejudged"].is_null());
+    assert_eq!(noise["judge_noise"]["checks"][0]["judgements"], 3);
+    assert_eq!(noise["judge_noise"]["max_stddev"], 0.0);
+    assert_eq!(noise["repeat_stats"]["n"], 2);
+
+    // A second run is served from the cache, re-judgements included.
+    let again = run("again.json");
+    let noise = again["detailed_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["id"] == "judge-noise")
+        .unwrap()
+        .clone();
+    for r in rejudged(&noise).as_array().unwrap() {
+        assert_eq!(r["cached"], true, "{noise:#}");
+    }
 }
