@@ -86,22 +86,24 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         pairwise: Vec::new(),
         rounds,
     };
-    let invalid = |field: String, e: FieldError| CheckError::Invalid {
-        source_loc: case.source.clone(),
-        case_id: case.id.clone(),
-        field: if e.field.is_empty() {
-            field
-        } else {
-            format!("{field}.{}", e.field)
-        },
-        message: e.message,
-    };
-    // Judge errors carry absolute field paths.
+    // Judge errors carry absolute field paths; the location is the field's own
+    // `file:line:column` when the case's YAML file shows it.
     let invalid_at = |e: FieldError| CheckError::Invalid {
-        source_loc: case.source.clone(),
+        source_loc: gavel_core::load::locate(&case.source, &e.field)
+            .unwrap_or_else(|| case.source.clone()),
         case_id: case.id.clone(),
         field: e.field,
         message: e.message,
+    };
+    let invalid = |field: String, e: FieldError| {
+        invalid_at(FieldError::new(
+            if e.field.is_empty() {
+                field
+            } else {
+                format!("{field}.{}", e.field)
+            },
+            e.message,
+        ))
     };
 
     for (r, round) in case.rounds.iter().enumerate() {

@@ -212,3 +212,27 @@ fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_r
         assert_eq!(r["cached"], true, "{noise:#}");
     }
 }
+
+#[test]
+fn a_broken_panel_is_refused_at_load_naming_the_node_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.yaml");
+    std::fs::write(
+        &file,
+        "cases:\n  - id: c\n    input: q\n    checks:\n      - type: dag\n        nodes:\n          - name: a\n            binary: Is it right?\n            yes: b\n            no: nowhere\n          - {name: b, verdict: pass}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
+        .args(["validate", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}:10:17: case `c`: checks[0].nodes[0].no: node `a` leads to `nowhere`, which is not a node (nodes: a, b)",
+            file.display()
+        )),
+        "{stderr}"
+    );
+}

@@ -5,7 +5,10 @@
 //! per line, and `datasets:` blocks that expand CSV/JSONL rows through a template.
 
 mod dataset;
+mod locate;
 mod parse;
+
+pub use locate::locate;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
