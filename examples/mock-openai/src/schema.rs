@@ -30,10 +30,10 @@ fn tagged(prompt: &str, value: &Value) -> bool {
 }
 
 fn instance(schema: &Value, low: bool, prompt: &str) -> Value {
-    if let Some(values) = schema["enum"].as_array() {
-        if let Some(v) = values.iter().find(|v| tagged(prompt, v)).or(values.first()) {
-            return v.clone();
-        }
+    if let Some(values) = schema["enum"].as_array()
+        && let Some(v) = values.iter().find(|v| tagged(prompt, v)).or(values.first())
+    {
+        return v.clone();
     }
     if let Some(c) = schema.get("const") {
         return c.clone();
