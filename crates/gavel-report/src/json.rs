@@ -21,7 +21,7 @@ const REPORT_VERSION: u32 = 1;
 struct JsonReport<'a> {
     report_version: u32,
     summary: JsonSummary,
-    gate: JsonGate,
+    gate: JsonGate<'a>,
     run: JsonRun<'a>,
     by_tag: BTreeMap<&'a str, JsonStats>,
     by_target: BTreeMap<&'a str, JsonStats>,
@@ -47,7 +47,7 @@ struct JsonSummary {
 }
 
 #[derive(Serialize)]
-struct JsonGate {
+struct JsonGate<'a> {
     min_pass_rate: f64,
     pass_rate: Option<f64>,
     decided: bool,
@@ -55,6 +55,8 @@ struct JsonGate {
     errors: usize,
     exit_code: i32,
     verdict: &'static str,
+    /// The calibrated-judge requirement (null when the suite sets none).
+    calibration: Option<&'a crate::CalibrationGate>,
 }
 
 #[derive(Serialize)]
@@ -158,6 +160,7 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             errors: g.errors,
             exit_code: g.exit_code(),
             verdict: g.word(),
+            calibration: g.calibration.as_ref(),
         },
         run: JsonRun {
             id: &report.run.id,

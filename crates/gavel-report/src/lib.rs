@@ -135,6 +135,19 @@ pub struct Gate {
     pub passed: bool,
     /// Outcomes that errored (no verdict on the agent).
     pub errors: usize,
+    /// The suite's calibrated-judge requirement (`judge.calibration`), when it has one.
+    pub calibration: Option<CalibrationGate>,
+}
+
+/// Whether the run's judge is the one a stored calibration run found fit to gate.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CalibrationGate {
+    /// The calibration run required.
+    pub id: String,
+    /// Whether it qualifies this run's judge.
+    pub passed: bool,
+    /// Why not, when it does not.
+    pub reason: Option<String>,
 }
 
 /// Tolerance for comparing a computed rate with the minimum (80.0 vs 79.99999…).
@@ -149,7 +162,16 @@ impl Gate {
             pass_rate,
             passed: pass_rate.is_some_and(|r| r + RATE_EPSILON >= min_pass_rate),
             errors: overall.errors,
+            calibration: None,
         }
+    }
+
+    /// The gate with a calibrated-judge requirement: a judge it does not qualify
+    /// fails the gate whatever the pass rate.
+    pub fn with_calibration(mut self, calibration: CalibrationGate) -> Gate {
+        self.passed &= calibration.passed;
+        self.calibration = Some(calibration);
+        self
     }
 
     /// Whether any outcome passed or failed (so the pass rate means something).
@@ -158,10 +180,11 @@ impl Gate {
     }
 
     /// `0` gate passed and no errors; `1` gate failed (pass rate over decided cases
-    /// below the minimum); `3` errors kept cases from a verdict while the gate passed
+    /// below the minimum, or a required calibration that does not qualify the judge); `3` errors kept cases from a verdict while the gate passed
     /// (or nothing was decided). Nothing decided and no errors is `0`.
     pub fn exit_code(&self) -> i32 {
-        if self.decided() && !self.passed {
+        if self.calibration.as_ref().is_some_and(|c| !c.passed) || (self.decided() && !self.passed)
+        {
             EXIT_GATE_FAILED
         } else if self.errors > 0 {
             EXIT_ERRORS
