@@ -115,6 +115,8 @@ struct JsonResult<'a> {
     repeat_stats: Option<crate::repeats::RepeatStats>,
     /// The judges' own spread on the first repeat's output (`rejudge`; null without).
     judge_noise: Option<crate::noise::JudgeNoise>,
+    /// Mean and spread over every input of a case with `variants` (null without).
+    robustness: Option<crate::robust::Robustness>,
     scores: Map<String, Value>,
     reasoning: String,
     suggestions: Option<String>,
@@ -203,6 +205,9 @@ fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
         repeat_pass_rate: o.pass_rate,
         repeat_stats: crate::repeats::RepeatStats::of(o),
         judge_noise: crate::noise::JudgeNoise::of(o),
+        robustness: report
+            .case(&o.case_id)
+            .and_then(|c| crate::robust::Robustness::of(c, o)),
         scores: scores(o),
         reasoning: text::reasoning(o),
         suggestions: None,

@@ -51,6 +51,7 @@ mod junit;
 mod markdown;
 pub mod noise;
 pub mod repeats;
+pub mod robust;
 mod terminal;
 mod text;
 pub mod trend;
@@ -89,7 +90,8 @@ impl Report {
         executions: Vec<Execution>,
         min_pass_rate: f64,
     ) -> Report {
-        let outcomes = Outcome::group(executions);
+        let mut outcomes = Outcome::group(executions);
+        robust::decide(&cases, &mut outcomes);
         let summary = Summary::of(&outcomes);
         let gate = Gate::new(&summary.overall, min_pass_rate);
         Report {

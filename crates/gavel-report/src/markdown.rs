@@ -168,7 +168,8 @@ pub(crate) fn render(report: &Report) -> String {
     md
 }
 
-/// The agent's spread across repeats beside the judges' own (`rejudge`).
+/// The agent's spread across repeats beside the judges' own (`rejudge`), then
+/// the robustness cases (which always have several runs).
 fn spread_table(md: &mut String, report: &Report) {
     let rows = crate::noise::spread_rows(report);
     if rows.is_empty() {
@@ -177,6 +178,18 @@ fn spread_table(md: &mut String, report: &Report) {
     md.push_str("## Repeats and judge noise\n\n");
     let _ = writeln!(md, "| {} |", crate::noise::SPREAD_HEADER.join(" | "));
     md.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    rows_of(md, rows.iter().map(|r| r.as_slice()));
+    let robust = crate::robust::robust_rows(report);
+    if !robust.is_empty() {
+        md.push_str("## Robustness (variants of the input)\n\n");
+        let _ = writeln!(md, "| {} |", crate::robust::ROBUST_HEADER.join(" | "));
+        md.push_str("| --- | --- | --- | ---: | ---: | --- |\n");
+        rows_of(md, robust.iter().map(|r| r.as_slice()));
+    }
+}
+
+/// Table rows, cells escaped, then a blank line.
+fn rows_of<'a>(md: &mut String, rows: impl Iterator<Item = &'a [String]>) {
     for row in rows {
         let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
         let _ = writeln!(md, "| {} |", cells.join(" | "));

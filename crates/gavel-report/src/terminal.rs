@@ -95,6 +95,14 @@ pub fn terminal(report: &Report, color: bool) -> String {
         right_align(&mut t, 2..10);
         let _ = writeln!(out, "\nRepeats and judge noise\n{t}");
     }
+    let robust = crate::robust::robust_rows(report);
+    if !robust.is_empty() {
+        let mut t = table(&crate::robust::ROBUST_HEADER);
+        for row in robust {
+            t.add_row(row.to_vec());
+        }
+        let _ = writeln!(out, "\nRobustness (variants of the input)\n{t}");
+    }
 
     let bad: Vec<_> = report
         .outcomes
