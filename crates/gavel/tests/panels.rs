@@ -199,6 +199,35 @@ fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_r
     assert_eq!(noise["judge_noise"]["max_stddev"], 0.0);
     assert_eq!(noise["repeat_stats"]["n"], 2);
 
+    // Robustness: every input run twice, decided on the mean and spread.
+    let robust = report["detailed_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["id"] == "robust-variants")
+        .unwrap()
+        .clone();
+    assert_eq!(robust["status"], "pass", "{robust:#}");
+    let per_input = robust["robustness"]["per_input"].as_array().unwrap();
+    assert_eq!(per_input.len(), 3, "{robust:#}");
+    for i in per_input {
+        assert_eq!(
+            (&i["runs"], &i["mean"]),
+            (&json!(2), &json!(1.0)),
+            "{robust:#}"
+        );
+    }
+    assert_eq!(robust["robustness"]["stddev"], 0.0);
+    let inputs: Vec<&str> = robust["repeats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["transcript"]["turns"][0]["input"].as_str().unwrap())
+        .collect();
+    assert_eq!(inputs.len(), 6);
+    assert_eq!(inputs[1], "Which properties do I have listed?");
+    assert_eq!(inputs[5], "Show me my listings, please.");
+
     // A second run is served from the cache, re-judgements included.
     let again = run("again.json");
     let noise = again["detailed_results"]
