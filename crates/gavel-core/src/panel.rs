@@ -163,7 +163,7 @@ pub struct ReactiveSpec {
 
 /// An edge of a `dag` panel: the next node's name, or the name with a weight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, deny_unknown_fields)]
 pub enum DagEdge {
     /// The next node.
     To(String),

@@ -47,7 +47,7 @@ impl Mode {
     }
 }
 
-/// An option: its name and what it means.
+/// An option: its name and what it means (empty: the name says it).
 #[derive(Debug, Clone)]
 pub(crate) struct Choice {
     pub(crate) name: String,

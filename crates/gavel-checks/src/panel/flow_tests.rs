@@ -205,6 +205,11 @@ async fn a_dag_walks_its_graph_and_stores_the_path() {
         prompt(&requests[1])
     );
     assert!(prompt(&requests[3]).contains("- quality: partial"));
+    assert!(
+        prompt(&requests[2]).contains("- complete\\n- partial\\n- wrong"),
+        "options by name: {}",
+        prompt(&requests[2])
+    );
 
     let models = Models::new(dag_model("no", "complete"));
     let v = plan

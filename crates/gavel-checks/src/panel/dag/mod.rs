@@ -262,9 +262,10 @@ impl Dag {
     }
 }
 
+/// An option shown by its name alone.
 fn choice(name: &str) -> Choice {
     Choice {
         name: name.to_owned(),
-        description: name.to_owned(),
+        description: String::new(),
     }
 }
