@@ -132,6 +132,9 @@ pub struct ReactiveSpec {
     /// The router's model (default: the suite's judge model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub router_model: Option<String>,
+    /// Specialists that judge whatever the router picks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub always: Vec<String>,
     /// The deep-dive judge's settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deep_dive: Option<DeepDive>,

@@ -100,6 +100,23 @@ async fn reactive_routes_to_specialists_dives_deep_on_disagreement_and_synthesis
     assert_eq!(v.evidence["deep_dive"], false);
     assert_eq!(calm.requests().len(), 3, "router, format, synthesis");
 
+    // `always` adds a specialist the router did not pick.
+    let always = compile(&case(&REACTIVE.replace(
+        "    specialists:",
+        "    always: [accuracy]\n    specialists:",
+    )))
+    .unwrap();
+    let models = Models::new(calm.clone());
+    let v = always
+        .run(&transcript(vec![turn(0, "Beach House")]), &models.runtime())
+        .await
+        .remove(0);
+    assert_eq!(
+        v.evidence["routed_to"],
+        json!(["accuracy", "format"]),
+        "{v:#?}"
+    );
+
     // A specialist next to its threshold is unsure: the deep dive runs.
     let unsure = Scripted::with(|r| {
         if is_choice(r) {
@@ -267,6 +284,13 @@ fn reactive_and_dag_errors_name_the_node_or_field() {
     let e = r("[{name: a, criteria: x}, {name: a, criteria: y}]");
     assert!(
         e.contains("checks[0].specialists[1].name: specialist name `a` is used twice"),
+        "{e}"
+    );
+    let e = compile_err(
+        "input: q\nchecks:\n  - type: reactive\n    always: [safety]\n    specialists: [{name: a, criteria: x}]\n",
+    );
+    assert!(
+        e.contains("checks[0].always[0]: `safety` is not a specialist (specialists: a)"),
         "{e}"
     );
     let e = r("[{name: a, criteria: x, model: nope}]");

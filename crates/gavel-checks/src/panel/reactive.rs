@@ -31,6 +31,8 @@ const DEEP_DIVE_CRITERIA: &str = "Examine the answer closely where the specialis
 pub(crate) struct Reactive {
     router: Material,
     specialists: Vec<Specialist>,
+    /// Specialists called whatever the router picks.
+    always: Vec<String>,
     deep_dive: TurnJudge,
     synthesis: TurnJudge,
     min_confidence: f64,
@@ -94,6 +96,20 @@ impl Reactive {
             });
         }
         check_model(&format!("{at}.router_model"), spec.router_model.as_ref())?;
+        let mut always = Vec::with_capacity(spec.always.len());
+        for (i, name) in spec.always.iter().enumerate() {
+            if !specialists.iter().any(|s| &s.choice.name == name) {
+                let names: Vec<&str> = specialists.iter().map(|s| s.choice.name.as_str()).collect();
+                return Err(FieldError::new(
+                    format!("{at}.always[{i}]"),
+                    format!(
+                        "`{name}` is not a specialist (specialists: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            always.push(name.clone());
+        }
         let dive = spec.deep_dive.clone().unwrap_or_default();
         let deep_dive = pointwise(
             env,
@@ -148,6 +164,7 @@ impl Reactive {
                 spec.router_model.as_ref(),
             ),
             specialists,
+            always,
             deep_dive,
             synthesis,
             min_confidence: bound(
@@ -213,7 +230,9 @@ impl Reactive {
         let picked: Vec<&Specialist> = self
             .specialists
             .iter()
-            .filter(|s| routed.answer.contains(&s.choice.name))
+            .filter(|s| {
+                routed.answer.contains(&s.choice.name) || self.always.contains(&s.choice.name)
+            })
             .collect();
 
         let calls = picked.iter().map(|s| {
