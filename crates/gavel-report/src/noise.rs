@@ -78,7 +78,7 @@ fn check_noise(v: &Verdict) -> Option<CheckNoise> {
 pub(crate) const SPREAD_HEADER: [&str; 10] = [
     "Case",
     "Target",
-    "Repeats",
+    "Runs",
     "Pass rate",
     "Mean",
     "Stddev",
