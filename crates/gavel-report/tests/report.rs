@@ -958,3 +958,38 @@ fn robustness_cases_pass_on_mean_and_spread_over_every_input() {
     );
     assert_eq!(r.outcomes[0].status, Status::Fail);
 }
+
+#[test]
+fn compare_decides_robustness_cases_by_mean_and_spread() {
+    let case: Case = serde_json::from_value(json!({
+        "id": "greet",
+        "input": "Hi there",
+        "variants": ["Hello!"],
+        "max_stddev": 0.3,
+        "min_mean": 0.7,
+    }))
+    .unwrap();
+    let a = vec![greet("alpha", 0, 1.0), greet("alpha", 1, 0.9)];
+    // One run under the judge's threshold: the case still passes on its mean.
+    let b = vec![greet("alpha", 0, 1.0), greet("alpha", 1, 0.6)];
+    let cases = [case];
+    let c = gavel_report::Comparison::new(
+        &run(RunStatus::Completed),
+        a.clone(),
+        &cases,
+        &run(RunStatus::Completed),
+        b.clone(),
+        &cases,
+    );
+    assert_eq!(c.regressions, 0, "{}", c.text());
+    // Without the case snapshot it is judged run by run: a regression.
+    let c = gavel_report::Comparison::new(
+        &run(RunStatus::Completed),
+        a,
+        &[],
+        &run(RunStatus::Completed),
+        b,
+        &[],
+    );
+    assert_eq!(c.regressions, 1, "{}", c.text());
+}
