@@ -62,13 +62,15 @@ impl Execution {
         );
     }
 
-    /// Summed cost of the target's turns and the checks, when any is known.
+    /// Summed cost of the target's turns, gavel's own calls around them (follow-up
+    /// detector, simulated user) and the checks, when any is known.
     pub fn cost_usd(&self) -> Option<f64> {
         let turns = self
             .transcript
             .turns
             .iter()
-            .filter_map(|t| t.usage.and_then(|u| u.cost_usd));
+            .flat_map(|t| [t.usage, t.harness_usage])
+            .filter_map(|u| u.and_then(|u| u.cost_usd));
         let checks = self.verdicts.iter().filter_map(|v| v.cost_usd);
         let costs: Vec<f64> = turns.chain(checks).collect();
         (!costs.is_empty()).then(|| costs.iter().sum())

@@ -28,6 +28,17 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
 }
 
+impl Usage {
+    /// Adds `other`'s tokens and cost (a cost stays unknown only if both are).
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        if let Some(cost) = other.cost_usd {
+            *self.cost_usd.get_or_insert(0.0) += cost;
+        }
+    }
+}
+
 /// An infrastructure failure while talking to the target: it yields `error`, never
 /// `fail`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +82,10 @@ pub struct Turn {
     /// What the answer's stream looked like, when the target streamed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamStats>,
+    /// Model calls gavel itself made around this turn: the follow-up detector
+    /// reading the answer, the simulated user writing the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_usage: Option<Usage>,
 }
 
 /// The shape of one streamed answer, for structural checks.

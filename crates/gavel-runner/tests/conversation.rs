@@ -19,7 +19,7 @@ fn case(yaml: &str) -> Case {
 }
 
 /// A model answering each call with the next scripted text (the last one repeats),
-/// keeping the requests.
+/// keeping the requests; each call costs $0.001 (100 + 10 tokens).
 #[derive(Debug)]
 struct Scripted {
     id: ModelId,
@@ -36,6 +36,11 @@ impl ChatModel for Scripted {
         let text = self.answers[n.min(self.answers.len() - 1)];
         Ok(ChatResponse {
             text: text.into(),
+            usage: gavel_models::TokenUsage {
+                input_tokens: 100,
+                output_tokens: 10,
+            },
+            cost_usd: Some(0.001),
             ..ChatResponse::default()
         })
     }
@@ -141,6 +146,11 @@ async fn the_model_detector_decides_and_writes_the_reply() {
     assert_eq!(inputs, ["Weather?", "Lyon"]);
     // One call: the final answer has no `?`, so no model call is spent on it.
     assert_eq!(model.calls.load(Ordering::SeqCst), 1);
+    // The detector's call is booked on the turn it read, and in the case's cost.
+    let spent = e.transcript.turns[0].harness_usage.unwrap();
+    assert_eq!((spent.input_tokens, spent.output_tokens), (100, 10));
+    assert_eq!(e.transcript.turns[1].harness_usage, None);
+    assert_eq!(e.cost_usd(), Some(0.001));
     let request = model.seen.lock().unwrap()[0].clone();
     assert_eq!(request.schema.as_ref().unwrap().name, "followup");
     assert!(
@@ -252,6 +262,16 @@ async fn a_simulated_user_talks_until_the_goal_is_met() {
         .collect();
     assert_eq!(inputs, ["Weather in Paris?", "Paris"]);
     assert_eq!(model.calls.load(Ordering::SeqCst), 3);
+    // The user model's calls: the first message's on the first turn, each later
+    // call on the turn it read.
+    let spent: Vec<u64> = e
+        .transcript
+        .turns
+        .iter()
+        .map(|t| t.harness_usage.map_or(0, |u| u.input_tokens))
+        .collect();
+    assert_eq!(spent, [200, 100]);
+    assert!((e.cost_usd().unwrap() - 0.003).abs() < 1e-12);
 
     // The limit holds; without a model the case is skipped, saying why.
     let c = case(

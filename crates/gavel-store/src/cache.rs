@@ -7,7 +7,8 @@ use std::collections::HashMap;
 
 use crate::{Store, StoreError};
 
-const SELECT_CACHED: &str = "SELECT response_json FROM model_cache WHERE key = $1";
+/// Keys read in one batched lookup at most.
+const MAX_LOOKUP_BATCH: usize = 256;
 
 /// Inserts the entry, or replaces the one with the same key.
 const UPSERT_CACHED: &str = "INSERT INTO model_cache (key, model, response_json, created_at) \
@@ -18,15 +19,66 @@ const UPSERT_CACHED: &str = "INSERT INTO model_cache (key, model, response_json,
 
 impl Store {
     /// The cached model answer (serialized JSON) under `key`, if any.
+    ///
+    /// Reads are batched like writes: a lookup that arrives while another caller
+    /// is reading joins a queue, and that caller reads the whole queue in one
+    /// `IN (…)` query before it returns, so concurrent model calls cost one
+    /// statement instead of one each. A waiter whose reader went away (cancelled
+    /// or failed) reads its key itself.
     pub async fn cache_get(&self, key: &str) -> Result<Option<String>, StoreError> {
         if let Some((_, json)) = self.cache_queue.lock().entries.get(key) {
             return Ok(Some(json.clone()));
         }
-        let json: Option<String> = sqlx::query_scalar(SELECT_CACHED)
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(json)
+        let waiting = {
+            let mut lookups = self.cache_lookups.lock();
+            if lookups.reading {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                lookups.waiting.push((key.to_owned(), tx));
+                Some(rx)
+            } else {
+                lookups.reading = true;
+                None
+            }
+        };
+        if let Some(rx) = waiting {
+            if let Ok(found) = rx.await {
+                return Ok(found);
+            }
+            return self.cache_read(&[key]).await.map(|mut m| m.remove(key));
+        }
+        let _reader = Reader(&self.cache_lookups);
+        let mine = self.cache_read(&[key]).await?.remove(key);
+        loop {
+            let mut batch = std::mem::take(&mut self.cache_lookups.lock().waiting);
+            if batch.is_empty() {
+                return Ok(mine);
+            }
+            while !batch.is_empty() {
+                let rest = batch.split_off(batch.len().min(MAX_LOOKUP_BATCH));
+                let chunk = std::mem::replace(&mut batch, rest);
+                let keys: Vec<&str> = chunk.iter().map(|(k, _)| k.as_str()).collect();
+                // On failure the chunk's senders drop and each waiter reads alone.
+                if let Ok(mut found) = self.cache_read(&keys).await {
+                    for (key, tx) in chunk {
+                        let _ = tx.send(found.remove(&key));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The stored answers of `keys` (absent keys are missing from the map).
+    async fn cache_read(&self, keys: &[&str]) -> Result<HashMap<String, String>, StoreError> {
+        let placeholders: Vec<String> = (1..=keys.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT key, response_json FROM model_cache WHERE key IN ({})",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query_as::<_, (String, String)>(sqlx::AssertSqlSafe(sql));
+        for key in keys {
+            query = query.bind(*key);
+        }
+        Ok(query.fetch_all(&self.pool).await?.into_iter().collect())
     }
 
     /// Keeps `response_json` (a model's answer) under `key`, replacing any earlier
@@ -119,5 +171,38 @@ impl CacheQueue {
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A cache lookup waiting for the reader: its key and where to send the answer.
+type Waiter = (String, tokio::sync::oneshot::Sender<Option<String>>);
+
+/// Cache lookups waiting for a batched read, and whether a caller is reading.
+#[derive(Default)]
+pub(crate) struct CacheLookups(std::sync::Mutex<PendingLookups>);
+
+#[derive(Default)]
+pub(crate) struct PendingLookups {
+    waiting: Vec<Waiter>,
+    reading: bool,
+}
+
+impl CacheLookups {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PendingLookups> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The one caller reading for the others. When it is done or dropped, waiters
+/// it did not serve are let go (their senders drop) and read for themselves.
+struct Reader<'a>(&'a CacheLookups);
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        let mut lookups = self.0.lock();
+        lookups.reading = false;
+        lookups.waiting.clear();
     }
 }

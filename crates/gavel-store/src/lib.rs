@@ -63,6 +63,8 @@ pub struct Store {
     url: String,
     /// Model-cache entries waiting for the next group commit.
     cache_queue: std::sync::Arc<cache::CacheQueue>,
+    /// Model-cache lookups waiting for the next batched read.
+    cache_lookups: std::sync::Arc<cache::CacheLookups>,
 }
 
 impl Store {

@@ -219,6 +219,7 @@ impl Store {
             engine: location.engine(),
             url: masked,
             cache_queue: Default::default(),
+            cache_lookups: Default::default(),
         })
     }
 }

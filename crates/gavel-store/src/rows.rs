@@ -209,16 +209,21 @@ pub(crate) struct TurnRow {
     conversation_json: Option<String>,
 }
 
-/// A turn's place in its conversation, as stored in `turns.conversation_json`:
-/// `None` for a plain turn.
+/// A turn's place in its conversation (and gavel's own model usage around it),
+/// as stored in `turns.conversation_json`: `None` for a plain turn.
 pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
-    if !turn.followup && turn.branch.is_none() && turn.stream.is_none() {
+    if !turn.followup
+        && turn.branch.is_none()
+        && turn.stream.is_none()
+        && turn.harness_usage.is_none()
+    {
         return None;
     }
     Some(serde_json::json!({
         "followup": turn.followup,
         "branch": turn.branch,
         "stream": turn.stream,
+        "harness_usage": turn.harness_usage,
     }))
 }
 
@@ -231,6 +236,8 @@ struct Conversation {
     branch: Option<String>,
     #[serde(default)]
     stream: Option<gavel_core::StreamStats>,
+    #[serde(default)]
+    harness_usage: Option<Usage>,
 }
 
 impl TurnRow {
@@ -240,13 +247,14 @@ impl TurnRow {
             .conversation_json
             .map(|j| from_json::<Conversation>(&j, || format!("{at} conversation_json")))
             .transpose()?;
-        let (followup, branch, stream) = conversation
-            .map(|c| (c.followup, c.branch, c.stream))
+        let (followup, branch, stream, harness_usage) = conversation
+            .map(|c| (c.followup, c.branch, c.stream, c.harness_usage))
             .unwrap_or_default();
         Ok(Turn {
             followup,
             branch,
             stream,
+            harness_usage,
             round: from_i64(self.round, || format!("{at} round"))?,
             input: self.input,
             output: self.output,

@@ -57,6 +57,27 @@ async fn cache_story(url: String) -> TestResult {
         ),
         "{last:?}"
     );
+
+    // Concurrent lookups (batched into shared reads) each get their own answer:
+    // 300 keys, every other one stored, more than one batch holds.
+    for i in (0..300).step_by(2) {
+        store
+            .cache_put(&format!("k{i:063}"), "m", &format!("answer {i}"))
+            .await?;
+    }
+    let mut lookups = tokio::task::JoinSet::new();
+    for i in 0..300 {
+        let store = store.clone();
+        lookups.spawn(async move { (i, store.cache_get(&format!("k{i:063}")).await) });
+    }
+    let mut seen = 0;
+    while let Some(joined) = lookups.join_next().await {
+        let (i, found) = joined?;
+        let expected = (i % 2 == 0).then(|| format!("answer {i}"));
+        assert_eq!(found?, expected, "key {i}");
+        seen += 1;
+    }
+    assert_eq!(seen, 300);
     store.close().await;
     Ok(())
 }

@@ -105,6 +105,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             followup: false,
             branch: None,
             stream: None,
+            harness_usage: None,
         },
         Turn {
             round: 1,
@@ -132,6 +133,12 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 done: true,
                 first_token_ms: Some(12),
                 ..gavel_core::StreamStats::default()
+            }),
+            // The follow-up detector's call on this answer.
+            harness_usage: Some(Usage {
+                input_tokens: 300,
+                output_tokens: 20,
+                cost_usd: Some(0.0004),
             }),
         },
     ];

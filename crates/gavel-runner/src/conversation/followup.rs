@@ -9,7 +9,7 @@
 //! a clarifying question, so plain answers cost no model call.
 
 use gavel_checks::JudgeRuntime;
-use gavel_core::Case;
+use gavel_core::{Case, Usage};
 use gavel_models::{ChatRequest, Message, OutputSchema};
 use serde_json::{Value, json};
 
@@ -58,16 +58,18 @@ pub(crate) fn looks_like_clarification(output: &str) -> bool {
 
 /// Decides whether `output` (the answer to `request`) asks for clarification:
 /// the judge model when there is one, else [`looks_like_clarification`].
+/// What the model call cost goes to `spent`.
 pub(crate) async fn detect(
     case: &Case,
     request: &str,
     output: &str,
     rt: &JudgeRuntime<'_>,
+    spent: &mut Option<Usage>,
 ) -> Option<Clarification> {
     if !output.contains('?') {
         return None;
     }
-    match ask_model(case, request, output, rt).await {
+    match ask_model(case, request, output, rt, spent).await {
         Ok(answer) => answer,
         Err(why) => {
             tracing::debug!(case = %case.id, "follow-up detector without a model: {why}");
@@ -100,6 +102,7 @@ async fn ask_model(
     request: &str,
     output: &str,
     rt: &JudgeRuntime<'_>,
+    spent: &mut Option<Usage>,
 ) -> Result<Option<Clarification>, String> {
     let model = rt.models.model(None).map_err(|e| e.message)?;
     let mut user = format!(
@@ -138,6 +141,7 @@ async fn ask_model(
         ..ChatRequest::default()
     };
     let response = model.chat(&request).await.map_err(|e| e.message)?;
+    *spent = Some(super::usage_of(&response));
     let answer: Value = serde_json::from_str(response.text.trim())
         .map_err(|e| format!("the detector's answer is not JSON: {e}"))?;
     let needs = answer

@@ -12,7 +12,8 @@ mod simulated;
 use std::time::{Duration, Instant};
 
 use gavel_checks::JudgeRuntime;
-use gavel_core::{Case, Round, TargetFailure, Transcript, Turn};
+use gavel_core::{Case, Round, TargetFailure, Transcript, Turn, Usage};
+use gavel_models::ChatResponse;
 use gavel_targets::{Session, Target, TurnRequest};
 
 /// A played conversation, or why it could not be played.
@@ -34,6 +35,9 @@ struct Conversation<'a> {
     transcript: Transcript,
     /// The case's `followups` hints not used yet.
     hints: std::slice::Iter<'a, String>,
+    /// gavel's own model usage not yet attributed to a turn (the simulated user's
+    /// first message, written before any turn exists).
+    unattributed: Option<Usage>,
 }
 
 /// The conversation stopped: a turn failed or the deadline passed.
@@ -59,6 +63,7 @@ pub(crate) async fn converse(
             turns: Vec::new(),
         },
         hints: case.followups.iter(),
+        unattributed: None,
     };
     if let Some(user) = &case.simulated_user {
         return simulated::play(&mut c, user).await;
@@ -67,7 +72,26 @@ pub(crate) async fn converse(
     Played::Transcript(c.transcript)
 }
 
+/// A model answer's usage in transcript terms.
+fn usage_of(response: &ChatResponse) -> Usage {
+    Usage {
+        input_tokens: response.usage.input_tokens,
+        output_tokens: response.usage.output_tokens,
+        cost_usd: response.cost_usd,
+    }
+}
+
 impl Conversation<'_> {
+    /// Books a model call gavel made for this conversation on the latest turn
+    /// (the one it was about), or on the next turn when there is none yet.
+    fn spend(&mut self, usage: Usage) {
+        let slot = match self.transcript.turns.last_mut() {
+            Some(turn) => &mut turn.harness_usage,
+            None => &mut self.unattributed,
+        };
+        slot.get_or_insert_with(Usage::default).add(&usage);
+    }
+
     /// The parent rounds in one session (revived after round 1 when asked), then
     /// each branch in a session forked from the parent.
     async fn rounds(&mut self) -> Result<(), Stopped> {
@@ -143,8 +167,13 @@ impl Conversation<'_> {
             if sent >= limit {
                 return Ok(());
             }
-            let Some(asked) = followup::detect(self.case, &message, &turn.output, self.rt).await
-            else {
+            let mut spent = None;
+            let asked =
+                followup::detect(self.case, &message, &turn.output, self.rt, &mut spent).await;
+            if let Some(usage) = spent {
+                self.spend(usage);
+            }
+            let Some(asked) = asked else {
                 return Ok(());
             };
             match self.hints.next().cloned().or(asked.proposed) {
@@ -193,6 +222,7 @@ impl Conversation<'_> {
         };
         turn.branch = branch.map(str::to_owned);
         turn.followup = followup;
+        turn.harness_usage = self.unattributed.take();
         let failed = turn.failure.is_some();
         self.transcript.turns.push(turn.clone());
         if failed { Err(Stopped) } else { Ok(turn) }

@@ -74,7 +74,7 @@ pub(super) async fn play(c: &mut Conversation<'_>, user: &SimulatedUser) -> Play
 
 /// Asks the user model whether the goal is met and, if not, for the next message.
 async fn next_move(
-    c: &Conversation<'_>,
+    c: &mut Conversation<'_>,
     model: &dyn gavel_models::ChatModel,
     user: &SimulatedUser,
 ) -> Result<Move, String> {
@@ -126,6 +126,7 @@ async fn next_move(
         ..ChatRequest::default()
     };
     let response = model.chat(&request).await.map_err(|e| e.message)?;
+    c.spend(super::usage_of(&response));
     let answer: Value = serde_json::from_str(response.text.trim())
         .map_err(|e| format!("the user model's answer is not JSON: {e}"))?;
     let met = answer
