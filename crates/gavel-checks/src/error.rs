@@ -11,7 +11,8 @@ pub enum CheckError {
     /// parse error: ...`.
     #[error("{source_loc}: case `{case_id}`: {field}: {message}")]
     Invalid {
-        /// Where the case is defined (`file:line`, the case's `source`).
+        /// Where the field is (`file:line:column`), else where the case is
+        /// defined (`file:line`, the case's `source`).
         source_loc: String,
         /// The case's id.
         case_id: String,
@@ -25,7 +26,7 @@ pub enum CheckError {
     /// Displays as `judge.templates.judge (prompts/judge.j2): cannot read: ...`.
     #[error("judge.templates.{kind} ({path}): {message}")]
     Template {
-        /// The key in `judge.templates` (`judge`, `rubric` or `pairwise`).
+        /// The key in `judge.templates` (`judge`, `rubric`, `pairwise` or `choice`).
         kind: String,
         /// The template file.
         path: String,

@@ -86,22 +86,24 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         pairwise: Vec::new(),
         rounds,
     };
-    let invalid = |field: String, e: FieldError| CheckError::Invalid {
-        source_loc: case.source.clone(),
-        case_id: case.id.clone(),
-        field: if e.field.is_empty() {
-            field
-        } else {
-            format!("{field}.{}", e.field)
-        },
-        message: e.message,
-    };
-    // Judge errors carry absolute field paths.
+    // Judge errors carry absolute field paths; the location is the field's own
+    // `file:line:column` when the case's YAML file shows it.
     let invalid_at = |e: FieldError| CheckError::Invalid {
-        source_loc: case.source.clone(),
+        source_loc: gavel_core::load::locate(&case.source, &e.field)
+            .unwrap_or_else(|| case.source.clone()),
         case_id: case.id.clone(),
         field: e.field,
         message: e.message,
+    };
+    let invalid = |field: String, e: FieldError| {
+        invalid_at(FieldError::new(
+            if e.field.is_empty() {
+                field
+            } else {
+                format!("{field}.{}", e.field)
+            },
+            e.message,
+        ))
     };
 
     for (r, round) in case.rounds.iter().enumerate() {
@@ -191,6 +193,8 @@ fn has_turn_judge(checks: &[CheckSpec]) -> bool {
                 | CheckSpec::Rubric { .. }
                 | CheckSpec::Procedural(_)
                 | CheckSpec::Consensus(_)
+                | CheckSpec::Reactive(_)
+                | CheckSpec::Dag(_)
         )
     })
 }
@@ -226,7 +230,10 @@ impl CheckPlan {
                 CheckSpec::Grounding(_) | CheckSpec::Database(_) => self.probes.push(
                     PlannedProbe::new(scope, Probe::compile(spec).map_err(|e| (field, e, false))?),
                 ),
-                CheckSpec::Procedural(_) | CheckSpec::Consensus(_) => {
+                CheckSpec::Procedural(_)
+                | CheckSpec::Consensus(_)
+                | CheckSpec::Reactive(_)
+                | CheckSpec::Dag(_) => {
                     let panel = crate::panel::compile(spec, &field, env, level, scope, expected)
                         .map_err(|e| (field.clone(), e, true))?;
                     self.judges.push(PlannedJudge::new(scope, panel));
@@ -287,12 +294,24 @@ impl CheckPlan {
             verdicts.extend(gated);
             return verdicts;
         }
+        verdicts.extend(self.run_judges(transcript, judges).await);
+        verdicts
+    }
+
+    /// Runs the judges alone, concurrently: one verdict per judge, in plan order,
+    /// as the last [`judge_count`](Self::judge_count) verdicts of
+    /// [`run`](Self::run). With `judges.rejudge` set, a re-judgement of an output
+    /// already judged.
+    pub async fn run_judges(
+        &self,
+        transcript: &Transcript,
+        judges: &JudgeRuntime<'_>,
+    ) -> Vec<Verdict> {
         let graded = self
             .judges
             .iter()
             .map(|j| j.run(transcript, self.rounds, judges));
-        verdicts.extend(futures::future::join_all(graded).await);
-        verdicts
+        futures::future::join_all(graded).await
     }
 
     /// The number of judges [`run`](Self::run) calls (pairwise excluded).
@@ -485,7 +504,9 @@ impl Planned {
             | CheckSpec::Rubric { .. }
             | CheckSpec::Pairwise { .. }
             | CheckSpec::Procedural(_)
-            | CheckSpec::Consensus(_) => {
+            | CheckSpec::Consensus(_)
+            | CheckSpec::Reactive(_)
+            | CheckSpec::Dag(_) => {
                 return Err(FieldError::new(
                     "",
                     format!("internal error: `{}` is not a code check", spec.kind()),

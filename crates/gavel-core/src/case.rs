@@ -113,6 +113,20 @@ pub struct Case {
     /// How many times to run the case (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// Judge the first repeat's output this many more times, to measure the
+    /// judges' own spread apart from the agent's (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudge: Option<u32>,
+    /// Paraphrases of the input: each runs `repeat` times beside the input, and
+    /// the case passes on the mean and spread of all their scores (robustness).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
+    /// With `variants`: the least mean score (0-1) over every run (default 0.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_mean: Option<f64>,
+    /// With `variants`: the most standard deviation of those scores allowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_stddev: Option<f64>,
     /// Close and reopen the session after round 1 (`test_agent_revival`).
     #[serde(
         default,
@@ -173,6 +187,15 @@ pub struct SuiteDefaults {
     /// Repeat count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// Extra judgements of the first repeat's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudge: Option<u32>,
+    /// Least mean score of a case with variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_mean: Option<f64>,
+    /// Most standard deviation of a case with variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_stddev: Option<f64>,
     /// Per-execution timeout in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<f64>,
@@ -208,6 +231,36 @@ impl Case {
     /// The repeat count (at least 1).
     pub fn repeat_count(&self) -> u32 {
         self.repeat.unwrap_or(1).max(1)
+    }
+
+    /// The inputs a robustness case runs: its own, then each variant (one input
+    /// for a case without variants).
+    pub fn input_count(&self) -> u32 {
+        u32::try_from(self.variants.len()).map_or(u32::MAX, |n| n.saturating_add(1))
+    }
+
+    /// The case as run with input `v` ([`input_count`](Self::input_count)):
+    /// 0 is the case itself, `v` its variant `v - 1` as the first round's input.
+    pub fn with_input(&self, v: u32) -> Case {
+        let mut case = self.clone();
+        let variant = usize::try_from(v)
+            .ok()
+            .and_then(|v| v.checked_sub(1))
+            .and_then(|i| self.variants.get(i));
+        if let (Some(text), Some(round)) = (variant, case.rounds.first_mut()) {
+            round.input = Value::String(text.clone());
+        }
+        case
+    }
+
+    /// The least mean score of a robustness case (default 0.7).
+    pub fn robust_min_mean(&self) -> f64 {
+        self.min_mean.unwrap_or(0.7)
+    }
+
+    /// Extra judgements of the first repeat's output (default 0).
+    pub fn rejudge_count(&self) -> u32 {
+        self.rejudge.unwrap_or(0)
     }
 
     /// Clarifying questions answered per round at most (default 2).

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::agent_check::{DatabaseSpec, GroundingSpec, ToolVerificationSpec, TrajectorySpec};
 use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
-use crate::panel::{ConsensusSpec, ProceduralSpec};
+use crate::panel::{ConsensusSpec, DagSpec, ProceduralSpec, ReactiveSpec};
 
 /// One or several strings: `value: x` or `value: [x, y]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -244,6 +244,11 @@ pub enum CheckSpec {
     Procedural(ProceduralSpec),
     /// A judge panel: several judges score over rounds until they agree.
     Consensus(ConsensusSpec),
+    /// A judge panel: a router picks specialists, a deep dive runs when they are
+    /// unsure or disagree, a synthesis judge gives the verdict.
+    Reactive(ReactiveSpec),
+    /// A judge panel: a declared decision graph walked to a verdict leaf.
+    Dag(DagSpec),
 }
 
 fn yes() -> bool {
@@ -288,6 +293,8 @@ impl CheckSpec {
             CheckSpec::Pairwise { .. } => "pairwise",
             CheckSpec::Procedural(_) => "procedural",
             CheckSpec::Consensus(_) => "consensus",
+            CheckSpec::Reactive(_) => "reactive",
+            CheckSpec::Dag(_) => "dag",
         }
     }
 }

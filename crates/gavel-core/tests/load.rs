@@ -208,3 +208,38 @@ fn native_json_suite_reports_unknown_fields_with_position() {
         errors[0]
     );
 }
+
+#[test]
+fn variants_need_one_input_and_a_stddev_ceiling() {
+    let load = |case: &str| {
+        gavel_core::load::parse_suite_str(
+            &format!("defaults:\n  min_mean: 0.6\ncases:\n  - id: r\n{case}"),
+            Path::new("v.yaml"),
+        )
+    };
+    let suite = load("    input: q\n    variants: [q1, q2]\n    max_stddev: 0.1\n").unwrap();
+    let case = &suite.cases[0];
+    assert_eq!(case.input_count(), 3);
+    assert_eq!(case.min_mean, Some(0.6), "from the defaults");
+    assert_eq!(case.with_input(2).rounds[0].input, json!("q2"));
+    let message = |case: &str| {
+        load(case)
+            .unwrap_err()
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let e = message("    input: q\n    variants: [q1]\n");
+    assert!(
+        e.contains("case `r`: a case with `variants` needs `max_stddev`"),
+        "{e}"
+    );
+    let e =
+        message("    rounds: [{input: a}, {input: b}]\n    variants: [q1]\n    max_stddev: 0.1\n");
+    assert!(e.contains("several rounds"), "{e}");
+    let e = message("    input: q\n    max_stddev: 0.1\n");
+    assert!(e.contains("this case has none"), "{e}");
+    let e = message("    input: q\n    variants: [q1]\n    max_stddev: 2\n");
+    assert!(e.contains("max_stddev 2 must be between 0 and 1"), "{e}");
+}

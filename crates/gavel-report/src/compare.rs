@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use gavel_core::{Execution, Outcome, RunRecord, Status};
+use gavel_core::{Case, Execution, Outcome, RunRecord, Status};
 use gavel_stats::PairedTest;
 use serde::Serialize;
 
@@ -125,15 +125,20 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Compares run B's executions with run A's.
+    /// Compares run B's executions with run A's. Each run's case snapshot
+    /// decides its robustness cases (by mean and spread, not run by run).
     pub fn new(
         a: &RunRecord,
         a_executions: Vec<Execution>,
+        a_cases: &[Case],
         b: &RunRecord,
         b_executions: Vec<Execution>,
+        b_cases: &[Case],
     ) -> Comparison {
-        let outcomes_a = Outcome::group(a_executions);
+        let mut outcomes_a = Outcome::group(a_executions);
+        crate::robust::decide(a_cases, &mut outcomes_a);
         let mut outcomes_b = Outcome::group(b_executions);
+        crate::robust::decide(b_cases, &mut outcomes_b);
         let mut cases = Vec::new();
         for oa in &outcomes_a {
             let found = outcomes_b

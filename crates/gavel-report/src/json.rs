@@ -21,7 +21,7 @@ const REPORT_VERSION: u32 = 1;
 struct JsonReport<'a> {
     report_version: u32,
     summary: JsonSummary,
-    gate: JsonGate,
+    gate: JsonGate<'a>,
     run: JsonRun<'a>,
     by_tag: BTreeMap<&'a str, JsonStats>,
     by_target: BTreeMap<&'a str, JsonStats>,
@@ -47,7 +47,7 @@ struct JsonSummary {
 }
 
 #[derive(Serialize)]
-struct JsonGate {
+struct JsonGate<'a> {
     min_pass_rate: f64,
     pass_rate: Option<f64>,
     decided: bool,
@@ -55,6 +55,8 @@ struct JsonGate {
     errors: usize,
     exit_code: i32,
     verdict: &'static str,
+    /// The calibrated-judge requirement (null when the suite sets none).
+    calibration: Option<&'a crate::CalibrationGate>,
 }
 
 #[derive(Serialize)]
@@ -111,6 +113,10 @@ struct JsonResult<'a> {
     repeat_pass_rate: f64,
     /// Mean, stddev, pass@k and pass^k over repeats (null for a single run).
     repeat_stats: Option<crate::repeats::RepeatStats>,
+    /// The judges' own spread on the first repeat's output (`rejudge`; null without).
+    judge_noise: Option<crate::noise::JudgeNoise>,
+    /// Mean and spread over every input of a case with `variants` (null without).
+    robustness: Option<crate::robust::Robustness>,
     scores: Map<String, Value>,
     reasoning: String,
     suggestions: Option<String>,
@@ -156,6 +162,7 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             errors: g.errors,
             exit_code: g.exit_code(),
             verdict: g.word(),
+            calibration: g.calibration.as_ref(),
         },
         run: JsonRun {
             id: &report.run.id,
@@ -197,6 +204,10 @@ fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
         score: o.score,
         repeat_pass_rate: o.pass_rate,
         repeat_stats: crate::repeats::RepeatStats::of(o),
+        judge_noise: crate::noise::JudgeNoise::of(o),
+        robustness: report
+            .case(&o.case_id)
+            .and_then(|c| crate::robust::Robustness::of(c, o)),
         scores: scores(o),
         reasoning: text::reasoning(o),
         suggestions: None,

@@ -49,7 +49,9 @@ mod html;
 mod json;
 mod junit;
 mod markdown;
+pub mod noise;
 pub mod repeats;
+pub mod robust;
 mod terminal;
 mod text;
 pub mod trend;
@@ -88,7 +90,8 @@ impl Report {
         executions: Vec<Execution>,
         min_pass_rate: f64,
     ) -> Report {
-        let outcomes = Outcome::group(executions);
+        let mut outcomes = Outcome::group(executions);
+        robust::decide(&cases, &mut outcomes);
         let summary = Summary::of(&outcomes);
         let gate = Gate::new(&summary.overall, min_pass_rate);
         Report {
@@ -134,6 +137,19 @@ pub struct Gate {
     pub passed: bool,
     /// Outcomes that errored (no verdict on the agent).
     pub errors: usize,
+    /// The suite's calibrated-judge requirement (`judge.calibration`), when it has one.
+    pub calibration: Option<CalibrationGate>,
+}
+
+/// Whether the run's judge is the one a stored calibration run found fit to gate.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CalibrationGate {
+    /// The calibration run required.
+    pub id: String,
+    /// Whether it qualifies this run's judge.
+    pub passed: bool,
+    /// Why not, when it does not.
+    pub reason: Option<String>,
 }
 
 /// Tolerance for comparing a computed rate with the minimum (80.0 vs 79.99999…).
@@ -148,7 +164,16 @@ impl Gate {
             pass_rate,
             passed: pass_rate.is_some_and(|r| r + RATE_EPSILON >= min_pass_rate),
             errors: overall.errors,
+            calibration: None,
         }
+    }
+
+    /// The gate with a calibrated-judge requirement: a judge it does not qualify
+    /// fails the gate whatever the pass rate.
+    pub fn with_calibration(mut self, calibration: CalibrationGate) -> Gate {
+        self.passed &= calibration.passed;
+        self.calibration = Some(calibration);
+        self
     }
 
     /// Whether any outcome passed or failed (so the pass rate means something).
@@ -157,10 +182,11 @@ impl Gate {
     }
 
     /// `0` gate passed and no errors; `1` gate failed (pass rate over decided cases
-    /// below the minimum); `3` errors kept cases from a verdict while the gate passed
+    /// below the minimum, or a required calibration that does not qualify the judge); `3` errors kept cases from a verdict while the gate passed
     /// (or nothing was decided). Nothing decided and no errors is `0`.
     pub fn exit_code(&self) -> i32 {
-        if self.decided() && !self.passed {
+        if self.calibration.as_ref().is_some_and(|c| !c.passed) || (self.decided() && !self.passed)
+        {
             EXIT_GATE_FAILED
         } else if self.errors > 0 {
             EXIT_ERRORS

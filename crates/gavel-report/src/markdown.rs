@@ -63,6 +63,7 @@ pub(crate) fn render(report: &Report) -> String {
 
     stats_table(&mut md, "By tag", "Tag", &report.summary.by_tag);
     stats_table(&mut md, "By target", "Target", &report.summary.by_target);
+    spread_table(&mut md, report);
 
     let bad: Vec<_> = report
         .outcomes
@@ -165,6 +166,35 @@ pub(crate) fn render(report: &Report) -> String {
         md.push('\n');
     }
     md
+}
+
+/// The agent's spread across repeats beside the judges' own (`rejudge`), then
+/// the robustness cases (which always have several runs).
+fn spread_table(md: &mut String, report: &Report) {
+    let rows = crate::noise::spread_rows(report);
+    if rows.is_empty() {
+        return;
+    }
+    md.push_str("## Repeats and judge noise\n\n");
+    let _ = writeln!(md, "| {} |", crate::noise::SPREAD_HEADER.join(" | "));
+    md.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    rows_of(md, rows.iter().map(|r| r.as_slice()));
+    let robust = crate::robust::robust_rows(report);
+    if !robust.is_empty() {
+        md.push_str("## Robustness (variants of the input)\n\n");
+        let _ = writeln!(md, "| {} |", crate::robust::ROBUST_HEADER.join(" | "));
+        md.push_str("| --- | --- | --- | ---: | ---: | --- |\n");
+        rows_of(md, robust.iter().map(|r| r.as_slice()));
+    }
+}
+
+/// Table rows, cells escaped, then a blank line.
+fn rows_of<'a>(md: &mut String, rows: impl Iterator<Item = &'a [String]>) {
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(md, "| {} |", cells.join(" | "));
+    }
+    md.push('\n');
 }
 
 fn stats_table(md: &mut String, title: &str, what: &str, stats: &BTreeMap<String, TagStats>) {

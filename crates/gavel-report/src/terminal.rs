@@ -86,6 +86,24 @@ pub fn terminal(report: &Report, color: bool) -> String {
         );
     }
 
+    let spread = crate::noise::spread_rows(report);
+    if !spread.is_empty() {
+        let mut t = table(&crate::noise::SPREAD_HEADER);
+        for row in spread {
+            t.add_row(row.to_vec());
+        }
+        right_align(&mut t, 2..10);
+        let _ = writeln!(out, "\nRepeats and judge noise\n{t}");
+    }
+    let robust = crate::robust::robust_rows(report);
+    if !robust.is_empty() {
+        let mut t = table(&crate::robust::ROBUST_HEADER);
+        for row in robust {
+            t.add_row(row.to_vec());
+        }
+        let _ = writeln!(out, "\nRobustness (variants of the input)\n{t}");
+    }
+
     let bad: Vec<_> = report
         .outcomes
         .iter()

@@ -356,6 +356,9 @@ pub(crate) fn gate_line(report: &Report) -> String {
     if g.errors > 0 && g.exit_code() == crate::EXIT_ERRORS {
         line.push_str(" — errors kept cases from a verdict");
     }
+    if let Some(why) = g.calibration.as_ref().and_then(|c| c.reason.as_ref()) {
+        line.push_str(&format!(" — {why}"));
+    }
     line
 }
 

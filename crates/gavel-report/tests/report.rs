@@ -857,3 +857,139 @@ fn every_format_renders_empty_and_undecided_runs() {
         0
     );
 }
+
+#[test]
+fn repeats_and_judge_noise_are_tabled_in_terminal_markdown_and_json() {
+    // greet on alpha: two repeats scoring 1.0 and 0.6 (one fails); the first
+    // repeat's judge was re-judged twice: 0.8 (pass) and 0.4 (a flip to fail).
+    let mut first = greet("alpha", 0, 1.0);
+    first.verdicts[1].evidence = json!({"rejudged": [
+        {"status": "pass", "score": 0.8},
+        {"status": "fail", "score": 0.4},
+    ]});
+    let executions = vec![first, greet("alpha", 1, 0.6)];
+    let r = Report::new(run(RunStatus::Completed), vec![], executions, 80.0);
+
+    let text = terminal(&r, false);
+    assert!(text.contains("Repeats and judge noise"), "{text}");
+    let row = text.lines().find(|l| l.contains("greet")).unwrap();
+    // Repeat scores 1.0 and 0.6: mean 0.80, stddev 0.28; pass rate 50%, pass@2
+    // 100%, pass^2 0%. The judge's own: 1.0, 0.8, 0.4, stddev 0.31, 1 flip in 2.
+    for cell in ["50%", "0.80", "0.28", "100%", "0%", "0.31", "1/2"] {
+        assert!(row.contains(cell), "{cell} in {row}");
+    }
+
+    let md = render(&r, Format::Markdown).unwrap();
+    assert!(md.contains("## Repeats and judge noise"), "{md}");
+    assert!(
+        md.contains("| greet | alpha | 2 | 50% | 0.80 | 0.28 | 100% | 0% | 0.31 | 1/2 |"),
+        "{md}"
+    );
+
+    let json: Value = serde_json::from_str(&render(&r, Format::Json).unwrap()).unwrap();
+    let noise = &json["detailed_results"][0]["judge_noise"];
+    assert_eq!(noise["checks"][0]["judgements"], 3, "{noise:#}");
+    assert_eq!(noise["checks"][0]["flips"], 1);
+    assert_eq!(noise["flip_rate"], 0.5);
+    assert_eq!(json["detailed_results"][0]["repeat_stats"]["n"], 2);
+}
+
+#[test]
+fn robustness_cases_pass_on_mean_and_spread_over_every_input() {
+    // Input 0 and one variant, two repeats each: execution r * 2 + v.
+    let case = |max_stddev: f64| -> Case {
+        serde_json::from_value(json!({
+            "id": "greet",
+            "input": "Hi there",
+            "variants": ["Hello!"],
+            "max_stddev": max_stddev,
+            "min_mean": 0.8,
+        }))
+        .unwrap()
+    };
+    // Scores: input 1.0, 0.9; variant 0.6 (a failing run), 0.9.
+    let executions = || {
+        vec![
+            greet("alpha", 0, 1.0),
+            greet("alpha", 1, 0.6),
+            greet("alpha", 2, 0.9),
+            greet("alpha", 3, 0.9),
+        ]
+    };
+    let r = Report::new(
+        run(RunStatus::Completed),
+        vec![case(0.2)],
+        executions(),
+        80.0,
+    );
+    // Mean 0.85 ≥ 0.8 and stddev 0.17 ≤ 0.2: it passes despite the failing run.
+    assert_eq!(r.outcomes[0].status, Status::Pass);
+    assert_eq!(r.summary.overall.passed, 1);
+    let json: Value = serde_json::from_str(&render(&r, Format::Json).unwrap()).unwrap();
+    let rb = &json["detailed_results"][0]["robustness"];
+    assert!((rb["mean"].as_f64().unwrap() - 0.85).abs() < 1e-9, "{rb:#}");
+    assert!((rb["per_input"][0]["mean"].as_f64().unwrap() - 0.95).abs() < 1e-9);
+    assert!((rb["per_input"][1]["mean"].as_f64().unwrap() - 0.75).abs() < 1e-9);
+    let text = terminal(&r, false);
+    assert!(
+        text.contains("Robustness (variants of the input)"),
+        "{text}"
+    );
+    let row = text.lines().find(|l| l.contains("input 0.95")).unwrap();
+    assert!(
+        row.contains("0.85 (0.80)") && row.contains("0.17 (0.20)"),
+        "{row}"
+    );
+    assert!(row.contains("variant 1 0.75"), "{row}");
+    let md = render(&r, Format::Markdown).unwrap();
+    assert!(
+        md.contains(
+            "| greet | alpha | pass | 0.85 (0.80) | 0.17 (0.20) | input 0.95, variant 1 0.75 |"
+        ),
+        "{md}"
+    );
+
+    // A tighter ceiling fails it on spread alone.
+    let r = Report::new(
+        run(RunStatus::Completed),
+        vec![case(0.1)],
+        executions(),
+        80.0,
+    );
+    assert_eq!(r.outcomes[0].status, Status::Fail);
+}
+
+#[test]
+fn compare_decides_robustness_cases_by_mean_and_spread() {
+    let case: Case = serde_json::from_value(json!({
+        "id": "greet",
+        "input": "Hi there",
+        "variants": ["Hello!"],
+        "max_stddev": 0.3,
+        "min_mean": 0.7,
+    }))
+    .unwrap();
+    let a = vec![greet("alpha", 0, 1.0), greet("alpha", 1, 0.9)];
+    // One run under the judge's threshold: the case still passes on its mean.
+    let b = vec![greet("alpha", 0, 1.0), greet("alpha", 1, 0.6)];
+    let cases = [case];
+    let c = gavel_report::Comparison::new(
+        &run(RunStatus::Completed),
+        a.clone(),
+        &cases,
+        &run(RunStatus::Completed),
+        b.clone(),
+        &cases,
+    );
+    assert_eq!(c.regressions, 0, "{}", c.text());
+    // Without the case snapshot it is judged run by run: a regression.
+    let c = gavel_report::Comparison::new(
+        &run(RunStatus::Completed),
+        a,
+        &[],
+        &run(RunStatus::Completed),
+        b,
+        &[],
+    );
+    assert_eq!(c.regressions, 1, "{}", c.text());
+}

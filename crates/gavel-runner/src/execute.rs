@@ -289,7 +289,17 @@ async fn run_planned(
         Played::Transcript(transcript) => transcript,
         Played::Skipped(reason) => return unrun(item, Status::Skipped, reason),
     };
-    let verdicts = item.checks.run(&transcript, &runtime).await;
+    let mut verdicts = item.checks.run(&transcript, &runtime).await;
+    if item.repeat_index == 0 {
+        crate::rejudge::rejudge(
+            &mut verdicts,
+            &item.checks,
+            &transcript,
+            runtime,
+            case.rejudge_count(),
+        )
+        .await;
+    }
     let mut execution = Execution {
         verdicts,
         transcript,

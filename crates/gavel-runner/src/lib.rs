@@ -11,6 +11,7 @@ mod execute;
 mod pairwise;
 mod plan;
 mod recorder;
+mod rejudge;
 mod targets;
 
 pub use error::RunnerError;

@@ -56,6 +56,11 @@ pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
             continue;
         }
         let checks = Arc::new(gavel_checks::compile(case, &suite.judge)?);
+        // A robustness case runs every input (its own, then each variant) per
+        // repeat: execution `r * inputs + v` is repeat r of input v.
+        let inputs: Vec<Arc<Case>> = (0..case.input_count())
+            .map(|v| Arc::new(case.with_input(v)))
+            .collect();
         let case = Arc::new(case.clone());
         for target in &case.targets {
             if !suite.targets.contains_key(target) {
@@ -64,7 +69,8 @@ pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
                     target: target.clone(),
                 });
             }
-            for repeat_index in 0..options.repeat.unwrap_or_else(|| case.repeat_count()).max(1) {
+            let repeats = options.repeat.unwrap_or_else(|| case.repeat_count()).max(1);
+            for repeat_index in 0..repeats.saturating_mul(case.input_count()) {
                 if options
                     .done
                     .contains(&(case.id.clone(), target.clone(), repeat_index))
@@ -73,7 +79,7 @@ pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
                     continue;
                 }
                 out.items.push(PlannedExecution {
-                    case: case.clone(),
+                    case: inputs[(repeat_index % case.input_count()) as usize].clone(),
                     checks: checks.clone(),
                     target: target.clone(),
                     repeat_index,
@@ -172,5 +178,33 @@ cases:
         let p = plan(&suite(), &o).unwrap();
         assert_eq!(p.already_done, 1);
         assert!(!ids(&p).contains(&"two@a#1".to_owned()));
+    }
+
+    #[test]
+    fn variants_run_each_input_every_repeat() {
+        let yaml = "targets:\n  a: {type: command, command: [cat]}\ncases:\n  - id: r\n    input: What is 2+2?\n    variants: [Add two and two., 2 plus 2?]\n    repeat: 2\n    max_stddev: 0.1\n";
+        let suite = gavel_core::load::parse_suite_str(yaml, Path::new("s.yaml")).unwrap();
+        let p = plan(&suite, &PlanOptions::default()).unwrap();
+        assert_eq!(
+            ids(&p),
+            ["r@a#0", "r@a#1", "r@a#2", "r@a#3", "r@a#4", "r@a#5"]
+        );
+        let inputs: Vec<&str> = p
+            .items
+            .iter()
+            .map(|i| i.case.rounds[0].input.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            inputs,
+            [
+                "What is 2+2?",
+                "Add two and two.",
+                "2 plus 2?",
+                "What is 2+2?",
+                "Add two and two.",
+                "2 plus 2?"
+            ]
+        );
+        assert_eq!(p.cases[0].rounds[0].input, "What is 2+2?");
     }
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 mod support;
 
@@ -222,27 +222,62 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
     };
     let path = dir.path().join("suite.yaml");
     std::fs::write(&path, suite(&fit)).unwrap();
+    let gate_of = |report: &std::path::Path| -> Value {
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+        json["gate"].clone()
+    };
+    let fit_report = dir.path().join("fit.json");
     let out = gavel(
         dir.path(),
-        &["run", path.to_str().unwrap(), "--db", &db, "--quiet"],
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--db",
+            &db,
+            "--quiet",
+            "-o",
+            fit_report.to_str().unwrap(),
+        ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let gate = gate_of(&fit_report);
+    assert_eq!(gate["calibration"]["id"], fit.as_str(), "{gate:#}");
+    assert_eq!(gate["calibration"]["passed"], true);
+    assert_eq!(gate["passed"], true);
     std::fs::write(&path, suite(&unfit)).unwrap();
+    let unfit_report = dir.path().join("unfit.json");
     let out = gavel(
         dir.path(),
-        &["run", path.to_str().unwrap(), "--db", &db, "--quiet"],
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--db",
+            &db,
+            "--quiet",
+            "-o",
+            unfit_report.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("not fit to gate"),
         "{}",
         text(&out.stderr)
+    );
+    // The JSON gate block says so: the case passed, the gate did not.
+    let gate = gate_of(&unfit_report);
+    assert_eq!(gate["pass_rate"], 100.0, "{gate:#}");
+    assert_eq!(
+        (&gate["passed"], &gate["exit_code"], &gate["verdict"]),
+        (&json!(false), &json!(1), &json!("FAIL"))
+    );
+    assert_eq!(gate["calibration"]["passed"], false);
+    assert!(
+        gate["calibration"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not fit to gate"),
+        "{gate:#}"
     );
     std::fs::write(&path, suite("no-such-calibration")).unwrap();
     let out = gavel(

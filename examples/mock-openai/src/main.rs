@@ -1,8 +1,8 @@
 //! A local server speaking the OpenAI Chat Completions wire format with
 //! deterministic answers: structured-output requests get the most favourable
 //! instance of their JSON Schema (the least favourable for a model named
-//! `…harsh…` until it is shown other judges' scores), other requests an echo naming the model (or a
-//! fixed reply).
+//! `…harsh…` until it is shown other judges' scores; enum values tagged `#value`
+//! in the prompt win), other requests an echo naming the model (or a fixed reply).
 //!
 //! Requests that offer tools get scripted tool calls (see [`tools`]).
 //!
@@ -139,9 +139,10 @@ async fn complete(
 
 /// The answer to a request that offers no tools: a schema instance or an echo.
 fn plain_answer(mock: &Mock, request: &Value) -> String {
+    let prompt = request["messages"].to_string();
     match request.pointer("/response_format/json_schema/schema") {
-        Some(schema) if is_harsh(request) => schema::harsh(schema).to_string(),
-        Some(schema) => schema::favourable(schema).to_string(),
+        Some(schema) if is_harsh(request) => schema::harsh(schema, &prompt).to_string(),
+        Some(schema) => schema::favourable(schema, &prompt).to_string(),
         None => mock.reply.clone().unwrap_or_else(|| {
             format!(
                 "You said: {} ({})",

@@ -1,24 +1,39 @@
 //! The most favourable instance of a JSON Schema: enums take their first value,
-//! numbers their maximum (or the largest number their description names),
-//! strings a short text. A judge schema thus gets a top,
-//! error-free verdict.
+//! unless the prompt tags another (`#value`), arrays of enums the tagged values
+//! (else the first), numbers their maximum (or the largest number their
+//! description names), strings a short text. A judge schema thus gets a top,
+//! error-free verdict, and a suite steers routers and decision graphs by tagging
+//! its inputs (`What are my listings? #safety #no`).
 
 use serde_json::{Map, Value, json};
 
 /// Builds an instance of `schema`.
-pub(crate) fn favourable(schema: &Value) -> Value {
-    instance(schema, false)
+pub(crate) fn favourable(schema: &Value, prompt: &str) -> Value {
+    instance(schema, false, prompt)
 }
 
 /// Like [`favourable`], but numbers take their minimum (or the smallest number
 /// their description names): a harsh judge.
-pub(crate) fn harsh(schema: &Value) -> Value {
-    instance(schema, true)
+pub(crate) fn harsh(schema: &Value, prompt: &str) -> Value {
+    instance(schema, true, prompt)
 }
 
-fn instance(schema: &Value, low: bool) -> Value {
-    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
-        return first.clone();
+/// Whether `prompt` holds `#value` as a whole tag.
+fn tagged(prompt: &str, value: &Value) -> bool {
+    let Some(value) = value.as_str() else {
+        return false;
+    };
+    let tag = format!("#{value}");
+    prompt.match_indices(&tag).any(|(at, _)| {
+        !prompt[at + tag.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '-' || c == '_')
+    })
+}
+
+fn instance(schema: &Value, low: bool, prompt: &str) -> Value {
+    if let Some(values) = schema["enum"].as_array()
+        && let Some(v) = values.iter().find(|v| tagged(prompt, v)).or(values.first())
+    {
+        return v.clone();
     }
     if let Some(c) = schema.get("const") {
         return c.clone();
@@ -28,7 +43,7 @@ fn instance(schema: &Value, low: bool) -> Value {
         .or(schema["oneOf"].as_array())
         .and_then(|a| a.first())
     {
-        return instance(alt, low);
+        return instance(alt, low, prompt);
     }
     let kind = match &schema["type"] {
         Value::Array(types) => types
@@ -43,12 +58,22 @@ fn instance(schema: &Value, low: bool) -> Value {
             let mut out = Map::new();
             if let Some(props) = schema["properties"].as_object() {
                 for (name, sub) in props {
-                    out.insert(name.clone(), instance(sub, low));
+                    out.insert(name.clone(), instance(sub, low, prompt));
                 }
             }
             Value::Object(out)
         }
-        Some("array") => json!([]),
+        Some("array") => match schema["items"]["enum"].as_array() {
+            Some(values) => {
+                let picked: Vec<&Value> = values.iter().filter(|v| tagged(prompt, v)).collect();
+                match (picked.is_empty(), values.first()) {
+                    (false, _) => json!(picked),
+                    (true, Some(first)) => json!([first]),
+                    (true, None) => json!([]),
+                }
+            }
+            None => json!([]),
+        },
         Some("integer") => json!(bound(schema, low) as i64),
         Some("number") => json!(bound(schema, low)),
         Some("boolean") => json!(true),
@@ -92,9 +117,23 @@ mod tests {
             }
         });
         assert_eq!(
-            favourable(&schema),
+            favourable(&schema, ""),
             json!({"status": "ok", "reasoning": "The answer meets the criteria.", "score": 5})
         );
-        assert_eq!(harsh(&schema)["score"], 1);
+        assert_eq!(harsh(&schema, "")["score"], 1);
+    }
+
+    #[test]
+    fn tags_in_the_prompt_pick_enum_values() {
+        let one = json!({"type": "string", "enum": ["yes", "no"]});
+        assert_eq!(favourable(&one, "a question"), "yes");
+        assert_eq!(favourable(&one, "listings? #no."), "no");
+        assert_eq!(favourable(&one, "#nothing"), "yes", "whole tags only");
+        let many = json!({"type": "array", "items": {"type": "string", "enum": ["accuracy", "safety", "format"]}});
+        assert_eq!(favourable(&many, "x"), json!(["accuracy"]));
+        assert_eq!(
+            favourable(&many, "#format and #safety"),
+            json!(["safety", "format"])
+        );
     }
 }

@@ -50,6 +50,7 @@ pub(crate) struct Templates {
     judge: JudgeTemplate,
     rubric: JudgeTemplate,
     pairwise: JudgeTemplate,
+    pub(crate) choice: JudgeTemplate,
 }
 
 impl Templates {
@@ -61,17 +62,19 @@ impl Templates {
             judge: JudgeTemplate::builtin(TemplateKind::Judge),
             rubric: JudgeTemplate::builtin(TemplateKind::Rubric),
             pairwise: JudgeTemplate::builtin(TemplateKind::Pairwise),
+            choice: JudgeTemplate::builtin(TemplateKind::Choice),
         };
         for (key, path) in overrides {
             let fail = |message: String| (key.clone(), path.clone(), message);
             let kind = TemplateKind::parse(key).ok_or_else(|| {
-                fail("unknown judge template; use judge, rubric or pairwise".into())
+                fail("unknown judge template; use judge, rubric, pairwise or choice".into())
             })?;
             let template = JudgeTemplate::from_file(kind, path).map_err(fail)?;
             match kind {
                 TemplateKind::Judge => t.judge = template,
                 TemplateKind::Rubric => t.rubric = template,
                 TemplateKind::Pairwise => t.pairwise = template,
+                TemplateKind::Choice => t.choice = template,
             }
         }
         Ok(t)
@@ -204,6 +207,23 @@ impl<'a> Env<'a> {
             model: model.cloned(),
             template: template.clone(),
         }
+    }
+
+    /// What a choice question (a `reactive` router, a `dag` node) shows the model:
+    /// `question` as the criteria, the choice template.
+    pub(crate) fn choice_material(
+        &self,
+        question: String,
+        level: &Level<'_>,
+        model: Option<&String>,
+    ) -> Material {
+        self.material(
+            question,
+            level.reference,
+            level,
+            model,
+            &self.templates.choice,
+        )
     }
 
     /// The pointwise judge that a level's own `criteria` add when no explicit

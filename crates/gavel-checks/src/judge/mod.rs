@@ -20,6 +20,7 @@
 //! same attempts) and, as conversation, the rejected answer and what was wrong.
 
 mod answer;
+pub(crate) mod choice;
 pub(crate) mod compile;
 mod pairwise;
 mod pointwise;
@@ -90,6 +91,9 @@ pub struct JudgeRuntime<'a> {
     pub max_tokens: u32,
     /// The repeat index: `ChatRequest.sample`, part of the cache key.
     pub sample: u32,
+    /// The re-judgement index (0: the first judgement): a re-judgement's template
+    /// hash ends in `-rejudge<n>`, so each is a fresh call yet cached on a re-run.
+    pub rejudge: u32,
     /// `--strict`: a judge skipped for want of a model or credentials is an error.
     pub strict: bool,
 }
@@ -100,19 +104,21 @@ impl std::fmt::Debug for JudgeRuntime<'_> {
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
             .field("sample", &self.sample)
+            .field("rejudge", &self.rejudge)
             .field("strict", &self.strict)
             .finish_non_exhaustive()
     }
 }
 
 impl<'a> JudgeRuntime<'a> {
-    /// Defaults: temperature 0, 1024 tokens, sample 0, not strict.
+    /// Defaults: temperature 0, 1024 tokens, sample 0, first judgement, not strict.
     pub fn new(models: &'a dyn JudgeModels) -> Self {
         JudgeRuntime {
             models,
             temperature: 0.0,
             max_tokens: 1024,
             sample: 0,
+            rejudge: 0,
             strict: false,
         }
     }
@@ -467,6 +473,10 @@ pub(crate) async fn ask<T>(
         Err(e) => return (Err(Failure::from_model(&e, rt.strict)), calls),
     };
     calls.model = Some(model.id().to_string());
+    let hash = match rt.rejudge {
+        0 => question.template.hash().to_owned(),
+        n => format!("{}-rejudge{n}", question.template.hash()),
+    };
     let base = ChatRequest {
         system: question.prompt.system.clone(),
         messages: vec![Message::user(question.prompt.user.clone())],
@@ -477,7 +487,7 @@ pub(crate) async fn ask<T>(
             schema: question.schema.clone(),
         }),
         sample: rt.sample,
-        template_hash: Some(question.template.hash().to_owned()),
+        template_hash: Some(hash.clone()),
         ..ChatRequest::default()
     };
     let mut request = base.clone();
@@ -521,11 +531,7 @@ pub(crate) async fn ask<T>(
         }
         // A fresh call: a cache key of its own, and the rejection as conversation.
         request = base.clone();
-        request.template_hash = Some(format!(
-            "{}-retry{}",
-            question.template.hash(),
-            calls.attempts
-        ));
+        request.template_hash = Some(format!("{hash}-retry{}", calls.attempts));
         request
             .messages
             .push(Message::assistant(truncate(&response.text, ECHO_CHARS)));

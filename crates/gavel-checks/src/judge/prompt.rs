@@ -24,14 +24,18 @@ pub enum TemplateKind {
     Rubric,
     /// `pairwise` comparison (`templates/pairwise.j2`).
     Pairwise,
+    /// A question answered by picking options or writing text: the `reactive`
+    /// router and `dag` nodes (`templates/choice.j2`).
+    Choice,
 }
 
 impl TemplateKind {
     /// Every kind, in the order of `judge.templates` keys.
-    pub const ALL: [TemplateKind; 3] = [
+    pub const ALL: [TemplateKind; 4] = [
         TemplateKind::Judge,
         TemplateKind::Rubric,
         TemplateKind::Pairwise,
+        TemplateKind::Choice,
     ];
 
     /// The key in `judge.templates`.
@@ -40,6 +44,7 @@ impl TemplateKind {
             TemplateKind::Judge => "judge",
             TemplateKind::Rubric => "rubric",
             TemplateKind::Pairwise => "pairwise",
+            TemplateKind::Choice => "choice",
         }
     }
 
@@ -53,6 +58,7 @@ impl TemplateKind {
             TemplateKind::Judge => include_str!("../../templates/judge.j2"),
             TemplateKind::Rubric => include_str!("../../templates/rubric.j2"),
             TemplateKind::Pairwise => include_str!("../../templates/pairwise.j2"),
+            TemplateKind::Choice => include_str!("../../templates/choice.j2"),
         }
     }
 }
@@ -210,6 +216,19 @@ fn sample_vars(kind: TemplateKind) -> Value {
             "input": f("user_input"),
             "answer_a": f("answer_a"),
             "answer_b": f("answer_b"),
+        }),
+        TemplateKind::Choice => json!({
+            "criteria": "sample",
+            "mode": "many",
+            "options": [{"name": "accuracy", "description": "sample"}],
+            "notes": "sample",
+            "input": f("user_input"),
+            "output": f("agent_output"),
+            "history": f("history"),
+            "context": f("context"),
+            "reference": f("reference"),
+            "tools_called": f("tools_called"),
+            "expected_tools": ["search"],
         }),
         TemplateKind::Judge | TemplateKind::Rubric => json!({
             "criteria": "sample",

@@ -1,11 +1,14 @@
-//! Judge panels: `procedural` pipelines of stages and `consensus` judges scoring
-//! over rounds. Every member is an ordinary compiled check or judge, so every
+//! Judge panels: `procedural` pipelines of stages, `consensus` judges scoring
+//! over rounds, `reactive` routers and specialists, `dag` decision graphs. Every
+//! member is an ordinary compiled check or judge, so every
 //! model call goes through [`ask`](crate::judge) and the model layers (cache,
 //! rate limit, retry, cost). A panel's `timeout_ms` bounds the whole panel: past
 //! it the verdict is `error` and the record of what was done so far is kept.
 
 mod consensus;
+mod dag;
 mod procedural;
+mod reactive;
 
 use std::fmt;
 use std::sync::Mutex;
@@ -20,7 +23,9 @@ use crate::judge::{JudgeRuntime, Judged, VerdictHead};
 use crate::plan::{Expected, Scope};
 
 pub(crate) use consensus::Consensus;
+pub(crate) use dag::Dag;
 pub(crate) use procedural::Procedural;
+pub(crate) use reactive::Reactive;
 
 /// A compiled panel.
 pub(crate) struct Panel {
@@ -31,6 +36,8 @@ pub(crate) struct Panel {
 enum PanelKind {
     Procedural(Procedural),
     Consensus(Consensus),
+    Reactive(Box<Reactive>),
+    Dag(Dag),
 }
 
 impl fmt::Debug for Panel {
@@ -43,7 +50,7 @@ impl fmt::Debug for Panel {
     }
 }
 
-/// Compiles a `procedural` or `consensus` check at `at`; errors carry absolute
+/// Compiles a panel check at `at`; errors carry absolute
 /// field paths.
 pub(crate) fn compile(
     spec: &CheckSpec,
@@ -61,6 +68,14 @@ pub(crate) fn compile(
         CheckSpec::Consensus(c) => (
             PanelKind::Consensus(Consensus::compile(c, at, env, level)?),
             c.timeout_ms,
+        ),
+        CheckSpec::Reactive(r) => (
+            PanelKind::Reactive(Box::new(Reactive::compile(r, at, env, level)?)),
+            r.timeout_ms,
+        ),
+        CheckSpec::Dag(d) => (
+            PanelKind::Dag(Dag::compile(d, at, env, level)?),
+            d.timeout_ms,
         ),
         other => {
             return Err(FieldError::new(
@@ -82,19 +97,23 @@ pub(crate) fn compile(
 }
 
 impl Panel {
-    /// Display name: `procedural [a, b]`, `consensus "<criteria>"`.
+    /// Display name: `procedural [a, b]`, `consensus "<criteria>"`…
     pub(crate) fn name(&self) -> String {
         match &self.kind {
             PanelKind::Procedural(p) => p.name(),
             PanelKind::Consensus(c) => c.name(),
+            PanelKind::Reactive(r) => r.name(),
+            PanelKind::Dag(d) => d.name(),
         }
     }
 
-    /// `procedural` or `consensus`.
+    /// `procedural`, `consensus`, `reactive` or `dag`.
     pub(crate) fn kind(&self) -> &'static str {
         match &self.kind {
             PanelKind::Procedural(_) => procedural::KIND,
             PanelKind::Consensus(_) => consensus::KIND,
+            PanelKind::Reactive(_) => reactive::KIND,
+            PanelKind::Dag(_) => dag::KIND,
         }
     }
 
@@ -114,6 +133,8 @@ impl Panel {
                     p.run(head, judged, transcript, rounds, rt, &record).await
                 }
                 PanelKind::Consensus(c) => c.run(head, judged, rt, &record).await,
+                PanelKind::Reactive(r) => r.run(head, judged, rt, &record).await,
+                PanelKind::Dag(d) => d.run(head, judged, rt, &record).await,
             }
         };
         let Some(ms) = self.timeout_ms else {
@@ -125,6 +146,8 @@ impl Panel {
                 let (key, done) = match &self.kind {
                     PanelKind::Procedural(_) => ("stages", "stages"),
                     PanelKind::Consensus(_) => ("rounds", "rounds"),
+                    PanelKind::Reactive(_) => ("steps", "steps"),
+                    PanelKind::Dag(_) => ("path", "nodes"),
                 };
                 let entries = record.take();
                 let cost = sum_costs(entries.iter().map(|e| e["cost_usd"].as_f64()));
@@ -161,6 +184,44 @@ impl Record {
 
     fn take(&self) -> Vec<Value> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// A pointwise judge compiled at `at` from a panel member's fields.
+fn pointwise(
+    env: &Env<'_>,
+    at: &str,
+    level: &Level<'_>,
+    criteria: Option<&String>,
+    scale: Option<gavel_core::Scale>,
+    threshold: Option<f64>,
+    model: Option<&String>,
+) -> Result<TurnJudge, FieldError> {
+    let judge = CheckSpec::Judge {
+        criteria: criteria.cloned(),
+        scale,
+        threshold,
+        model: model.cloned(),
+        reference: None,
+        examples: Vec::new(),
+    };
+    match env.explicit(&judge, at, level)? {
+        crate::judge::compile::Compiled::Turn(j) => Ok(j),
+        crate::judge::compile::Compiled::Pairwise(_) => Err(FieldError::new(
+            at,
+            "internal error: a panel judge compiled to pairwise",
+        )),
+    }
+}
+
+/// A model id that parses, or the error at `at`.
+fn check_model(at: &str, model: Option<&String>) -> Result<(), FieldError> {
+    match model {
+        Some(m) => m
+            .parse::<gavel_models::ModelId>()
+            .map(|_| ())
+            .map_err(|e| FieldError::new(at, e)),
+        None => Ok(()),
     }
 }
 
@@ -230,5 +291,7 @@ fn sum_costs(costs: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     })
 }
 
+#[cfg(test)]
+mod flow_tests;
 #[cfg(test)]
 mod tests;

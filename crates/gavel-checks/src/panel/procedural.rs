@@ -6,7 +6,7 @@ use gavel_core::panel::ProceduralSpec;
 use gavel_core::{CheckSpec, Status, Transcript, Verdict};
 use serde_json::{Value, json};
 
-use super::{Record, context_line, entry, judge_once, sum_costs, with_context};
+use super::{Record, context_line, entry, judge_once, pointwise, sum_costs, with_context};
 use crate::error::FieldError;
 use crate::judge::compile::{Compiled, Env, Level, TurnJudge};
 use crate::judge::{JudgeRuntime, Judged, VerdictHead};
@@ -65,25 +65,15 @@ impl Procedural {
                 (Some(check), None) => {
                     Self::stage_check(check, &format!("{sat}.check"), env, level, scope, expected)?
                 }
-                (None, Some(criteria)) => {
-                    let judge = CheckSpec::Judge {
-                        criteria: Some(criteria.clone()),
-                        scale: stage.scale,
-                        threshold: stage.threshold,
-                        model: stage.model.clone(),
-                        reference: None,
-                        examples: Vec::new(),
-                    };
-                    match env.explicit(&judge, &sat, level)? {
-                        Compiled::Turn(j) => StageRun::Judge(Box::new(j)),
-                        Compiled::Pairwise(_) => {
-                            return Err(FieldError::new(
-                                sat,
-                                "internal error: a stage judge compiled to pairwise",
-                            ));
-                        }
-                    }
-                }
+                (None, Some(criteria)) => StageRun::Judge(Box::new(pointwise(
+                    env,
+                    &sat,
+                    level,
+                    Some(criteria),
+                    stage.scale,
+                    stage.threshold,
+                    stage.model.as_ref(),
+                )?)),
                 _ => {
                     return Err(FieldError::new(
                         sat,
@@ -132,6 +122,8 @@ impl Procedural {
             CheckSpec::Pairwise { .. }
             | CheckSpec::Procedural(_)
             | CheckSpec::Consensus(_)
+            | CheckSpec::Reactive(_)
+            | CheckSpec::Dag(_)
             | CheckSpec::Grounding(_)
             | CheckSpec::Database(_) => Err(FieldError::new(
                 at,

@@ -10,11 +10,11 @@ use crate::judge::testing::{Models, Scripted, reply};
 use crate::plan::tests::{case, compile, compile_err, transcript, turn};
 
 /// A pointwise answer with `score` and `reasoning`.
-fn scored(score: f64, reasoning: &str) -> Result<ChatResponse, ModelError> {
+pub(super) fn scored(score: f64, reasoning: &str) -> Result<ChatResponse, ModelError> {
     reply(&serde_json::json!({"status": "ok", "reasoning": reasoning, "score": score}).to_string())
 }
 
-fn prompt(request: &ChatRequest) -> String {
+pub(super) fn prompt(request: &ChatRequest) -> String {
     format!("{:?}", request.messages)
 }
 
@@ -131,7 +131,7 @@ async fn consensus_rounds_until_the_judges_agree_and_takes_the_median() {
 
 /// A model that never answers in time.
 #[derive(Debug)]
-struct Slow(ModelId);
+pub(super) struct Slow(pub(super) ModelId);
 
 #[async_trait::async_trait]
 impl ChatModel for Slow {

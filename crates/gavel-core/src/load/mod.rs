@@ -5,7 +5,10 @@
 //! per line, and `datasets:` blocks that expand CSV/JSONL rows through a template.
 
 mod dataset;
+mod locate;
 mod parse;
+
+pub use locate::locate;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -214,7 +217,7 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
                 };
             }
             name_case(&mut case, &f.stem, index);
-            if let Err(e) = normalise_rounds(&mut case) {
+            if let Err(e) = normalise_rounds(&mut case).and_then(|()| check_variants(&case)) {
                 errors.push(e);
                 continue;
             }
@@ -281,6 +284,11 @@ fn apply_defaults(case: &mut Case, d: &SuiteDefaults) {
     }
     case.threshold = case.threshold.or(d.threshold);
     case.repeat = case.repeat.or(d.repeat);
+    case.rejudge = case.rejudge.or(d.rejudge);
+    if !case.variants.is_empty() {
+        case.min_mean = case.min_mean.or(d.min_mean);
+        case.max_stddev = case.max_stddev.or(d.max_stddev);
+    }
     case.timeout_s = case.timeout_s.or(d.timeout_s);
     for t in &d.tags {
         if !case.tags.contains(t) {
@@ -325,6 +333,49 @@ fn slug(name: &str) -> String {
         .filter(|p| !p.is_empty())
         .collect::<Vec<_>>()
         .join("-")
+}
+
+/// A case with `variants` has one round and a stddev ceiling; `min_mean` and
+/// `max_stddev` belong to such cases and lie in 0-1.
+fn check_variants(case: &Case) -> Result<(), LoadError> {
+    let bounded = |v: Option<f64>, field: &str| match v {
+        Some(x) if !(x.is_finite() && (0.0..=1.0).contains(&x)) => Err(case_error(
+            case,
+            format!("{field} {x} must be between 0 and 1 (scores are 0-1)"),
+        )
+        .field(field)),
+        _ => Ok(()),
+    };
+    bounded(case.min_mean, "min_mean")?;
+    bounded(case.max_stddev, "max_stddev")?;
+    if case.variants.is_empty() {
+        return match (case.min_mean, case.max_stddev) {
+            (None, None) => Ok(()),
+            _ => Err(case_error(
+                case,
+                "`min_mean` and `max_stddev` judge a case's `variants`; this case has none".into(),
+            )
+            .field("variants")),
+        };
+    }
+    if case.rounds.len() != 1 || case.simulated_user.is_some() {
+        return Err(case_error(
+            case,
+            "`variants` paraphrase a single `input`; this case has several rounds or a simulated user".into(),
+        )
+        .field("variants"));
+    }
+    if case.variants.iter().any(|v| v.trim().is_empty()) {
+        return Err(case_error(case, "a variant is empty".into()).field("variants"));
+    }
+    if case.max_stddev.is_none() {
+        return Err(case_error(
+            case,
+            "a case with `variants` needs `max_stddev` (on the case or in `defaults`): the spread its scores may have".into(),
+        )
+        .field("max_stddev"));
+    }
+    Ok(())
 }
 
 /// Turns `input` into a single round; rejects cases with both or neither.

@@ -31,8 +31,10 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<u8> {
     let comparison = Comparison::new(
         &a,
         store.executions(&a.id).await?,
+        &store.cases(&a.id).await?,
         &b,
         store.executions(&b.id).await?,
+        &store.cases(&b.id).await?,
     );
     print!("{}", comparison.text());
     if let Some(path) = &args.output {

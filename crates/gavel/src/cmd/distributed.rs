@@ -64,5 +64,5 @@ pub(crate) async fn run(
             break;
         }
     }
-    emit(store, run_id, out).await
+    emit(store, run_id, out, None).await
 }

@@ -39,7 +39,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     } else {
         store.run(&args.run).await?
     };
-    emit(&store, &run.id, &args.out).await
+    emit(&store, &run.id, &args.out, None).await
 }
 
 /// Prints the trend over the latest `last` runs and writes it as JSON.
@@ -64,7 +64,12 @@ async fn trend(store: &Store, last: u32, out: &ReportOutArgs) -> anyhow::Result<
 
 /// Builds the report of a stored run, prints the terminal summary, writes the
 /// requested files and returns the gate's exit code.
-pub(crate) async fn emit(store: &Store, run_id: &str, out: &ReportOutArgs) -> anyhow::Result<u8> {
+pub(crate) async fn emit(
+    store: &Store,
+    run_id: &str,
+    out: &ReportOutArgs,
+    calibration: Option<gavel::report::CalibrationGate>,
+) -> anyhow::Result<u8> {
     let run = store.run(run_id).await?;
     let cases = store.cases(run_id).await?;
     let executions = store.executions(run_id).await?;
@@ -76,6 +81,9 @@ pub(crate) async fn emit(store: &Store, run_id: &str, out: &ReportOutArgs) -> an
             .filter(|o| o.tags.iter().any(|t| out.gate_tags.contains(t)));
         report.gate = gavel::report::Gate::new(&gavel::TagStats::of(gated), out.min_pass_rate);
         eprintln!("gate on cases tagged {}", out.gate_tags.join(", "));
+    }
+    if let Some(c) = calibration {
+        report.gate = report.gate.clone().with_calibration(c);
     }
     print!("{}", gavel::report::terminal(&report, out.color.enabled()));
     for path in &out.outputs {

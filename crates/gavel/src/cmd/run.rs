@@ -203,16 +203,22 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     store
         .finish_run(&run.id, status, &gavel::now_rfc3339())
         .await?;
-    let mut report_code = emit(&store, &run.id, &args.out).await?;
-    if let Some(id) = &suite.judge.calibration
-        && let Err(why) =
-            super::calibrate::require_calibrated(&store, id, judges.default.as_deref()).await?
-    {
-        eprintln!("gate failed: {why}");
-        if report_code == super::EXIT_OK {
-            report_code = super::EXIT_GATE;
+    let calibration = match &suite.judge.calibration {
+        None => None,
+        Some(id) => {
+            let checked =
+                super::calibrate::require_calibrated(&store, id, judges.default.as_deref()).await?;
+            if let Err(why) = &checked {
+                eprintln!("gate failed: {why}");
+            }
+            Some(gavel::report::CalibrationGate {
+                id: id.clone(),
+                passed: checked.is_ok(),
+                reason: checked.err(),
+            })
         }
-    }
+    };
+    let report_code = emit(&store, &run.id, &args.out, calibration).await?;
     match outcome {
         Err(e) => {
             eprintln!("error: {e}");
