@@ -20,6 +20,8 @@ pub enum TargetSpec {
     Command(CommandTarget),
     /// A model itself, behind a system prompt (the seeds' "harness").
     Chat(ChatTarget),
+    /// gavel's own ReAct agent: a model calling tools on MCP servers.
+    McpAgent(McpAgentTarget),
 }
 
 impl TargetSpec {
@@ -27,7 +29,7 @@ impl TargetSpec {
     pub fn start(&self) -> Option<&StartSpec> {
         match self {
             TargetSpec::Http(h) => h.start.as_ref(),
-            TargetSpec::Command(_) | TargetSpec::Chat(_) => None,
+            TargetSpec::Command(_) | TargetSpec::Chat(_) | TargetSpec::McpAgent(_) => None,
         }
     }
 
@@ -37,6 +39,7 @@ impl TargetSpec {
             TargetSpec::Http(_) => "http",
             TargetSpec::Command(_) => "command",
             TargetSpec::Chat(_) => "chat",
+            TargetSpec::McpAgent(_) => "mcp-agent",
         }
     }
 }
@@ -278,6 +281,53 @@ pub struct ChatTarget {
     /// Model calls per user message while the model keeps calling tools (default 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
+}
+
+/// gavel's own agent: a model, a system prompt and MCP servers. gavel runs the
+/// ReAct loop, records every tool call and checkpoints the conversation in the
+/// store, so a revival reloads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpAgentTarget {
+    /// The model id, e.g. `openai:gpt-5-mini` or `openai-compatible:NAME@URL`.
+    pub model: String,
+    /// The system prompt, a template over `vars`, the case's `context` and `date`
+    /// (today, `YYYY-MM-DD`), e.g. `Today is {{ date }}. Answer in {{ locale }}.`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// Template variables for the system prompt (`locale` and anything else).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub vars: serde_json::Map<String, Value>,
+    /// The MCP servers whose tools the agent may call (at least one).
+    pub servers: Vec<McpServer>,
+    /// Model calls per user message while the model keeps calling tools (default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+}
+
+/// How to reach one MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "transport", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum McpServer {
+    /// A process speaking MCP on stdin/stdout.
+    Stdio {
+        /// Program and arguments (expanded).
+        command: Vec<String>,
+        /// Extra environment variables (values expanded).
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+    },
+    /// A Streamable HTTP endpoint, e.g. `http://127.0.0.1:3001/mcp` (expanded).
+    StreamableHttp {
+        /// The endpoint URL.
+        url: String,
+    },
+    /// The legacy HTTP+SSE transport: a `GET` event stream whose `endpoint` event
+    /// names the URL to `POST` messages to.
+    Sse {
+        /// The event stream URL (expanded), e.g. `http://127.0.0.1:3001/sse`.
+        url: String,
+    },
 }
 
 /// A tool offered to a `chat` target.

@@ -6,14 +6,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use gavel_core::target::{McpAgentTarget, McpServer};
 use gavel_core::{TargetFailure, ToolCall, Turn, Usage};
-use gavel_models::{ChatModel, ChatRequest, Message, Role, ToolDef};
-use gavel_targets::{Session, Target, TurnRequest};
+use gavel_models::{ChatModel, ChatRequest, ErrorKind, Message, ModelSource, Role, ToolDef};
+use gavel_targets::{Session, Target, TargetError, TurnRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::checkpoint::Checkpoints;
-use crate::client::{Connection, ServerSpec};
+use crate::client::Connection;
 
 /// Model calls per user message while the model keeps calling tools, by default.
 const DEFAULT_MAX_STEPS: u32 = 8;
@@ -27,7 +28,7 @@ pub struct McpAgent {
     model: Arc<dyn ChatModel>,
     system: Option<String>,
     vars: Map<String, Value>,
-    servers: Vec<ServerSpec>,
+    servers: Vec<McpServer>,
     max_steps: u32,
     checkpoints: Arc<dyn Checkpoints>,
 }
@@ -57,7 +58,7 @@ impl McpAgent {
     pub fn new(
         name: impl Into<String>,
         model: Arc<dyn ChatModel>,
-        servers: Vec<ServerSpec>,
+        servers: Vec<McpServer>,
         checkpoints: Arc<dyn Checkpoints>,
     ) -> Result<Self, String> {
         if servers.is_empty() {
@@ -82,6 +83,35 @@ impl McpAgent {
         self.system = Some(template.to_owned());
         self.vars = vars;
         Ok(self)
+    }
+
+    /// The agent a suite's `mcp-agent` target describes, its model from `models`.
+    /// A model without credentials makes the target unavailable (its executions
+    /// are skipped with the reason); a bad field is a configuration error.
+    pub fn from_spec(
+        name: &str,
+        spec: &McpAgentTarget,
+        models: &dyn ModelSource,
+        checkpoints: Arc<dyn Checkpoints>,
+    ) -> Result<Self, TargetError> {
+        let model = models.model(&spec.model).map_err(|e| match e.kind {
+            ErrorKind::NoCredentials => TargetError::Unavailable {
+                target: name.to_owned(),
+                reason: e.message,
+            },
+            _ => TargetError::config(name, "model", e.message),
+        })?;
+        let mut agent = McpAgent::new(name, model, spec.servers.clone(), checkpoints)
+            .map_err(|e| TargetError::config(name, "servers", e))?;
+        if let Some(system) = &spec.system {
+            agent = agent
+                .with_system(system, spec.vars.clone())
+                .map_err(|e| TargetError::config(name, "system", e))?;
+        }
+        if let Some(steps) = spec.max_steps {
+            agent = agent.with_max_steps(steps);
+        }
+        Ok(agent)
     }
 
     /// Caps the model calls per user message (at least 1).
@@ -163,6 +193,21 @@ impl Target for McpAgent {
 
     fn kind(&self) -> &'static str {
         "mcp-agent"
+    }
+
+    /// Copies the parent's checkpoint to the child: the branch starts from the
+    /// parent's conversation and the two never share state afterwards.
+    async fn fork(&self, parent: &str, child: &str) -> Result<(), TargetFailure> {
+        let state = self
+            .checkpoints
+            .load(&self.name, parent)
+            .await
+            .map_err(|e| self.failure(e))?
+            .ok_or_else(|| self.failure(format!("no checkpoint of session `{parent}` to fork")))?;
+        self.checkpoints
+            .save(&self.name, child, &state)
+            .await
+            .map_err(|e| self.failure(e))
     }
 }
 

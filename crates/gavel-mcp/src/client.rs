@@ -1,39 +1,12 @@
 //! Connections to MCP servers: stdio and Streamable HTTP through `rmcp`, the legacy
 //! HTTP+SSE transport through [`crate::sse`].
 
-use std::collections::BTreeMap;
-
+use gavel_core::target::McpServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-/// How to reach one MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "transport", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum ServerSpec {
-    /// A process speaking MCP on stdin/stdout.
-    Stdio {
-        /// Program and arguments (expanded: `${VAR}`).
-        command: Vec<String>,
-        /// Extra environment variables (values expanded).
-        #[serde(default)]
-        env: BTreeMap<String, String>,
-    },
-    /// A Streamable HTTP endpoint, e.g. `http://127.0.0.1:3001/mcp`.
-    StreamableHttp {
-        /// The endpoint URL (expanded).
-        url: String,
-    },
-    /// The legacy HTTP+SSE transport: a `GET` event stream whose `endpoint` event
-    /// names the URL to `POST` messages to.
-    Sse {
-        /// The event stream URL (expanded), e.g. `http://127.0.0.1:3001/sse`.
-        url: String,
-    },
-}
 
 /// One live connection and the tools it offers.
 pub(crate) struct Connection {
@@ -49,9 +22,9 @@ fn expand(text: &str) -> Result<String, String> {
 
 impl Connection {
     /// Connects, completes the handshake and lists the server's tools.
-    pub(crate) async fn open(spec: &ServerSpec) -> Result<Connection, String> {
+    pub(crate) async fn open(spec: &McpServer) -> Result<Connection, String> {
         let service = match spec {
-            ServerSpec::Stdio { command, env } => {
+            McpServer::Stdio { command, env } => {
                 let argv: Vec<String> = command
                     .iter()
                     .map(|a| expand(a))
@@ -70,14 +43,14 @@ impl Connection {
                     .await
                     .map_err(|e| format!("MCP handshake with `{program}` failed: {e}"))?
             }
-            ServerSpec::StreamableHttp { url } => {
+            McpServer::StreamableHttp { url } => {
                 let url = expand(url)?;
                 let transport = StreamableHttpClientTransport::from_uri(url.clone());
                 ().serve(transport)
                     .await
                     .map_err(|e| format!("MCP handshake with {url} failed: {e}"))?
             }
-            ServerSpec::Sse { url } => {
+            McpServer::Sse { url } => {
                 let url = expand(url)?;
                 let transport = crate::sse::connect(&url).await?;
                 ().serve(transport)

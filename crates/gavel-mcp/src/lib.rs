@@ -1,7 +1,7 @@
 //! The `mcp-agent` target: gavel itself runs a ReAct loop — a model from
 //! gavel-models, a system prompt with variables (`date`, `locale`, the case
 //! context), and MCP servers reached over stdio, Streamable HTTP (both through the
-//! official `rmcp` crate) or the legacy HTTP+SSE transport ([`ServerSpec`]) —
+//! official `rmcp` crate) or the legacy HTTP+SSE transport ([`McpServer`]) —
 //! recording every tool call with its arguments and result into the turn.
 //!
 //! After every turn the conversation is saved through [`Checkpoints`] (the gavel
@@ -16,4 +16,4 @@ mod sse;
 
 pub use agent::McpAgent;
 pub use checkpoint::Checkpoints;
-pub use client::ServerSpec;
+pub use gavel_core::target::McpServer;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 mod common;
 
-use gavel_mcp::{McpAgent, ServerSpec};
+use gavel_mcp::{McpAgent, McpServer};
 use gavel_store::Store;
 use gavel_targets::{Target, TurnRequest};
 use serde_json::json;
@@ -39,7 +39,7 @@ fn everything() -> Option<PathBuf> {
 }
 
 /// Runs two rounds with a revival between them and checks tools, prompt and memory.
-async fn converse(servers: Vec<ServerSpec>) {
+async fn converse(servers: Vec<McpServer>) {
     let (model, seen) = common::scripted_model("get-sum", json!({"a": 2, "b": 3})).await;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&format!(
@@ -137,7 +137,7 @@ async fn converse(servers: Vec<ServerSpec>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_server_with_revival() {
     let Some(entry) = everything() else { return };
-    converse(vec![ServerSpec::Stdio {
+    converse(vec![McpServer::Stdio {
         command: vec!["node".into(), entry.display().to_string(), "stdio".into()],
         env: Default::default(),
     }])
@@ -175,7 +175,7 @@ async fn http_server(entry: &Path, mode: &str) -> (tokio::process::Child, u16) {
 async fn streamable_http_server_with_revival() {
     let Some(entry) = everything() else { return };
     let (_child, port) = http_server(&entry, "streamableHttp").await;
-    converse(vec![ServerSpec::StreamableHttp {
+    converse(vec![McpServer::StreamableHttp {
         url: format!("http://127.0.0.1:{port}/mcp"),
     }])
     .await;
@@ -185,7 +185,7 @@ async fn streamable_http_server_with_revival() {
 async fn legacy_sse_server_with_revival() {
     let Some(entry) = everything() else { return };
     let (_child, port) = http_server(&entry, "sse").await;
-    converse(vec![ServerSpec::Sse {
+    converse(vec![McpServer::Sse {
         url: format!("http://127.0.0.1:{port}/sse"),
     }])
     .await;

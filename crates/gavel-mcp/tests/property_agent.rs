@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use gavel_core::{JudgeSettings, Status, Transcript};
-use gavel_mcp::{McpAgent, ServerSpec};
+use gavel_mcp::{McpAgent, McpServer};
 use gavel_store::Store;
 use gavel_targets::{Target, TurnRequest};
 use serde_json::json;
@@ -61,7 +61,7 @@ async fn the_example_agents_tools_over_mcp() {
     let agent = McpAgent::new(
         "property-mcp",
         model,
-        vec![ServerSpec::StreamableHttp {
+        vec![McpServer::StreamableHttp {
             url: format!("{base}/mcp"),
         }],
         Arc::new(store),

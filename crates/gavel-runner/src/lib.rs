@@ -17,7 +17,7 @@ pub use error::RunnerError;
 pub use execute::{Baselines, ExecuteOptions, RunReport, execute, run_case};
 pub use plan::{Plan, PlanOptions, PlannedExecution, plan};
 pub use recorder::Recorder;
-pub use targets::PreparedTargets;
+pub use targets::{ExtraTargets, PreparedTargets};
 
 pub use gavel_core::Execution;
 pub use tokio_util::sync::CancellationToken;

@@ -3,11 +3,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use gavel_core::Suite;
+use gavel_core::{Suite, TargetSpec};
 use gavel_models::ModelSource;
 use gavel_targets::{Started, Target, TargetError};
 
 use crate::{Plan, RunnerError};
+
+/// Builds the adapters `gavel_targets::build` cannot build alone (the
+/// `mcp-agent`, which needs the store); `None` leaves the spec to it.
+pub type ExtraTargets<'a> =
+    &'a (dyn Fn(&str, &TargetSpec) -> Option<Result<Arc<dyn Target>, TargetError>> + Sync);
 
 /// The adapters of the targets a plan uses, with any processes started for them.
 pub struct PreparedTargets {
@@ -26,9 +31,10 @@ impl PreparedTargets {
         suite: &Suite,
         plan: &Plan,
         models: &dyn ModelSource,
+        extra: ExtraTargets<'_>,
     ) -> Result<PreparedTargets, RunnerError> {
         let mut prepared = PreparedTargets::from_targets(BTreeMap::new());
-        if let Err(e) = prepared.fill(suite, plan, models).await {
+        if let Err(e) = prepared.fill(suite, plan, models, extra).await {
             prepared.stop().await;
             return Err(e);
         }
@@ -40,6 +46,7 @@ impl PreparedTargets {
         suite: &Suite,
         plan: &Plan,
         models: &dyn ModelSource,
+        extra: ExtraTargets<'_>,
     ) -> Result<(), RunnerError> {
         for item in &plan.items {
             if self.targets.contains_key(&item.target)
@@ -55,7 +62,9 @@ impl PreparedTargets {
                         case: item.case.id.clone(),
                         target: item.target.clone(),
                     })?;
-            let adapter = match gavel_targets::build(&item.target, spec, models) {
+            let built = extra(&item.target, spec)
+                .unwrap_or_else(|| gavel_targets::build(&item.target, spec, models));
+            let adapter = match built {
                 Ok(a) => a,
                 Err(TargetError::Unavailable { reason, .. }) => {
                     self.unavailable.insert(item.target.clone(), reason);

@@ -38,11 +38,8 @@ pub enum TargetError {
 }
 
 impl TargetError {
-    pub(crate) fn config(
-        target: &str,
-        field: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
+    /// A configuration error in the field `field` of target `target`.
+    pub fn config(target: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
         TargetError::Config {
             target: target.to_owned(),
             field: field.into(),

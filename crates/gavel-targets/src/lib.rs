@@ -182,6 +182,13 @@ pub fn build(
         TargetSpec::Http(http) => Arc::new(http::HttpAdapter::build(name, http)?),
         TargetSpec::Command(command) => Arc::new(command::CommandAdapter::build(name, command)?),
         TargetSpec::Chat(chat) => Arc::new(chat::ChatAdapter::build(name, chat, models)?),
+        TargetSpec::McpAgent(_) => {
+            return Err(TargetError::config(
+                name,
+                "type",
+                "mcp-agent targets need the store for their checkpoints: build them with gavel_mcp::McpAgent::from_spec",
+            ));
+        }
     })
 }
 

@@ -1,7 +1,10 @@
 //! examples/conversations/agent-checks.yaml against the real example agent: it
 //! passes as written, and each injected bug fails exactly the checks meant to
-//! catch it.
+//! catch it. Also gavel's own `mcp-agent` target, run from a suite over the
+//! example agent's MCP endpoint, surviving a revival.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -157,4 +160,98 @@ fn each_bug_fails_exactly_its_checks() {
         let (failed, all) = run(Some(bug));
         assert_eq!(failed, want, "bug {bug}: {all:#?}");
     }
+}
+
+/// Starts the example agent on a free port; its base URL, and the child (killed
+/// on drop through `kill_on_drop`-like guard).
+struct Agent {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Agent {
+    fn start() -> Agent {
+        use std::io::BufRead;
+        let mut child = Command::new(agent_bin())
+            .args(["--addr", "127.0.0.1:0"])
+            .env_remove("PROPERTY_AGENT_BUG")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        Agent { child, url }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_mcp_agent_target_calls_tools_and_keeps_its_conversation_across_a_revival() {
+    let agent = Agent::start();
+    let model = support::Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = format!(
+        r#"name: mcp
+targets:
+  gavel-agent:
+    type: mcp-agent
+    model: openai-compatible:tools@{model}/v1
+    system: "Today is {{{{ date }}}}. Answer in {{{{ locale }}}}."
+    vars: {{locale: en}}
+    servers:
+      - {{transport: streamable-http, url: "{agent}/mcp"}}
+cases:
+  - id: revenue-then-recall
+    revival: true
+    max_followups: 0
+    rounds:
+      - input: 'Use get_revenue_data with {{"listing_id": 3, "month": "2026-02"}}'
+        expected_tools: [get_revenue_data]
+        checks: [{{type: contains, value: "Tool results"}}]
+      - input: What did I ask you before?
+        checks: [{{type: contains, value: "Earlier you said: Use get_revenue_data"}}]
+"#,
+        model = model.url,
+        agent = agent.url,
+    );
+    let path = dir.path().join("mcp.yaml");
+    std::fs::write(&path, suite).unwrap();
+    let report = dir.path().join("r.json");
+    let db = dir.path().join("gavel.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
+        .args(["run", path.to_str().unwrap(), "--quiet", "-o"])
+        .arg(&report)
+        .arg("--db")
+        .arg(format!("sqlite://{}", db.display()))
+        .env_remove("GAVEL_DATABASE_URL")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let repeat = &report["detailed_results"][0]["repeats"][0];
+    let statuses: Vec<(&str, &str)> = repeat["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["kind"].as_str().unwrap(), v["status"].as_str().unwrap()))
+        .collect();
+    assert!(
+        statuses.iter().all(|(_, s)| *s == "pass") && statuses.len() >= 3,
+        "{statuses:?}\n{repeat:#}"
+    );
+    let turns = repeat["transcript"]["turns"].as_array().unwrap();
+    let call = &turns[0]["tool_calls"][0];
+    assert_eq!(call["name"], "get_revenue_data");
+    assert_eq!(call["arguments"]["listing_id"], 3);
+    assert!(call["result"].is_object(), "{call}");
 }

@@ -4,11 +4,14 @@
 //! `…harsh…` until it is shown other judges' scores), other requests an echo naming the model (or a
 //! fixed reply).
 //!
+//! Requests that offer tools get scripted tool calls (see [`tools`]).
+//!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
 //! `{"requests": N}`: how many completions it served.
 
 mod schema;
+mod tools;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -105,16 +108,13 @@ async fn complete(
                 .sum()
         })
         .unwrap_or(0);
-    let content = match request.pointer("/response_format/json_schema/schema") {
-        Some(schema) if is_harsh(&request) => schema::harsh(schema).to_string(),
-        Some(schema) => schema::favourable(schema).to_string(),
-        None => mock.reply.clone().unwrap_or_else(|| {
-            format!(
-                "You said: {} ({})",
-                last_user_message(&request),
-                request["model"].as_str().unwrap_or("model")
-            )
-        }),
+    let message = tools::answer(&request)
+        .unwrap_or_else(|| json!({"role": "assistant", "content": plain_answer(&mock, &request)}));
+    let content = message["content"].as_str().unwrap_or_default();
+    let finish = if message["tool_calls"].is_array() {
+        "tool_calls"
+    } else {
+        "stop"
     };
     let completion_tokens = (content.len() / 4).max(1);
     let prompt_tokens = (prompt_chars / 4).max(1);
@@ -125,8 +125,8 @@ async fn complete(
         "model": request["model"],
         "choices": [{
             "index": 0,
-            "message": {"role": "assistant", "content": content},
-            "finish_reason": "stop"
+            "message": message,
+            "finish_reason": finish
         }],
         "usage": {
             "prompt_tokens": prompt_tokens,
@@ -135,6 +135,21 @@ async fn complete(
         }
     });
     (StatusCode::OK, Json(answer))
+}
+
+/// The answer to a request that offers no tools: a schema instance or an echo.
+fn plain_answer(mock: &Mock, request: &Value) -> String {
+    match request.pointer("/response_format/json_schema/schema") {
+        Some(schema) if is_harsh(request) => schema::harsh(schema).to_string(),
+        Some(schema) => schema::favourable(schema).to_string(),
+        None => mock.reply.clone().unwrap_or_else(|| {
+            format!(
+                "You said: {} ({})",
+                last_user_message(request),
+                request["model"].as_str().unwrap_or("model")
+            )
+        }),
+    }
 }
 
 /// A model named `…harsh…` gives the lowest scores until it is shown other

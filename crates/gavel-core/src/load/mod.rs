@@ -416,7 +416,7 @@ fn absolutize(mut spec: TargetSpec, dir: &Path) -> TargetSpec {
             }
         }
         TargetSpec::Command(c) => fix(&mut c.cwd),
-        TargetSpec::Chat(_) => {}
+        TargetSpec::Chat(_) | TargetSpec::McpAgent(_) => {}
     }
     spec
 }

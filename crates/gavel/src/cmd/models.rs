@@ -10,6 +10,7 @@ use gavel::{JudgeSettings, Suite, TargetSpec};
 use gavel_models::{
     CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool, ModelSettings,
 };
+use gavel_targets::{Target, TargetError};
 
 use super::judge_choice::{self, JudgeChoice, Sources};
 
@@ -67,6 +68,24 @@ fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
     gavel_models::provider(id)
 }
 
+/// Builds the targets that need the store: `mcp-agent` targets, whose
+/// conversations are checkpointed in it (for `PreparedTargets::prepare`).
+pub(crate) fn store_targets<'a>(
+    pool: &'a ModelPool,
+    store: &'a Store,
+) -> impl Fn(&str, &TargetSpec) -> Option<Result<Arc<dyn Target>, TargetError>> + Sync + 'a {
+    move |name, spec| match spec {
+        TargetSpec::McpAgent(agent) => {
+            let checkpoints: Arc<dyn gavel_mcp::Checkpoints> = Arc::new(store.clone());
+            Some(
+                gavel_mcp::McpAgent::from_spec(name, agent, pool, checkpoints)
+                    .map(|a| Arc::new(a) as Arc<dyn Target>),
+            )
+        }
+        _ => None,
+    }
+}
+
 /// Resolves judge model ids against the pool, `None` meaning the run's default.
 pub(crate) struct RunJudges<'a> {
     pub(crate) pool: &'a ModelPool,
@@ -94,6 +113,7 @@ pub(crate) fn hierarchy_warnings(suite: &Suite, judge: Option<&str>) -> Vec<Stri
     let mut agents: BTreeSet<&str> = suite.judge.agent_model.as_deref().into_iter().collect();
     agents.extend(suite.targets.values().filter_map(|t| match t {
         TargetSpec::Chat(c) => Some(c.model.as_str()),
+        TargetSpec::McpAgent(a) => Some(a.model.as_str()),
         _ => None,
     }));
     agents

@@ -164,16 +164,19 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         .await;
     }
 
-    let targets = match PreparedTargets::prepare(&suite, &plan, &pool).await {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            store
-                .finish_run(&run.id, RunStatus::Failed, &gavel::now_rfc3339())
-                .await?;
-            return Ok(EXIT_INFRA);
-        }
-    };
+    let targets =
+        match PreparedTargets::prepare(&suite, &plan, &pool, &models::store_targets(&pool, &store))
+            .await
+        {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                store
+                    .finish_run(&run.id, RunStatus::Failed, &gavel::now_rfc3339())
+                    .await?;
+                return Ok(EXIT_INFRA);
+            }
+        };
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
     let mut progress = Progress::new(plan.items.len(), !args.quiet);

@@ -173,9 +173,10 @@ async fn context(
     let plan = gavel::runner::plan(&suite, &Default::default())
         .with_context(|| format!("planning run {run_id}"))?;
     let pool = models::pool(&args.models, &suite.judge, store);
-    let targets = PreparedTargets::prepare(&suite, &plan, &pool)
-        .await
-        .with_context(|| format!("starting the targets of run {run_id}"))?;
+    let targets =
+        PreparedTargets::prepare(&suite, &plan, &pool, &models::store_targets(&pool, store))
+            .await
+            .with_context(|| format!("starting the targets of run {run_id}"))?;
     let context = Arc::new(RunContext {
         judge: models::default_judge(&args.models, &suite.judge).await,
         suite,
