@@ -18,6 +18,11 @@ use crate::weights::{Weights, backend};
 const DEFAULT_MAX_TOKENS: u32 = 1024;
 /// Prompt tokens decoded per llama.cpp batch.
 const BATCH: u32 = 512;
+/// At most this many last tokens of the budget close a constrained answer.
+const CLOSING_TOKENS: u32 = 24;
+/// Added to the logits of closing tokens there: enough to win over any
+/// continuation the model prefers.
+const CLOSING_BIAS: f32 = 30.0;
 
 /// What one generation produced and how long each phase took.
 #[derive(Debug, Clone)]
@@ -51,7 +56,8 @@ pub(crate) fn generate(
         .temperature
         .or(request.temperature.map(|t| t as f32))
         .unwrap_or(0.0);
-    let mut sampler = sampler(weights, request, temperature, options.seed)?;
+    let mut grammar = grammar(weights, request)?;
+    let mut pick = picker(temperature, options.seed);
 
     let _one_at_a_time = weights
         .busy
@@ -106,10 +112,31 @@ pub(crate) fn generate(
     let mut text = Vec::new();
     let mut output_tokens = 0;
     let mut finish_reason = "length";
+    // The last tokens of the budget close the answer: among the tokens the schema
+    // allows, those ending a string, object or array are favoured, so a model
+    // that rambles (a base model repeating itself) still ends with valid JSON.
+    let closing_from = max_tokens.saturating_sub(max_tokens / 4).max(max_tokens.saturating_sub(CLOSING_TOKENS));
     while output_tokens < max_tokens {
-        // `sample` also accepts the token into every sampler of the chain (the
-        // grammar included): accepting it again would abort llama.cpp.
-        let token = sampler.sample(&ctx, -1);
+        let mut candidates = ctx.token_data_array_ith(-1);
+        if let Some(grammar) = grammar.as_mut() {
+            grammar.apply(&mut candidates);
+            if output_tokens >= closing_from {
+                for token in &weights.closers {
+                    if let Some(c) = candidates.data.get_mut(token.0 as usize) {
+                        c.set_logit(c.logit() + CLOSING_BIAS);
+                    }
+                }
+            }
+        }
+        candidates.apply_sampler(&mut pick);
+        let token = candidates
+            .selected_token()
+            .ok_or("the sampler chose no token (the schema allows none?)")?;
+        // Applied, not sampled: each sampler takes the token once, here.
+        if let Some(grammar) = grammar.as_mut() {
+            grammar.accept(token);
+        }
+        pick.accept(token);
         if vocab.is_eog(token) {
             finish_reason = "stop";
             break;
@@ -137,33 +164,42 @@ pub(crate) fn generate(
     })
 }
 
-/// The sampler chain: the request's JSON Schema as a constraint (when it has
-/// one), then greedy choice at temperature 0, else temperature and a seeded draw.
-fn sampler(
-    weights: &Weights,
-    request: &ChatRequest,
-    temperature: f32,
-    seed: u32,
-) -> Result<LlamaSampler, String> {
-    let mut chain = Vec::with_capacity(3);
-    if let Some(schema) = &request.schema {
-        let parser = weights
-            .grammars
-            .create_parser(TopLevelGrammar::from_json_schema(schema.schema.clone()));
-        let matcher = Matcher::new(parser);
-        if let Some(e) = matcher.get_error() {
-            return Err(format!(
-                "the output schema `{}` cannot be turned into a grammar: {e}",
-                schema.name
-            ));
-        }
-        chain.push(LlamaSampler::from(matcher));
+/// The request's JSON Schema as a token constraint, when it has one.
+fn grammar(weights: &Weights, request: &ChatRequest) -> Result<Option<LlamaSampler>, String> {
+    let Some(schema) = &request.schema else {
+        return Ok(None);
+    };
+    // Compact JSON: with free whitespace between tokens, a weak model can spend
+    // its whole budget on blank lines.
+    let mut constraint = schema.schema.clone();
+    if let Some(root) = constraint.as_object_mut() {
+        root.entry("x-guidance").or_insert_with(|| {
+            serde_json::json!({
+                "whitespace_flexible": false,
+                "item_separator": ",",
+                "key_separator": ":",
+            })
+        });
     }
+    let parser = weights
+        .grammars
+        .create_parser(TopLevelGrammar::from_json_schema(constraint));
+    let matcher = Matcher::new(parser);
+    if let Some(e) = matcher.get_error() {
+        return Err(format!(
+            "the output schema `{}` cannot be turned into a grammar: {e}",
+            schema.name
+        ));
+    }
+    Ok(Some(LlamaSampler::from(matcher)))
+}
+
+/// How the next token is picked among those allowed: the most likely at
+/// temperature 0, else a seeded draw at that temperature.
+fn picker(temperature: f32, seed: u32) -> LlamaSampler {
     if temperature > 0.0 {
-        chain.push(LlamaSampler::temp(temperature));
-        chain.push(LlamaSampler::dist(seed));
+        LlamaSampler::chain_simple([LlamaSampler::temp(temperature), LlamaSampler::dist(seed)])
     } else {
-        chain.push(LlamaSampler::greedy());
+        LlamaSampler::greedy()
     }
-    Ok(LlamaSampler::chain_simple(chain))
 }

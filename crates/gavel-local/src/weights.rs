@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::llguidance_sampler::llguidance_build_tok_env;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{LogOptions, send_logs_to_tracing};
 use llguidance::ParserFactory;
 
@@ -22,6 +23,9 @@ pub(crate) struct Weights {
     pub(crate) template: Option<LlamaChatTemplate>,
     /// Builds JSON-Schema constraints over this model's vocabulary.
     pub(crate) grammars: ParserFactory,
+    /// Tokens that end a JSON string, object or array (`"`, `}`, `]`, after any
+    /// spaces): favoured at the end of a constrained answer's budget.
+    pub(crate) closers: Vec<LlamaToken>,
     /// One generation at a time on these weights: contexts are made per call,
     /// and llama.cpp must not make two at once from one model.
     pub(crate) busy: Mutex<()>,
@@ -74,15 +78,24 @@ fn read(path: &Path) -> Result<Weights, String> {
     let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
         .map_err(|e| format!("{shown}: llama.cpp cannot load this model: {e}"))?;
     let template = model.chat_template(None).ok();
-    let mut grammars = ParserFactory::new_simple(&llguidance_build_tok_env(&model))
+    let mut grammars = ParserFactory::new_simple(&LlamaSampler::llguidance_tok_env(&model))
         .map_err(|e| format!("{shown}: cannot build the token table for constrained output: {e}"))?;
     grammars.quiet();
+    let closers = model
+        .vocab()
+        .tokens()
+        .filter(|&token| {
+            let piece = model.vocab().token_to_piece(token, false, None);
+            matches!(piece.trim_ascii_start().first(), Some(b'"' | b'}' | b']'))
+        })
+        .collect();
     tracing::debug!(path = %shown, chat_template = template.is_some(), "loaded a local model");
     Ok(Weights {
         path: path.to_owned(),
         model,
         template,
         grammars,
+        closers,
         busy: Mutex::new(()),
     })
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// The Gemma 3 270M GGUF (`scripts/setup` installs it), or `None` after printing
 /// why the calling test is skipped. With `GAVEL_TEST_REQUIRE_MODELS=1` (CI) a
 /// missing model fails the test instead.
-pub fn gemma(test: &str) -> Option<PathBuf> {
+pub(crate) fn gemma(test: &str) -> Option<PathBuf> {
     match gavel_model_files::locate(gavel_model_files::GEMMA_270M, gavel_model_files::ModelKind::Gguf) {
         Ok(found) => Some(found.path),
         Err(e) if std::env::var("GAVEL_TEST_REQUIRE_MODELS").as_deref() == Ok("1") => {
@@ -20,9 +20,9 @@ pub fn gemma(test: &str) -> Option<PathBuf> {
     }
 }
 
-/// A `local:` id for `path` with a short context and two threads, so tests stay quick.
-pub fn id(path: &std::path::Path, extra: &str) -> gavel_models::ModelId {
-    format!("local:{}?threads=2&ctx=1024{extra}", path.display())
+/// A `local:` id for `path` with a short context and one thread, so tests stay quick on a busy machine.
+pub(crate) fn id(path: &std::path::Path, extra: &str) -> gavel_models::ModelId {
+    format!("local:{}?threads=1&ctx=1024{extra}", path.display())
         .parse()
         .unwrap()
 }
