@@ -1,6 +1,9 @@
 //! A judge call on the local model: prompt and answer tokens per second, and the
-//! process's peak RSS. `scripts/bench-local-judge.sh` runs it beside llama.cpp's
-//! own `llama-bench` on the same file and threads.
+//! process's peak RSS; then, in a child process, llama.cpp alone on the same file
+//! and threads, measured the way `llama-bench` does (`pp512`: one batch of 512
+//! prompt tokens; `tg128`: 128 single-token decodes; no sampling) and timed by
+//! llama.cpp's own performance counters. (llama-cpp-sys-2 does not vendor the
+//! `llama-bench` tool's source, so the bench reproduces its method.)
 //!
 //! `cargo bench -p gavel-local --bench judge_call` (model: `$GAVEL_BENCH_MODEL`,
 //! else the installed gemma-3-270m-q4_k_m; threads: `$GAVEL_BENCH_THREADS`, else 2).
@@ -16,6 +19,9 @@ use serde_json::json;
 const RUNS: u32 = 5;
 
 fn main() {
+    if std::env::var_os(RAW).is_some() {
+        return raw_llama_cpp();
+    }
     let spec = std::env::var("GAVEL_BENCH_MODEL")
         .unwrap_or_else(|_| gavel_model_files::GEMMA_270M.to_owned());
     let threads = std::env::var("GAVEL_BENCH_THREADS").unwrap_or_else(|_| "2".into());
@@ -62,6 +68,75 @@ fn main() {
         );
     }
     println!("peak RSS {:.0} MiB", peak_rss_kib() as f64 / 1024.0);
+
+    // llama.cpp alone, in a process of its own (one llama.cpp backend per
+    // process, and a peak RSS of its own).
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(RAW, model.path())
+        .env("GAVEL_BENCH_THREADS", &threads)
+        .status()
+        .unwrap();
+    assert!(status.success(), "the llama.cpp baseline failed");
+}
+
+/// Set (to the GGUF path) in the child process that measures llama.cpp alone.
+const RAW: &str = "GAVEL_BENCH_RAW_LLAMA_CPP";
+
+/// `llama-bench -p 512 -n 128 -r RUNS`'s measurement through the same library.
+fn raw_llama_cpp() {
+    use std::num::NonZeroU32;
+
+    use llama_cpp_2::context::params::LlamaContextParams;
+    use llama_cpp_2::llama_backend::LlamaBackend;
+    use llama_cpp_2::llama_batch::LlamaBatch;
+    use llama_cpp_2::model::LlamaModel;
+    use llama_cpp_2::model::params::LlamaModelParams;
+    use llama_cpp_2::token::LlamaToken;
+
+    let path = std::env::var(RAW).unwrap();
+    let threads: i32 = std::env::var("GAVEL_BENCH_THREADS")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut backend = LlamaBackend::init().unwrap();
+    backend.void_logs();
+    let model = LlamaModel::load_from_file(&backend, &path, &LlamaModelParams::default()).unwrap();
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(1024))
+        .with_n_batch(512)
+        .with_n_ubatch(512)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+        .with_no_perf(false);
+    let n_vocab = model.n_vocab();
+    // llama-bench decodes arbitrary tokens: the speed does not depend on them.
+    let token = |i: i32| LlamaToken::new((i * 7919 + 13) % n_vocab);
+    let (mut pp, mut tg) = ((0, 0.0), (0, 0.0));
+    for run in 0..=RUNS {
+        let mut ctx = model.new_context(&backend, params.clone()).unwrap();
+        let mut batch = LlamaBatch::new(512, 1);
+        for i in 0..512 {
+            batch.add(token(i), i, &[0], i == 511).unwrap();
+        }
+        ctx.reset_timings();
+        ctx.decode(&mut batch).unwrap();
+        for i in 512..640 {
+            batch.clear();
+            batch.add(token(i), i, &[0], true).unwrap();
+            ctx.decode(&mut batch).unwrap();
+        }
+        let t = ctx.timings();
+        if run > 0 {
+            pp = (pp.0 + t.n_p_eval(), pp.1 + t.t_p_eval_ms());
+            tg = (tg.0 + t.n_eval(), tg.1 + t.t_eval_ms());
+        }
+    }
+    println!(
+        "llama.cpp alone (llama-bench method, its own counters): pp512 {:.0} tok/s · tg128 {:.1} tok/s · peak RSS {:.0} MiB",
+        f64::from(pp.0) * 1000.0 / pp.1,
+        f64::from(tg.0) * 1000.0 / tg.1,
+        peak_rss_kib() as f64 / 1024.0
+    );
 }
 
 /// A pointwise judge request over an answer of about 400 tokens.
@@ -70,7 +145,9 @@ fn judge_request() -> ChatRequest {
                   about 330 metres tall in Paris, France. "
         .repeat(16);
     ChatRequest {
-        system: Some("You grade answers. Reply with JSON: status, reasoning, score from 1 to 5.".into()),
+        system: Some(
+            "You grade answers. Reply with JSON: status, reasoning, score from 1 to 5.".into(),
+        ),
         messages: vec![Message::user(format!(
             "Question: When was the Eiffel Tower built, and how tall is it?\nAnswer: {answer}"
         ))],
@@ -96,7 +173,9 @@ fn judge_request() -> ChatRequest {
 /// 128 answer tokens with no constraint, as `llama-bench -n 128` generates.
 fn free_request() -> ChatRequest {
     ChatRequest {
-        messages: vec![Message::user("Write a long story about a lighthouse keeper.")],
+        messages: vec![Message::user(
+            "Write a long story about a lighthouse keeper.",
+        )],
         temperature: Some(0.0),
         max_tokens: Some(128),
         ..ChatRequest::default()

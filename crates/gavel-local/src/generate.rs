@@ -45,7 +45,10 @@ pub(crate) fn generate(
     cancel: &AtomicBool,
 ) -> Result<Generation, String> {
     let (prompt, trusted_markup) = match &weights.template {
-        Some(template) => (crate::prompt::with_template(&weights.model, template, request)?, true),
+        Some(template) => (
+            crate::prompt::with_template(&weights.model, template, request)?,
+            true,
+        ),
         None => (crate::prompt::plain(request)?, false),
     };
     let max_tokens = options
@@ -115,7 +118,9 @@ pub(crate) fn generate(
     // The last tokens of the budget close the answer: among the tokens the schema
     // allows, those ending a string, object or array are favoured, so a model
     // that rambles (a base model repeating itself) still ends with valid JSON.
-    let closing_from = max_tokens.saturating_sub(max_tokens / 4).max(max_tokens.saturating_sub(CLOSING_TOKENS));
+    let closing_from = max_tokens
+        .saturating_sub(max_tokens / 4)
+        .max(max_tokens.saturating_sub(CLOSING_TOKENS));
     while output_tokens < max_tokens {
         let mut candidates = ctx.token_data_array_ith(-1);
         if let Some(grammar) = grammar.as_mut() {

@@ -89,9 +89,12 @@ impl std::str::FromStr for LocalSpec {
         let mut options = LocalOptions::default();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').ok_or_else(|| {
-                SpecError(format!("local:{s}: option `{pair}` needs a value (key=value)"))
+                SpecError(format!(
+                    "local:{s}: option `{pair}` needs a value (key=value)"
+                ))
             })?;
-            let bad = |what: &str| SpecError(format!("local:{s}: `{key}` must be {what}, not `{value}`"));
+            let bad =
+                |what: &str| SpecError(format!("local:{s}: `{key}` must be {what}, not `{value}`"));
             match key {
                 "threads" => {
                     options.threads =
@@ -152,9 +155,15 @@ mod tests {
     #[test]
     fn bad_options_are_named() {
         for (id, needle) in [
-            ("a.gguf?threads=0", "`threads` must be a whole number above 0"),
+            (
+                "a.gguf?threads=0",
+                "`threads` must be a whole number above 0",
+            ),
             ("a.gguf?ctx=big", "`ctx` must be a whole number above 0"),
-            ("a.gguf?temperature=-1", "`temperature` must be a number of 0 or more"),
+            (
+                "a.gguf?temperature=-1",
+                "`temperature` must be a number of 0 or more",
+            ),
             ("a.gguf?threads", "option `threads` needs a value"),
             ("a.gguf?gpu=1", "unknown option `gpu`"),
             ("?ctx=1", "name a GGUF file"),

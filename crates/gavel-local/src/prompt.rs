@@ -7,7 +7,9 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 /// The conversation as (role, text), the system prompt first.
 fn turns(request: &ChatRequest) -> Result<Vec<(&'static str, &str)>, String> {
     if !request.tools.is_empty() {
-        return Err("a local model cannot call tools: use a provider for a tool-using agent".into());
+        return Err(
+            "a local model cannot call tools: use a provider for a tool-using agent".into(),
+        );
     }
     let mut out = Vec::with_capacity(request.messages.len() + 1);
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
@@ -18,7 +20,10 @@ fn turns(request: &ChatRequest) -> Result<Vec<(&'static str, &str)>, String> {
             Role::User => "user",
             Role::Assistant => "assistant",
             Role::Tool => {
-                return Err("a local model cannot read tool results: use a provider for a tool-using agent".into());
+                return Err(
+                    "a local model cannot read tool results: use a provider for a tool-using agent"
+                        .into(),
+                );
             }
         };
         out.push((role, message.content.as_str()));

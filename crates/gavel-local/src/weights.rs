@@ -79,7 +79,9 @@ fn read(path: &Path) -> Result<Weights, String> {
         .map_err(|e| format!("{shown}: llama.cpp cannot load this model: {e}"))?;
     let template = model.chat_template(None).ok();
     let mut grammars = ParserFactory::new_simple(&LlamaSampler::llguidance_tok_env(&model))
-        .map_err(|e| format!("{shown}: cannot build the token table for constrained output: {e}"))?;
+        .map_err(|e| {
+            format!("{shown}: cannot build the token table for constrained output: {e}")
+        })?;
     grammars.quiet();
     let closers = model
         .vocab()

@@ -60,7 +60,12 @@ async fn a_judge_answer_parses_and_validates_against_the_schema() {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", answer.text));
     let validator = jsonschema::validator_for(&verdict_schema()).unwrap();
     assert!(validator.is_valid(&value), "{value}");
-    assert_eq!(answer.finish_reason.as_deref(), Some("stop"), "{}", answer.text);
+    assert_eq!(
+        answer.finish_reason.as_deref(),
+        Some("stop"),
+        "{}",
+        answer.text
+    );
     assert!(answer.usage.input_tokens > 20, "{:?}", answer.usage);
     assert!(answer.usage.output_tokens > 5, "{:?}", answer.usage);
     assert_eq!(answer.cost_usd, Some(0.0));
@@ -74,7 +79,10 @@ async fn concurrent_calls_share_one_load() {
     // Two ids (different options) naming one file.
     let a = LocalModel::open(&support::id(&path, "")).unwrap();
     let b = LocalModel::open(&support::id(&path, "&seed=3")).unwrap();
-    assert!(!a.shares_weights_with(&b), "nothing is loaded before a call");
+    assert!(
+        !a.shares_weights_with(&b),
+        "nothing is loaded before a call"
+    );
     let models: Vec<Arc<dyn ChatModel>> = vec![
         Arc::new(a.clone()),
         Arc::new(b.clone()),
@@ -99,8 +107,14 @@ async fn bad_files_and_ids_give_clear_errors() {
     let cases = [
         (format!("local:{}", missing.display()), "missing.gguf"),
         (format!("local:{}", text.display()), "not a GGUF"),
-        ("local:no-such-model-anywhere".to_owned(), "no-such-model-anywhere"),
-        (format!("local:{}?ctx=lots", text.display()), "`ctx` must be"),
+        (
+            "local:no-such-model-anywhere".to_owned(),
+            "no-such-model-anywhere",
+        ),
+        (
+            format!("local:{}?ctx=lots", text.display()),
+            "`ctx` must be",
+        ),
     ];
     for (id, needle) in cases {
         let err = gavel_local::provider(&id.parse().unwrap()).unwrap_err();

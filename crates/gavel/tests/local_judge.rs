@@ -68,8 +68,14 @@ fn a_judged_case_runs_on_the_local_model_and_its_verdict_is_stored() {
     assert!(matches!(status, "pass" | "fail"), "{verdict:#}");
     let score = verdict["score"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&score), "{verdict:#}");
-    assert!(verdict["evidence"]["input_tokens"].as_u64().unwrap() > 0, "{verdict:#}");
-    assert!(verdict["evidence"]["output_tokens"].as_u64().unwrap() > 0, "{verdict:#}");
+    assert!(
+        verdict["evidence"]["input_tokens"].as_u64().unwrap() > 0,
+        "{verdict:#}"
+    );
+    assert!(
+        verdict["evidence"]["output_tokens"].as_u64().unwrap() > 0,
+        "{verdict:#}"
+    );
     assert_eq!(verdict["cost_usd"].as_f64(), Some(0.0), "{verdict:#}");
     assert_eq!(verdict["evidence"]["model"], judge.as_str(), "{verdict:#}");
 }

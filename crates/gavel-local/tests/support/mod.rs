@@ -8,7 +8,10 @@ use std::path::PathBuf;
 /// why the calling test is skipped. With `GAVEL_TEST_REQUIRE_MODELS=1` (CI) a
 /// missing model fails the test instead.
 pub(crate) fn gemma(test: &str) -> Option<PathBuf> {
-    match gavel_model_files::locate(gavel_model_files::GEMMA_270M, gavel_model_files::ModelKind::Gguf) {
+    match gavel_model_files::locate(
+        gavel_model_files::GEMMA_270M,
+        gavel_model_files::ModelKind::Gguf,
+    ) {
         Ok(found) => Some(found.path),
         Err(e) if std::env::var("GAVEL_TEST_REQUIRE_MODELS").as_deref() == Ok("1") => {
             panic!("{test}: GAVEL_TEST_REQUIRE_MODELS=1 but the model is missing: {e}")

@@ -120,7 +120,9 @@ pub(crate) fn resolve(
         Provider::Local => {
             return Err(ModelError::new(
                 ErrorKind::Permanent,
-                format!("{name}: local models run in-process through the gavel-local crate, not over HTTP; this program was built without it (the gavel crate's `local` feature)"),
+                format!(
+                    "{name}: local models run in-process through the gavel-local crate, not over HTTP; this program was built without it (the gavel crate's `local` feature)"
+                ),
             ));
         }
         Provider::OpenAi => {

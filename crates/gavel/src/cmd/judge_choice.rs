@@ -59,10 +59,7 @@ impl Sources {
 /// The judge for a run: `configured` (`--judge`, else the suite's `judge.model`,
 /// with `origin` saying which) wins; otherwise the first of the fallbacks that
 /// `sources` offers.
-pub(crate) async fn choose(
-    configured: Option<(&str, &str)>,
-    sources: &Sources,
-) -> JudgeChoice {
+pub(crate) async fn choose(configured: Option<(&str, &str)>, sources: &Sources) -> JudgeChoice {
     if let Some((model, origin)) = configured {
         return chosen(model.to_owned(), format!("named by {origin}"));
     }
@@ -72,14 +69,14 @@ pub(crate) async fn choose(
     {
         return chosen((*model).to_owned(), format!("{var} is set"));
     }
-    if let Some(server) = &sources.server {
-        if let Some(name) = probe(server).await {
-            let base = format!("{}/v1", server.trim_end_matches('/'));
-            return chosen(
-                format!("openai-compatible:{name}@{base}"),
-                format!("an OpenAI-compatible server answers on {base} (its first model)"),
-            );
-        }
+    if let Some(server) = &sources.server
+        && let Some(name) = probe(server).await
+    {
+        let base = format!("{}/v1", server.trim_end_matches('/'));
+        return chosen(
+            format!("openai-compatible:{name}@{base}"),
+            format!("an OpenAI-compatible server answers on {base} (its first model)"),
+        );
     }
     let (instruct, base_models) = installed_gguf(&sources.files);
     if let Some(path) = instruct {
@@ -191,7 +188,11 @@ mod tests {
     }
 
     /// Sources with only `vars` set, the server at `server`, models in `dir`.
-    fn sources(vars: &'static [(&'static str, &'static str)], server: Option<String>, dir: &Path) -> Sources {
+    fn sources(
+        vars: &'static [(&'static str, &'static str)],
+        server: Option<String>,
+        dir: &Path,
+    ) -> Sources {
         Sources {
             var: Box::new(move |name| {
                 vars.iter()
@@ -225,7 +226,11 @@ mod tests {
     #[tokio::test]
     async fn an_api_key_comes_next() {
         let dir = tempfile::tempdir().unwrap();
-        let s = sources(&[("ANTHROPIC_API_KEY", "k")], Some(closed_port()), dir.path());
+        let s = sources(
+            &[("ANTHROPIC_API_KEY", "k")],
+            Some(closed_port()),
+            dir.path(),
+        );
         let choice = choose(None, &s).await;
         assert_eq!(choice.model.as_deref(), Some("anthropic:claude-sonnet-4-5"));
         assert_eq!(choice.why, "ANTHROPIC_API_KEY is set");
@@ -248,7 +253,11 @@ mod tests {
             choice.model,
             Some(format!("openai-compatible:qwen2.5:7b@{}/v1", server.uri()))
         );
-        assert!(choice.why.contains("OpenAI-compatible server"), "{}", choice.why);
+        assert!(
+            choice.why.contains("OpenAI-compatible server"),
+            "{}",
+            choice.why
+        );
     }
 
     #[cfg(feature = "local")]
@@ -259,9 +268,15 @@ mod tests {
         let s = sources(&[], Some(closed_port()), dir.path());
         let choice = choose(None, &s).await;
         assert_eq!(choice.model, None);
-        assert!(choice.why.starts_with(gavel::checks::NO_JUDGE_MODEL), "{}", choice.why);
         assert!(
-            choice.why.contains("a-base is a base model, used only when named"),
+            choice.why.starts_with(gavel::checks::NO_JUDGE_MODEL),
+            "{}",
+            choice.why
+        );
+        assert!(
+            choice
+                .why
+                .contains("a-base is a base model, used only when named"),
             "{}",
             choice.why
         );
@@ -271,12 +286,19 @@ mod tests {
             &instruct,
             &[
                 ("general.name", "instruct"),
-                ("tokenizer.chat_template", "{% for m in messages %}{{ m.content }}{% endfor %}"),
+                (
+                    "tokenizer.chat_template",
+                    "{% for m in messages %}{{ m.content }}{% endfor %}",
+                ),
             ],
         );
         let choice = choose(None, &s).await;
         assert_eq!(choice.model, Some(format!("local:{}", instruct.display())));
-        assert!(choice.why.contains("instruction-tuned GGUF"), "{}", choice.why);
+        assert!(
+            choice.why.contains("instruction-tuned GGUF"),
+            "{}",
+            choice.why
+        );
     }
 
     #[tokio::test]

@@ -38,11 +38,12 @@ pub(crate) struct ModelArgs {
 /// The judge model a run uses and why (see [`judge_choice`](super::judge_choice)):
 /// `--judge`, else the suite's `judge.model`, else the first fallback found.
 pub(crate) async fn default_judge(args: &ModelArgs, settings: &JudgeSettings) -> JudgeChoice {
-    let configured = args
-        .judge
-        .as_deref()
-        .map(|m| (m, "--judge"))
-        .or_else(|| settings.model.as_deref().map(|m| (m, "the suite's judge.model")));
+    let configured = args.judge.as_deref().map(|m| (m, "--judge")).or_else(|| {
+        settings
+            .model
+            .as_deref()
+            .map(|m| (m, "the suite's judge.model"))
+    });
     judge_choice::choose(configured, &Sources::from_env()).await
 }
 
