@@ -39,7 +39,7 @@ fn a_judged_case_runs_on_the_local_model_and_its_verdict_is_stored() {
     std::fs::write(&suite, SUITE).unwrap();
     let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
     let report = dir.path().join("r.json");
-    let judge = format!("local:{}?threads=2&ctx=2048", model.display());
+    let judge = format!("local:{}?threads=1&ctx=2048", model.display());
     let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
         .args(["run", suite.to_str().unwrap(), "--db", &db, "--quiet"])
         .args(["--judge", &judge, "-o", report.to_str().unwrap()])

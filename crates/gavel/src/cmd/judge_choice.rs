@@ -276,7 +276,7 @@ mod tests {
         assert!(
             choice
                 .why
-                .contains("a-base is a base model, used only when named"),
+                .contains("a-base.gguf is a base model, used only when named"),
             "{}",
             choice.why
         );
@@ -292,6 +292,7 @@ mod tests {
                 ),
             ],
         );
+        assert!(gavel_local::inspect(&instruct).unwrap().has_chat_template);
         let choice = choose(None, &s).await;
         assert_eq!(choice.model, Some(format!("local:{}", instruct.display())));
         assert!(
