@@ -1,5 +1,6 @@
 //! Model ids: `openai:gpt-5-mini`, `anthropic:claude-opus-4-5`,
-//! `gemini:gemini-2.5-pro`, `openai-compatible:NAME@http://127.0.0.1:11434/v1`.
+//! `gemini:gemini-2.5-pro`, `openai-compatible:NAME@http://127.0.0.1:11434/v1`,
+//! `local:PATH_OR_NAME` (a GGUF file run in-process, options after `?`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,6 +16,9 @@ pub enum Provider {
     Gemini,
     /// Any server speaking OpenAI Chat Completions at a given base URL.
     OpenAiCompatible,
+    /// A GGUF model run in-process (the `gavel-local` crate): the model name is a
+    /// path or an installed model's name, optionally followed by `?key=value&…`.
+    Local,
 }
 
 impl Provider {
@@ -25,6 +29,7 @@ impl Provider {
             Provider::Anthropic => "anthropic",
             Provider::Gemini => "gemini",
             Provider::OpenAiCompatible => "openai-compatible",
+            Provider::Local => "local",
         }
     }
 }
@@ -46,15 +51,16 @@ impl FromStr for ModelId {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let (prefix, rest) = s
             .split_once(':')
-            .ok_or_else(|| format!("model id `{s}` needs a provider prefix: openai:, anthropic:, gemini: or openai-compatible:"))?;
+            .ok_or_else(|| format!("model id `{s}` needs a provider prefix: openai:, anthropic:, gemini:, openai-compatible: or local:"))?;
         let provider = match prefix {
             "openai" => Provider::OpenAi,
             "anthropic" => Provider::Anthropic,
             "gemini" | "google" => Provider::Gemini,
             "openai-compatible" => Provider::OpenAiCompatible,
+            "local" => Provider::Local,
             other => {
                 return Err(format!(
-                    "unknown model provider `{other}` in `{s}` (expected openai, anthropic, gemini or openai-compatible)"
+                    "unknown model provider `{other}` in `{s}` (expected openai, anthropic, gemini, openai-compatible or local)"
                 ));
             }
         };
@@ -104,12 +110,19 @@ mod tests {
             "anthropic:claude-opus-4-5",
             "gemini:gemini-2.5-pro",
             "openai-compatible:llama3@http://127.0.0.1:11434/v1",
+            "local:gemma-3-270m-q4_k_m",
+            "local:/models/judge.gguf?threads=2&ctx=2048",
         ] {
             let id: ModelId = s.parse().unwrap();
             assert_eq!(id.to_string(), s);
         }
         let id: ModelId = "openai-compatible:x@http://h:1/v1/".parse().unwrap();
         assert_eq!(id.base_url.as_deref(), Some("http://h:1/v1"));
+        let id: ModelId = "local:C:/models/a.gguf".parse().unwrap();
+        assert_eq!(
+            (id.provider, id.model.as_str()),
+            (Provider::Local, "C:/models/a.gguf")
+        );
     }
 
     #[test]
@@ -131,6 +144,12 @@ mod tests {
                 .parse::<ModelId>()
                 .unwrap_err()
                 .contains("NAME@BASE_URL")
+        );
+        assert!(
+            "local:"
+                .parse::<ModelId>()
+                .unwrap_err()
+                .contains("names no model")
         );
         assert!(
             "openai:"

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use gavel_core::judge::Price;
 
-use crate::ModelId;
+use crate::{ModelId, Provider};
 
 const fn price(input_per_mtok: f64, output_per_mtok: f64) -> Price {
     Price {
@@ -51,8 +51,13 @@ pub fn builtin_prices() -> &'static [(&'static str, Price)] {
 ///
 /// Ids match exactly, after normalizing how they are written (`google:` is
 /// `gemini:`; a trailing `/` of a base URL is dropped); a dated snapshot such as
-/// `anthropic:claude-sonnet-4-5-20250929` needs an override.
+/// `anthropic:claude-sonnet-4-5-20250929` needs an override. A `local:` model
+/// costs nothing.
 pub fn price_for(model: &ModelId, overrides: &BTreeMap<String, Price>) -> Option<Price> {
+    if model.provider == Provider::Local {
+        // Runs on this machine: no bill.
+        return Some(price(0.0, 0.0));
+    }
     let wanted = model.to_string();
     overrides
         .iter()
@@ -94,6 +99,10 @@ mod tests {
         assert_eq!(price_for(&id("openai:gpt-5-mini-2025-08-07"), &none), None);
         let local = id("openai-compatible:llama3@http://127.0.0.1:11434/v1");
         assert_eq!(price_for(&local, &none), None);
+        assert_eq!(
+            price_for(&id("local:gemma-3-270m-q4_k_m"), &none),
+            Some(price(0.0, 0.0))
+        );
 
         let overrides = BTreeMap::from([
             ("openai:gpt-5-mini".to_owned(), price(1.0, 1.0)),

@@ -60,8 +60,12 @@ pub(crate) fn pointwise_schema(scale: Scale) -> Value {
         "properties": {
             "status": status_schema(),
             "reasoning": { "type": "string" },
+            // The bounds also keep a constrained local model from writing a
+            // runaway number (a base model repeats digits).
             "score": {
                 "type": [number, "null"],
+                "minimum": lo,
+                "maximum": hi,
                 "description": format!("the score from {lo} to {hi}; null unless status is ok"),
             },
         },

@@ -45,7 +45,7 @@ use prompt::{Prompt, fence, neutralise};
 pub const MAX_ATTEMPTS: u32 = 3;
 
 /// The skip reason when no judge model is configured or reachable.
-pub const NO_JUDGE_MODEL: &str = "no judge model: set judge.model in the suite or --judge, or export OPENAI_API_KEY/ANTHROPIC_API_KEY/GEMINI_API_KEY";
+pub const NO_JUDGE_MODEL: &str = "no judge model: set judge.model in the suite or --judge (e.g. local:FILE.gguf), export OPENAI_API_KEY/ANTHROPIC_API_KEY/GEMINI_API_KEY, or serve an OpenAI-compatible model on 127.0.0.1:11434";
 
 /// The error a [`JudgeModels`] returns when there is no judge model: kind
 /// [`ErrorKind::NoCredentials`], message [`NO_JUDGE_MODEL`]. Judges turn it into

@@ -117,6 +117,14 @@ pub(crate) fn resolve(
     };
 
     let (base, base_source, api_key) = match id.provider {
+        Provider::Local => {
+            return Err(ModelError::new(
+                ErrorKind::Permanent,
+                format!(
+                    "{name}: local models run in-process through the gavel-local crate, not over HTTP; this program was built without it (the gavel crate's `local` feature)"
+                ),
+            ));
+        }
         Provider::OpenAi => {
             let key = explicit_key
                 .or_else(|| var("OPENAI_API_KEY"))
@@ -180,7 +188,8 @@ pub(crate) fn resolve(
         ));
     }
     let endpoint = match id.provider {
-        Provider::OpenAi | Provider::OpenAiCompatible => with_slash(&base),
+        // Refused above: a local model has no endpoint.
+        Provider::OpenAi | Provider::OpenAiCompatible | Provider::Local => with_slash(&base),
         Provider::Anthropic => versioned(&base, &["v1"], "v1"),
         Provider::Gemini => versioned(&base, &["v1beta", "v1"], "v1beta"),
     };
@@ -460,6 +469,19 @@ mod tests {
         .unwrap();
         assert_eq!(err.kind, ErrorKind::Permanent);
         assert!(err.message.contains("OPENAI_BASE_URL"), "{}", err.message);
+    }
+
+    #[test]
+    fn local_ids_are_not_http_providers() {
+        let err = resolve(
+            &id("local:gemma-3-270m-q4_k_m"),
+            &ProviderConfig::from_env(),
+            env_of(&[]),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(err.kind, ErrorKind::Permanent);
+        assert!(err.message.contains("gavel-local"), "{}", err.message);
     }
 
     #[test]

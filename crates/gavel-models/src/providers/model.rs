@@ -62,7 +62,8 @@ impl ProviderModel {
             _ => id.to_string(),
         };
         let adapter = match id.provider {
-            Provider::OpenAi | Provider::OpenAiCompatible => AdapterKind::OpenAI,
+            // `resolve` refuses local ids before this point.
+            Provider::OpenAi | Provider::OpenAiCompatible | Provider::Local => AdapterKind::OpenAI,
             Provider::Anthropic => AdapterKind::Anthropic,
             Provider::Gemini => AdapterKind::Gemini,
         };
@@ -183,7 +184,7 @@ impl ProviderModel {
                     json!({ "tools": [{ "functionDeclarations": declarations }] }),
                 );
             }
-            Provider::Anthropic | Provider::Gemini => {}
+            Provider::Anthropic | Provider::Gemini | Provider::Local => {}
         }
         Ok((chat, options))
     }
@@ -444,6 +445,8 @@ fn check_shape(provider: Provider, raw: &Value) -> Result<(), ModelError> {
                 return Err(missing("`candidates`"));
             }
         }
+        // No HTTP body: `resolve` refuses local ids.
+        Provider::Local => {}
     }
     Ok(())
 }

@@ -77,8 +77,8 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    let model = models::default_judge(&args.models, &settings);
-    let (judge, judge_name) = match (&args.baseline, &model) {
+    let choice = models::default_judge(&args.models, &settings).await;
+    let (judge, judge_name) = match (&args.baseline, &choice.model) {
         (Some(b), _) => (Judge::Length, format!("baseline:{b}")),
         (None, Some(m)) => (
             Judge::Model {
@@ -88,7 +88,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             m.clone(),
         ),
         (None, None) => {
-            eprintln!("error: {}", gavel::checks::NO_JUDGE_MODEL);
+            eprintln!("error: {}", choice.why);
             eprintln!("       (or --baseline length for a model-free reference point)");
             return Ok(EXIT_BAD_INPUT);
         }
@@ -96,7 +96,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     let pool = models::pool(&args.models, &settings, &store);
     let judges = models::RunJudges {
         pool: &pool,
-        default: model,
+        default: choice,
     };
     let mut rt = JudgeRuntime::with_settings(&judges, &settings);
     rt.strict = true;

@@ -7,13 +7,18 @@ use std::sync::Arc;
 use gavel::runner::{Baselines, Plan};
 use gavel::store::Store;
 use gavel::{JudgeSettings, Suite, TargetSpec};
-use gavel_models::{CacheMode, CacheStore, ChatModel, ModelError, ModelPool, ModelSettings};
+use gavel_models::{
+    CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool, ModelSettings,
+};
 use gavel_targets::{Target, TargetError};
+
+use super::judge_choice::{self, JudgeChoice, Sources};
 
 /// Model-related options of `gavel run`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ModelArgs {
-    /// Judge model id (overrides the suite's judge.model), e.g. anthropic:claude-opus-4-5.
+    /// Judge model id (overrides the suite's judge.model), e.g. anthropic:claude-opus-4-5
+    /// or local:gemma-3-270m-q4_k_m.
     #[arg(long, value_name = "MODEL")]
     judge: Option<String>,
     /// Neither read nor write the model answer cache.
@@ -30,23 +35,16 @@ pub(crate) struct ModelArgs {
     pub(crate) max_cost: Option<f64>,
 }
 
-/// The judge model a run uses: `--judge`, else the suite's `judge.model`, else a
-/// provider whose API key is in the environment.
-pub(crate) fn default_judge(args: &ModelArgs, settings: &JudgeSettings) -> Option<String> {
-    args.judge
-        .clone()
-        .or_else(|| settings.model.clone())
-        .or_else(|| {
-            [
-                ("OPENAI_API_KEY", "openai:gpt-5-mini"),
-                ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
-                ("GEMINI_API_KEY", "gemini:gemini-2.5-flash"),
-                ("GOOGLE_API_KEY", "gemini:gemini-2.5-flash"),
-            ]
-            .into_iter()
-            .find(|(var, _)| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
-            .map(|(_, model)| model.to_owned())
-        })
+/// The judge model a run uses and why (see [`judge_choice`](super::judge_choice)):
+/// `--judge`, else the suite's `judge.model`, else the first fallback found.
+pub(crate) async fn default_judge(args: &ModelArgs, settings: &JudgeSettings) -> JudgeChoice {
+    let configured = args.judge.as_deref().map(|m| (m, "--judge")).or_else(|| {
+        settings
+            .model
+            .as_deref()
+            .map(|m| (m, "the suite's judge.model"))
+    });
+    judge_choice::choose(configured, &Sources::from_env()).await
 }
 
 /// The pool every model call of the run goes through, caching in the store.
@@ -58,7 +56,17 @@ pub(crate) fn pool(args: &ModelArgs, settings: &JudgeSettings, store: &Store) ->
         _ => CacheMode::ReadWrite,
     };
     let cache: Arc<dyn CacheStore> = Arc::new(StoreCache(store.clone()));
-    ModelPool::new(model_settings, Some(cache), gavel_models::provider)
+    ModelPool::new(model_settings, Some(cache), provider)
+}
+
+/// Builds the raw model for an id: `local:` ids run in-process through
+/// gavel-local, every other provider through gavel-models.
+fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
+    #[cfg(feature = "local")]
+    if id.provider == gavel_models::Provider::Local {
+        return gavel_local::provider(id);
+    }
+    gavel_models::provider(id)
 }
 
 /// Builds the targets that need the store: `mcp-agent` targets, whose
@@ -82,14 +90,18 @@ pub(crate) fn store_targets<'a>(
 /// Resolves judge model ids against the pool, `None` meaning the run's default.
 pub(crate) struct RunJudges<'a> {
     pub(crate) pool: &'a ModelPool,
-    pub(crate) default: Option<String>,
+    pub(crate) default: JudgeChoice,
 }
 
 impl gavel::checks::JudgeModels for RunJudges<'_> {
     fn model(&self, id: Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError> {
-        match id.or(self.default.as_deref()) {
+        match id.or(self.default.model.as_deref()) {
             Some(id) => self.pool.get(id),
-            None => Err(gavel::checks::no_judge_model()),
+            // The skip reason says what was looked for.
+            None => Err(ModelError::new(
+                ErrorKind::NoCredentials,
+                self.default.why.clone(),
+            )),
         }
     }
 }

@@ -127,8 +127,12 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         return Ok(EXIT_BAD_INPUT);
     }
     let baselines = models::baselines(&plan, &store).await?;
-    let judge = models::default_judge(&args.models, &suite.judge);
-    for w in models::hierarchy_warnings(&suite, judge.as_deref()) {
+    let judge = models::default_judge(&args.models, &suite.judge).await;
+    match &judge.model {
+        Some(model) => eprintln!("judge: {model} ({})", judge.why),
+        None => eprintln!("judge: none, judged checks will be skipped: {}", judge.why),
+    }
+    for w in models::hierarchy_warnings(&suite, judge.model.as_deref()) {
         eprintln!("warning: {w}");
     }
     let pool = models::pool(&args.models, &suite.judge, &store);
@@ -207,7 +211,8 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         None => None,
         Some(id) => {
             let checked =
-                super::calibrate::require_calibrated(&store, id, judges.default.as_deref()).await?;
+                super::calibrate::require_calibrated(&store, id, judges.default.model.as_deref())
+                    .await?;
             if let Err(why) = &checked {
                 eprintln!("gate failed: {why}");
             }

@@ -13,6 +13,8 @@ use gavel::runner::{
 use gavel::store::{Claim, Store};
 use gavel::{Execution, Status, Suite, Transcript};
 use gavel_models::ModelPool;
+
+use super::judge_choice::JudgeChoice;
 use tokio::sync::Mutex;
 
 use super::StoreArgs;
@@ -57,7 +59,7 @@ struct RunContext {
     targets: PreparedTargets,
     pool: ModelPool,
     /// The default judge model, resolved as `gavel run` does.
-    judge: Option<String>,
+    judge: JudgeChoice,
     timeout: Duration,
 }
 
@@ -176,7 +178,7 @@ async fn context(
             .await
             .with_context(|| format!("starting the targets of run {run_id}"))?;
     let context = Arc::new(RunContext {
-        judge: models::default_judge(&args.models, &suite.judge),
+        judge: models::default_judge(&args.models, &suite.judge).await,
         suite,
         targets,
         pool,
