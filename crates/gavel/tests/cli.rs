@@ -410,3 +410,41 @@ fn schema_describes_the_suite_format() {
     assert!(schema["properties"]["cases"].is_object(), "{schema}");
     assert!(text(&out.stdout).contains("tools-called"));
 }
+
+#[test]
+fn models_path_and_list_look_in_gavel_models_without_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("gemma-3-270m-q4_k_m.gguf");
+    std::fs::write(&gguf, b"GGUF\x03\x00\x00\x00").unwrap();
+    let gavel = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gavel"))
+            .args(args)
+            .env("GAVEL_MODELS", dir.path())
+            .env("HF_HUB_CACHE", dir.path().join("hf"))
+            .output()
+            .unwrap()
+    };
+
+    let out = gavel(&["models", "path", "gemma-3-270m-q4_k_m"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), gguf.display().to_string());
+
+    let out = gavel(&["models", "path", "all-MiniLM-L6-v2"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("encoder model `all-MiniLM-L6-v2` is not installed"),
+        "{err}"
+    );
+    assert!(err.contains("scripts/setup"), "{err}");
+
+    let out = gavel(&["models", "list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    assert!(
+        listing.contains("gemma-3-270m-q4_k_m.gguf  gguf"),
+        "{listing}"
+    );
+    assert!(listing.contains("not installed"), "{listing}");
+    assert!(listing.contains("all-MiniLM-L6-v2"), "{listing}");
+}

@@ -6,6 +6,7 @@ mod calibrate;
 mod compare;
 mod distributed;
 mod library;
+mod model_files;
 mod models;
 mod progress;
 mod report;
@@ -60,6 +61,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Claim and run the executions of distributed runs (`gavel run --distributed`).
     Worker(worker::WorkerArgs),
+    /// Model files run on this machine: list, pull from the hub, print a path.
+    Models(model_files::ModelsArgs),
 }
 
 /// Options shared by every command that touches the store.
@@ -141,6 +144,7 @@ impl Cli {
             Command::Export(args) => library::export(args).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Worker(args) => worker::worker(args).await,
+            Command::Models(args) => model_files::models(args).await,
         }
     }
 }
