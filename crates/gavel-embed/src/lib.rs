@@ -10,10 +10,11 @@
 //!   [`EmbeddingCache`] (the store) answers the texts it has seen before.
 //!
 //! ```no_run
-//! use gavel_embed::{Embedder, MiniLm, cosine};
+//! use gavel_embed::{Embedder, EmbedderSpec, cosine};
 //!
 //! # async fn demo() -> Result<(), gavel_embed::EmbedError> {
-//! let encoder = MiniLm::load("models/all-MiniLM-L6-v2".as_ref())?;
+//! // all-MiniLM-L6-v2 from $GAVEL_MODELS or the Hugging Face cache.
+//! let encoder = EmbedderSpec::default().local()?;
 //! let texts = ["The cat sat on the mat.".to_owned(), "A cat was sitting on a rug.".to_owned()];
 //! let vectors = encoder.embed(&texts).await?;
 //! assert!(cosine(&vectors[0], &vectors[1]) > 0.5);
@@ -25,7 +26,7 @@ mod batcher;
 mod error;
 mod minilm;
 mod provider;
-
+mod spec;
 
 use std::fmt::Debug;
 
@@ -33,7 +34,7 @@ pub use batcher::{Batcher, EmbeddingCache, NoCache};
 pub use error::EmbedError;
 pub use minilm::MiniLm;
 pub use provider::ProviderEmbedder;
-
+pub use spec::{DEFAULT_EMBEDDER, EmbedderSpec};
 
 /// Turns texts into vectors, one per text, in order.
 #[async_trait::async_trait]

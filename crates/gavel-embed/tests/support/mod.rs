@@ -4,7 +4,7 @@ use gavel_embed::{EmbedderSpec, MiniLm};
 
 /// The installed all-MiniLM-L6-v2, or `None` after printing why the test is
 /// skipped. With `GAVEL_TEST_REQUIRE_MODELS=1` (CI) a missing model fails the test.
-pub fn minilm() -> Option<MiniLm> {
+pub(crate) fn minilm() -> Option<MiniLm> {
     match EmbedderSpec::default().local() {
         Ok(model) => Some(model),
         Err(e) if e.is_missing() && std::env::var("GAVEL_TEST_REQUIRE_MODELS").as_deref() != Ok("1") => {
