@@ -223,9 +223,12 @@ impl CheckPlan {
                         Compiled::Pairwise(p) => self.pairwise.push(p),
                     }
                 }
-                CheckSpec::Grounding(_) | CheckSpec::Database(_) => self.probes.push(
-                    PlannedProbe::new(scope, Probe::compile(spec).map_err(|e| (field, e, false))?),
-                ),
+                CheckSpec::Grounding(_) | CheckSpec::Database(_) | CheckSpec::Similar { .. } => {
+                    self.probes.push(PlannedProbe::new(
+                        scope,
+                        Probe::compile(spec, expected).map_err(|e| (field, e, false))?,
+                    ))
+                }
                 CheckSpec::Procedural(_) | CheckSpec::Consensus(_) => {
                     let panel = crate::panel::compile(spec, &field, env, level, scope, expected)
                         .map_err(|e| (field.clone(), e, true))?;
@@ -276,7 +279,10 @@ impl CheckPlan {
     /// `error`.
     pub async fn run(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
         let mut verdicts = self.run_code(transcript);
-        let probed = self.probes.iter().map(|p| p.run(transcript, self.rounds));
+        let probed = self
+            .probes
+            .iter()
+            .map(|p| p.run(transcript, self.rounds, judges.embeddings));
         verdicts.extend(futures::future::join_all(probed).await);
         if let Some(gate) = crate::gate::closed_by(&verdicts) {
             let gated: Vec<Verdict> = self
@@ -293,6 +299,11 @@ impl CheckPlan {
             .map(|j| j.run(transcript, self.rounds, judges));
         verdicts.extend(futures::future::join_all(graded).await);
         verdicts
+    }
+
+    /// Whether a `similar` check needs an embedder.
+    pub fn uses_embeddings(&self) -> bool {
+        self.probes.iter().any(PlannedProbe::embeds)
     }
 
     /// The number of judges [`run`](Self::run) calls (pairwise excluded).
@@ -481,6 +492,7 @@ impl Planned {
             CheckSpec::Trajectory(spec) => Check::Trajectory(TrajectoryCheck::compile(spec)?),
             CheckSpec::Grounding(_)
             | CheckSpec::Database(_)
+            | CheckSpec::Similar { .. }
             | CheckSpec::Judge { .. }
             | CheckSpec::Rubric { .. }
             | CheckSpec::Pairwise { .. }

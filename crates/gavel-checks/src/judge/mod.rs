@@ -92,6 +92,8 @@ pub struct JudgeRuntime<'a> {
     pub sample: u32,
     /// `--strict`: a judge skipped for want of a model or credentials is an error.
     pub strict: bool,
+    /// What `similar` checks embed with (`None`: they are skipped).
+    pub embeddings: Option<&'a crate::Embeddings>,
 }
 
 impl std::fmt::Debug for JudgeRuntime<'_> {
@@ -114,6 +116,7 @@ impl<'a> JudgeRuntime<'a> {
             max_tokens: 1024,
             sample: 0,
             strict: false,
+            embeddings: None,
         }
     }
 

@@ -133,7 +133,8 @@ impl Procedural {
             | CheckSpec::Procedural(_)
             | CheckSpec::Consensus(_)
             | CheckSpec::Grounding(_)
-            | CheckSpec::Database(_) => Err(FieldError::new(
+            | CheckSpec::Database(_)
+            | CheckSpec::Similar { .. } => Err(FieldError::new(
                 at,
                 format!("a `{}` check cannot be a stage", check.kind()),
             )),

@@ -5,6 +5,7 @@
 mod calibrate;
 mod compare;
 mod distributed;
+mod embeddings;
 mod library;
 mod model_files;
 mod models;
