@@ -103,14 +103,24 @@ impl SimilarCheck {
             Err(e) => return (failed(&e, embedder.model()), None),
         };
         let Some((output, references)) = vectors.split_first() else {
-            return (failed(&EmbedError::Inference("no vectors".into()), embedder.model()), None);
+            return (
+                failed(
+                    &EmbedError::Inference("no vectors".into()),
+                    embedder.model(),
+                ),
+                None,
+            );
         };
         let scores: Vec<f64> = references.iter().map(|r| cosine(output, r)).collect();
-        let (best, similarity) = scores
-            .iter()
-            .copied()
-            .enumerate()
-            .fold((0, f64::NEG_INFINITY), |acc, (i, s)| if s > acc.1 { (i, s) } else { acc });
+        let (best, similarity) =
+            scores
+                .iter()
+                .copied()
+                .enumerate()
+                .fold(
+                    (0, f64::NEG_INFINITY),
+                    |acc, (i, s)| if s > acc.1 { (i, s) } else { acc },
+                );
         let evidence = json!({
             "similarity": similarity,
             "threshold": self.threshold,
@@ -121,7 +131,10 @@ impl SimilarCheck {
         let against = format!("{:?}", short(&self.answers[best]));
         let finding = if similarity >= self.threshold {
             Finding::pass(
-                format!("similarity {similarity:.3} ≥ {:.3} to {against}", self.threshold),
+                format!(
+                    "similarity {similarity:.3} ≥ {:.3} to {against}",
+                    self.threshold
+                ),
                 evidence,
             )
         } else {
@@ -188,19 +201,29 @@ mod tests {
         async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
             Ok(texts
                 .iter()
-                .map(|t| ['a', 'b', 'c'].map(|l| t.matches(l).count() as f32).to_vec())
+                .map(|t| {
+                    ['a', 'b', 'c']
+                        .map(|l| t.matches(l).count() as f32)
+                        .to_vec()
+                })
                 .collect())
         }
     }
 
-    async fn verdict(body: &str, output: &str, embeddings: Option<&Embeddings>) -> gavel_core::Verdict {
+    async fn verdict(
+        body: &str,
+        output: &str,
+        embeddings: Option<&Embeddings>,
+    ) -> gavel_core::Verdict {
         let plan = compile(&case(body)).unwrap();
         assert!(plan.uses_embeddings());
         let runtime = JudgeRuntime {
             embeddings,
             ..JudgeRuntime::new(&NoJudgeModels)
         };
-        plan.run(&transcript(vec![turn(0, output)]), &runtime).await.remove(0)
+        plan.run(&transcript(vec![turn(0, output)]), &runtime)
+            .await
+            .remove(0)
     }
 
     fn letters() -> Embeddings {
@@ -210,9 +233,15 @@ mod tests {
     #[tokio::test]
     async fn the_best_acceptable_answer_decides_and_both_figures_are_reported() {
         let embeddings = letters();
-        let body = "input: q\nchecks:\n  - type: similar\n    threshold: 0.9\n    value: [ccc, aab]\n";
+        let body =
+            "input: q\nchecks:\n  - type: similar\n    threshold: 0.9\n    value: [ccc, aab]\n";
         let v = verdict(body, "aaab", Some(&embeddings)).await;
-        assert_eq!((v.status, v.kind.as_str()), (Status::Pass, "similar"), "{}", v.reason);
+        assert_eq!(
+            (v.status, v.kind.as_str()),
+            (Status::Pass, "similar"),
+            "{}",
+            v.reason
+        );
         assert_eq!(v.threshold, Some(0.9));
         assert!(v.score.unwrap() > 0.98);
         assert_eq!(v.evidence["best_match"], "aab");
@@ -221,13 +250,22 @@ mod tests {
 
         let v = verdict(body, "bbb", Some(&embeddings)).await;
         assert_eq!(v.status, Status::Fail);
-        assert!(v.reason.contains("< 0.900") && v.reason.contains("(best of 2)"), "{}", v.reason);
+        assert!(
+            v.reason.contains("< 0.900") && v.reason.contains("(best of 2)"),
+            "{}",
+            v.reason
+        );
     }
 
     #[tokio::test]
     async fn expected_output_is_the_default_and_the_threshold_defaults_to_0_4() {
         let embeddings = letters();
-        let v = verdict("input: q\nexpected_output: ab\nchecks: [{type: similar}]\n", "a", Some(&embeddings)).await;
+        let v = verdict(
+            "input: q\nexpected_output: ab\nchecks: [{type: similar}]\n",
+            "a",
+            Some(&embeddings),
+        )
+        .await;
         // cos((1,0,0), (1,1,0)) = 0.707
         assert_eq!((v.status, v.threshold), (Status::Pass, Some(0.4)));
         assert!((v.score.unwrap() - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-6);
@@ -240,9 +278,14 @@ mod tests {
         assert_eq!(v.status, Status::Skipped);
         assert_eq!(v.reason, "no embedder configured for similar checks");
 
-        let missing = Embeddings::Unavailable(EmbedError::Missing("encoder model `x` is not installed".into()));
+        let missing = Embeddings::Unavailable(EmbedError::Missing(
+            "encoder model `x` is not installed".into(),
+        ));
         let v = verdict(body, "a", Some(&missing)).await;
-        assert_eq!((v.status, v.reason.as_str()), (Status::Skipped, "encoder model `x` is not installed"));
+        assert_eq!(
+            (v.status, v.reason.as_str()),
+            (Status::Skipped, "encoder model `x` is not installed")
+        );
 
         let broken = Embeddings::Unavailable(EmbedError::Inference("bad weights".into()));
         let v = verdict(body, "a", Some(&broken)).await;
@@ -257,9 +300,13 @@ mod tests {
                 .contains("checks[0].value: similar needs a `value`, or an `expected_output`"),
         );
         assert!(
-            compile_err("input: q\nchecks: [{type: similar, value: x, threshold: 2}]\n")
-                .contains("checks[0].threshold: a cosine similarity threshold lies between -1 and 1"),
+            compile_err("input: q\nchecks: [{type: similar, value: x, threshold: 2}]\n").contains(
+                "checks[0].threshold: a cosine similarity threshold lies between -1 and 1"
+            ),
         );
-        assert!(compile_err("input: q\nchecks: [{type: similar, value: []}]\n").contains("checks[0].value: give at least one"));
+        assert!(
+            compile_err("input: q\nchecks: [{type: similar, value: []}]\n")
+                .contains("checks[0].value: give at least one")
+        );
     }
 }

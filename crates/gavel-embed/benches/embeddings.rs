@@ -17,7 +17,11 @@ fn main() {
         eprintln!("usage: embeddings SENTENCES.txt [MODEL]");
         std::process::exit(2);
     };
-    let spec: EmbedderSpec = match args.next().unwrap_or_else(|| "all-MiniLM-L6-v2".into()).parse() {
+    let spec: EmbedderSpec = match args
+        .next()
+        .unwrap_or_else(|| "all-MiniLM-L6-v2".into())
+        .parse()
+    {
         Ok(spec) => spec,
         Err(e) => fail(&e.to_string()),
     };
@@ -27,7 +31,9 @@ fn main() {
     let warm: Vec<String> = sentences.iter().take(32).cloned().collect();
     model.encode(&warm).unwrap_or_else(|e| fail(&e.to_string()));
     let started = Instant::now();
-    let vectors = model.encode(&sentences).unwrap_or_else(|e| fail(&e.to_string()));
+    let vectors = model
+        .encode(&sentences)
+        .unwrap_or_else(|e| fail(&e.to_string()));
     let seconds = started.elapsed().as_secs_f64();
     assert_eq!(vectors.len(), sentences.len());
     println!(

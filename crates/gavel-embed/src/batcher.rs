@@ -265,7 +265,10 @@ mod tests {
         });
         let answers = futures::future::join_all(calls).await;
         for (i, answer) in answers.into_iter().enumerate() {
-            assert_eq!(answer.unwrap(), vec![vec![4.0, 1.0], vec![(i + 1) as f32, 1.0]]);
+            assert_eq!(
+                answer.unwrap(),
+                vec![vec![4.0, 1.0], vec![(i + 1) as f32, 1.0]]
+            );
         }
         let batches = embedder.batches.lock().unwrap().clone();
         assert_eq!(batches.len(), 1, "{batches:?}");

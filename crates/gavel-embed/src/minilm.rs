@@ -164,7 +164,12 @@ fn max_seq_length(dir: &Path) -> Result<usize, EmbedError> {
             .as_u64()
             .and_then(|n| usize::try_from(n).ok())
             .filter(|&n| n > 0)
-            .ok_or_else(|| bad(&path, format!("max_seq_length: expected a positive integer, got {n}"))),
+            .ok_or_else(|| {
+                bad(
+                    &path,
+                    format!("max_seq_length: expected a positive integer, got {n}"),
+                )
+            }),
     }
 }
 

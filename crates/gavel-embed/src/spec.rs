@@ -41,9 +41,11 @@ impl FromStr for EmbedderSpec {
                 .parse::<ModelId>()
                 .map(EmbedderSpec::Provider)
                 .map_err(EmbedError::Spec),
-            Some(other @ ("anthropic" | "gemini" | "google" | "local")) => Err(EmbedError::Spec(
-                format!("`{s}`: {other}: models give no embeddings here; use a local encoder (all-MiniLM-L6-v2), openai:NAME or openai-compatible:NAME@URL"),
-            )),
+            Some(other @ ("anthropic" | "gemini" | "google" | "local")) => {
+                Err(EmbedError::Spec(format!(
+                    "`{s}`: {other}: models give no embeddings here; use a local encoder (all-MiniLM-L6-v2), openai:NAME or openai-compatible:NAME@URL"
+                )))
+            }
             _ => Ok(EmbedderSpec::Local(s.to_owned())),
         }
     }
@@ -66,13 +68,12 @@ impl EmbedderSpec {
         let EmbedderSpec::Local(spec) = self else {
             return Err(EmbedError::Spec(format!("`{self}` is not a local encoder")));
         };
-        let located =
-            gavel_model_files::locate(spec, ModelKind::Encoder).map_err(|e| match e {
-                ModelFilesError::NotFound { .. } => EmbedError::Missing(format!(
-                    "embedding model not installed: {e}"
-                )),
-                other => EmbedError::Spec(other.to_string()),
-            })?;
+        let located = gavel_model_files::locate(spec, ModelKind::Encoder).map_err(|e| match e {
+            ModelFilesError::NotFound { .. } => {
+                EmbedError::Missing(format!("embedding model not installed: {e}"))
+            }
+            other => EmbedError::Spec(other.to_string()),
+        })?;
         MiniLm::load(&located.path, &located.name)
     }
 
@@ -107,14 +108,23 @@ mod tests {
         let spec: EmbedderSpec = "openai-compatible:nomic@http://127.0.0.1:1/v1"
             .parse()
             .unwrap();
-        assert_eq!(spec.to_string(), "openai-compatible:nomic@http://127.0.0.1:1/v1");
+        assert_eq!(
+            spec.to_string(),
+            "openai-compatible:nomic@http://127.0.0.1:1/v1"
+        );
         assert!(matches!(
-            "openai:text-embedding-3-small".parse::<EmbedderSpec>().unwrap(),
+            "openai:text-embedding-3-small"
+                .parse::<EmbedderSpec>()
+                .unwrap(),
             EmbedderSpec::Provider(_)
         ));
-        let err = "anthropic:claude-haiku-4-5".parse::<EmbedderSpec>().unwrap_err();
+        let err = "anthropic:claude-haiku-4-5"
+            .parse::<EmbedderSpec>()
+            .unwrap_err();
         assert!(err.to_string().contains("give no embeddings"), "{err}");
-        let err = "openai-compatible:nomic".parse::<EmbedderSpec>().unwrap_err();
+        let err = "openai-compatible:nomic"
+            .parse::<EmbedderSpec>()
+            .unwrap_err();
         assert!(err.to_string().contains("NAME@BASE_URL"), "{err}");
     }
 
@@ -122,9 +132,14 @@ mod tests {
     fn a_missing_model_says_how_to_install_it() {
         let spec = EmbedderSpec::Local("/nonexistent/gavel-test/minilm".into());
         let err = spec.local().unwrap_err();
-        assert!(!err.is_missing(), "a wrong path is a mistake, not a skip: {err}");
+        assert!(
+            !err.is_missing(),
+            "a wrong path is a mistake, not a skip: {err}"
+        );
         assert!(err.to_string().contains("no such file or folder"), "{err}");
-        let err = EmbedderSpec::Local("no-such-encoder-xyz".into()).local().unwrap_err();
+        let err = EmbedderSpec::Local("no-such-encoder-xyz".into())
+            .local()
+            .unwrap_err();
         assert!(err.is_missing(), "{err}");
         assert!(err.to_string().contains("not installed"), "{err}");
     }

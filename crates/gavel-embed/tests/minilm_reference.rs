@@ -20,7 +20,10 @@ struct Case {
 }
 
 fn fixture() -> Fixture {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/minilm_reference.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/minilm_reference.json"
+    );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 

@@ -26,7 +26,8 @@ impl Store {
     ) -> Result<HashMap<String, Vec<f32>>, StoreError> {
         let mut found = HashMap::new();
         for chunk in hashes.chunks(CHUNK) {
-            let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+            let placeholders: Vec<String> =
+                (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
             let sql = format!(
                 "SELECT text_hash, dimensions, vector FROM embedding_cache \
                  WHERE model = $1 AND text_hash IN ({})",

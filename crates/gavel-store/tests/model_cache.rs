@@ -65,7 +65,12 @@ async fn cache_story(url: String) -> TestResult {
 async fn embedding_story(url: String) -> TestResult {
     let store = Store::open(&url).await?;
     let hashes = vec![KEY_A.to_owned(), KEY_B.to_owned()];
-    assert!(store.embeddings_get("all-MiniLM-L6-v2", &hashes).await?.is_empty());
+    assert!(
+        store
+            .embeddings_get("all-MiniLM-L6-v2", &hashes)
+            .await?
+            .is_empty()
+    );
 
     let a = vec![0.125f32, -0.333_333_34, 1e-8, 0.0];
     let b = vec![1.0f32, 2.0, 3.0, 4.0];
@@ -73,7 +78,10 @@ async fn embedding_story(url: String) -> TestResult {
         .embeddings_put("all-MiniLM-L6-v2", &[(KEY_A.to_owned(), a.clone())])
         .await?;
     store
-        .embeddings_put("openai:text-embedding-3-small", &[(KEY_A.to_owned(), b.clone())])
+        .embeddings_put(
+            "openai:text-embedding-3-small",
+            &[(KEY_A.to_owned(), b.clone())],
+        )
         .await?;
     let found = store.embeddings_get("all-MiniLM-L6-v2", &hashes).await?;
     assert_eq!(found.len(), 1, "one model's vectors only");
@@ -85,7 +93,11 @@ async fn embedding_story(url: String) -> TestResult {
         .chain([(KEY_A.to_owned(), b.clone())])
         .collect();
     store.embeddings_put("all-MiniLM-L6-v2", &many).await?;
-    let wanted: Vec<String> = many.iter().map(|(h, _)| h.clone()).chain([KEY_B.to_owned()]).collect();
+    let wanted: Vec<String> = many
+        .iter()
+        .map(|(h, _)| h.clone())
+        .chain([KEY_B.to_owned()])
+        .collect();
     let found = store.embeddings_get("all-MiniLM-L6-v2", &wanted).await?;
     assert_eq!(found.len(), 1201);
     assert_eq!(found[&format!("{:064x}", 1199)], vec![1199.0, 0.5]);

@@ -4,9 +4,9 @@
 //! provider embeddings from mock-openai, broken in each way a server can break.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "../../gavel-embed/tests/support/mod.rs"]
 mod model_support;
+mod support;
 
 use std::path::Path;
 use std::process::Command;
@@ -17,10 +17,17 @@ use support::{Mock, agent_bin, free_port, workspace};
 
 /// The example suite, its agent started from the built binary.
 fn example_suite(dir: &Path) -> std::path::PathBuf {
-    let suite = std::fs::read_to_string(workspace().join("examples/similarity/suite.yaml")).unwrap();
+    let suite =
+        std::fs::read_to_string(workspace().join("examples/similarity/suite.yaml")).unwrap();
     let cargo_run = "[cargo, run, --quiet, -p, property-agent, --,";
-    assert!(suite.contains(cargo_run), "the suite starts the agent with cargo run");
-    let suite = suite.replace(cargo_run, &format!("[{:?},", agent_bin().display().to_string()));
+    assert!(
+        suite.contains(cargo_run),
+        "the suite starts the agent with cargo run"
+    );
+    let suite = suite.replace(
+        cargo_run,
+        &format!("[{:?},", agent_bin().display().to_string()),
+    );
     let path = dir.join("suite.yaml");
     std::fs::write(&path, suite).unwrap();
     path
@@ -28,7 +35,12 @@ fn example_suite(dir: &Path) -> std::path::PathBuf {
 
 /// Runs `gavel run SUITE ARGS…` with a store in `dir`; returns the stored
 /// verdicts (case id, kind, verdict) of the run.
-fn run(dir: &Path, suite: &Path, args: &[&str], env: &[(&str, &Path)]) -> Vec<(String, gavel::Verdict)> {
+fn run(
+    dir: &Path,
+    suite: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> Vec<(String, gavel::Verdict)> {
     let db = format!("sqlite://{}", dir.join("gavel.db").display());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
     cmd.arg("run")
@@ -44,10 +56,17 @@ fn run(dir: &Path, suite: &Path, args: &[&str], env: &[(&str, &Path)]) -> Vec<(S
     }
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let store = Store::open(&db).await.unwrap();
-        let run = store.latest_run().await.unwrap().unwrap_or_else(|| panic!("no run stored: {stderr}"));
+        let run = store
+            .latest_run()
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("no run stored: {stderr}"));
         let mut verdicts = Vec::new();
         for e in store.executions(&run.id).await.unwrap() {
             for v in e.verdicts {
@@ -60,7 +79,10 @@ fn run(dir: &Path, suite: &Path, args: &[&str], env: &[(&str, &Path)]) -> Vec<(S
 }
 
 fn similar(verdicts: &[(String, gavel::Verdict)]) -> Vec<&(String, gavel::Verdict)> {
-    verdicts.iter().filter(|(_, v)| v.kind == "similar").collect()
+    verdicts
+        .iter()
+        .filter(|(_, v)| v.kind == "similar")
+        .collect()
 }
 
 #[test]
@@ -77,7 +99,11 @@ fn the_similarity_example_passes_with_the_local_encoder_and_caches_vectors() {
         assert_eq!(v.status, Status::Pass, "{case}: {}", v.reason);
         let (score, threshold) = (v.score.unwrap(), v.threshold.unwrap());
         assert!(score >= threshold, "{case}: {score} < {threshold}");
-        assert!(v.reason.contains(&format!("{threshold:.3}")), "{}", v.reason);
+        assert!(
+            v.reason.contains(&format!("{threshold:.3}")),
+            "{}",
+            v.reason
+        );
         assert_eq!(v.evidence["model"], "all-MiniLM-L6-v2");
     }
     let details = checks.iter().find(|(c, _)| c == "details-any-of").unwrap();
@@ -87,7 +113,10 @@ fn the_similarity_example_passes_with_the_local_encoder_and_caches_vectors() {
     // The vectors are in the store: the answers and expected texts (4 distinct
     // expected, 3 answers).
     let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let cached: i64 = rt.block_on(async {
         sqlx::any::install_default_drivers();
         let pool = sqlx::AnyPool::connect(&db).await.unwrap();
@@ -108,7 +137,10 @@ fn similar_checks_are_skipped_with_the_reason_when_the_model_is_missing() {
         dir.path(),
         &suite,
         &[],
-        &[("GAVEL_MODELS", empty.path()), ("HF_HUB_CACHE", empty.path())],
+        &[
+            ("GAVEL_MODELS", empty.path()),
+            ("HF_HUB_CACHE", empty.path()),
+        ],
     );
     let checks = similar(&verdicts);
     assert_eq!(checks.len(), 3);
@@ -139,14 +171,29 @@ fn provider_embeddings_grade_and_server_failures_are_errors() {
     let suite = provider_suite(dir.path(), &mock.url);
     let embedder = |model: &str| format!("openai-compatible:{model}@{}/v1", mock.url);
 
-    let verdicts = run(dir.path(), &suite, &["--embedder", &embedder("mock-embed")], &[]);
+    let verdicts = run(
+        dir.path(),
+        &suite,
+        &["--embedder", &embedder("mock-embed")],
+        &[],
+    );
     let by_case = |verdicts: &[(String, gavel::Verdict)], case: &str| {
-        verdicts.iter().find(|(c, v)| c == case && v.kind == "similar").unwrap().1.clone()
+        verdicts
+            .iter()
+            .find(|(c, v)| c == case && v.kind == "similar")
+            .unwrap()
+            .1
+            .clone()
     };
     let near = by_case(&verdicts, "near");
     assert_eq!(near.status, Status::Pass, "{}", near.reason);
     assert!(near.score.unwrap() >= 0.8);
-    assert!(near.evidence["model"].as_str().unwrap().starts_with("openai-compatible:mock-embed@"));
+    assert!(
+        near.evidence["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("openai-compatible:mock-embed@")
+    );
     let far = by_case(&verdicts, "far");
     assert_eq!(far.status, Status::Fail, "{}", far.reason);
     assert!(far.reason.contains("< 0.400"), "{}", far.reason);

@@ -25,7 +25,10 @@ pub(crate) async fn embed(
     };
     let model = request["model"].as_str().unwrap_or("mock-embed").to_owned();
     if model.contains("fail-500") {
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "the embedding server broke");
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the embedding server broke",
+        );
     }
     if model.contains("malformed") {
         return (StatusCode::OK, "{\"data\": [ not json").into_response();

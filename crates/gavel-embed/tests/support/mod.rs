@@ -7,7 +7,10 @@ use gavel_embed::{EmbedderSpec, MiniLm};
 pub(crate) fn minilm() -> Option<MiniLm> {
     match EmbedderSpec::default().local() {
         Ok(model) => Some(model),
-        Err(e) if e.is_missing() && std::env::var("GAVEL_TEST_REQUIRE_MODELS").as_deref() != Ok("1") => {
+        Err(e)
+            if e.is_missing()
+                && std::env::var("GAVEL_TEST_REQUIRE_MODELS").as_deref() != Ok("1") =>
+        {
             eprintln!("skipped: {e}");
             None
         }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use gavel::checks::Embeddings;
-use gavel::embed::{Batcher, EmbeddingCache, EmbedderSpec};
+use gavel::embed::{Batcher, EmbedderSpec, EmbeddingCache};
 use gavel::runner::Plan;
 use gavel::store::Store;
 
@@ -29,7 +29,10 @@ pub(crate) fn for_plan(
     Ok(Some(match spec.build() {
         Ok(embedder) => {
             eprintln!("similar checks embed with {}", embedder.model());
-            Embeddings::Ready(Batcher::new(embedder, Arc::new(StoreEmbeddings(store.clone()))))
+            Embeddings::Ready(Batcher::new(
+                embedder,
+                Arc::new(StoreEmbeddings(store.clone())),
+            ))
         }
         Err(e) => {
             eprintln!("warning: similar checks cannot run: {e}");
