@@ -87,6 +87,7 @@ mod latency;
 mod panel;
 mod plan;
 mod probe;
+mod similar;
 mod sql;
 mod stream;
 mod text;
@@ -103,3 +104,4 @@ pub use judge::{
     PairwiseInput, PairwiseSpec, TemplateKind, no_judge_model, pairwise,
 };
 pub use plan::{CheckPlan, compile};
+pub use similar::{DEFAULT_SIMILARITY_THRESHOLD, Embeddings};

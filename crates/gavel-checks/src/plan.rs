@@ -227,9 +227,12 @@ impl CheckPlan {
                         Compiled::Pairwise(p) => self.pairwise.push(p),
                     }
                 }
-                CheckSpec::Grounding(_) | CheckSpec::Database(_) => self.probes.push(
-                    PlannedProbe::new(scope, Probe::compile(spec).map_err(|e| (field, e, false))?),
-                ),
+                CheckSpec::Grounding(_) | CheckSpec::Database(_) | CheckSpec::Similar { .. } => {
+                    self.probes.push(PlannedProbe::new(
+                        scope,
+                        Probe::compile(spec, expected).map_err(|e| (field, e, false))?,
+                    ))
+                }
                 CheckSpec::Procedural(_)
                 | CheckSpec::Consensus(_)
                 | CheckSpec::Reactive(_)
@@ -283,7 +286,10 @@ impl CheckPlan {
     /// `error`.
     pub async fn run(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
         let mut verdicts = self.run_code(transcript);
-        let probed = self.probes.iter().map(|p| p.run(transcript, self.rounds));
+        let probed = self
+            .probes
+            .iter()
+            .map(|p| p.run(transcript, self.rounds, judges.embeddings));
         verdicts.extend(futures::future::join_all(probed).await);
         if let Some(gate) = crate::gate::closed_by(&verdicts) {
             let gated: Vec<Verdict> = self
@@ -312,6 +318,11 @@ impl CheckPlan {
             .iter()
             .map(|j| j.run(transcript, self.rounds, judges));
         futures::future::join_all(graded).await
+    }
+
+    /// Whether a `similar` check needs an embedder.
+    pub fn uses_embeddings(&self) -> bool {
+        self.probes.iter().any(PlannedProbe::embeds)
     }
 
     /// The number of judges [`run`](Self::run) calls (pairwise excluded).
@@ -500,6 +511,7 @@ impl Planned {
             CheckSpec::Trajectory(spec) => Check::Trajectory(TrajectoryCheck::compile(spec)?),
             CheckSpec::Grounding(_)
             | CheckSpec::Database(_)
+            | CheckSpec::Similar { .. }
             | CheckSpec::Judge { .. }
             | CheckSpec::Rubric { .. }
             | CheckSpec::Pairwise { .. }

@@ -6,20 +6,27 @@ use gavel_core::{CheckSpec, Status, Transcript, Verdict};
 use crate::database::DatabaseCheck;
 use crate::error::FieldError;
 use crate::grounding::GroundingCheck;
-use crate::plan::{Scope, resolve, unanswered};
+use crate::plan::{Expected, Scope, resolve, unanswered};
+use crate::similar::{Embeddings, SimilarCheck};
 
 /// A compiled probe.
 pub(crate) enum Probe {
     Grounding(GroundingCheck),
     Database(DatabaseCheck),
+    Similar(SimilarCheck),
 }
 
 impl Probe {
-    /// Compiles a `grounding` or `database` spec.
-    pub(crate) fn compile(spec: &CheckSpec) -> Result<Self, FieldError> {
+    /// Compiles a `grounding`, `database` or `similar` spec.
+    pub(crate) fn compile(spec: &CheckSpec, expected: &Expected<'_>) -> Result<Self, FieldError> {
         match spec {
             CheckSpec::Grounding(s) => Ok(Probe::Grounding(GroundingCheck::compile(s)?)),
             CheckSpec::Database(s) => Ok(Probe::Database(DatabaseCheck::compile(s)?)),
+            CheckSpec::Similar { value, threshold } => Ok(Probe::Similar(SimilarCheck::compile(
+                value.as_ref(),
+                *threshold,
+                expected,
+            )?)),
             other => Err(FieldError::new(
                 "",
                 format!("internal error: `{}` is not a probe", other.kind()),
@@ -31,6 +38,7 @@ impl Probe {
         match self {
             Probe::Grounding(_) => "grounding",
             Probe::Database(_) => "database",
+            Probe::Similar(_) => "similar",
         }
     }
 }
@@ -47,24 +55,45 @@ impl PlannedProbe {
         let name = match &probe {
             Probe::Grounding(c) => c.name(),
             Probe::Database(c) => c.name(),
+            Probe::Similar(c) => c.name(),
         };
         PlannedProbe { name, scope, probe }
     }
 
+    /// Whether this probe embeds text (a `similar` check).
+    pub(crate) fn embeds(&self) -> bool {
+        matches!(self.probe, Probe::Similar(_))
+    }
+
     /// Runs the probe on the turns its scope reads; unanswered turns skip it.
-    pub(crate) async fn run(&self, transcript: &Transcript, rounds: usize) -> Verdict {
+    pub(crate) async fn run(
+        &self,
+        transcript: &Transcript,
+        rounds: usize,
+        embeddings: Option<&Embeddings>,
+    ) -> Verdict {
         let kind = self.probe.kind();
         let subject = match resolve(self.scope, transcript, rounds) {
             Ok(subject) => subject,
             Err(why) => return unanswered(&self.name, kind, self.scope, rounds, &why),
         };
-        let finding = match &self.probe {
-            Probe::Grounding(c) => c.evaluate(subject.answer, &transcript.session_id).await,
-            Probe::Database(c) => c.evaluate(&transcript.session_id).await,
+        let (finding, scored) = match &self.probe {
+            Probe::Grounding(c) => (
+                c.evaluate(subject.answer, &transcript.session_id).await,
+                None,
+            ),
+            Probe::Database(c) => (c.evaluate(&transcript.session_id).await, None),
+            Probe::Similar(c) => {
+                let (finding, similarity) = c.evaluate(subject.answer, embeddings).await;
+                (finding, similarity.map(|s| (s, c.threshold())))
+            }
         };
         let verdict = Verdict::new(&self.name, kind, finding.status, finding.reason)
             .in_round(self.scope.round(Some(subject.answer), rounds))
             .with_evidence(finding.evidence);
+        if let Some((score, threshold)) = scored {
+            return verdict.with_score(score, Some(threshold));
+        }
         match finding.status {
             Status::Pass => verdict.with_score(1.0, None),
             Status::Fail => verdict.with_score(0.0, None),

@@ -187,6 +187,18 @@ pub enum CheckSpec {
         /// Branch name → text only that branch may show.
         markers: BTreeMap<String, OneOrMany>,
     },
+    /// The answer means what the expected output says: the cosine similarity of
+    /// their sentence embeddings (all-MiniLM-L6-v2 unless the suite's
+    /// `judge.embedder` or `--embedder` name another model) is at least
+    /// `threshold`. With several acceptable answers the best match counts.
+    Similar {
+        /// The acceptable answer or answers; defaults to the case's `expected_output`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<OneOrMany>,
+        /// Pass threshold on the cosine similarity, -1 to 1 (default 0.4).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        threshold: Option<f64>,
+    },
     /// An LLM judge scores the answer against criteria (pointwise).
     Judge {
         /// The criteria; defaults to the round's, then the case's `criteria`.
@@ -288,6 +300,7 @@ impl CheckSpec {
             CheckSpec::Latency { .. } => "latency",
             CheckSpec::Stream { .. } => "stream",
             CheckSpec::BranchIsolation { .. } => "branch-isolation",
+            CheckSpec::Similar { .. } => "similar",
             CheckSpec::Judge { .. } => "judge",
             CheckSpec::Rubric { .. } => "rubric",
             CheckSpec::Pairwise { .. } => "pairwise",

@@ -156,6 +156,10 @@ pub struct JudgeSettings {
     /// at least 80%.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<String>,
+    /// The embedding model of `similar` checks: `all-MiniLM-L6-v2` (default, run
+    /// locally), a model folder, or `openai:NAME` / `openai-compatible:NAME@URL`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<String>,
 }
 
 impl JudgeSettings {
@@ -178,6 +182,7 @@ impl JudgeSettings {
         fill(&mut self.concurrency, other.concurrency);
         fill(&mut self.max_cost, other.max_cost);
         fill(&mut self.calibration, other.calibration);
+        fill(&mut self.embedder, other.embedder);
         for (k, v) in other.prices {
             self.prices.entry(k).or_insert(v);
         }

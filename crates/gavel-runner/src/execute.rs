@@ -50,6 +50,8 @@ pub struct ExecuteOptions<'a> {
     pub max_cost: Option<f64>,
     /// Stored answers for pairwise checks against a run.
     pub baselines: &'a Baselines,
+    /// What `similar` checks embed with (`None`: they are skipped).
+    pub embeddings: Option<&'a gavel_checks::Embeddings>,
 }
 
 impl<'a> ExecuteOptions<'a> {
@@ -63,6 +65,7 @@ impl<'a> ExecuteOptions<'a> {
             strict: false,
             max_cost: None,
             baselines,
+            embeddings: None,
         }
     }
 
@@ -70,6 +73,7 @@ impl<'a> ExecuteOptions<'a> {
         JudgeRuntime {
             sample,
             strict: self.strict,
+            embeddings: self.embeddings,
             ..JudgeRuntime::with_settings(self.judges, self.judge)
         }
     }

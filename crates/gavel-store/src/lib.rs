@@ -32,6 +32,7 @@
 mod cache;
 mod calibration;
 mod checkpoint;
+mod embeddings;
 mod error;
 mod labels;
 mod library;

@@ -1,4 +1,4 @@
-//! The model-answer cache on every backend: a SQLite temp file always, PostgreSQL
+//! The model-answer and embedding caches on every backend: a SQLite temp file always, PostgreSQL
 //! too when `GAVEL_TEST_DATABASE_URL` names a server (a fresh database is created for
 //! the test and dropped after it, as in `store_story.rs`).
 
@@ -82,11 +82,57 @@ async fn cache_story(url: String) -> TestResult {
     Ok(())
 }
 
+/// Embedding vectors under (text hash, model): batch reads and writes, bit-exact.
+async fn embedding_story(url: String) -> TestResult {
+    let store = Store::open(&url).await?;
+    let hashes = vec![KEY_A.to_owned(), KEY_B.to_owned()];
+    assert!(
+        store
+            .embeddings_get("all-MiniLM-L6-v2", &hashes)
+            .await?
+            .is_empty()
+    );
+
+    let a = vec![0.125f32, -0.333_333_34, 1e-8, 0.0];
+    let b = vec![1.0f32, 2.0, 3.0, 4.0];
+    store
+        .embeddings_put("all-MiniLM-L6-v2", &[(KEY_A.to_owned(), a.clone())])
+        .await?;
+    store
+        .embeddings_put(
+            "openai:text-embedding-3-small",
+            &[(KEY_A.to_owned(), b.clone())],
+        )
+        .await?;
+    let found = store.embeddings_get("all-MiniLM-L6-v2", &hashes).await?;
+    assert_eq!(found.len(), 1, "one model's vectors only");
+    assert_eq!(found[KEY_A], a, "f32 values read back bit for bit");
+
+    // A batch of many hashes (over one query's chunk) with a replaced entry.
+    let many: Vec<(String, Vec<f32>)> = (0..1200)
+        .map(|i| (format!("{i:064x}"), vec![i as f32, 0.5]))
+        .chain([(KEY_A.to_owned(), b.clone())])
+        .collect();
+    store.embeddings_put("all-MiniLM-L6-v2", &many).await?;
+    let wanted: Vec<String> = many
+        .iter()
+        .map(|(h, _)| h.clone())
+        .chain([KEY_B.to_owned()])
+        .collect();
+    let found = store.embeddings_get("all-MiniLM-L6-v2", &wanted).await?;
+    assert_eq!(found.len(), 1201);
+    assert_eq!(found[&format!("{:064x}", 1199)], vec![1199.0, 0.5]);
+    assert_eq!(found[KEY_A], b, "the later put replaced the vector");
+    store.close().await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cache_on_sqlite() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("gavel.db");
-    cache_story(format!("sqlite://{}", path.display())).await
+    cache_story(format!("sqlite://{}", path.display())).await?;
+    embedding_story(format!("sqlite://{}", path.display())).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,7 +146,12 @@ async fn cache_on_postgres() -> TestResult {
     admin
         .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
         .await?;
-    let outcome = tokio::spawn(cache_story(with_database(&admin_url, &database))).await;
+    let url = with_database(&admin_url, &database);
+    let outcome = tokio::spawn(async move {
+        cache_story(url.clone()).await?;
+        embedding_story(url).await
+    })
+    .await;
     admin
         .execute(AssertSqlSafe(format!(
             "DROP DATABASE IF EXISTS {database} WITH (FORCE)"

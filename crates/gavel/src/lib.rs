@@ -29,6 +29,7 @@ pub use gavel_calibration as calibration;
 pub use gavel_checks as checks;
 pub use gavel_core::load;
 pub use gavel_core::*;
+pub use gavel_embed as embed;
 pub use gavel_models as models;
 pub use gavel_report as report;
 pub use gavel_runner as runner;

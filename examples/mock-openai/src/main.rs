@@ -6,10 +6,16 @@
 //!
 //! Requests that offer tools get scripted tool calls (see [`tools`]).
 //!
+//! `POST /v1/embeddings` answers deterministic vectors: words hashed into 64
+//! dimensions, so equal texts embed equally and shared words raise the cosine.
+//! Models named `…fail-500…`, `…malformed…` or `…wrong-dims…` answer HTTP 500,
+//! a body that is not JSON, or a vector one dimension short, for error tests.
+//!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
 //! `{"requests": N}`: how many completions it served.
 
+mod embeddings;
 mod schema;
 mod tools;
 
@@ -59,6 +65,8 @@ async fn main() -> std::process::ExitCode {
     let app = Router::new()
         .route("/v1/chat/completions", post(complete))
         .route("/chat/completions", post(complete))
+        .route("/v1/embeddings", post(embeddings::embed))
+        .route("/embeddings", post(embeddings::embed))
         .route("/stats", get(stats))
         .route("/health", get(|| async { Json(json!({"status": "ok"})) }))
         .with_state(mock);

@@ -96,6 +96,8 @@ pub struct JudgeRuntime<'a> {
     pub rejudge: u32,
     /// `--strict`: a judge skipped for want of a model or credentials is an error.
     pub strict: bool,
+    /// What `similar` checks embed with (`None`: they are skipped).
+    pub embeddings: Option<&'a crate::Embeddings>,
 }
 
 impl std::fmt::Debug for JudgeRuntime<'_> {
@@ -120,6 +122,7 @@ impl<'a> JudgeRuntime<'a> {
             sample: 0,
             rejudge: 0,
             strict: false,
+            embeddings: None,
         }
     }
 

@@ -125,7 +125,8 @@ impl Procedural {
             | CheckSpec::Reactive(_)
             | CheckSpec::Dag(_)
             | CheckSpec::Grounding(_)
-            | CheckSpec::Database(_) => Err(FieldError::new(
+            | CheckSpec::Database(_)
+            | CheckSpec::Similar { .. } => Err(FieldError::new(
                 at,
                 format!("a `{}` check cannot be a stage", check.kind()),
             )),

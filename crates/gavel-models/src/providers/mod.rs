@@ -15,11 +15,13 @@
 
 mod classify;
 mod config;
+mod embed;
 mod model;
 
 use std::sync::Arc;
 
 pub use config::ProviderConfig;
+pub use embed::EmbeddingProvider;
 
 use crate::{ChatModel, ModelError, ModelId};
 

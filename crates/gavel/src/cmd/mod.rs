@@ -5,6 +5,7 @@
 mod calibrate;
 mod compare;
 mod distributed;
+mod embeddings;
 mod judge_choice;
 mod library;
 mod model_files;

@@ -33,6 +33,11 @@ pub(crate) struct ModelArgs {
     /// Stop scheduling new work once the run has spent this many US dollars.
     #[arg(long, value_name = "USD")]
     pub(crate) max_cost: Option<f64>,
+    /// Embedding model of `similar` checks (overrides the suite's judge.embedder):
+    /// all-MiniLM-L6-v2 (default, local), a model folder, openai:NAME or
+    /// openai-compatible:NAME@URL.
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) embedder: Option<String>,
 }
 
 /// The judge model a run uses and why (see [`judge_choice`](super::judge_choice)):

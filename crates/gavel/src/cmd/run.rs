@@ -186,7 +186,24 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         pool: &pool,
         default: judge,
     };
+    let embeddings = match super::embeddings::for_plan(
+        args.models.embedder.as_deref(),
+        &suite.judge,
+        &plan,
+        &store,
+    ) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            store
+                .finish_run(&run.id, RunStatus::Failed, &gavel::now_rfc3339())
+                .await?;
+            targets.stop().await;
+            return Ok(EXIT_BAD_INPUT);
+        }
+    };
     let options = ExecuteOptions {
+        embeddings: embeddings.as_ref(),
         concurrency: args.jobs,
         default_timeout: Duration::from_secs_f64(args.timeout.max(0.001)),
         judges: &judges,

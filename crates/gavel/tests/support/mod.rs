@@ -54,3 +54,35 @@ impl Drop for Mock {
         let _ = self.child.wait();
     }
 }
+
+/// The workspace root.
+pub(crate) fn workspace() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The example agent's binary, built beside gavel's (built now if missing).
+pub(crate) fn agent_bin() -> std::path::PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("property-agent");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let ok = Command::new(cargo)
+            .args(["build", "-q", "-p", "property-agent"])
+            .current_dir(workspace())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "building property-agent failed");
+    }
+    bin
+}
+
+/// A TCP port free right now.
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

@@ -1,0 +1,155 @@
+//! Embeddings over OpenAI's `/v1/embeddings` wire format (OpenAI and every
+//! compatible server), through genai like the chat providers.
+
+use std::fmt;
+use std::time::Duration;
+
+use genai::adapter::AdapterKind;
+use genai::resolver::{AuthData, Endpoint};
+use genai::{Client, ModelIden, ServiceTarget, WebConfig};
+
+use super::classify::classify;
+use super::config::{ProviderConfig, resolve};
+use crate::{ErrorKind, ModelError, ModelId, Provider};
+
+/// Connecting alone may take this long.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An embeddings endpoint: `openai:` (`OPENAI_API_KEY`, `OPENAI_BASE_URL`) or
+/// `openai-compatible:NAME@URL` (optional `OPENAI_COMPATIBLE_API_KEY`).
+///
+/// `Debug` and error messages never show the key.
+pub struct EmbeddingProvider {
+    label: String,
+    client: Client,
+    target: ServiceTarget,
+    api_key: Option<String>,
+}
+
+impl fmt::Debug for EmbeddingProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EmbeddingProvider")
+            .field("id", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmbeddingProvider {
+    /// The provider for `id`, located and keyed by `config` (see
+    /// [`provider`](crate::provider) for the variables read from the environment).
+    pub fn new(id: &ModelId, config: &ProviderConfig) -> Result<Self, ModelError> {
+        if !matches!(id.provider, Provider::OpenAi | Provider::OpenAiCompatible) {
+            return Err(ModelError::new(
+                ErrorKind::Permanent,
+                format!(
+                    "{id}: embeddings are supported for openai: and openai-compatible: models only"
+                ),
+            ));
+        }
+        let resolved = resolve(id, config, |name| std::env::var(name).ok())?;
+        let label = match id.provider {
+            Provider::OpenAiCompatible => format!(
+                "{}:{}@{}",
+                id.provider.prefix(),
+                id.model,
+                resolved.display_base
+            ),
+            _ => id.to_string(),
+        };
+        let auth = match &resolved.api_key {
+            Some(key) => AuthData::from_single(key.clone()),
+            // genai's OpenAI adapter insists on a key; a keyless server gets the URL
+            // outright and no `Authorization` header.
+            None => AuthData::RequestOverride {
+                url: embeddings_url(&resolved.endpoint),
+                headers: genai::Headers::from(vec![(
+                    "Content-Type".to_owned(),
+                    "application/json".to_owned(),
+                )]),
+            },
+        };
+        let mut web = WebConfig::default().with_connect_timeout(CONNECT_TIMEOUT);
+        if let Some(timeout) = config.timeout {
+            web = web.with_timeout(timeout);
+        }
+        let client = Client::builder()
+            .with_web_config(web)
+            .build()
+            .map_err(|error| {
+                ModelError::new(
+                    ErrorKind::Permanent,
+                    format!("{label}: cannot build the HTTP client: {error}"),
+                )
+            })?;
+        let target = ServiceTarget {
+            endpoint: Endpoint::from_owned(resolved.endpoint),
+            auth,
+            model: ModelIden::new(AdapterKind::OpenAI, id.model.clone()),
+        };
+        Ok(EmbeddingProvider {
+            label,
+            client,
+            target,
+            api_key: resolved.api_key,
+        })
+    }
+
+    /// The id as shown in messages (URL credentials masked).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// One vector per text, in order. A failed call is classified like a chat
+    /// call; an answer with the wrong number of vectors, or indexes that do not
+    /// cover the inputs, is a [`ErrorKind::Permanent`] error.
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let response = self
+            .client
+            .embed_batch(self.target.clone(), texts.to_vec(), None)
+            .await
+            .map_err(|e| self.finish_error(classify(e)))?;
+        let mut slots: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        for embedding in response.embeddings {
+            let slot = slots.get_mut(embedding.index).ok_or_else(|| {
+                self.finish_error(ModelError::new(
+                    ErrorKind::Permanent,
+                    format!(
+                        "answered an embedding with index {} for {} inputs",
+                        embedding.index,
+                        texts.len()
+                    ),
+                ))
+            })?;
+            *slot = Some(embedding.vector);
+        }
+        let given = slots.iter().filter(|s| s.is_some()).count();
+        if given != texts.len() {
+            return Err(self.finish_error(ModelError::new(
+                ErrorKind::Permanent,
+                format!(
+                    "answered {given} distinct embeddings for {} inputs",
+                    texts.len()
+                ),
+            )));
+        }
+        Ok(slots.into_iter().flatten().collect())
+    }
+
+    /// Prefixes the id and scrubs the key from a failure's message.
+    fn finish_error(&self, error: ModelError) -> ModelError {
+        let mut message = format!("{}: {}", self.label, error.message);
+        if let Some(key) = self.api_key.as_deref().filter(|key| !key.is_empty()) {
+            message = message.replace(key, "[redacted]");
+        }
+        ModelError { message, ..error }
+    }
+}
+
+/// The embeddings URL under an OpenAI base (`…/v1/` → `…/v1/embeddings`),
+/// keeping a query string.
+fn embeddings_url(endpoint: &str) -> String {
+    match endpoint.split_once('?') {
+        Some((path, query)) => format!("{path}embeddings?{query}"),
+        None => format!("{endpoint}embeddings"),
+    }
+}

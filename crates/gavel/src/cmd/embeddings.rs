@@ -1,0 +1,66 @@
+//! The embedder of a run's `similar` checks: `--embedder`, else the suite's
+//! `judge.embedder`, else all-MiniLM-L6-v2 run locally; cached in the store and
+//! batched across cases.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gavel::checks::Embeddings;
+use gavel::embed::{Batcher, EmbedderSpec, EmbeddingCache};
+use gavel::runner::Plan;
+use gavel::store::Store;
+
+/// The run's embeddings, or `None` when no selected case has a `similar` check
+/// (nothing is loaded then). A spec that cannot be parsed is bad input; a model
+/// that is not installed (or cannot be set up) reaches the checks, which say so.
+pub(crate) fn for_plan(
+    flag: Option<&str>,
+    suite: &gavel::JudgeSettings,
+    plan: &Plan,
+    store: &Store,
+) -> anyhow::Result<Option<Embeddings>> {
+    if !plan.items.iter().any(|item| item.checks.uses_embeddings()) {
+        return Ok(None);
+    }
+    let spec: EmbedderSpec = match flag.or(suite.embedder.as_deref()) {
+        Some(s) => s.parse().map_err(|e| anyhow::anyhow!("--embedder: {e}"))?,
+        None => EmbedderSpec::default(),
+    };
+    Ok(Some(match spec.build() {
+        Ok(embedder) => {
+            eprintln!("similar checks embed with {}", embedder.model());
+            Embeddings::Ready(Batcher::new(
+                embedder,
+                Arc::new(StoreEmbeddings(store.clone())),
+            ))
+        }
+        Err(e) => {
+            eprintln!("warning: similar checks cannot run: {e}");
+            Embeddings::Unavailable(e)
+        }
+    }))
+}
+
+/// The gavel store as the embedding cache.
+struct StoreEmbeddings(Store);
+
+#[async_trait::async_trait]
+impl EmbeddingCache for StoreEmbeddings {
+    async fn get(
+        &self,
+        model: &str,
+        hashes: &[String],
+    ) -> Result<HashMap<String, Vec<f32>>, String> {
+        self.0
+            .embeddings_get(model, hashes)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn put(&self, model: &str, entries: &[(String, Vec<f32>)]) -> Result<(), String> {
+        self.0
+            .embeddings_put(model, entries)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
