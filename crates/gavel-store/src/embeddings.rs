@@ -95,7 +95,7 @@ fn encode(vector: &[f32]) -> String {
 
 /// The inverse of [`encode`]; `None` when the text is not whole f32s in hex.
 fn decode(hex: &str) -> Option<Vec<f32>> {
-    if !hex.is_ascii() || hex.len() % 8 != 0 {
+    if !hex.is_ascii() || !hex.len().is_multiple_of(8) {
         return None;
     }
     hex.as_bytes()

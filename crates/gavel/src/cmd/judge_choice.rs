@@ -29,10 +29,13 @@ pub(crate) struct JudgeChoice {
     pub(crate) why: String,
 }
 
+/// Reads an environment variable (unset and empty are the same).
+pub(crate) type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// What the choice looks at; [`Sources::from_env`] for real runs.
 pub(crate) struct Sources {
-    /// An environment variable's value (unset and empty are the same).
-    pub(crate) var: Box<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    /// An environment variable's value.
+    pub(crate) var: EnvLookup,
     /// The local server's base URL, or `None` not to probe.
     pub(crate) server: Option<String>,
     /// Where installed model files are looked for.
