@@ -7,43 +7,13 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// The example agent's binary, built beside gavel's.
-fn agent_bin() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("property-agent");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "-q", "-p", "property-agent"])
-            .current_dir(workspace())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "building property-agent failed");
-    }
-    bin
-}
+use support::{agent_bin, free_port, workspace};
 
 /// (case id, check kind) pairs.
 type Pairs = BTreeSet<(String, String)>;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Runs the suite (its agent started from the built binary, its database in a
 /// temp dir) with `bug` injected; returns the failing `(case, check kind)` pairs

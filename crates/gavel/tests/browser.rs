@@ -7,47 +7,20 @@
 //! installs; without them the test says so and passes vacuously.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gavel::store::Store;
 use gavel::{Execution, RunRecord, RunStatus, Status, Transcript, Turn};
+use support::{agent_bin, free_port, workspace};
 
 const HOSTILE_RUN: &str = "019a0000-5555-7000-8000-000000000005";
 const HOSTILE: &str =
     "<script>window.__owned = 1</script><b>bold</b><img src=x onerror=\"window.__owned = 2\">";
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// The example agent's binary, built beside gavel's.
-fn agent_bin() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("property-agent");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "-q", "-p", "property-agent"])
-            .current_dir(workspace())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "building property-agent failed");
-    }
-    bin
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 struct Killed(Child);
 

@@ -1,41 +1,14 @@
 //! The real `gavel` binary against the real example agent, in temp dirs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// The example agent's binary, built beside gavel's (`cargo test --workspace` builds it).
-fn agent_bin() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("property-agent");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "-q", "-p", "property-agent"])
-            .current_dir(workspace())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "building property-agent failed");
-    }
-    bin
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use support::{agent_bin, free_port, workspace};
 
 /// A temp dir with a targets file that starts the example agent on a free port.
 struct Env {

@@ -2,27 +2,13 @@
 //! agent and one against the agent with `PROPERTY_AGENT_BUG=wrong-count`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn agent_bin() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("property-agent");
-    assert!(
-        bin.exists(),
-        "{} is built by `cargo test --workspace`",
-        bin.display()
-    );
-    bin
-}
+use support::{agent_bin, workspace};
 
 fn gavel(dir: &Path, args: &[&str], bug: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));

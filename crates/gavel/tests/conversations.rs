@@ -3,41 +3,13 @@
 //! fails exactly the checks that should catch it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// The example agent's binary, built beside gavel's.
-fn agent_bin() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("property-agent");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "-q", "-p", "property-agent"])
-            .current_dir(workspace())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "building property-agent failed");
-    }
-    bin
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use support::{agent_bin, free_port, workspace};
 
 /// Runs the suite (its own targets file, the agent launched from its binary
 /// rather than `cargo run`) with `bug` injected; returns the JSON report.

@@ -3,18 +3,14 @@
 //! of a stored suite records the versions it used.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use gavel::store::Store;
 use serde_json::Value;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use support::workspace;
 
 /// `gavel ARGS` with the store chosen by `GAVEL_DATABASE_URL`, as a team would.
 fn gavel(db: &str, args: &[&str]) -> Output {
