@@ -132,8 +132,7 @@ fn each_bug_fails_exactly_its_checks() {
     }
 }
 
-/// Starts the example agent on a free port; its base URL, and the child (killed
-/// on drop through `kill_on_drop`-like guard).
+/// The example agent on a port it picks itself, and its base URL; killed on drop.
 struct Agent {
     child: std::process::Child,
     url: String,
