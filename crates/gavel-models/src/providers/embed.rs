@@ -2,18 +2,15 @@
 //! compatible server), through genai like the chat providers.
 
 use std::fmt;
-use std::time::Duration;
 
 use genai::adapter::AdapterKind;
 use genai::resolver::{AuthData, Endpoint};
-use genai::{Client, ModelIden, ServiceTarget, WebConfig};
+use genai::{Client, ModelIden, ServiceTarget};
 
 use super::classify::classify;
 use super::config::{ProviderConfig, resolve};
+use super::model::genai_client;
 use crate::{ErrorKind, ModelError, ModelId, Provider};
-
-/// Connecting alone may take this long.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// An embeddings endpoint: `openai:` (`OPENAI_API_KEY`, `OPENAI_BASE_URL`) or
 /// `openai-compatible:NAME@URL` (optional `OPENAI_COMPATIBLE_API_KEY`).
@@ -68,19 +65,7 @@ impl EmbeddingProvider {
                 )]),
             },
         };
-        let mut web = WebConfig::default().with_connect_timeout(CONNECT_TIMEOUT);
-        if let Some(timeout) = config.timeout {
-            web = web.with_timeout(timeout);
-        }
-        let client = Client::builder()
-            .with_web_config(web)
-            .build()
-            .map_err(|error| {
-                ModelError::new(
-                    ErrorKind::Permanent,
-                    format!("{label}: cannot build the HTTP client: {error}"),
-                )
-            })?;
+        let client = genai_client(&label, config)?;
         let target = ServiceTarget {
             endpoint: Endpoint::from_owned(resolved.endpoint),
             auth,

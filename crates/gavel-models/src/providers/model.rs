@@ -24,9 +24,6 @@ use crate::{
 /// Anthropic requires `max_tokens`; this is sent when the request sets none.
 const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 1024;
 
-/// Connecting alone may take this long.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// A provider behind genai.
 pub(crate) struct ProviderModel {
     id: ModelId,
@@ -77,19 +74,7 @@ impl ProviderModel {
                 headers: genai::Headers::default(),
             },
         };
-        let mut web = WebConfig::default().with_connect_timeout(CONNECT_TIMEOUT);
-        if let Some(timeout) = config.timeout {
-            web = web.with_timeout(timeout);
-        }
-        let client = Client::builder()
-            .with_web_config(web)
-            .build()
-            .map_err(|error| {
-                ModelError::new(
-                    ErrorKind::Permanent,
-                    format!("{label}: cannot build the HTTP client: {error}"),
-                )
-            })?;
+        let client = genai_client(&label, config)?;
         let target = ServiceTarget {
             endpoint: Endpoint::from_owned(resolved.endpoint),
             auth,
@@ -258,6 +243,27 @@ impl ProviderModel {
         ModelError { message, ..error }
     }
 }
+
+/// The genai client of one provider model: its connect timeout and the
+/// configured request timeout.
+pub(super) fn genai_client(label: &str, config: &ProviderConfig) -> Result<Client, ModelError> {
+    let mut web = WebConfig::default().with_connect_timeout(CONNECT_TIMEOUT);
+    if let Some(timeout) = config.timeout {
+        web = web.with_timeout(timeout);
+    }
+    Client::builder()
+        .with_web_config(web)
+        .build()
+        .map_err(|error| {
+            ModelError::new(
+                ErrorKind::Permanent,
+                format!("{label}: cannot build the HTTP client: {error}"),
+            )
+        })
+}
+
+/// How long to wait for a TCP connection to a provider.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[async_trait::async_trait]
 impl ChatModel for ProviderModel {
