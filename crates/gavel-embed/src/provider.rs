@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use gavel_models::{EmbeddingProvider, ModelId, ProviderConfig};
+use gavel_models::{EmbeddingProvider, ModelId, ModelSettings, ProviderConfig};
 
 use crate::{EmbedError, Embedder};
 
@@ -17,10 +17,15 @@ pub struct ProviderEmbedder {
 }
 
 impl ProviderEmbedder {
-    /// The embedder for `id`, configured by `config`.
-    pub fn new(id: &ModelId, config: &ProviderConfig) -> Result<Self, EmbedError> {
-        let provider =
-            EmbeddingProvider::new(id, config).map_err(|e| EmbedError::Provider(e.message))?;
+    /// The embedder for `id`, configured by `config`, its calls retried and timed
+    /// out by `settings`.
+    pub fn new(
+        id: &ModelId,
+        config: &ProviderConfig,
+        settings: &ModelSettings,
+    ) -> Result<Self, EmbedError> {
+        let provider = EmbeddingProvider::new(id, config, settings)
+            .map_err(|e| EmbedError::Provider(e.message))?;
         Ok(ProviderEmbedder {
             name: provider.label().to_owned(),
             provider,

@@ -5,7 +5,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use gavel_model_files::{ModelFilesError, ModelKind};
-use gavel_models::{ModelId, ProviderConfig};
+use gavel_models::{ModelId, ModelSettings, ProviderConfig};
 
 use crate::{EmbedError, Embedder, MiniLm, ProviderEmbedder};
 
@@ -78,13 +78,15 @@ impl EmbedderSpec {
     }
 
     /// The embedder: the local encoder, or the provider configured from the
-    /// environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_COMPATIBLE_API_KEY`).
-    pub fn build(&self) -> Result<Arc<dyn Embedder>, EmbedError> {
+    /// environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_COMPATIBLE_API_KEY`)
+    /// whose calls `settings` retries and times out.
+    pub fn build(&self, settings: &ModelSettings) -> Result<Arc<dyn Embedder>, EmbedError> {
         match self {
             EmbedderSpec::Local(_) => Ok(Arc::new(self.local()?)),
             EmbedderSpec::Provider(id) => Ok(Arc::new(ProviderEmbedder::new(
                 id,
                 &ProviderConfig::from_env(),
+                settings,
             )?)),
         }
     }

@@ -1,7 +1,8 @@
 //! `similar` checks end to end: examples/similarity against the real example
 //! agent with the local MiniLM encoder (verdicts and cached vectors read back from
 //! the store), without the model (skipped, saying how to install it), and with
-//! provider embeddings from mock-openai, broken in each way a server can break.
+//! provider embeddings from mock-openai, broken in each way a server can break,
+//! and graded by a `gavel worker` in a distributed run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../gavel-embed/tests/support/mod.rs"]
@@ -56,24 +57,26 @@ fn run(
     }
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let verdicts = stored_verdicts(&db);
+    assert!(!verdicts.is_empty(), "no verdicts: {stderr}");
+    verdicts
+}
+
+/// The verdicts (case id, verdict) of the latest run in the store at `db`.
+fn stored_verdicts(db: &str) -> Vec<(String, gavel::Verdict)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let store = Store::open(&db).await.unwrap();
-        let run = store
-            .latest_run()
-            .await
-            .unwrap()
-            .unwrap_or_else(|| panic!("no run stored: {stderr}"));
+        let store = Store::open(db).await.unwrap();
+        let Some(run) = store.latest_run().await.unwrap() else {
+            return Vec::new();
+        };
         let mut verdicts = Vec::new();
         for e in store.executions(&run.id).await.unwrap() {
-            for v in e.verdicts {
-                verdicts.push((e.case_id.clone(), v));
-            }
+            verdicts.extend(e.verdicts.into_iter().map(|v| (e.case_id.clone(), v)));
         }
-        assert!(!verdicts.is_empty(), "no verdicts: {stderr}");
         verdicts
     })
 }
@@ -153,11 +156,11 @@ fn similar_checks_are_skipped_with_the_reason_when_the_model_is_missing() {
     assert_eq!(contains.1.status, Status::Pass, "other checks still run");
 }
 
-/// A suite of one case whose answer (mock-openai's echo) is compared with a close
-/// and a distant text.
+/// A suite of two cases whose answer (mock-openai's echo) is compared with a close
+/// and a distant text; failed embedding calls are retried once.
 fn provider_suite(dir: &Path, url: &str) -> std::path::PathBuf {
     let suite = format!(
-        "targets:\n  echo:\n    type: chat\n    model: openai-compatible:agent@{url}/v1\n    system: Echo.\ncases:\n  - id: near\n    input: the beach house is free in june\n    checks:\n      - type: similar\n        value: You said the beach house is free in june\n        threshold: 0.8\n  - id: far\n    input: the beach house is free in june\n    checks:\n      - type: similar\n        value: quarterly revenue grew while costs fell\n"
+        "judge:\n  max_retries: 1\ntargets:\n  echo:\n    type: chat\n    model: openai-compatible:agent@{url}/v1\n    system: Echo.\ncases:\n  - id: near\n    input: the beach house is free in june\n    checks:\n      - type: similar\n        value: You said the beach house is free in june\n        threshold: 0.8\n  - id: far\n    input: the beach house is free in june\n    checks:\n      - type: similar\n        value: quarterly revenue grew while costs fell\n"
     );
     let path = dir.join("provider.yaml");
     std::fs::write(&path, suite).unwrap();
@@ -198,6 +201,13 @@ fn provider_embeddings_grade_and_server_failures_are_errors() {
     assert_eq!(far.status, Status::Fail, "{}", far.reason);
     assert!(far.reason.contains("< 0.400"), "{}", far.reason);
 
+    // Each request refused once with 429: the retry gets the vectors.
+    let dir = tempfile::tempdir().unwrap();
+    let suite = provider_suite(dir.path(), &mock.url);
+    let verdicts = run(dir.path(), &suite, &["--embedder", &embedder("flaky")], &[]);
+    assert_eq!(by_case(&verdicts, "near").status, Status::Pass);
+    assert_eq!(by_case(&verdicts, "far").status, Status::Fail);
+
     for (model, says) in [
         ("fail-500", "500"),
         ("malformed", "malformed"),
@@ -212,4 +222,53 @@ fn provider_embeddings_grade_and_server_failures_are_errors() {
             assert!(v.reason.contains(says), "{model}: {}", v.reason);
         }
     }
+}
+
+#[test]
+fn workers_of_distributed_runs_grade_similar_checks() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = provider_suite(dir.path(), &mock.url);
+    let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
+    let embedder = format!("openai-compatible:mock-embed@{}/v1", mock.url);
+    let gavel = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+        cmd.args(args)
+            .args(["--db", &db])
+            .current_dir(dir.path())
+            .env_remove("GAVEL_DATABASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        cmd
+    };
+    let mut run = gavel(&["run", suite.to_str().unwrap(), "--distributed", "--quiet"])
+        .spawn()
+        .unwrap();
+    let mut worker = gavel(&["worker", "--poll", "0.1", "--embedder", &embedder])
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while run.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "the distributed run did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+
+    let verdicts = stored_verdicts(&db);
+    let statuses: Vec<(&str, Status)> = similar(&verdicts)
+        .into_iter()
+        .map(|(case, v)| (case.as_str(), v.status))
+        .collect();
+    assert_eq!(
+        statuses.len(),
+        2,
+        "one similar verdict per case: {verdicts:?}"
+    );
+    assert!(statuses.contains(&("near", Status::Pass)), "{verdicts:?}");
+    assert!(statuses.contains(&("far", Status::Fail)), "{verdicts:?}");
 }

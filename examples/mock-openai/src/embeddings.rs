@@ -1,12 +1,18 @@
 //! `POST /v1/embeddings` with deterministic vectors.
 
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 /// Dimensions of every vector.
 const DIMENSIONS: usize = 64;
+
+/// The inputs of requests a `…flaky…` model has refused once already.
+static REFUSED: Mutex<BTreeSet<Vec<String>>> = Mutex::new(BTreeSet::new());
 
 /// Answers an embeddings request in OpenAI's format (`input` a string or a list).
 pub(crate) async fn embed(
@@ -29,6 +35,13 @@ pub(crate) async fn embed(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the embedding server broke",
         );
+    }
+    if model.contains("flaky") && refuse_first_time(&inputs) {
+        let mut refused = error(StatusCode::TOO_MANY_REQUESTS, "slow down");
+        refused
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("0"));
+        return refused;
     }
     if model.contains("malformed") {
         return (StatusCode::OK, "{\"data\": [ not json").into_response();
@@ -74,6 +87,14 @@ fn vector_of(text: &str) -> Vec<f32> {
         vector.iter_mut().for_each(|x| *x /= norm);
     }
     vector
+}
+
+/// True the first time these inputs are seen.
+fn refuse_first_time(inputs: &[String]) -> bool {
+    REFUSED
+        .lock()
+        .map(|mut refused| refused.insert(inputs.to_vec()))
+        .unwrap_or(false)
 }
 
 fn error(status: StatusCode, message: &str) -> Response {

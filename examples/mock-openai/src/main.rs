@@ -9,7 +9,9 @@
 //! `POST /v1/embeddings` answers deterministic vectors: words hashed into 64
 //! dimensions, so equal texts embed equally and shared words raise the cosine.
 //! Models named `…fail-500…`, `…malformed…` or `…wrong-dims…` answer HTTP 500,
-//! a body that is not JSON, or a vector one dimension short, for error tests.
+//! a body that is not JSON, or a vector one dimension short, for error tests;
+//! `…flaky…` models refuse each request the first time it is seen, with 429
+//! and `Retry-After: 0`.
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns

@@ -105,18 +105,102 @@ pub(crate) fn parse_text(text: &str, file: &str, json: bool) -> Result<ParsedFil
         // serde_json gives the precise position of JSON syntax errors.
         serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| json_error(&e, file))?;
     }
-    let shape: Value = yaml(text, file)?;
-    match &shape {
-        Value::Array(_) => Ok(with_cases(yaml(text, file)?)),
-        Value::Object(map) if !SUITE_KEYS.iter().any(|k| map.contains_key(*k)) => {
-            Ok(with_cases(vec![yaml(text, file)?]))
-        }
-        Value::Object(_) => Ok(yaml::<SuiteFile>(text, file)?.into()),
-        Value::Null => Err(LoadError::new(Location::file(file), "the file is empty")),
-        _ => Err(LoadError::new(
+    // A block key such as `cases:` at the start of a line marks a suite, the
+    // usual shape: one parse then, not two. Anything else (or a guess that does
+    // not parse as a suite) is settled by reading the shape first.
+    if has_suite_key_line(text)
+        && let Ok(suite) = yaml::<SuiteFile>(text, file)
+    {
+        return Ok(suite.into());
+    }
+    match yaml::<Shape>(text, file)? {
+        Shape::List => Ok(with_cases(yaml(text, file)?)),
+        Shape::Mapping { suite: false } => Ok(with_cases(vec![yaml(text, file)?])),
+        Shape::Mapping { suite: true } => Ok(yaml::<SuiteFile>(text, file)?.into()),
+        Shape::Empty => Err(LoadError::new(Location::file(file), "the file is empty")),
+        Shape::Scalar => Err(LoadError::new(
             Location::at(file, 1, 1),
             "expected a suite (a mapping with `cases`), a list of cases, or one case",
         )),
+    }
+}
+
+/// True when a line starts with one of the [`SUITE_KEYS`] followed by `:`.
+fn has_suite_key_line(text: &str) -> bool {
+    text.lines().any(|line| {
+        SUITE_KEYS.iter().any(|key| {
+            line.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
+        })
+    })
+}
+
+/// The top level of a file, read without building its contents.
+enum Shape {
+    List,
+    /// A mapping; `suite` when it has one of the [`SUITE_KEYS`].
+    Mapping {
+        suite: bool,
+    },
+    Empty,
+    Scalar,
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a suite, a list of cases or one case")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Shape::List)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        let mut suite = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            suite |= SUITE_KEYS.contains(&key.as_ref());
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(Shape::Mapping { suite })
+    }
+
+    fn visit_unit<E>(self) -> Result<Shape, E> {
+        Ok(Shape::Empty)
+    }
+
+    fn visit_none<E>(self) -> Result<Shape, E> {
+        Ok(Shape::Empty)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape::Scalar)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape::Scalar)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape::Scalar)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape::Scalar)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+        Ok(Shape::Scalar)
     }
 }
 
@@ -232,6 +316,16 @@ mod tests {
                 .cases
                 .len(),
             1
+        );
+        // A flow list whose second line starts `cases:` is still a list.
+        let list = parse_text("[{input: a,\ncases: 1}]\n", "f", false).unwrap_err();
+        assert!(list.to_string().contains("unknown field `cases`"), "{list}");
+        let empty = parse_text("# nothing\n", "f", false).unwrap_err();
+        assert_eq!(empty.to_string(), "f: the file is empty");
+        let scalar = parse_text("cases\n", "f", false).unwrap_err();
+        assert!(
+            scalar.to_string().starts_with("f:1:1: expected a suite"),
+            "{scalar}"
         );
     }
 }

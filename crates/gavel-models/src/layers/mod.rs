@@ -26,5 +26,6 @@ pub use cache::{CacheMode, Cached};
 pub use cache_key::cache_key;
 pub use concurrency::Concurrency;
 pub use rate_limit::{RateLimit, RateLimited, estimate_prompt_tokens};
+pub(crate) use retry::retry_transient;
 pub use retry::{BASE_DELAY, MAX_DELAY, MAX_RETRY_AFTER, Retry};
 pub use timeout::Timeout;

@@ -1,6 +1,7 @@
 //! The retry layer: transient failures are tried again, with backoff.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -39,37 +40,60 @@ impl Retry {
 #[async_trait::async_trait]
 impl ChatModel for Retry {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let attempts = AtomicU32::new(0);
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(BASE_DELAY)
-            .with_max_delay(MAX_DELAY)
-            .with_max_times(usize::try_from(self.max_retries).unwrap_or(usize::MAX))
-            .with_jitter();
-        let result = (|| {
-            attempts.fetch_add(1, Ordering::Relaxed);
+        retry_transient(self.inner.id(), self.max_retries, || {
             self.inner.chat(request)
         })
-        .retry(backoff)
-        .sleep(tokio::time::sleep)
-        .when(|error: &ModelError| error.kind.is_retryable())
-        .adjust(|error: &ModelError, step: Option<Duration>| {
-            // `None`: the retries are spent.
-            step.map(|step| error.retry_after.map_or(step, |after| after.min(MAX_RETRY_AFTER)))
-        })
-        .notify(|error: &ModelError, wait: Duration| {
-            tracing::debug!(model = %self.inner.id(), kind = ?error.kind, %error, ?wait, "retrying a model call");
-        })
-        .await;
-        let attempts = attempts.into_inner();
-        if attempts > 1 {
-            tracing::debug!(model = %self.inner.id(), attempts, ok = result.is_ok(), "model call retried");
-        }
-        result
+        .await
     }
 
     fn id(&self) -> &ModelId {
         self.inner.id()
     }
+}
+
+/// Runs `call` as [`Retry`] runs a chat call: again after each retryable
+/// failure, up to `max_retries` times, waiting Retry-After or a backoff step;
+/// `model` names the calls in debug logs. For calls that are not chat requests
+/// (embeddings).
+pub(crate) async fn retry_transient<T, F, Fut>(
+    model: &(dyn fmt::Display + Sync),
+    max_retries: u32,
+    mut call: F,
+) -> Result<T, ModelError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, ModelError>>,
+{
+    let attempts = AtomicU32::new(0);
+    let backoff = ExponentialBuilder::default()
+        .with_min_delay(BASE_DELAY)
+        .with_max_delay(MAX_DELAY)
+        .with_max_times(usize::try_from(max_retries).unwrap_or(usize::MAX))
+        .with_jitter();
+    let result = (|| {
+        attempts.fetch_add(1, Ordering::Relaxed);
+        call()
+    })
+    .retry(backoff)
+    .sleep(tokio::time::sleep)
+    .when(|error: &ModelError| error.kind.is_retryable())
+    .adjust(|error: &ModelError, step: Option<Duration>| {
+        // `None`: the retries are spent.
+        step.map(|step| {
+            error
+                .retry_after
+                .map_or(step, |after| after.min(MAX_RETRY_AFTER))
+        })
+    })
+    .notify(|error: &ModelError, wait: Duration| {
+        tracing::debug!(%model, kind = ?error.kind, %error, ?wait, "retrying a model call");
+    })
+    .await;
+    let attempts = attempts.into_inner();
+    if attempts > 1 {
+        tracing::debug!(%model, attempts, ok = result.is_ok(), "model call retried");
+    }
+    result
 }
 
 impl fmt::Debug for Retry {

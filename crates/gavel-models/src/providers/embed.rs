@@ -2,6 +2,7 @@
 //! compatible server), through genai like the chat providers.
 
 use std::fmt;
+use std::time::Duration;
 
 use genai::adapter::AdapterKind;
 use genai::resolver::{AuthData, Endpoint};
@@ -10,17 +11,21 @@ use genai::{Client, ModelIden, ServiceTarget};
 use super::classify::classify;
 use super::config::{ProviderConfig, resolve};
 use super::model::genai_client;
-use crate::{ErrorKind, ModelError, ModelId, Provider};
+use crate::layers::retry_transient;
+use crate::{ErrorKind, ModelError, ModelId, ModelSettings, Provider};
 
 /// An embeddings endpoint: `openai:` (`OPENAI_API_KEY`, `OPENAI_BASE_URL`) or
 /// `openai-compatible:NAME@URL` (optional `OPENAI_COMPATIBLE_API_KEY`).
 ///
-/// `Debug` and error messages never show the key.
+/// Each call is retried and timed out as chat calls are (`max_retries` and
+/// `timeout` of the [`ModelSettings`]). `Debug` and error messages never show the key.
 pub struct EmbeddingProvider {
     label: String,
     client: Client,
     target: ServiceTarget,
     api_key: Option<String>,
+    per_try: Duration,
+    max_retries: u32,
 }
 
 impl fmt::Debug for EmbeddingProvider {
@@ -33,8 +38,13 @@ impl fmt::Debug for EmbeddingProvider {
 
 impl EmbeddingProvider {
     /// The provider for `id`, located and keyed by `config` (see
-    /// [`provider`](crate::provider) for the variables read from the environment).
-    pub fn new(id: &ModelId, config: &ProviderConfig) -> Result<Self, ModelError> {
+    /// [`provider`](crate::provider) for the variables read from the environment),
+    /// its calls retried and timed out by `settings`.
+    pub fn new(
+        id: &ModelId,
+        config: &ProviderConfig,
+        settings: &ModelSettings,
+    ) -> Result<Self, ModelError> {
         if !matches!(id.provider, Provider::OpenAi | Provider::OpenAiCompatible) {
             return Err(ModelError::new(
                 ErrorKind::Permanent,
@@ -76,6 +86,8 @@ impl EmbeddingProvider {
             client,
             target,
             api_key: resolved.api_key,
+            per_try: settings.timeout,
+            max_retries: settings.max_retries,
         })
     }
 
@@ -85,14 +97,27 @@ impl EmbeddingProvider {
     }
 
     /// One vector per text, in order. A failed call is classified like a chat
-    /// call; an answer with the wrong number of vectors, or indexes that do not
-    /// cover the inputs, is a [`ErrorKind::Permanent`] error.
+    /// call and retried when that is worth it; an answer with the wrong number of
+    /// vectors, or indexes that do not cover the inputs, is a
+    /// [`ErrorKind::Permanent`] error.
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
-        let response = self
+        retry_transient(&self.label, self.max_retries, || self.embed_once(texts)).await
+    }
+
+    /// One try, within the per-try deadline.
+    async fn embed_once(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let call = self
             .client
-            .embed_batch(self.target.clone(), texts.to_vec(), None)
-            .await
-            .map_err(|e| self.finish_error(classify(e)))?;
+            .embed_batch(self.target.clone(), texts.to_vec(), None);
+        let response = match tokio::time::timeout(self.per_try, call).await {
+            Ok(answer) => answer.map_err(|e| self.finish_error(classify(e)))?,
+            Err(_) => {
+                return Err(self.finish_error(ModelError::new(
+                    ErrorKind::Timeout,
+                    format!("timed out after {}s", self.per_try.as_secs_f64()),
+                )));
+            }
+        };
         let mut slots: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
         for embedding in response.embeddings {
             let slot = slots.get_mut(embedding.index).ok_or_else(|| {

@@ -26,19 +26,21 @@ pub(crate) fn for_plan(
         Some(s) => s.parse().map_err(|e| anyhow::anyhow!("--embedder: {e}"))?,
         None => EmbedderSpec::default(),
     };
-    Ok(Some(match spec.build() {
-        Ok(embedder) => {
-            eprintln!("similar checks embed with {}", embedder.model());
-            Embeddings::Ready(Batcher::new(
-                embedder,
-                Arc::new(StoreEmbeddings(store.clone())),
-            ))
-        }
-        Err(e) => {
-            eprintln!("warning: similar checks cannot run: {e}");
-            Embeddings::Unavailable(e)
-        }
-    }))
+    Ok(Some(
+        match spec.build(&gavel_models::ModelSettings::from_judge(suite)) {
+            Ok(embedder) => {
+                eprintln!("similar checks embed with {}", embedder.model());
+                Embeddings::Ready(Batcher::new(
+                    embedder,
+                    Arc::new(StoreEmbeddings(store.clone())),
+                ))
+            }
+            Err(e) => {
+                eprintln!("warning: similar checks cannot run: {e}");
+                Embeddings::Unavailable(e)
+            }
+        },
+    ))
 }
 
 /// The gavel store as the embedding cache.

@@ -60,6 +60,8 @@ struct RunContext {
     pool: ModelPool,
     /// The default judge model, resolved as `gavel run` does.
     judge: JudgeChoice,
+    /// The embedder of `similar` checks, when the suite has any.
+    embeddings: Option<gavel::checks::Embeddings>,
     timeout: Duration,
 }
 
@@ -177,8 +179,12 @@ async fn context(
         PreparedTargets::prepare(&suite, &plan, &pool, &models::store_targets(&pool, store))
             .await
             .with_context(|| format!("starting the targets of run {run_id}"))?;
+    let embeddings =
+        super::embeddings::for_plan(args.models.embedder.as_deref(), &suite.judge, &plan, store)
+            .with_context(|| format!("the embedder of run {run_id}"))?;
     let context = Arc::new(RunContext {
         judge: models::default_judge(&args.models, &suite.judge).await,
+        embeddings,
         suite,
         targets,
         pool,
@@ -213,6 +219,7 @@ async fn run_claim(context: &RunContext, claim: &Claim) -> anyhow::Result<Execut
     };
     let baselines = Default::default();
     let options = ExecuteOptions {
+        embeddings: context.embeddings.as_ref(),
         concurrency: 1,
         default_timeout: context.timeout,
         judges: &judges,
