@@ -21,7 +21,7 @@ use crate::plan::{Finding, Subject, position, seen_before};
 #[derive(Debug)]
 pub(crate) struct IsolationCheck {
     markers: BTreeMap<String, Vec<String>>,
-    judge: Option<Material>,
+    judge: Option<Box<Material>>,
 }
 
 impl IsolationCheck {
@@ -65,7 +65,7 @@ impl IsolationCheck {
         }
         Ok(IsolationCheck {
             markers: compiled,
-            judge,
+            judge: judge.map(Box::new),
         })
     }
 

@@ -42,7 +42,7 @@ enum CompiledClaim {
     Regex(Regex),
     Pointer(String),
     /// What the judge is asked, with its model and template.
-    Judge(Material),
+    Judge(Box<Material>),
 }
 
 #[derive(Debug)]
@@ -73,7 +73,7 @@ impl GroundingCheck {
                     "say which number to extract, e.g. `the total revenue for February`",
                 ));
             }
-            Claim::Judge(_) => CompiledClaim::Judge(extractor.ok_or_else(|| {
+            Claim::Judge(_) => CompiledClaim::Judge(extractor.map(Box::new).ok_or_else(|| {
                 FieldError::new(
                     "claim.judge",
                     "internal error: a judge claim without a judge",
