@@ -64,6 +64,15 @@ impl Step<'_> {
     }
 }
 
+/// A scored step.
+struct Graded {
+    /// The step's index among the steps.
+    index: usize,
+    score: f64,
+    weight: f64,
+    explanation: String,
+}
+
 /// What one step's judge said, with its calls.
 struct Scored {
     result: Result<(String, f64), Failure>,
@@ -237,7 +246,12 @@ impl StepJudge {
                 Ok((explanation, score)) => {
                     entry["score"] = json!(score);
                     entry["explanation"] = json!(explanation);
-                    scores.push((i, score, step.weight, explanation));
+                    scores.push(Graded {
+                        index: i,
+                        score,
+                        weight: step.weight,
+                        explanation,
+                    });
                 }
                 Err(f) => {
                     entry["raw"] = json!(s.calls.raw);
@@ -300,7 +314,7 @@ impl StepJudge {
         status: Status,
         aggregate: f64,
         steps: &[Step<'_>],
-        scores: &[(usize, f64, f64, String)],
+        scores: &[Graded],
     ) -> String {
         let compared = if status == Status::Pass { ">=" } else { "<" };
         let what = match (self.steps, steps.len()) {
@@ -315,19 +329,18 @@ impl StepJudge {
             self.threshold,
             steps.len()
         );
-        let weakest = scores
-            .iter()
-            .fold(None::<&(usize, f64, f64, String)>, |low, s| match low {
-                Some(l) if l.1 <= s.1 => Some(l),
-                _ => Some(s),
-            });
-        if let Some((i, score, _, explanation)) = weakest {
+        let weakest = scores.iter().fold(None::<&Graded>, |low, g| match low {
+            Some(l) if l.score <= g.score => Some(l),
+            _ => Some(g),
+        });
+        if let Some(g) = weakest {
             reason.push_str(&format!(
-                "; weakest: {} ({score:.2})",
-                steps[*i].label(i + 1)
+                "; weakest: {} ({:.2})",
+                steps[g.index].label(g.index + 1),
+                g.score
             ));
-            if !explanation.is_empty() {
-                reason.push_str(&format!(": {}", truncate(explanation, REASON_CHARS)));
+            if !g.explanation.is_empty() {
+                reason.push_str(&format!(": {}", truncate(&g.explanation, REASON_CHARS)));
             }
         }
         reason
@@ -437,20 +450,23 @@ fn interpret(value: &Value) -> Result<(String, f64), String> {
     Ok((reasoning, score))
 }
 
-/// Combines `(step index, score, weight, explanation)`s; fails when a weighted
-/// mean has nothing to weigh.
-fn aggregate(method: StepAggregate, scores: &[(usize, f64, f64, String)]) -> Result<f64, String> {
+/// Combines the step scores; fails when a weighted mean has nothing to weigh.
+fn aggregate(method: StepAggregate, scores: &[Graded]) -> Result<f64, String> {
     let none = || "no step was scored".to_owned();
     match method {
         StepAggregate::Mean => {
-            let total: f64 = scores.iter().map(|s| s.2).sum();
+            let total: f64 = scores.iter().map(|g| g.weight).sum();
             if total <= 0.0 {
                 return Err("the steps' weights sum to 0: nothing to average".into());
             }
-            Ok(scores.iter().map(|s| s.1 * s.2).sum::<f64>() / total)
+            Ok(scores.iter().map(|g| g.score * g.weight).sum::<f64>() / total)
         }
-        StepAggregate::Min => scores.iter().map(|s| s.1).reduce(f64::min).ok_or_else(none),
-        StepAggregate::Last => scores.last().map(|s| s.1).ok_or_else(none),
+        StepAggregate::Min => scores
+            .iter()
+            .map(|g| g.score)
+            .reduce(f64::min)
+            .ok_or_else(none),
+        StepAggregate::Last => scores.last().map(|g| g.score).ok_or_else(none),
     }
 }
 
