@@ -121,7 +121,11 @@ fn the_agent_checks_suite_passes_offline() {
         .filter(|(_, _, s)| s.starts_with("skipped"))
         .map(|(_, check, _)| check)
         .collect();
-    assert_eq!(skipped.len(), 2, "the step-score and the judge-read claim: {all:#?}");
+    assert_eq!(
+        skipped.len(),
+        2,
+        "the step-score and the judge-read claim: {all:#?}"
+    );
 }
 
 #[test]
