@@ -27,7 +27,8 @@ pub struct CheckPlan {
     checks: Vec<Planned>,
     /// Checks that read outside the transcript (SQL, commands), after the code checks.
     probes: Vec<PlannedProbe>,
-    /// Judges of one turn (`judge`, `rubric`), after the code checks.
+    /// Judged checks (`judge`, `rubric`, panels, `step-score`, judged `grounding`
+    /// and `branch-isolation`), after the code checks and gated by them.
     judges: Vec<PlannedJudge>,
     /// Pairwise comparisons, which the runner performs.
     pairwise: Vec<PairwiseSpec>,
