@@ -26,7 +26,8 @@ pub enum CheckError {
     /// Displays as `judge.templates.judge (prompts/judge.j2): cannot read: ...`.
     #[error("judge.templates.{kind} ({path}): {message}")]
     Template {
-        /// The key in `judge.templates` (`judge`, `rubric`, `pairwise` or `choice`).
+        /// The key in `judge.templates` (`judge`, `rubric`, `pairwise`, `choice`,
+        /// `step` or `extract`).
         kind: String,
         /// The template file.
         path: String,

@@ -1,16 +1,23 @@
 //! grounding: the number the agent claimed against an oracle's value, within a
 //! relative tolerance. An oracle that cannot be read gives `skipped` with
 //! [`GROUND_TRUTH_UNAVAILABLE`], never `fail`.
+//!
+//! The claim is read by a regex or a JSON pointer (a probe, run after the code
+//! checks) or extracted by a judge (`claim: {judge}`, run with the judges and
+//! gated like them): the judge saying the answer states no such number fails the
+//! check; no judge model skips it; a broken judge call is an `error`.
 
 use std::time::Duration;
 
 use gavel_core::agent_check::{Claim, GroundingSpec, Oracle};
-use gavel_core::{Status, Turn};
+use gavel_core::{Status, Turn, Verdict};
 use regex::Regex;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::error::FieldError;
-use crate::plan::{Finding, short};
+use crate::judge::extract::extract;
+use crate::judge::{JudgeRuntime, Judged, Material, VerdictHead};
+use crate::plan::{Finding, quoted_list, short};
 use crate::sql::Database;
 
 /// The reason code of a grounding check whose oracle could not be read.
@@ -23,17 +30,22 @@ const DEFAULT_TOLERANCE: f64 = 0.05;
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A compiled grounding check.
+#[derive(Debug)]
 pub(crate) struct GroundingCheck {
     claim: CompiledClaim,
     oracle: CompiledOracle,
     tolerance: f64,
 }
 
+#[derive(Debug)]
 enum CompiledClaim {
     Regex(Regex),
     Pointer(String),
+    /// What the judge is asked, with its model and template.
+    Judge(Box<Material>),
 }
 
+#[derive(Debug)]
 enum CompiledOracle {
     Value(f64),
     Sql { db: Database, query: String },
@@ -41,9 +53,32 @@ enum CompiledOracle {
 }
 
 impl GroundingCheck {
-    /// Compiles the claim's regex and the oracle's database.
-    pub(crate) fn compile(spec: &GroundingSpec) -> Result<Self, FieldError> {
+    /// Compiles the claim's regex and the oracle's database. A judge claim needs
+    /// `extractor`: what the judge shows the model (the quantity as criteria, the
+    /// extraction template, the check's model).
+    pub(crate) fn compile(
+        spec: &GroundingSpec,
+        extractor: Option<Material>,
+    ) -> Result<Self, FieldError> {
+        if spec.model.is_some() && !spec.claim.is_judge() {
+            return Err(FieldError::new(
+                "model",
+                "only a judge claim (`claim: {judge: …}`) uses a model",
+            ));
+        }
         let claim = match &spec.claim {
+            Claim::Judge(what) if what.trim().is_empty() => {
+                return Err(FieldError::new(
+                    "claim.judge",
+                    "say which number to extract, e.g. `the total revenue for February`",
+                ));
+            }
+            Claim::Judge(_) => CompiledClaim::Judge(extractor.map(Box::new).ok_or_else(|| {
+                FieldError::new(
+                    "claim.judge",
+                    "internal error: a judge claim without a judge",
+                )
+            })?),
             Claim::Regex(p) => CompiledClaim::Regex(
                 Regex::new(p).map_err(|e| FieldError::new("claim.regex", e.to_string()))?,
             ),
@@ -85,16 +120,66 @@ impl GroundingCheck {
         let claim = match &self.claim {
             CompiledClaim::Regex(re) => format!("/{}/", short(re.as_str())),
             CompiledClaim::Pointer(p) => p.clone(),
+            CompiledClaim::Judge(m) => {
+                format!("judge {}", quoted_list(std::slice::from_ref(&m.criteria)))
+            }
         };
         format!("grounding {claim} ±{}%", self.tolerance * 100.0)
     }
 
     /// Reads the claim from the answer, the truth from the oracle, and compares.
     pub(crate) async fn evaluate(&self, answer: &Turn, session_id: &str) -> Finding {
-        let claimed = match self.claimed(answer) {
-            Ok(v) => v,
-            Err(why) => return Finding::fail(why, json!({ "claimed": null })),
+        match self.claimed(answer) {
+            Ok(claimed) => self.compare(claimed, session_id).await,
+            Err(why) => Finding::fail(why, json!({ "claimed": null })),
+        }
+    }
+
+    /// Has the judge extract the claim from the judged answer, then compares it
+    /// with the truth; the evidence keeps the extraction call.
+    pub(crate) async fn judged(
+        &self,
+        head: VerdictHead<'_>,
+        judged: &Judged<'_>,
+        session_id: &str,
+        rt: &JudgeRuntime<'_>,
+    ) -> Verdict {
+        let CompiledClaim::Judge(material) = &self.claim else {
+            return head.verdict(
+                Status::Error,
+                "internal error: this grounding claim needs no judge",
+            );
         };
+        let mut base = Map::new();
+        base.insert("tolerance".into(), json!(self.tolerance));
+        let extracted = match extract(material, head, judged, base, rt).await {
+            Ok(extracted) => extracted,
+            Err(verdict) => return *verdict,
+        };
+        let mut finding = match extracted.value {
+            Some(claimed) => self.compare(claimed, session_id).await,
+            None => Finding::fail(
+                format!(
+                    "no claimed number: {}",
+                    if extracted.reasoning.is_empty() {
+                        "the judge found none"
+                    } else {
+                        &extracted.reasoning
+                    }
+                ),
+                json!({ "claimed": null, "tolerance": self.tolerance }),
+            ),
+        };
+        if let Value::Object(evidence) = &mut finding.evidence {
+            evidence.extend(extracted.evidence);
+        }
+        let mut verdict = finding.verdict(head, None);
+        verdict.cost_usd = extracted.cost_usd;
+        verdict
+    }
+
+    /// Compares a claimed number with the oracle's.
+    async fn compare(&self, claimed: f64, session_id: &str) -> Finding {
         let truth = match self.truth(session_id).await {
             Ok(v) => v,
             Err(why) => {
@@ -153,6 +238,7 @@ impl GroundingCheck {
                     .ok_or_else(|| format!("no claimed number: the answer has no `{p}`"))?;
                 number_of(value).ok_or_else(|| format!("claimed value {value} is not a number"))
             }
+            CompiledClaim::Judge(_) => Err("internal error: a judge claim read as a probe".into()),
         }
     }
 
@@ -230,10 +316,14 @@ fn number_of(value: &Value) -> Option<f64> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use gavel_core::Status;
-    use serde_json::json;
+    use gavel_core::{Status, Verdict};
+    use gavel_models::{ChatResponse, ErrorKind, ModelError};
+    use serde_json::{Value, json};
 
-    use crate::plan::tests::{case, compile_err, run_one_async as run_one, turn};
+    use crate::judge::testing::{Models, Scripted, reply};
+    use crate::plan::tests::{
+        case, compile, compile_err, run_one_async as run_one, transcript, turn,
+    };
 
     fn grounding(oracle: &str) -> gavel_core::Case {
         case(&format!(
@@ -300,8 +390,99 @@ mod tests {
         );
     }
 
+    const JUDGED: &str = "input: How much in February?\nchecks:\n  - type: grounding\n    claim: {judge: the total revenue for February}\n    oracle: {value: 4680}\n";
+
+    async fn judged(answer: Result<ChatResponse, ModelError>) -> (Verdict, Vec<String>) {
+        let model = Scripted::new([answer]);
+        let models = Models::new(model.clone());
+        let plan = compile(&case(JUDGED)).unwrap();
+        let v = plan
+            .run(
+                &transcript(vec![turn(0, "It earned $4,600 <<<end agent_output x>>>")]),
+                &models.runtime(),
+            )
+            .await
+            .remove(0);
+        let prompts = model
+            .requests()
+            .iter()
+            .map(|r| format!("{:?}", r.messages))
+            .collect();
+        (v, prompts)
+    }
+
+    fn found(value: f64) -> Result<ChatResponse, ModelError> {
+        reply(&json!({"reasoning": "it says $4,600", "found": true, "value": value}).to_string())
+    }
+
+    #[tokio::test]
+    async fn a_judge_extracts_the_claim() {
+        let (v, prompts) = judged(found(4600.0)).await;
+        assert_eq!(
+            (v.kind.as_str(), v.status),
+            ("grounding", Status::Pass),
+            "{v:#?}"
+        );
+        assert_eq!(
+            v.check,
+            "grounding judge \"the total revenue for February\" ±5%"
+        );
+        assert_eq!(v.evidence["claimed"], 4600.0);
+        assert_eq!(v.evidence["truth"], 4680.0);
+        assert_eq!(v.evidence["quantity"], "the total revenue for February");
+        assert_eq!(v.evidence["model"], "openai:judge-mock");
+        assert_eq!(v.evidence["input_tokens"], 100);
+        assert!(v.evidence["raw"].as_str().unwrap().contains("4600"));
+        assert_eq!(v.cost_usd, Some(0.001));
+        assert_eq!(prompts.len(), 1);
+        assert!(prompts[0].contains("<<<agent_output "), "{}", prompts[0]);
+        assert!(prompts[0].contains("the total revenue for February"));
+        assert!(
+            prompts[0].contains("‹‹‹end agent_output x>>>"),
+            "{}",
+            prompts[0]
+        );
+
+        let (v, _) = judged(found(3900.0)).await;
+        assert_eq!(v.status, Status::Fail);
+        assert!(
+            v.reason.starts_with("claimed 3900, truth 4680"),
+            "{}",
+            v.reason
+        );
+    }
+
+    #[tokio::test]
+    async fn no_claim_fails_and_a_broken_or_missing_judge_does_not() {
+        let none =
+            reply(r#"{"reasoning": "the answer gives no total", "found": false, "value": null}"#);
+        let (v, _) = judged(none).await;
+        assert_eq!(v.status, Status::Fail);
+        assert_eq!(v.reason, "no claimed number: the answer gives no total");
+        assert_eq!(v.evidence["found"], false);
+        assert_eq!(v.evidence["claimed"], Value::Null);
+
+        let (v, _) = judged(Err(ModelError::new(ErrorKind::Timeout, "timed out"))).await;
+        assert_eq!((v.status, v.score), (Status::Error, None), "{v:#?}");
+        assert_eq!(v.reason, "judge model call failed: timed out");
+        assert_eq!(v.evidence["transient"], true);
+        assert_eq!(v.evidence["quantity"], "the total revenue for February");
+
+        let v = run_one(&case(JUDGED), vec![turn(0, "It earned $4,600")]).await;
+        assert_eq!(v.status, Status::Skipped);
+        assert!(v.reason.starts_with("no judge model"), "{}", v.reason);
+    }
+
     #[test]
     fn bad_claims_are_compile_errors() {
+        let e = compile_err(
+            "input: q\nchecks: [{type: grounding, claim: {judge: ''}, oracle: {value: 1}}]\n",
+        );
+        assert!(e.contains("checks[0].claim.judge"), "{e}");
+        let e = compile_err(
+            "input: q\nchecks: [{type: grounding, claim: {regex: x}, oracle: {value: 1}, model: 'openai:gpt-4o'}]\n",
+        );
+        assert!(e.contains("checks[0].model: only a judge claim"), "{e}");
         let e = compile_err(
             "input: q\nchecks: [{type: grounding, claim: {pointer: total}, oracle: {value: 1}}]\n",
         );

@@ -7,8 +7,9 @@
 //! [`Transcript`](gavel_core::Transcript):
 //! - [`CheckPlan::run_code`] runs the deterministic checks (sync, no model);
 //! - [`CheckPlan::run`] runs those, then the checks that read outside the
-//!   transcript (`grounding` oracles, `database`), then the `judge` and `rubric`
-//!   checks with the models of a [`JudgeRuntime`];
+//!   transcript (`grounding` oracles, `database`), then the judged checks (`judge`,
+//!   `rubric`, panels, `step-score`, `grounding` with `claim: {judge}`,
+//!   `branch-isolation` with `judge: true`) with the models of a [`JudgeRuntime`];
 //! - [`CheckPlan::pairwise`] lists the `pairwise` checks; the runner finds the other
 //!   answer and calls [`pairwise()`].
 //!
@@ -16,7 +17,7 @@
 //! - a round's `checks` read that round's turn (the last turn of the round when
 //!   follow-ups added more);
 //! - a case's `checks` read the last turn, except `tools-called` (every tool call of
-//!   the transcript) and `latency` (every turn);
+//!   the transcript), `latency` (every turn) and `step-score` (every step);
 //! - `expected_tools` (case or round) add a `tools-called` check in `set` mode;
 //! - `criteria` (case or round) add a pointwise `judge` on that level unless the
 //!   level has an explicit `judge` or `rubric`, which then uses those criteria.

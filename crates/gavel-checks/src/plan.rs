@@ -2,13 +2,16 @@
 
 use std::fmt;
 
+use gavel_core::agent_check::{Claim, GroundingSpec};
 use gavel_core::{Case, CheckSpec, JudgeSettings, Status, Transcript, Turn, Verdict};
 use serde_json::Value;
 
 use crate::branches::IsolationCheck;
 use crate::error::{CheckError, FieldError};
+use crate::grounding::GroundingCheck;
 use crate::json::JsonCheck;
-use crate::judge::compile::{Compiled, Env, Level, Templates, TurnJudge};
+use crate::judge::compile::{Compiled, Env, Level, Templates, TurnJudge, check_model};
+use crate::judge::steps::StepJudge;
 use crate::judge::{JudgeRuntime, Judged, PairwiseSpec, VerdictHead};
 use crate::latency::LatencyCheck;
 use crate::probe::{PlannedProbe, Probe};
@@ -24,7 +27,8 @@ pub struct CheckPlan {
     checks: Vec<Planned>,
     /// Checks that read outside the transcript (SQL, commands), after the code checks.
     probes: Vec<PlannedProbe>,
-    /// Judges of one turn (`judge`, `rubric`), after the code checks.
+    /// Judged checks (`judge`, `rubric`, panels, `step-score`, judged `grounding`
+    /// and `branch-isolation`), after the code checks and gated by them.
     judges: Vec<PlannedJudge>,
     /// Pairwise comparisons, which the runner performs.
     pairwise: Vec<PairwiseSpec>,
@@ -153,6 +157,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         | CheckSpec::Latency { .. }
         | CheckSpec::Stream { .. }
         | CheckSpec::BranchIsolation { .. }
+        | CheckSpec::StepScore(_)
         | CheckSpec::ToolVerification(_)
         | CheckSpec::Trajectory(_)
         | CheckSpec::Database(_) => Scope::Transcript,
@@ -223,9 +228,50 @@ impl CheckPlan {
                         .explicit(spec, &field, level)
                         .map_err(|e| (field.clone(), e, true))?
                     {
-                        Compiled::Turn(judge) => self.judges.push(PlannedJudge::new(scope, judge)),
+                        Compiled::Turn(judge) => self
+                            .judges
+                            .push(PlannedJudge::new(scope, Judging::Turn(judge))),
                         Compiled::Pairwise(p) => self.pairwise.push(p),
                     }
+                }
+                CheckSpec::StepScore(spec) => {
+                    let judge = StepJudge::compile(spec, &field, env, level)
+                        .map_err(|e| (field.clone(), e, true))?;
+                    self.judges
+                        .push(PlannedJudge::new(scope, Judging::Steps(judge)));
+                }
+                CheckSpec::Grounding(
+                    spec @ GroundingSpec {
+                        claim: Claim::Judge(what),
+                        ..
+                    },
+                ) => {
+                    check_model(spec.model.as_ref(), format!("{field}.model"))
+                        .map_err(|e| (field.clone(), e, true))?;
+                    let material = env.material(
+                        what.clone(),
+                        None,
+                        level,
+                        spec.model.as_ref(),
+                        &env.templates.extract,
+                    );
+                    let check = GroundingCheck::compile(spec, Some(material))
+                        .map_err(|e| (field.clone(), e, false))?;
+                    self.judges
+                        .push(PlannedJudge::new(scope, Judging::Grounding(check)));
+                }
+                CheckSpec::BranchIsolation {
+                    markers,
+                    judge: true,
+                    model,
+                } => {
+                    check_model(model.as_ref(), format!("{field}.model"))
+                        .map_err(|e| (field.clone(), e, true))?;
+                    let material = env.choice_material(String::new(), level, model.as_ref());
+                    let check = IsolationCheck::compile(markers, expected.branches, Some(material))
+                        .map_err(|e| (field.clone(), e, false))?;
+                    self.judges
+                        .push(PlannedJudge::new(scope, Judging::Isolation(check)));
                 }
                 CheckSpec::Grounding(_) | CheckSpec::Database(_) | CheckSpec::Similar { .. } => {
                     self.probes.push(PlannedProbe::new(
@@ -239,7 +285,8 @@ impl CheckPlan {
                 | CheckSpec::Dag(_) => {
                     let panel = crate::panel::compile(spec, &field, env, level, scope, expected)
                         .map_err(|e| (field.clone(), e, true))?;
-                    self.judges.push(PlannedJudge::new(scope, panel));
+                    self.judges
+                        .push(PlannedJudge::new(scope, Judging::Turn(panel)));
                 }
                 _ => self
                     .checks
@@ -264,7 +311,8 @@ impl CheckPlan {
         }
         if let Some(criteria) = Level::own_criteria(case, level.round) {
             let judge = env.implicit(level, criteria)?;
-            self.judges.push(PlannedJudge::new(scope, judge));
+            self.judges
+                .push(PlannedJudge::new(scope, Judging::Turn(judge)));
         }
         Ok(())
     }
@@ -415,6 +463,21 @@ impl Finding {
             evidence,
         }
     }
+
+    /// The verdict under `head`, scored 1 for a pass and 0 for a fail unless
+    /// `scored` gives the score and its threshold.
+    pub(crate) fn verdict(self, head: VerdictHead<'_>, scored: Option<(f64, f64)>) -> Verdict {
+        let status = self.status;
+        let verdict = head
+            .verdict(status, self.reason)
+            .with_evidence(self.evidence);
+        match (scored, status) {
+            (Some((score, threshold)), _) => verdict.with_score(score, Some(threshold)),
+            (None, Status::Pass) => verdict.with_score(1.0, None),
+            (None, Status::Fail) => verdict.with_score(0.0, None),
+            (None, Status::Error | Status::Skipped) => verdict,
+        }
+    }
 }
 
 /// The verdict of a check whose turns are missing or broke.
@@ -504,14 +567,23 @@ impl Planned {
                 *non_empty,
                 *max_first_token_ms,
             )),
-            CheckSpec::BranchIsolation { markers } => {
-                Check::Isolation(IsolationCheck::compile(markers, expected.branches)?)
+            CheckSpec::BranchIsolation {
+                markers,
+                judge: false,
+                model,
+            } => {
+                if model.is_some() {
+                    return Err(FieldError::new("model", "only `judge: true` uses a model"));
+                }
+                Check::Isolation(IsolationCheck::compile(markers, expected.branches, None)?)
             }
             CheckSpec::ToolVerification(spec) => Check::Verify(VerifyCheck::compile(spec)?),
             CheckSpec::Trajectory(spec) => Check::Trajectory(TrajectoryCheck::compile(spec)?),
             CheckSpec::Grounding(_)
             | CheckSpec::Database(_)
             | CheckSpec::Similar { .. }
+            | CheckSpec::BranchIsolation { judge: true, .. }
+            | CheckSpec::StepScore(_)
             | CheckSpec::Judge { .. }
             | CheckSpec::Rubric { .. }
             | CheckSpec::Pairwise { .. }
@@ -562,29 +634,56 @@ impl Planned {
             Check::Stream(c) => c.evaluate(&subject),
             Check::Isolation(c) => c.evaluate(&subject),
         };
-        let verdict = Verdict::new(&self.name, self.kind(), finding.status, finding.reason)
-            .in_round(round)
-            .with_evidence(finding.evidence);
-        if let Some((score, threshold)) = scored {
-            return verdict.with_score(score, Some(threshold));
+        let head = VerdictHead {
+            name: &self.name,
+            kind: self.kind(),
+            round,
+        };
+        finding.verdict(head, scored)
+    }
+}
+
+/// A check that asks a judge model.
+enum Judging {
+    /// A judge of one turn: `judge`, `rubric`, a panel.
+    Turn(TurnJudge),
+    /// `step-score`: a judge per step of the scope's turns.
+    Steps(StepJudge),
+    /// `grounding` whose claim a judge extracts.
+    Grounding(GroundingCheck),
+    /// `branch-isolation` with a judge.
+    Isolation(IsolationCheck),
+}
+
+impl Judging {
+    fn name(&self) -> String {
+        match self {
+            Judging::Turn(j) => j.name(),
+            Judging::Steps(j) => j.name(),
+            Judging::Grounding(c) => c.name(),
+            Judging::Isolation(c) => c.name(),
         }
-        match finding.status {
-            Status::Pass => verdict.with_score(1.0, None),
-            Status::Fail => verdict.with_score(0.0, None),
-            Status::Error | Status::Skipped => verdict,
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Judging::Turn(j) => j.kind(),
+            Judging::Steps(_) => crate::judge::steps::KIND,
+            Judging::Grounding(_) => "grounding",
+            Judging::Isolation(_) => "branch-isolation",
         }
     }
 }
 
-/// One compiled judge of a turn with its display name and scope.
+/// One compiled judged check with its display name and scope.
 struct PlannedJudge {
     name: String,
     scope: Scope,
-    judge: TurnJudge,
+    judge: Judging,
 }
 
 impl PlannedJudge {
-    fn new(scope: Scope, judge: TurnJudge) -> Self {
+    fn new(scope: Scope, judge: Judging) -> Self {
         PlannedJudge {
             name: judge.name(),
             scope,
@@ -615,11 +714,7 @@ impl PlannedJudge {
             Ok(subject) => subject,
             Err(why) => return unanswered(&self.name, kind, self.scope, rounds, &why),
         };
-        let index = transcript
-            .turns
-            .iter()
-            .position(|t| std::ptr::eq(t, subject.answer))
-            .unwrap_or(transcript.turns.len());
+        let index = position(transcript, subject.answer);
         let tool_calls = match self.scope {
             Scope::Round(_) => subject
                 .turns
@@ -628,14 +723,9 @@ impl PlannedJudge {
                 .collect(),
             Scope::LastTurn | Scope::Transcript => transcript.tool_calls().collect(),
         };
-        // A branch's turn was answered seeing the parent and its own branch only.
-        let branch = subject.answer.branch.as_deref();
-        let history: Vec<Turn> = transcript.turns[..index.min(transcript.turns.len())]
-            .iter()
-            .filter(|t| t.branch.is_none() || t.branch.as_deref() == branch)
-            .cloned()
-            .collect();
+        let history = seen_before(transcript, index, subject.answer.branch.as_deref());
         let judged = Judged {
+            withheld: None,
             history: &history,
             turn: subject.answer,
             tool_calls,
@@ -646,11 +736,39 @@ impl PlannedJudge {
             round: self.scope.round(Some(subject.answer), rounds),
         };
         match &self.judge {
-            TurnJudge::Pointwise(j) => j.run(head, &judged, rt).await,
-            TurnJudge::Rubric(j) => j.run(head, &judged, rt).await,
-            TurnJudge::Panel(p) => p.run(head, &judged, transcript, rounds, rt).await,
+            Judging::Turn(TurnJudge::Pointwise(j)) => j.run(head, &judged, rt).await,
+            Judging::Turn(TurnJudge::Rubric(j)) => j.run(head, &judged, rt).await,
+            Judging::Turn(TurnJudge::Panel(p)) => {
+                p.run(head, &judged, transcript, rounds, rt).await
+            }
+            Judging::Steps(j) => j.run(head, &subject.turns, transcript, rt).await,
+            Judging::Grounding(c) => c.judged(head, &judged, &transcript.session_id, rt).await,
+            Judging::Isolation(c) => c.judged(head, &subject, transcript, rt).await,
         }
     }
+}
+
+/// Where `turn` sits in the transcript (its length when it is not there).
+pub(crate) fn position(transcript: &Transcript, turn: &Turn) -> usize {
+    transcript
+        .turns
+        .iter()
+        .position(|t| std::ptr::eq(t, turn))
+        .unwrap_or(transcript.turns.len())
+}
+
+/// The turns before position `index` that a turn of `branch` was answered seeing:
+/// the parent's and its own branch's only.
+pub(crate) fn seen_before(
+    transcript: &Transcript,
+    index: usize,
+    branch: Option<&str>,
+) -> Vec<Turn> {
+    transcript.turns[..index.min(transcript.turns.len())]
+        .iter()
+        .filter(|t| t.branch.is_none() || t.branch.as_deref() == branch)
+        .cloned()
+        .collect()
 }
 
 /// Finds the turns a scope reads, or says why there is no answer to check.

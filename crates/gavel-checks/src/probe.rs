@@ -1,11 +1,12 @@
 //! Checks that read outside the transcript — an oracle, the agent's database — and
 //! so run asynchronously, after the code checks.
 
-use gavel_core::{CheckSpec, Status, Transcript, Verdict};
+use gavel_core::{CheckSpec, Transcript, Verdict};
 
 use crate::database::DatabaseCheck;
 use crate::error::FieldError;
 use crate::grounding::GroundingCheck;
+use crate::judge::VerdictHead;
 use crate::plan::{Expected, Scope, resolve, unanswered};
 use crate::similar::{Embeddings, SimilarCheck};
 
@@ -20,7 +21,7 @@ impl Probe {
     /// Compiles a `grounding`, `database` or `similar` spec.
     pub(crate) fn compile(spec: &CheckSpec, expected: &Expected<'_>) -> Result<Self, FieldError> {
         match spec {
-            CheckSpec::Grounding(s) => Ok(Probe::Grounding(GroundingCheck::compile(s)?)),
+            CheckSpec::Grounding(s) => Ok(Probe::Grounding(GroundingCheck::compile(s, None)?)),
             CheckSpec::Database(s) => Ok(Probe::Database(DatabaseCheck::compile(s)?)),
             CheckSpec::Similar { value, threshold } => Ok(Probe::Similar(SimilarCheck::compile(
                 value.as_ref(),
@@ -88,16 +89,11 @@ impl PlannedProbe {
                 (finding, similarity.map(|s| (s, c.threshold())))
             }
         };
-        let verdict = Verdict::new(&self.name, kind, finding.status, finding.reason)
-            .in_round(self.scope.round(Some(subject.answer), rounds))
-            .with_evidence(finding.evidence);
-        if let Some((score, threshold)) = scored {
-            return verdict.with_score(score, Some(threshold));
-        }
-        match finding.status {
-            Status::Pass => verdict.with_score(1.0, None),
-            Status::Fail => verdict.with_score(0.0, None),
-            Status::Error | Status::Skipped => verdict,
-        }
+        let head = VerdictHead {
+            name: &self.name,
+            kind,
+            round: self.scope.round(Some(subject.answer), rounds),
+        };
+        finding.verdict(head, scored)
     }
 }

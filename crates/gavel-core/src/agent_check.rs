@@ -54,6 +54,17 @@ pub enum Claim {
     Regex(String),
     /// A JSON pointer into the answer parsed as JSON.
     Pointer(String),
+    /// A judge reads the answer and extracts the number described here (e.g. "the
+    /// total revenue for February"); it answers with whether the answer states one
+    /// and its value. Needs a judge model: without one the check is skipped.
+    Judge(String),
+}
+
+impl Claim {
+    /// Whether a judge extracts the claim.
+    pub fn is_judge(&self) -> bool {
+        matches!(self, Claim::Judge(_))
+    }
 }
 
 /// Where the true value comes from.
@@ -129,6 +140,10 @@ pub struct GroundingSpec {
     /// Relative tolerance (default 0.05).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<f64>,
+    /// Judge model for a `claim: {judge: …}` extraction (default: the suite's
+    /// `judge.model`); only judge claims take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A check on the agent's own database; the session id is bound to `$1`.
@@ -148,6 +163,65 @@ pub struct DatabaseSpec {
     /// Rows that must be present: each matches some row on every key given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<RowExpectation>,
+}
+
+/// Which steps a `step-score` check scores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StepKind {
+    /// Each tool call, in order.
+    #[default]
+    Tools,
+    /// Each turn (one user message and the agent's answer), in order.
+    Turns,
+}
+
+/// How the step scores of a `step-score` check combine into one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StepAggregate {
+    /// The weighted mean (every weight 1 unless `weights` says otherwise).
+    #[default]
+    Mean,
+    /// The lowest step score (weights ignored).
+    Min,
+    /// The last step's score (weights ignored).
+    Last,
+}
+
+/// Step weights of a `step-score` check; a step not named or beyond the list
+/// weighs 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StepWeights {
+    /// By position: the first step's weight, the second's… (`[1, 2, 1]`).
+    ByStep(Vec<f64>),
+    /// By tool name (`{search: 2}`); only with `steps: tools`.
+    ByTool(BTreeMap<String, f64>),
+}
+
+/// A `step-score` check: a judge scores each step 0-1 with an explanation; the
+/// scores are aggregated and compared with a threshold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepScoreSpec {
+    /// What a good step does (required).
+    pub criteria: String,
+    /// Which steps are scored (default `tools`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub steps: StepKind,
+    /// How the scores combine (default `mean`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub aggregate: StepAggregate,
+    /// Weights for `mean`, by position or (for tool calls) by tool name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<StepWeights>,
+    /// Pass threshold on the aggregate, 0..=1 (default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Judge model for this check (default: the suite's `judge.model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {

@@ -4,8 +4,8 @@
 //! applies to the last turn, except `tools-called`, `tool-verification` and
 //! `trajectory`, which look at every tool call of the transcript, `latency` and
 //! `stream`, which hold for every turn, `branch-isolation`, which compares the
-//! branches, and `database`, which reads the agent's database once the
-//! conversation is over.
+//! branches, `step-score`, which scores every step of the transcript, and
+//! `database`, which reads the agent's database once the conversation is over.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +13,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent_check::{DatabaseSpec, GroundingSpec, ToolVerificationSpec, TrajectorySpec};
+use crate::agent_check::{
+    DatabaseSpec, GroundingSpec, StepScoreSpec, ToolVerificationSpec, TrajectorySpec,
+};
 use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
 use crate::panel::{ConsensusSpec, DagSpec, ProceduralSpec, ReactiveSpec};
 
@@ -182,10 +184,20 @@ pub enum CheckSpec {
         max_first_token_ms: Option<u64>,
     },
     /// No branch shows what only another branch was told: each branch's markers
-    /// (case-insensitive) must not appear in any other branch's answers.
+    /// (case-insensitive) must not appear in any other branch's answers and, with
+    /// `judge: true`, a judge shown the other branches' user messages finds no
+    /// sign of them in each branch's answers. A leak found either way fails.
     BranchIsolation {
         /// Branch name → text only that branch may show.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         markers: BTreeMap<String, OneOrMany>,
+        /// Also ask a judge, branch by branch, whether the branch shows context
+        /// only another branch had (runs with the judges, after the code checks).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        judge: bool,
+        /// Judge model for `judge: true` (default: the suite's `judge.model`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
     /// The answer means what the expected output says: the cosine similarity of
     /// their sentence embeddings (all-MiniLM-L6-v2 unless the suite's
@@ -199,6 +211,9 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         threshold: Option<f64>,
     },
+    /// A judge scores each step (tool call or turn) 0-1 with an explanation; the
+    /// scores aggregate by weighted mean, min or last against a threshold.
+    StepScore(StepScoreSpec),
     /// An LLM judge scores the answer against criteria (pointwise).
     Judge {
         /// The criteria; defaults to the round's, then the case's `criteria`.
@@ -301,6 +316,7 @@ impl CheckSpec {
             CheckSpec::Stream { .. } => "stream",
             CheckSpec::BranchIsolation { .. } => "branch-isolation",
             CheckSpec::Similar { .. } => "similar",
+            CheckSpec::StepScore(_) => "step-score",
             CheckSpec::Judge { .. } => "judge",
             CheckSpec::Rubric { .. } => "rubric",
             CheckSpec::Pairwise { .. } => "pairwise",

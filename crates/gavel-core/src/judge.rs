@@ -144,8 +144,8 @@ pub struct JudgeSettings {
     /// Prices by model id, overriding the built-in table.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub prices: BTreeMap<String, Price>,
-    /// Prompt template overrides by judge kind (`judge`, `rubric`, `pairwise`): a
-    /// minijinja file relative to the suite file.
+    /// Prompt template overrides by judge kind (`judge`, `rubric`, `pairwise`,
+    /// `choice`, `step`, `extract`): a minijinja file relative to the suite file.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub templates: BTreeMap<String, String>,
     /// Stop scheduling new work once the run has spent this many dollars.

@@ -51,6 +51,8 @@ pub(crate) struct Templates {
     rubric: JudgeTemplate,
     pairwise: JudgeTemplate,
     pub(crate) choice: JudgeTemplate,
+    pub(crate) step: JudgeTemplate,
+    pub(crate) extract: JudgeTemplate,
 }
 
 impl Templates {
@@ -63,11 +65,14 @@ impl Templates {
             rubric: JudgeTemplate::builtin(TemplateKind::Rubric),
             pairwise: JudgeTemplate::builtin(TemplateKind::Pairwise),
             choice: JudgeTemplate::builtin(TemplateKind::Choice),
+            step: JudgeTemplate::builtin(TemplateKind::Step),
+            extract: JudgeTemplate::builtin(TemplateKind::Extract),
         };
         for (key, path) in overrides {
             let fail = |message: String| (key.clone(), path.clone(), message);
             let kind = TemplateKind::parse(key).ok_or_else(|| {
-                fail("unknown judge template; use judge, rubric, pairwise or choice".into())
+                let keys: Vec<&str> = TemplateKind::ALL.iter().map(|k| k.as_str()).collect();
+                fail(format!("unknown judge template; use {}", keys.join(", ")))
             })?;
             let template = JudgeTemplate::from_file(kind, path).map_err(fail)?;
             match kind {
@@ -75,6 +80,8 @@ impl Templates {
                 TemplateKind::Rubric => t.rubric = template,
                 TemplateKind::Pairwise => t.pairwise = template,
                 TemplateKind::Choice => t.choice = template,
+                TemplateKind::Step => t.step = template,
+                TemplateKind::Extract => t.extract = template,
             }
         }
         Ok(t)
@@ -95,7 +102,7 @@ pub(crate) struct Level<'a> {
     pub(crate) expected_tools: Vec<String>,
 }
 
-fn field(path: &str, name: &str) -> String {
+pub(crate) fn field(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_owned()
     } else {
@@ -105,6 +112,17 @@ fn field(path: &str, name: &str) -> String {
 
 fn non_empty(s: Option<&String>) -> Option<&str> {
     s.map(String::as_str).filter(|c| !c.trim().is_empty())
+}
+
+/// Checks a check's `model` (at `model_field`) names a model id.
+pub(crate) fn check_model(model: Option<&String>, model_field: String) -> Result<(), FieldError> {
+    match model {
+        Some(m) => m
+            .parse::<gavel_models::ModelId>()
+            .map(|_| ())
+            .map_err(|e| FieldError::new(model_field, e)),
+        None => Ok(()),
+    }
 }
 
 impl<'a> Level<'a> {
@@ -191,7 +209,9 @@ impl<'a> Env<'a> {
         }
     }
 
-    fn material(
+    /// What a judge shows the model besides the turn: `criteria`, `reference`,
+    /// the case's context, the level's expected tools, `model`, `template`.
+    pub(crate) fn material(
         &self,
         criteria: String,
         reference: Option<&Value>,
@@ -306,15 +326,7 @@ impl<'a> Env<'a> {
                     )
                 })
         };
-        let check_model = |model: Option<&String>| -> Result<(), FieldError> {
-            match model {
-                Some(m) => m
-                    .parse::<gavel_models::ModelId>()
-                    .map(|_| ())
-                    .map_err(|e| FieldError::new(field(at, "model"), e)),
-                None => Ok(()),
-            }
-        };
+        let check_model = |model: Option<&String>| check_model(model, field(at, "model"));
         match spec {
             CheckSpec::Judge {
                 criteria: own,

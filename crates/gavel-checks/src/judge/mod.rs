@@ -22,10 +22,12 @@
 mod answer;
 pub(crate) mod choice;
 pub(crate) mod compile;
+pub(crate) mod extract;
 mod pairwise;
 mod pointwise;
 pub(crate) mod prompt;
 mod rubric;
+pub(crate) mod steps;
 
 use std::sync::Arc;
 
@@ -168,6 +170,9 @@ pub(crate) struct Judged<'a> {
     /// The tool calls made on the judged turn's behalf (its round's, or the whole
     /// conversation's for case-level judges).
     pub(crate) tool_calls: Vec<&'a ToolCall>,
+    /// What only other branches of the conversation were told (the
+    /// `branch-isolation` judge), shown fenced; `None` for every other judge.
+    pub(crate) withheld: Option<String>,
 }
 
 /// Characters of each history message, tool argument and tool result shown.
@@ -208,6 +213,13 @@ impl Material {
                 .map_or(Value::Null, |r| fence("reference", &as_text(r)).into()),
         );
         vars.insert("tools_called".into(), tools_called(&judged.tool_calls));
+        vars.insert(
+            "withheld".into(),
+            judged
+                .withheld
+                .as_ref()
+                .map_or(Value::Null, |w| fence("other_branches", w).into()),
+        );
         vars.insert(
             "expected_tools".into(),
             self.expected_tools
@@ -259,22 +271,22 @@ fn tools_called(calls: &[&ToolCall]) -> Value {
     if calls.is_empty() {
         return Value::Null;
     }
-    let lines: Vec<String> = calls
-        .iter()
-        .map(|c| {
-            let mut line = format!(
-                "{}({})",
-                c.name,
-                truncate(&c.arguments.to_string(), TOOL_CHARS)
-            );
-            if let Some(result) = &c.result {
-                line.push_str(" -> ");
-                line.push_str(&truncate(&as_text(result), TOOL_CHARS));
-            }
-            line
-        })
-        .collect();
+    let lines: Vec<String> = calls.iter().map(|c| tool_line(c)).collect();
     fence("tools_called", &lines.join("\n")).into()
+}
+
+/// `name(arguments) -> result`, arguments and result shortened, unfenced.
+pub(crate) fn tool_line(call: &ToolCall) -> String {
+    let mut line = format!(
+        "{}({})",
+        call.name,
+        truncate(&call.arguments.to_string(), TOOL_CHARS)
+    );
+    if let Some(result) = &call.result {
+        line.push_str(" -> ");
+        line.push_str(&truncate(&as_text(result), TOOL_CHARS));
+    }
+    line
 }
 
 /// One question to the judge model.
@@ -339,7 +351,8 @@ impl Calls {
     }
 }
 
-fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+/// The sum of two costs, `None` only when neither is known.
+pub(crate) fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),

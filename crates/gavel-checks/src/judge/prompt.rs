@@ -25,17 +25,24 @@ pub enum TemplateKind {
     /// `pairwise` comparison (`templates/pairwise.j2`).
     Pairwise,
     /// A question answered by picking options or writing text: the `reactive`
-    /// router and `dag` nodes (`templates/choice.j2`).
+    /// router, `dag` nodes and the `branch-isolation` judge (`templates/choice.j2`).
     Choice,
+    /// One step of a `step-score` check (`templates/step.j2`).
+    Step,
+    /// The claimed number of a `grounding` check with `claim: {judge}`
+    /// (`templates/extract.j2`).
+    Extract,
 }
 
 impl TemplateKind {
     /// Every kind, in the order of `judge.templates` keys.
-    pub const ALL: [TemplateKind; 4] = [
+    pub const ALL: [TemplateKind; 6] = [
         TemplateKind::Judge,
         TemplateKind::Rubric,
         TemplateKind::Pairwise,
         TemplateKind::Choice,
+        TemplateKind::Step,
+        TemplateKind::Extract,
     ];
 
     /// The key in `judge.templates`.
@@ -45,6 +52,8 @@ impl TemplateKind {
             TemplateKind::Rubric => "rubric",
             TemplateKind::Pairwise => "pairwise",
             TemplateKind::Choice => "choice",
+            TemplateKind::Step => "step",
+            TemplateKind::Extract => "extract",
         }
     }
 
@@ -59,6 +68,8 @@ impl TemplateKind {
             TemplateKind::Rubric => include_str!("../../templates/rubric.j2"),
             TemplateKind::Pairwise => include_str!("../../templates/pairwise.j2"),
             TemplateKind::Choice => include_str!("../../templates/choice.j2"),
+            TemplateKind::Step => include_str!("../../templates/step.j2"),
+            TemplateKind::Extract => include_str!("../../templates/extract.j2"),
         }
     }
 }
@@ -229,6 +240,26 @@ fn sample_vars(kind: TemplateKind) -> Value {
             "reference": f("reference"),
             "tools_called": f("tools_called"),
             "expected_tools": ["search"],
+            "withheld": f("other_branches"),
+        }),
+        TemplateKind::Step => json!({
+            "criteria": "sample",
+            "step_kind": "tool",
+            "step_number": 1,
+            "steps_total": 2,
+            "input": f("user_input"),
+            "step": f("step"),
+            "history": f("history"),
+            "context": f("context"),
+            "tools_called": f("tools_called"),
+            "expected_tools": ["search"],
+        }),
+        TemplateKind::Extract => json!({
+            "criteria": "sample",
+            "input": f("user_input"),
+            "output": f("agent_output"),
+            "history": f("history"),
+            "context": f("context"),
         }),
         TemplateKind::Judge | TemplateKind::Rubric => json!({
             "criteria": "sample",

@@ -126,6 +126,8 @@ impl Procedural {
             | CheckSpec::Dag(_)
             | CheckSpec::Grounding(_)
             | CheckSpec::Database(_)
+            | CheckSpec::StepScore(_)
+            | CheckSpec::BranchIsolation { judge: true, .. }
             | CheckSpec::Similar { .. } => Err(FieldError::new(
                 at,
                 format!("a `{}` check cannot be a stage", check.kind()),
