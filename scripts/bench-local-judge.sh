@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The local judge's speed beside llama.cpp's own: gavel-local's judge_call bench
 # prints a judge call's prompt and answer tok/s and peak RSS, then llama.cpp alone
-# on the same GGUF and threads, measured as llama-bench does (pp512, tg128) by
-# llama.cpp's own counters. Not part of the test run (a release build).
+# on the same GGUF and threads, measured as llama-bench does (pp512, tg128: wall time
+# of the decode calls). Not part of the test run (a release build).
 #
 #   scripts/bench-local-judge.sh [MODEL.gguf]   (default: the installed gemma-3-270m-q4_k_m)
 #   THREADS=2 (default)

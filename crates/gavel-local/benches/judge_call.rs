@@ -1,15 +1,15 @@
 //! A judge call on the local model: prompt and answer tokens per second, and the
 //! process's peak RSS; then, in a child process, llama.cpp alone on the same file
 //! and threads, measured the way `llama-bench` does (`pp512`: one batch of 512
-//! prompt tokens; `tg128`: 128 single-token decodes; no sampling) and timed by
-//! llama.cpp's own performance counters. (llama-cpp-sys-2 does not vendor the
+//! prompt tokens; `tg128`: 128 single-token decodes; no sampling), timed around
+//! the decode calls as llama-bench times them. (llama-cpp-sys-2 does not vendor the
 //! `llama-bench` tool's source, so the bench reproduces its method.)
 //!
 //! `cargo bench -p gavel-local --bench judge_call` (model: `$GAVEL_BENCH_MODEL`,
 //! else the installed gemma-3-270m-q4_k_m; threads: `$GAVEL_BENCH_THREADS`, else 2).
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gavel_local::{LocalModel, Timings};
 use gavel_models::{ChatRequest, Message, OutputSchema};
@@ -106,35 +106,35 @@ fn raw_llama_cpp() {
         .with_n_batch(512)
         .with_n_ubatch(512)
         .with_n_threads(threads)
-        .with_n_threads_batch(threads)
-        .with_no_perf(false);
+        .with_n_threads_batch(threads);
     let n_vocab = model.n_vocab();
     // llama-bench decodes arbitrary tokens: the speed does not depend on them.
     let token = |i: i32| LlamaToken::new((i * 7919 + 13) % n_vocab);
-    let (mut pp, mut tg) = ((0, 0.0), (0, 0.0));
+    let (mut pp, mut tg) = (Duration::ZERO, Duration::ZERO);
     for run in 0..=RUNS {
         let mut ctx = model.new_context(&backend, params.clone()).unwrap();
         let mut batch = LlamaBatch::new(512, 1);
         for i in 0..512 {
             batch.add(token(i), i, &[0], i == 511).unwrap();
         }
-        ctx.reset_timings();
+        let started = Instant::now();
         ctx.decode(&mut batch).unwrap();
+        let prompt = started.elapsed();
+        let started = Instant::now();
         for i in 512..640 {
             batch.clear();
             batch.add(token(i), i, &[0], true).unwrap();
             ctx.decode(&mut batch).unwrap();
         }
-        let t = ctx.timings();
         if run > 0 {
-            pp = (pp.0 + t.n_p_eval(), pp.1 + t.t_p_eval_ms());
-            tg = (tg.0 + t.n_eval(), tg.1 + t.t_eval_ms());
+            pp += prompt;
+            tg += started.elapsed();
         }
     }
     println!(
-        "llama.cpp alone (llama-bench method, its own counters): pp512 {:.0} tok/s · tg128 {:.1} tok/s · peak RSS {:.0} MiB",
-        f64::from(pp.0) * 1000.0 / pp.1,
-        f64::from(tg.0) * 1000.0 / tg.1,
+        "llama.cpp alone (llama-bench method: pp512, tg128, wall time of the decodes): pp512 {:.0} tok/s · tg128 {:.1} tok/s · peak RSS {:.0} MiB",
+        f64::from(512 * RUNS) / pp.as_secs_f64(),
+        f64::from(128 * RUNS) / tg.as_secs_f64(),
         peak_rss_kib() as f64 / 1024.0
     );
 }

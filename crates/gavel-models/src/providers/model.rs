@@ -11,7 +11,7 @@ use genai::chat::{
     Tool, ToolCall, ToolResponse,
 };
 use genai::resolver::{AuthData, Endpoint};
-use genai::{Client, ModelIden, ServiceTarget, WebConfig};
+use genai::{Client, ModelIden, ServiceTarget};
 use serde_json::{Value, json};
 
 use super::classify::{classify, excerpt, provider_message_value};
@@ -247,19 +247,27 @@ impl ProviderModel {
 /// The genai client of one provider model: its connect timeout and the
 /// configured request timeout.
 pub(super) fn genai_client(label: &str, config: &ProviderConfig) -> Result<Client, ModelError> {
-    let mut web = WebConfig::default().with_connect_timeout(CONNECT_TIMEOUT);
+    // genai's own HTTP client keeps only 4 idle connections per host, so at
+    // `-j 32` most calls would open (and, with TLS, handshake) a new connection;
+    // this one keeps every connection a run's concurrency needs.
+    let mut web = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_nodelay(true)
+        .gzip(true);
     if let Some(timeout) = config.timeout {
-        web = web.with_timeout(timeout);
+        web = web.timeout(timeout);
     }
+    let failed = |error: String| {
+        ModelError::new(
+            ErrorKind::Permanent,
+            format!("{label}: cannot build the HTTP client: {error}"),
+        )
+    };
+    let web = web.build().map_err(|e| failed(e.to_string()))?;
     Client::builder()
-        .with_web_config(web)
+        .with_reqwest(web)
         .build()
-        .map_err(|error| {
-            ModelError::new(
-                ErrorKind::Permanent,
-                format!("{label}: cannot build the HTTP client: {error}"),
-            )
-        })
+        .map_err(|e| failed(e.to_string()))
 }
 
 /// How long to wait for a TCP connection to a provider.
