@@ -242,14 +242,28 @@ fn workers_of_distributed_runs_grade_similar_checks() {
             .stderr(std::process::Stdio::null());
         cmd
     };
+    // Migrate before the run and the worker race to do it.
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async { Store::open(&db).await.unwrap().close().await });
     let mut run = gavel(&["run", suite.to_str().unwrap(), "--distributed", "--quiet"])
         .spawn()
         .unwrap();
     let mut worker = gavel(&["worker", "--poll", "0.1", "--embedder", &embedder])
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
     while run.try_wait().unwrap().is_none() {
+        if worker.try_wait().unwrap().is_some() {
+            let out = worker.wait_with_output().unwrap();
+            panic!(
+                "the worker stopped: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         assert!(
             start.elapsed() < std::time::Duration::from_secs(120),
             "the distributed run did not finish"
