@@ -113,12 +113,15 @@ pub(crate) fn parse_text(text: &str, file: &str, json: bool) -> Result<ParsedFil
     {
         return Ok(suite.into());
     }
-    match yaml::<Shape>(text, file)? {
-        Shape::List => Ok(with_cases(yaml(text, file)?)),
-        Shape::Mapping { suite: false } => Ok(with_cases(vec![yaml(text, file)?])),
-        Shape::Mapping { suite: true } => Ok(yaml::<SuiteFile>(text, file)?.into()),
-        Shape::Empty => Err(LoadError::new(Location::file(file), "the file is empty")),
-        Shape::Scalar => Err(LoadError::new(
+    let shape: Value = yaml(text, file)?;
+    match &shape {
+        Value::Array(_) => Ok(with_cases(yaml(text, file)?)),
+        Value::Object(map) if !SUITE_KEYS.iter().any(|k| map.contains_key(*k)) => {
+            Ok(with_cases(vec![yaml(text, file)?]))
+        }
+        Value::Object(_) => Ok(yaml::<SuiteFile>(text, file)?.into()),
+        Value::Null => Err(LoadError::new(Location::file(file), "the file is empty")),
+        _ => Err(LoadError::new(
             Location::at(file, 1, 1),
             "expected a suite (a mapping with `cases`), a list of cases, or one case",
         )),
@@ -133,75 +136,6 @@ fn has_suite_key_line(text: &str) -> bool {
                 .is_some_and(|rest| rest.trim_start().starts_with(':'))
         })
     })
-}
-
-/// The top level of a file, read without building its contents.
-enum Shape {
-    List,
-    /// A mapping; `suite` when it has one of the [`SUITE_KEYS`].
-    Mapping {
-        suite: bool,
-    },
-    Empty,
-    Scalar,
-}
-
-impl<'de> Deserialize<'de> for Shape {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor)
-    }
-}
-
-struct ShapeVisitor;
-
-impl<'de> serde::de::Visitor<'de> for ShapeVisitor {
-    type Value = Shape;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a suite, a list of cases or one case")
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Shape::List)
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
-        let mut suite = false;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            suite |= SUITE_KEYS.contains(&key.as_ref());
-            map.next_value::<serde::de::IgnoredAny>()?;
-        }
-        Ok(Shape::Mapping { suite })
-    }
-
-    fn visit_unit<E>(self) -> Result<Shape, E> {
-        Ok(Shape::Empty)
-    }
-
-    fn visit_none<E>(self) -> Result<Shape, E> {
-        Ok(Shape::Empty)
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
-        Ok(Shape::Scalar)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
-        Ok(Shape::Scalar)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
-        Ok(Shape::Scalar)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
-        Ok(Shape::Scalar)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
-        Ok(Shape::Scalar)
-    }
 }
 
 /// Deserializes YAML (or JSON, a subset of it) with location-rich errors. Only
