@@ -3,13 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 mod support;
 
-use support::Mock;
+use support::{Mock, gavel_command};
 
 fn suite(url: &str, judge: &str) -> String {
     format!(
@@ -45,18 +45,8 @@ cases:
 }
 
 fn gavel(dir: &Path, args: &[&str], env_off: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
-    cmd.args(args).current_dir(dir);
-    for var in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENAI_BASE_URL",
-        "GAVEL_DATABASE_URL",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = gavel_command(dir);
+    cmd.args(args);
     for var in env_off {
         cmd.env_remove(var);
     }

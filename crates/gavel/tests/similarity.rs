@@ -10,11 +10,10 @@ mod model_support;
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 
 use gavel::Status;
 use gavel::store::Store;
-use support::{Mock, agent_bin, free_port, workspace};
+use support::{Mock, agent_bin, free_port, gavel_command, workspace};
 
 /// The example suite, its agent started from the built binary.
 fn example_suite(dir: &Path) -> std::path::PathBuf {
@@ -43,15 +42,12 @@ fn run(
     env: &[(&str, &Path)],
 ) -> Vec<(String, gavel::Verdict)> {
     let db = format!("sqlite://{}", dir.join("gavel.db").display());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+    let mut cmd = gavel_command(dir);
     cmd.arg("run")
         .arg(suite)
         .args(["--quiet", "--db", &db])
         .args(args)
-        .current_dir(dir)
-        .env("SIMILARITY_PORT", free_port().to_string())
-        .env_remove("GAVEL_DATABASE_URL")
-        .env_remove("OPENAI_API_KEY");
+        .env("SIMILARITY_PORT", free_port().to_string());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -232,12 +228,9 @@ fn workers_of_distributed_runs_grade_similar_checks() {
     let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
     let embedder = format!("openai-compatible:mock-embed@{}/v1", mock.url);
     let gavel = |args: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+        let mut cmd = gavel_command(dir.path());
         cmd.args(args)
             .args(["--db", &db])
-            .current_dir(dir.path())
-            .env_remove("GAVEL_DATABASE_URL")
-            .env_remove("OPENAI_API_KEY")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         cmd

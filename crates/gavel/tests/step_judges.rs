@@ -5,10 +5,8 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::Value;
-use support::Mock;
+use support::{Mock, gavel_command};
 
 /// The agent answers every message with two tool calls and a total of 1; the mock
 /// judge scores each step 1 and extracts 1 (the favourable instance of each
@@ -42,17 +40,7 @@ cases:
 }
 
 fn gavel(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
-    cmd.args(args).current_dir(dir);
-    for var in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GAVEL_DATABASE_URL",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.output().unwrap()
+    gavel_command(dir).args(args).output().unwrap()
 }
 
 fn verdicts(report: &std::path::Path) -> Vec<Value> {

@@ -7,6 +7,24 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+/// `gavel` run in `dir` with no provider credentials, OpenAI base URL or store
+/// URL inherited from the environment.
+pub(crate) fn gavel_command(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+    cmd.current_dir(dir);
+    for var in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "OPENAI_BASE_URL",
+        "GAVEL_DATABASE_URL",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 /// The mock server, killed on drop.
 pub(crate) struct Mock {
     child: Child,
