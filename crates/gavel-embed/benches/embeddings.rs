@@ -37,7 +37,7 @@ fn main() {
     let seconds = started.elapsed().as_secs_f64();
     assert_eq!(vectors.len(), sentences.len());
     println!(
-        "gavel (candle): {} sentences in {seconds:.2} s = {:.1} sentences/s",
+        "gavel: {} sentences in {seconds:.2} s = {:.1} sentences/s",
         sentences.len(),
         sentences.len() as f64 / seconds
     );

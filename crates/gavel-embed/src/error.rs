@@ -35,9 +35,3 @@ impl EmbedError {
         matches!(self, EmbedError::Missing(_))
     }
 }
-
-impl From<candle_core::Error> for EmbedError {
-    fn from(e: candle_core::Error) -> Self {
-        EmbedError::Inference(e.to_string())
-    }
-}

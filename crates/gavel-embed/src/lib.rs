@@ -1,9 +1,9 @@
 //! Sentence embeddings for gavel's `similar` check.
 //!
-//! - [`MiniLm`]: all-MiniLM-L6-v2 run in Rust (candle's `BertModel` + tokenizers),
+//! - [`MiniLm`]: all-MiniLM-L6-v2 run in Rust (gavel's packed BERT encoder + tokenizers),
 //!   offline, with sentence-transformers' exact recipe: inputs stripped, truncated
 //!   to `max_seq_length` (256) tokens, mean pooling over the attention mask, L2
-//!   normalisation. Batches are sorted by length so padding stays minimal.
+//!   normalisation. Batches are sorted by length and never padded.
 //! - [`ProviderEmbedder`]: an OpenAI-compatible `/v1/embeddings` endpoint.
 //! - [`Batcher`]: shares one [`Embedder`] between concurrent checks: texts arriving
 //!   within a few milliseconds go out as one batch (up to 32), and an
@@ -23,6 +23,7 @@
 //! ```
 
 mod batcher;
+mod bert;
 mod error;
 mod minilm;
 mod provider;

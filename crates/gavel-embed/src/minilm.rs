@@ -1,14 +1,12 @@
 //! all-MiniLM-L6-v2 (any BERT sentence-transformers model with mean pooling) in
-//! Rust: candle's `BertModel` and the model's own `tokenizer.json`.
+//! Rust: gavel's packed BERT encoder and the model's own `tokenizer.json`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{Tokenizer, TruncationParams, TruncationStrategy};
 
+use crate::bert::{BertConfig, BertEncoder};
 use crate::{EmbedError, Embedder};
 
 /// Sentences per forward pass (sentence-transformers' default batch size).
@@ -29,7 +27,7 @@ pub struct MiniLm {
 
 struct Inner {
     name: String,
-    model: BertModel,
+    encoder: BertEncoder,
     tokenizer: Tokenizer,
 }
 
@@ -45,7 +43,7 @@ impl MiniLm {
     /// Loads the model in `dir`; `name` identifies it in cache keys and messages.
     pub fn load(dir: &Path, name: &str) -> Result<Self, EmbedError> {
         let config_path = dir.join("config.json");
-        let config: Config = serde_json::from_str(&read(&config_path)?)
+        let config: BertConfig = serde_json::from_str(&read(&config_path)?)
             .map_err(|e| bad(&config_path, format!("not a BERT config: {e}")))?;
         check_pooling(dir)?;
         let max_seq = max_seq_length(dir)?.min(config.max_position_embeddings);
@@ -66,20 +64,18 @@ impl MiniLm {
 
         let weights_path = dir.join("model.safetensors");
         let weights = std::fs::read(&weights_path).map_err(|e| missing_file(&weights_path, &e))?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| bad(&weights_path, e.to_string()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| bad(&weights_path, e.to_string()))?;
+        let encoder = BertEncoder::load(config, &weights).map_err(|e| bad(&weights_path, e))?;
         Ok(MiniLm {
             inner: Arc::new(Inner {
                 name: name.to_owned(),
-                model,
+                encoder,
                 tokenizer,
             }),
         })
     }
 
     /// Embeds texts synchronously on the calling thread (the encoder itself uses
-    /// candle's CPU threads): one unit-length vector per text, in order.
+    /// rayon's threads): one unit-length vector per text, in order.
     pub fn encode(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.inner.encode(texts)
     }
@@ -107,31 +103,25 @@ impl Inner {
         Ok(out)
     }
 
-    /// One padded forward pass, mean pooling over the mask, L2 normalisation.
+    /// One forward pass, mean pooling over each sentence's tokens, L2
+    /// normalisation (sentence-transformers' `Pooling` and `Normalize`).
     fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let device = &self.model.device;
-        let width = batch.iter().map(|ids| ids.len()).max().unwrap_or(0).max(1);
-        let mut flat_ids = vec![0u32; batch.len() * width];
-        let mut flat_mask = vec![0u32; batch.len() * width];
-        for (row, ids) in batch.iter().enumerate() {
-            flat_ids[row * width..row * width + ids.len()].copy_from_slice(ids);
-            flat_mask[row * width..row * width + ids.len()].fill(1);
+        let hidden = self.encoder.forward(batch).map_err(EmbedError::Inference)?;
+        let width = self.encoder.hidden_size();
+        let mut rows = hidden.chunks_exact(width);
+        let mut out = Vec::with_capacity(batch.len());
+        for ids in batch {
+            let mut mean = vec![0f32; width];
+            for row in rows.by_ref().take(ids.len()) {
+                mean.iter_mut().zip(row).for_each(|(m, x)| *m += x);
+            }
+            let count = (ids.len() as f32).max(1e-9);
+            mean.iter_mut().for_each(|m| *m /= count);
+            let norm = mean.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+            mean.iter_mut().for_each(|m| *m /= norm);
+            out.push(mean);
         }
-        let shape = (batch.len(), width);
-        let ids = Tensor::from_vec(flat_ids, shape, device)?;
-        let mask = Tensor::from_vec(flat_mask, shape, device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?;
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean
-            .sqr()?
-            .sum_keepdim(1)?
-            .sqrt()?
-            .clamp(1e-12f32, f32::MAX)?;
-        Ok(mean.broadcast_div(&norms)?.to_vec2::<f32>()?)
+        Ok(out)
     }
 }
 

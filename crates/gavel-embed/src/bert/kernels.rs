@@ -1,0 +1,388 @@
+//! The numeric kernels of the encoder: matrix products through the `gemm` crate
+//! (the same AVX2/FMA/AVX-512 kernels candle uses) and row-wise operations
+//! written so the compiler vectorises them: no libm calls, every float
+//! reduction split over independent lanes, and each loop compiled for the
+//! widest vectors the CPU has (`pulp` picks them at run time).
+
+use rayon::prelude::*;
+
+/// Lanes of the hand-split reductions (two AVX registers, four SSE ones).
+const LANES: usize = 8;
+
+/// A row-major matrix view: `rows × cols` with rows `stride` apart.
+#[derive(Clone, Copy)]
+pub(crate) struct Mat<'a> {
+    pub(crate) data: &'a [f32],
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) stride: usize,
+}
+
+impl<'a> Mat<'a> {
+    /// A dense matrix over all of `data`.
+    pub(crate) fn dense(data: &'a [f32], cols: usize) -> Self {
+        Mat {
+            data,
+            rows: data.len() / cols.max(1),
+            cols,
+            stride: cols,
+        }
+    }
+
+    /// Columns `start..start + cols` of this matrix.
+    pub(crate) fn columns(self, start: usize, cols: usize) -> Self {
+        assert!(start + cols <= self.cols, "column block out of range");
+        Mat {
+            data: &self.data[start.min(self.data.len())..],
+            cols,
+            ..self
+        }
+    }
+
+    /// The view holds every element it addresses.
+    fn check(&self) {
+        if self.rows > 0 && self.cols > 0 {
+            assert!(
+                (self.rows - 1) * self.stride + self.cols <= self.data.len(),
+                "matrix view exceeds its buffer"
+            );
+        }
+    }
+}
+
+/// Whether `matmul` may split the product over rayon's threads.
+#[derive(Clone, Copy)]
+pub(crate) enum Threads {
+    /// All of rayon's threads (large products).
+    All,
+    /// The calling thread only (small products already run in parallel).
+    One,
+}
+
+/// `out = accumulate·out + scale · lhs · rhsᵀ`, where `rhs` is `n × k` (so
+/// `rhsᵀ` is `k × n`), `lhs` is `m × k` and `out` is `m × n` with rows
+/// `out_stride` apart. With `accumulate`, `out` must already hold the addend
+/// (a bias, a residual).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn matmul_transposed(
+    out: &mut [f32],
+    out_stride: usize,
+    lhs: Mat<'_>,
+    rhs: Mat<'_>,
+    scale: f32,
+    accumulate: bool,
+    threads: Threads,
+) {
+    product(out, out_stride, lhs, rhs, true, scale, accumulate, threads);
+}
+
+/// `out = accumulate·out + scale · lhs · rhs`, where `lhs` is `m × k` and `rhs`
+/// is `k × n`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn matmul(
+    out: &mut [f32],
+    out_stride: usize,
+    lhs: Mat<'_>,
+    rhs: Mat<'_>,
+    scale: f32,
+    accumulate: bool,
+    threads: Threads,
+) {
+    product(out, out_stride, lhs, rhs, false, scale, accumulate, threads);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn product(
+    out: &mut [f32],
+    out_stride: usize,
+    lhs: Mat<'_>,
+    rhs: Mat<'_>,
+    rhs_transposed: bool,
+    scale: f32,
+    accumulate: bool,
+    threads: Threads,
+) {
+    lhs.check();
+    rhs.check();
+    let (m, k) = (lhs.rows, lhs.cols);
+    // (k-stride, n-stride) of the right-hand side as gemm reads it.
+    let (n, rhs_rs, rhs_cs) = if rhs_transposed {
+        assert_eq!(rhs.cols, k, "inner dimensions differ");
+        (rhs.rows, 1, rhs.stride)
+    } else {
+        assert_eq!(rhs.rows, k, "inner dimensions differ");
+        (rhs.cols, rhs.stride, 1)
+    };
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(
+        (m - 1) * out_stride + n <= out.len(),
+        "output view exceeds its buffer"
+    );
+    let parallelism = match threads {
+        Threads::All => gemm::Parallelism::Rayon(rayon::current_num_threads()),
+        Threads::One => gemm::Parallelism::None,
+    };
+    // SAFETY: the asserts above keep every element gemm reads or writes inside
+    // `lhs.data`, `rhs.data` and `out`; `out` is borrowed mutably, so it
+    // overlaps neither input.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.as_mut_ptr(),
+            1,
+            out_stride as isize,
+            accumulate,
+            lhs.data.as_ptr(),
+            1,
+            lhs.stride as isize,
+            rhs.data.as_ptr(),
+            rhs_cs as isize,
+            rhs_rs as isize,
+            1.0,
+            scale,
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
+}
+
+/// Fills each `width`-wide row of `out` with `bias`, plus the matching row of
+/// `residual` when given: the addend of a following accumulating `matmul`.
+pub(crate) fn fill_rows(out: &mut [f32], bias: &[f32], residual: Option<&[f32]>) {
+    let width = bias.len();
+    match residual {
+        None => out
+            .chunks_exact_mut(width)
+            .for_each(|row| row.copy_from_slice(bias)),
+        Some(residual) => out
+            .chunks_exact_mut(width)
+            .zip(residual.chunks_exact(width))
+            .for_each(|(row, res)| {
+                for ((o, r), b) in row.iter_mut().zip(res).zip(bias) {
+                    *o = r + b;
+                }
+            }),
+    }
+}
+
+/// Layer normalisation of each `gamma.len()`-wide row in place, in parallel.
+pub(crate) fn layer_norm(rows: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
+    let width = gamma.len();
+    let arch = pulp::Arch::new();
+    rows.par_chunks_mut(width * 16).for_each(|block| {
+        arch.dispatch(|| {
+            for row in block.chunks_exact_mut(width) {
+                normalize_row(row, gamma, beta, eps);
+            }
+        })
+    });
+}
+
+#[inline(always)]
+fn normalize_row(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
+    let width = row.len() as f32;
+    let mean = sum(row) / width;
+    let mut lanes = [0f32; LANES];
+    let mut chunks = row.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (lane, x) in lanes.iter_mut().zip(chunk) {
+            let d = x - mean;
+            *lane += d * d;
+        }
+    }
+    let tail: f32 = chunks
+        .remainder()
+        .iter()
+        .map(|x| (x - mean) * (x - mean))
+        .sum();
+    let variance = (lanes.iter().sum::<f32>() + tail) / width;
+    let inv = 1.0 / (variance + eps).sqrt();
+    for ((x, g), b) in row.iter_mut().zip(gamma).zip(beta) {
+        *x = (*x - mean) * inv * g + b;
+    }
+}
+
+/// The exact (erf) GELU, `x · Φ(x)`, in place and in parallel.
+pub(crate) fn gelu(values: &mut [f32]) {
+    let arch = pulp::Arch::new();
+    values.par_chunks_mut(4096).for_each(|chunk| {
+        arch.dispatch(|| {
+            for x in chunk {
+                *x = 0.5 * *x * (1.0 + erf(*x * std::f32::consts::FRAC_1_SQRT_2));
+            }
+        })
+    });
+}
+
+/// Softmax of each `width`-wide row in place (one thread: the caller runs many
+/// in parallel).
+pub(crate) fn softmax_rows(rows: &mut [f32], width: usize) {
+    pulp::Arch::new().dispatch(|| {
+        for row in rows.chunks_exact_mut(width) {
+            let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            for x in row.iter_mut() {
+                *x = exp(*x - max);
+            }
+            let inv = 1.0 / sum(row);
+            row.iter_mut().for_each(|x| *x *= inv);
+        }
+    })
+}
+
+/// The sum of `values`, over independent lanes so that it vectorises.
+#[inline(always)]
+pub(crate) fn sum(values: &[f32]) -> f32 {
+    let mut lanes = [0f32; LANES];
+    let mut chunks = values.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (lane, x) in lanes.iter_mut().zip(chunk) {
+            *lane += x;
+        }
+    }
+    lanes.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>()
+}
+
+/// `eˣ` for `x ≤ 0` (softmax and erf only need that half), relative error
+/// about 2e-7: `x = n·ln2 + r`, a degree-6 polynomial for `eʳ` on
+/// `|r| ≤ ln2/2` (Cephes' `expf`), and `2ⁿ` built in the exponent bits.
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    // Rounds to nearest for |v| < 2²²: adding and removing 1.5·2²³.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.max(-87.0);
+    let n = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let p = 1.987_569_2e-4;
+    let p = p * r + 1.398_199_9e-3;
+    let p = p * r + 8.333_452e-3;
+    let p = p * r + 4.166_579_6e-2;
+    let p = p * r + 0.166_666_65;
+    let p = p * r + 0.5;
+    let e = p * r * r + r + 1.0;
+    e * f32::from_bits(((n as i32 + 127) as u32) << 23)
+}
+
+/// `erf(x)` with absolute error below 1e-6 in f32 (Abramowitz & Stegun 7.1.26, the
+/// form PyTorch's vectorised CPU GELU uses), branch-free so loops vectorise.
+#[inline(always)]
+fn erf(x: f32) -> f32 {
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let poly = ((((1.061_405_4 * t - 1.453_152_1) * t + 1.421_413_7) * t - 0.284_496_72) * t
+        + 0.254_829_6)
+        * t;
+    (1.0 - poly * exp(-a * a)).copysign(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_matches_std_over_the_range_softmax_and_erf_use() {
+        let mut worst = 0f32;
+        for i in 0..=100_000 {
+            let x = -87.0 * i as f32 / 100_000.0;
+            let (got, want) = (exp(x), x.exp());
+            worst = worst.max(((got - want) / want).abs());
+        }
+        assert!(worst < 5e-7, "relative error {worst:e}");
+    }
+
+    #[test]
+    fn erf_matches_the_series_within_1e_6() {
+        // erf by its Maclaurin series in f64, exact to 1e-12 on |x| ≤ 3.
+        let reference = |x: f64| {
+            let (mut term, mut total) = (x, x);
+            for n in 1..200 {
+                term *= -x * x / n as f64;
+                total += term / (2 * n + 1) as f64;
+            }
+            total * 2.0 / std::f64::consts::PI.sqrt()
+        };
+        let mut worst = 0f64;
+        for i in -3000..=3000 {
+            let x = i as f32 / 1000.0;
+            worst = worst.max((f64::from(erf(x)) - reference(f64::from(x))).abs());
+        }
+        assert!(worst < 1e-6, "absolute error {worst:e}");
+        assert_eq!(erf(10.0), 1.0);
+        assert_eq!(erf(-10.0), -1.0);
+    }
+
+    #[test]
+    fn products_match_a_naive_loop_with_strides_scale_and_addend() {
+        let (m, k, n) = (5, 7, 3);
+        let lhs: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.37).sin()).collect();
+        // rhs stored n × (k + 2): a strided column block, read transposed.
+        let rhs: Vec<f32> = (0..n * (k + 2)).map(|i| (i as f32 * 0.11).cos()).collect();
+        let rhs_view = Mat {
+            data: &rhs,
+            rows: n,
+            cols: k + 2,
+            stride: k + 2,
+        }
+        .columns(1, k);
+        let mut out = vec![1.0f32; m * n];
+        matmul_transposed(
+            &mut out,
+            n,
+            Mat::dense(&lhs, k),
+            rhs_view,
+            0.5,
+            true,
+            Threads::All,
+        );
+        for i in 0..m {
+            for j in 0..n {
+                let dot: f32 = (0..k)
+                    .map(|p| lhs[i * k + p] * rhs[j * (k + 2) + 1 + p])
+                    .sum();
+                assert!((out[i * n + j] - (1.0 + 0.5 * dot)).abs() < 1e-5);
+            }
+        }
+        let rhs_plain: Vec<f32> = (0..k * n).map(|i| i as f32 * 0.01).collect();
+        let mut plain = vec![0f32; m * n];
+        matmul(
+            &mut plain,
+            n,
+            Mat::dense(&lhs, k),
+            Mat::dense(&rhs_plain, n),
+            1.0,
+            false,
+            Threads::One,
+        );
+        for i in 0..m {
+            for j in 0..n {
+                let dot: f32 = (0..k).map(|p| lhs[i * k + p] * rhs_plain[p * n + j]).sum();
+                assert!((plain[i * n + j] - dot).abs() < 1e-5);
+            }
+        }
+    }
+
+    #[test]
+    fn softmax_and_layer_norm_rows() {
+        let mut rows = vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.0];
+        softmax_rows(&mut rows, 3);
+        let e: Vec<f32> = [1f32, 2.0, 3.0].iter().map(|x| (x - 3.0).exp()).collect();
+        let s: f32 = e.iter().sum();
+        for (got, want) in rows[..3].iter().zip(&e) {
+            assert!((got - want / s).abs() < 1e-6);
+        }
+        assert!(rows[3..].iter().all(|x| (x - 1.0 / 3.0).abs() < 1e-6));
+
+        let mut row: Vec<f32> = (0..20).map(|i| i as f32).collect();
+        layer_norm(&mut row, &[2.0; 20], &[1.0; 20], 1e-12);
+        let mean = sum(&row) / 20.0;
+        let var: f32 = row.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / 20.0;
+        assert!((mean - 1.0).abs() < 1e-5 && (var - 4.0).abs() < 1e-4);
+    }
+}
