@@ -59,60 +59,40 @@ pub(crate) enum Threads {
     One,
 }
 
-/// `out = accumulate·out + scale · lhs · rhsᵀ`, where `rhs` is `n × k` (so
-/// `rhsᵀ` is `k × n`), `lhs` is `m × k` and `out` is `m × n` with rows
-/// `out_stride` apart. With `accumulate`, `out` must already hold the addend
-/// (a bias, a residual).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn matmul_transposed(
-    out: &mut [f32],
-    out_stride: usize,
-    lhs: Mat<'_>,
-    rhs: Mat<'_>,
-    scale: f32,
-    accumulate: bool,
-    threads: Threads,
-) {
-    product(out, out_stride, lhs, rhs, true, scale, accumulate, threads);
+/// The right-hand side of a product: `k × n` as stored, or stored `n × k` and
+/// read transposed.
+#[derive(Clone, Copy)]
+pub(crate) enum Rhs<'a> {
+    Plain(Mat<'a>),
+    Transposed(Mat<'a>),
 }
 
-/// `out = accumulate·out + scale · lhs · rhs`, where `lhs` is `m × k` and `rhs`
-/// is `k × n`.
-#[allow(clippy::too_many_arguments)]
+/// `out = accumulate·out + scale · lhs · rhs`, where `lhs` is `m × k`, `rhs`
+/// reads as `k × n`, and `out` is `m × n` with rows `out_stride` apart. With
+/// `accumulate`, `out` must already hold the addend (a bias, a residual).
 pub(crate) fn matmul(
     out: &mut [f32],
     out_stride: usize,
     lhs: Mat<'_>,
-    rhs: Mat<'_>,
-    scale: f32,
-    accumulate: bool,
-    threads: Threads,
-) {
-    product(out, out_stride, lhs, rhs, false, scale, accumulate, threads);
-}
-
-#[allow(clippy::too_many_arguments)]
-fn product(
-    out: &mut [f32],
-    out_stride: usize,
-    lhs: Mat<'_>,
-    rhs: Mat<'_>,
-    rhs_transposed: bool,
+    rhs: Rhs<'_>,
     scale: f32,
     accumulate: bool,
     threads: Threads,
 ) {
     lhs.check();
-    rhs.check();
     let (m, k) = (lhs.rows, lhs.cols);
-    // (k-stride, n-stride) of the right-hand side as gemm reads it.
-    let (n, rhs_rs, rhs_cs) = if rhs_transposed {
-        assert_eq!(rhs.cols, k, "inner dimensions differ");
-        (rhs.rows, 1, rhs.stride)
-    } else {
-        assert_eq!(rhs.rows, k, "inner dimensions differ");
-        (rhs.cols, rhs.stride, 1)
+    // The right-hand side's data, width n, and (k-stride, n-stride) for gemm.
+    let (rhs, n, rhs_rs, rhs_cs) = match rhs {
+        Rhs::Plain(rhs) => {
+            assert_eq!(rhs.rows, k, "inner dimensions differ");
+            (rhs, rhs.cols, rhs.stride, 1)
+        }
+        Rhs::Transposed(rhs) => {
+            assert_eq!(rhs.cols, k, "inner dimensions differ");
+            (rhs, rhs.rows, 1, rhs.stride)
+        }
     };
+    rhs.check();
     if m == 0 || n == 0 {
         return;
     }
@@ -332,11 +312,11 @@ mod tests {
         }
         .columns(1, k);
         let mut out = vec![1.0f32; m * n];
-        matmul_transposed(
+        matmul(
             &mut out,
             n,
             Mat::dense(&lhs, k),
-            rhs_view,
+            Rhs::Transposed(rhs_view),
             0.5,
             true,
             Threads::All,
@@ -355,7 +335,7 @@ mod tests {
             &mut plain,
             n,
             Mat::dense(&lhs, k),
-            Mat::dense(&rhs_plain, n),
+            Rhs::Plain(Mat::dense(&rhs_plain, n)),
             1.0,
             false,
             Threads::One,

@@ -18,7 +18,7 @@ mod weights;
 
 use rayon::prelude::*;
 
-use kernels::{Mat, Threads};
+use kernels::{Mat, Rhs, Threads};
 pub(crate) use weights::BertConfig;
 use weights::{Embeddings, Layer, WeightFile};
 
@@ -145,11 +145,11 @@ impl BertEncoder {
                 let query = rows.columns(head * width, width);
                 let key = rows.columns(h + head * width, width);
                 let value = rows.columns(2 * h + head * width, width);
-                kernels::matmul_transposed(
+                kernels::matmul(
                     &mut scores,
                     len,
                     query,
-                    key,
+                    Rhs::Transposed(key),
                     scale,
                     false,
                     Threads::One,
@@ -159,7 +159,7 @@ impl BertEncoder {
                     &mut out[head * width..],
                     h,
                     Mat::dense(&scores, len),
-                    value,
+                    Rhs::Plain(value),
                     1.0,
                     false,
                     Threads::One,
@@ -177,7 +177,7 @@ fn linear(out: &mut [f32], input: &[f32], layer: &weights::Linear, residual: Opt
         out,
         outputs,
         Mat::dense(input, inputs),
-        Mat::dense(&layer.weight, outputs),
+        Rhs::Plain(Mat::dense(&layer.weight, outputs)),
         1.0,
         true,
         Threads::All,
