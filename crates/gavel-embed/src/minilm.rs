@@ -45,6 +45,7 @@ impl MiniLm {
         let config_path = dir.join("config.json");
         let config: BertConfig = serde_json::from_str(&read(&config_path)?)
             .map_err(|e| bad(&config_path, format!("not a BERT config: {e}")))?;
+        config.validate().map_err(|e| bad(&config_path, e))?;
         check_pooling(dir)?;
         let max_seq = max_seq_length(dir)?.min(config.max_position_embeddings);
 

@@ -55,8 +55,15 @@ impl BertConfig {
                 self.hidden_size
             ));
         }
-        if self.type_vocab_size == 0 {
-            return Err("type_vocab_size: must be at least 1".into());
+        for (field, value) in [
+            ("vocab_size", self.vocab_size),
+            ("intermediate_size", self.intermediate_size),
+            ("max_position_embeddings", self.max_position_embeddings),
+            ("type_vocab_size", self.type_vocab_size),
+        ] {
+            if value == 0 {
+                return Err(format!("{field}: must be at least 1"));
+            }
         }
         Ok(())
     }
@@ -220,5 +227,43 @@ impl<'a> WeightFile<'a> {
             output: self.linear(&at("output.dense"), h, i)?,
             output_norm: self.norm(&at("output.LayerNorm"), h)?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::BertConfig;
+
+    fn config(overrides: serde_json::Value) -> Result<(), String> {
+        let mut value = json!({
+            "vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 4,
+        });
+        if let (Some(base), Some(extra)) = (value.as_object_mut(), overrides.as_object()) {
+            base.extend(extra.clone());
+        }
+        serde_json::from_value::<BertConfig>(value)
+            .map_err(|e| e.to_string())?
+            .validate()
+    }
+
+    #[test]
+    fn configs_the_encoder_would_compute_wrongly_are_refused_by_field() {
+        assert_eq!(config(json!({})), Ok(()));
+        for (overrides, field) in [
+            (json!({"hidden_act": "gelu_new"}), "hidden_act"),
+            (
+                json!({"position_embedding_type": "relative_key"}),
+                "position_embedding_type",
+            ),
+            (json!({"num_attention_heads": 3}), "hidden_size"),
+            (json!({"intermediate_size": 0}), "intermediate_size"),
+            (json!({"type_vocab_size": 0}), "type_vocab_size"),
+        ] {
+            let err = config(overrides.clone()).unwrap_err();
+            assert!(err.starts_with(field), "{overrides}: {err}");
+        }
     }
 }
