@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
@@ -24,19 +24,7 @@ fn calibration_dir() -> PathBuf {
 }
 
 fn gavel(dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
-    cmd.args(args).current_dir(dir);
-    for var in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENAI_BASE_URL",
-        "GAVEL_DATABASE_URL",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.output().unwrap()
+    support::gavel_command(dir).args(args).output().unwrap()
 }
 
 fn text(b: &[u8]) -> String {

@@ -37,11 +37,8 @@ impl Env {
     }
 
     fn gavel(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
-        cmd.args(args)
-            .current_dir(self.dir.path())
-            .env_remove("PROPERTY_AGENT_BUG")
-            .env_remove("GAVEL_DATABASE_URL");
+        let mut cmd = support::gavel_command(self.dir.path());
+        cmd.args(args).env_remove("PROPERTY_AGENT_BUG");
         cmd
     }
 

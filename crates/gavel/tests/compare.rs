@@ -5,17 +5,14 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 use support::{agent_bin, workspace};
 
 fn gavel(dir: &Path, args: &[&str], bug: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env_remove("PROPERTY_AGENT_BUG")
-        .env_remove("GAVEL_DATABASE_URL");
+    let mut cmd = support::gavel_command(dir);
+    cmd.args(args).env_remove("PROPERTY_AGENT_BUG");
     if let Some(bug) = bug {
         cmd.env("PROPERTY_AGENT_BUG", bug);
     }
