@@ -9,6 +9,9 @@ use rayon::prelude::*;
 /// Lanes of the hand-split reductions (two AVX registers, four SSE ones).
 const LANES: usize = 8;
 
+/// Rows per parallel task of the row-wise operations.
+const ROWS_PER_TASK: usize = 16;
+
 /// A row-major matrix view: `rows × cols` with rows `stride` apart.
 #[derive(Clone, Copy)]
 pub(crate) struct Mat<'a> {
@@ -67,16 +70,14 @@ pub(crate) enum Rhs<'a> {
     Transposed(Mat<'a>),
 }
 
-/// `out = accumulate·out + scale · lhs · rhs`, where `lhs` is `m × k`, `rhs`
-/// reads as `k × n`, and `out` is `m × n` with rows `out_stride` apart. With
-/// `accumulate`, `out` must already hold the addend (a bias, a residual).
+/// `out = scale · lhs · rhs`, where `lhs` is `m × k`, `rhs`
+/// reads as `k × n`, and `out` is `m × n` with rows `out_stride` apart.
 pub(crate) fn matmul(
     out: &mut [f32],
     out_stride: usize,
     lhs: Mat<'_>,
     rhs: Rhs<'_>,
     scale: f32,
-    accumulate: bool,
     threads: Threads,
 ) {
     lhs.check();
@@ -115,7 +116,7 @@ pub(crate) fn matmul(
             out.as_mut_ptr(),
             1,
             out_stride as isize,
-            accumulate,
+            false,
             lhs.data.as_ptr(),
             1,
             lhs.stride as isize,
@@ -132,36 +133,55 @@ pub(crate) fn matmul(
     }
 }
 
-/// Fills each `width`-wide row of `out` with `bias`, plus the matching row of
-/// `residual` when given: the addend of a following accumulating `matmul`.
-pub(crate) fn fill_rows(out: &mut [f32], bias: &[f32], residual: Option<&[f32]>) {
-    let width = bias.len();
-    match residual {
-        None => out
-            .chunks_exact_mut(width)
-            .for_each(|row| row.copy_from_slice(bias)),
-        Some(residual) => out
-            .chunks_exact_mut(width)
-            .zip(residual.chunks_exact(width))
-            .for_each(|(row, res)| {
-                for ((o, r), b) in row.iter_mut().zip(res).zip(bias) {
-                    *o = r + b;
+/// Adds `bias` to each `bias.len()`-wide row of `rows`, in parallel.
+pub(crate) fn add_bias(rows: &mut [f32], bias: &[f32]) {
+    let arch = pulp::Arch::new();
+    rows.par_chunks_mut(bias.len() * ROWS_PER_TASK)
+        .for_each(|block| {
+            arch.dispatch(|| {
+                for row in block.chunks_exact_mut(bias.len()) {
+                    row.iter_mut().zip(bias).for_each(|(x, b)| *x += b);
                 }
-            }),
-    }
+            })
+        });
 }
 
-/// Layer normalisation of each `gamma.len()`-wide row in place, in parallel.
-pub(crate) fn layer_norm(rows: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
+/// What a layer normalisation adds to each row first: a bias and the matching
+/// row of a residual.
+#[derive(Clone, Copy)]
+pub(crate) struct Addend<'a> {
+    pub(crate) bias: &'a [f32],
+    pub(crate) residual: &'a [f32],
+}
+
+/// Layer normalisation of each `gamma.len()`-wide row in place, after adding
+/// `addend` when given, in parallel.
+pub(crate) fn layer_norm(
+    rows: &mut [f32],
+    addend: Option<Addend<'_>>,
+    gamma: &[f32],
+    beta: &[f32],
+    eps: f32,
+) {
     let width = gamma.len();
     let arch = pulp::Arch::new();
-    rows.par_chunks_mut(width * 16).for_each(|block| {
-        arch.dispatch(|| {
-            for row in block.chunks_exact_mut(width) {
-                normalize_row(row, gamma, beta, eps);
-            }
-        })
-    });
+    let block = width * ROWS_PER_TASK;
+    rows.par_chunks_mut(block)
+        .enumerate()
+        .for_each(|(index, rows)| {
+            arch.dispatch(|| {
+                for (r, row) in rows.chunks_exact_mut(width).enumerate() {
+                    if let Some(add) = addend {
+                        let at = index * block + r * width;
+                        let residual = &add.residual[at..at + width];
+                        for ((x, b), res) in row.iter_mut().zip(add.bias).zip(residual) {
+                            *x += b + res;
+                        }
+                    }
+                    normalize_row(row, gamma, beta, eps);
+                }
+            })
+        });
 }
 
 #[inline(always)]
@@ -188,16 +208,21 @@ fn normalize_row(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
     }
 }
 
-/// The exact (erf) GELU, `x · Φ(x)`, in place and in parallel.
-pub(crate) fn gelu(values: &mut [f32]) {
+/// The exact (erf) GELU, `x · Φ(x)`, of each `bias.len()`-wide row plus
+/// `bias`, in place and in parallel.
+pub(crate) fn bias_gelu(rows: &mut [f32], bias: &[f32]) {
     let arch = pulp::Arch::new();
-    values.par_chunks_mut(4096).for_each(|chunk| {
-        arch.dispatch(|| {
-            for x in chunk {
-                *x = 0.5 * *x * (1.0 + erf(*x * std::f32::consts::FRAC_1_SQRT_2));
-            }
-        })
-    });
+    rows.par_chunks_mut(bias.len() * ROWS_PER_TASK)
+        .for_each(|block| {
+            arch.dispatch(|| {
+                for row in block.chunks_exact_mut(bias.len()) {
+                    for (x, b) in row.iter_mut().zip(bias) {
+                        let v = *x + b;
+                        *x = 0.5 * v * (1.0 + erf(v * std::f32::consts::FRAC_1_SQRT_2));
+                    }
+                }
+            })
+        });
 }
 
 /// Softmax of each `width`-wide row in place (one thread: the caller runs many
@@ -299,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn products_match_a_naive_loop_with_strides_scale_and_addend() {
+    fn products_match_a_naive_loop_with_strides_and_scale() {
         let (m, k, n) = (5, 7, 3);
         let lhs: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.37).sin()).collect();
         // rhs stored n × (k + 2): a strided column block, read transposed.
@@ -318,7 +343,6 @@ mod tests {
             Mat::dense(&lhs, k),
             Rhs::Transposed(rhs_view),
             0.5,
-            true,
             Threads::All,
         );
         for i in 0..m {
@@ -326,7 +350,7 @@ mod tests {
                 let dot: f32 = (0..k)
                     .map(|p| lhs[i * k + p] * rhs[j * (k + 2) + 1 + p])
                     .sum();
-                assert!((out[i * n + j] - (1.0 + 0.5 * dot)).abs() < 1e-5);
+                assert!((out[i * n + j] - 0.5 * dot).abs() < 1e-5);
             }
         }
         let rhs_plain: Vec<f32> = (0..k * n).map(|i| i as f32 * 0.01).collect();
@@ -337,7 +361,6 @@ mod tests {
             Mat::dense(&lhs, k),
             Rhs::Plain(Mat::dense(&rhs_plain, n)),
             1.0,
-            false,
             Threads::One,
         );
         for i in 0..m {
@@ -360,9 +383,26 @@ mod tests {
         assert!(rows[3..].iter().all(|x| (x - 1.0 / 3.0).abs() < 1e-6));
 
         let mut row: Vec<f32> = (0..20).map(|i| i as f32).collect();
-        layer_norm(&mut row, &[2.0; 20], &[1.0; 20], 1e-12);
+        layer_norm(&mut row, None, &[2.0; 20], &[1.0; 20], 1e-12);
         let mean = sum(&row) / 20.0;
         let var: f32 = row.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / 20.0;
         assert!((mean - 1.0).abs() < 1e-5 && (var - 4.0).abs() < 1e-4);
+
+        // 40 rows of 3 with a bias and a residual: more than one parallel task.
+        let width = 3;
+        let residual: Vec<f32> = (0..40 * width).map(|i| (i % 7) as f32).collect();
+        let bias = [0.5, -1.0, 2.0];
+        let mut rows: Vec<f32> = (0..40 * width).map(|i| (i as f32 * 0.3).sin()).collect();
+        let mut expected = rows.clone();
+        for (i, x) in expected.iter_mut().enumerate() {
+            *x += bias[i % width] + residual[i];
+        }
+        layer_norm(&mut expected, None, &[1.0; 3], &[0.0; 3], 1e-12);
+        let addend = Addend {
+            bias: &bias,
+            residual: &residual,
+        };
+        layer_norm(&mut rows, Some(addend), &[1.0; 3], &[0.0; 3], 1e-12);
+        assert_eq!(rows, expected);
     }
 }

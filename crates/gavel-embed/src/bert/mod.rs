@@ -4,8 +4,8 @@
 //! - no padding: the batch's tokens are packed into one `tokens × hidden`
 //!   matrix, so the dense layers never multiply padding, and attention runs
 //!   per sentence, so no mask is needed;
-//! - query, key and value are one product, and every bias and residual is the
-//!   starting value of its product;
+//! - query, key and value are one product, and each bias and residual is
+//!   added in the pass that follows its product (GELU, layer normalisation);
 //! - GELU, softmax and layer normalisation are vectorisable loops (no libm
 //!   calls), and every step runs on all of rayon's threads.
 //!
@@ -18,7 +18,7 @@ mod weights;
 
 use rayon::prelude::*;
 
-use kernels::{Mat, Rhs, Threads};
+use kernels::{Addend, Mat, Rhs, Threads};
 pub(crate) use weights::BertConfig;
 use weights::{Embeddings, Layer, WeightFile};
 
@@ -62,17 +62,27 @@ impl BertEncoder {
         let mut attended = vec![0f32; tokens * h];
         let mut intermediate = vec![0f32; tokens * self.config.intermediate_size];
         let lengths: Vec<usize> = sentences.iter().map(|s| s.len()).collect();
+        let eps = self.eps();
         for layer in &self.layers {
-            linear(&mut qkv, &hidden, &layer.qkv, None);
+            product(&mut qkv, &hidden, &layer.qkv);
+            kernels::add_bias(&mut qkv, &layer.qkv.bias);
             self.attention(&qkv, &lengths, &mut context);
-            linear(&mut attended, &context, &layer.attention_out, Some(&hidden));
+            product(&mut attended, &context, &layer.attention_out);
+            let addend = Addend {
+                bias: &layer.attention_out.bias,
+                residual: &hidden,
+            };
             let norm = &layer.attention_norm;
-            kernels::layer_norm(&mut attended, &norm.gamma, &norm.beta, self.eps());
-            linear(&mut intermediate, &attended, &layer.intermediate, None);
-            kernels::gelu(&mut intermediate);
-            linear(&mut hidden, &intermediate, &layer.output, Some(&attended));
+            kernels::layer_norm(&mut attended, Some(addend), &norm.gamma, &norm.beta, eps);
+            product(&mut intermediate, &attended, &layer.intermediate);
+            kernels::bias_gelu(&mut intermediate, &layer.intermediate.bias);
+            product(&mut hidden, &intermediate, &layer.output);
+            let addend = Addend {
+                bias: &layer.output.bias,
+                residual: &attended,
+            };
             let norm = &layer.output_norm;
-            kernels::layer_norm(&mut hidden, &norm.gamma, &norm.beta, self.eps());
+            kernels::layer_norm(&mut hidden, Some(addend), &norm.gamma, &norm.beta, eps);
         }
         Ok(hidden)
     }
@@ -114,7 +124,8 @@ impl BertEncoder {
                 );
             }
         }
-        kernels::layer_norm(&mut hidden, &table.norm.gamma, &table.norm.beta, self.eps());
+        let norm = &table.norm;
+        kernels::layer_norm(&mut hidden, None, &norm.gamma, &norm.beta, self.eps());
         Ok(hidden)
     }
 
@@ -151,7 +162,6 @@ impl BertEncoder {
                     query,
                     Rhs::Transposed(key),
                     scale,
-                    false,
                     Threads::One,
                 );
                 kernels::softmax_rows(&mut scores, len);
@@ -161,7 +171,6 @@ impl BertEncoder {
                     Mat::dense(&scores, len),
                     Rhs::Plain(value),
                     1.0,
-                    false,
                     Threads::One,
                 );
             }
@@ -169,17 +178,16 @@ impl BertEncoder {
     }
 }
 
-/// `out = input · weight + bias (+ residual)`, on all threads.
-fn linear(out: &mut [f32], input: &[f32], layer: &weights::Linear, residual: Option<&[f32]>) {
+/// `out = input · weight` (the bias is added by the pass that follows), on
+/// all threads.
+fn product(out: &mut [f32], input: &[f32], layer: &weights::Linear) {
     let (outputs, inputs) = (layer.bias.len(), layer.weight.len() / layer.bias.len());
-    kernels::fill_rows(out, &layer.bias, residual);
     kernels::matmul(
         out,
         outputs,
         Mat::dense(input, inputs),
         Rhs::Plain(Mat::dense(&layer.weight, outputs)),
         1.0,
-        true,
         Threads::All,
     );
 }
