@@ -137,13 +137,28 @@ pub(crate) fn matmul(
 pub(crate) fn add_bias(rows: &mut [f32], bias: &[f32]) {
     let arch = pulp::Arch::new();
     rows.par_chunks_mut(bias.len() * ROWS_PER_TASK)
-        .for_each(|block| {
-            arch.dispatch(|| {
-                for row in block.chunks_exact_mut(bias.len()) {
-                    row.iter_mut().zip(bias).for_each(|(x, b)| *x += b);
-                }
-            })
-        });
+        .for_each(|rows| arch.dispatch(AddBias { rows, bias }));
+}
+
+// Each row loop is a `pulp::WithSimd` whose `with_simd` is `inline(always)`:
+// that is what makes it compile inside pulp's dispatch, with the CPU's widest
+// vectors (a closure handed to `dispatch` is not reliably inlined, and stays at
+// the baseline SSE2).
+
+struct AddBias<'a> {
+    rows: &'a mut [f32],
+    bias: &'a [f32],
+}
+
+impl pulp::WithSimd for AddBias<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        for row in self.rows.chunks_exact_mut(self.bias.len()) {
+            row.iter_mut().zip(self.bias).for_each(|(x, b)| *x += b);
+        }
+    }
 }
 
 /// What a layer normalisation adds to each row first: a bias and the matching
@@ -169,19 +184,46 @@ pub(crate) fn layer_norm(
     rows.par_chunks_mut(block)
         .enumerate()
         .for_each(|(index, rows)| {
-            arch.dispatch(|| {
-                for (r, row) in rows.chunks_exact_mut(width).enumerate() {
-                    if let Some(add) = addend {
-                        let at = index * block + r * width;
-                        let residual = &add.residual[at..at + width];
-                        for ((x, b), res) in row.iter_mut().zip(add.bias).zip(residual) {
-                            *x += b + res;
-                        }
-                    }
-                    normalize_row(row, gamma, beta, eps);
-                }
+            let addend = addend.map(|add| Addend {
+                bias: add.bias,
+                residual: &add.residual[index * block..index * block + rows.len()],
+            });
+            arch.dispatch(Normalize {
+                rows,
+                addend,
+                gamma,
+                beta,
+                eps,
             })
         });
+}
+
+/// Layer normalisation of `rows`, after adding `addend` (its residual rows
+/// matching `rows`).
+struct Normalize<'a> {
+    rows: &'a mut [f32],
+    addend: Option<Addend<'a>>,
+    gamma: &'a [f32],
+    beta: &'a [f32],
+    eps: f32,
+}
+
+impl pulp::WithSimd for Normalize<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let width = self.gamma.len();
+        for (r, row) in self.rows.chunks_exact_mut(width).enumerate() {
+            if let Some(add) = self.addend {
+                let residual = &add.residual[r * width..(r + 1) * width];
+                for ((x, b), res) in row.iter_mut().zip(add.bias).zip(residual) {
+                    *x += b + res;
+                }
+            }
+            normalize_row(row, self.gamma, self.beta, self.eps);
+        }
+    }
 }
 
 #[inline(always)]
@@ -213,23 +255,45 @@ fn normalize_row(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
 pub(crate) fn bias_gelu(rows: &mut [f32], bias: &[f32]) {
     let arch = pulp::Arch::new();
     rows.par_chunks_mut(bias.len() * ROWS_PER_TASK)
-        .for_each(|block| {
-            arch.dispatch(|| {
-                for row in block.chunks_exact_mut(bias.len()) {
-                    for (x, b) in row.iter_mut().zip(bias) {
-                        let v = *x + b;
-                        *x = 0.5 * v * (1.0 + erf(v * std::f32::consts::FRAC_1_SQRT_2));
-                    }
-                }
-            })
-        });
+        .for_each(|rows| arch.dispatch(BiasGelu { rows, bias }));
+}
+
+struct BiasGelu<'a> {
+    rows: &'a mut [f32],
+    bias: &'a [f32],
+}
+
+impl pulp::WithSimd for BiasGelu<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        for row in self.rows.chunks_exact_mut(self.bias.len()) {
+            for (x, b) in row.iter_mut().zip(self.bias) {
+                let v = *x + b;
+                *x = 0.5 * v * (1.0 + erf(v * std::f32::consts::FRAC_1_SQRT_2));
+            }
+        }
+    }
 }
 
 /// Softmax of each `width`-wide row in place (one thread: the caller runs many
 /// in parallel).
 pub(crate) fn softmax_rows(rows: &mut [f32], width: usize) {
-    pulp::Arch::new().dispatch(|| {
-        for row in rows.chunks_exact_mut(width) {
+    pulp::Arch::new().dispatch(Softmax { rows, width })
+}
+
+struct Softmax<'a> {
+    rows: &'a mut [f32],
+    width: usize,
+}
+
+impl pulp::WithSimd for Softmax<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        for row in self.rows.chunks_exact_mut(self.width) {
             let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             for x in row.iter_mut() {
                 *x = exp(*x - max);
@@ -237,7 +301,7 @@ pub(crate) fn softmax_rows(rows: &mut [f32], width: usize) {
             let inv = 1.0 / sum(row);
             row.iter_mut().for_each(|x| *x *= inv);
         }
-    })
+    }
 }
 
 /// The sum of `values`, over independent lanes so that it vectorises.
