@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use futures::TryStreamExt;
 use gavel_core::{Case, Execution, RunRecord, Status, ToolCall, Turn, Verdict};
 use sqlx::{Any, Transaction};
 
@@ -141,26 +142,12 @@ impl Store {
             .bind(run_id)
             .fetch_all(&mut *tx)
             .await?;
-        let turns: Vec<TurnRow> = sqlx::query_as(SELECT_TURNS)
-            .bind(run_id)
-            .fetch_all(&mut *tx)
-            .await?;
+        // Turns and verdicts are converted as their rows arrive, so a large
+        // run never holds its raw rows and their parsed form at once.
         let calls: Vec<ToolCallRow> = sqlx::query_as(SELECT_TOOL_CALLS)
             .bind(run_id)
             .fetch_all(&mut *tx)
             .await?;
-        let verdicts: Vec<VerdictRow> = sqlx::query_as(SELECT_VERDICTS)
-            .bind(run_id)
-            .fetch_all(&mut *tx)
-            .await?;
-        let case_seq: HashMap<String, i64> = sqlx::query_as(SELECT_CASE_ORDER)
-            .bind(run_id)
-            .fetch_all(&mut *tx)
-            .await?
-            .into_iter()
-            .collect();
-        tx.commit().await?;
-
         let mut calls_by_turn: HashMap<(String, i64), Vec<ToolCall>> = HashMap::new();
         for row in calls {
             let key = (row.execution_id.clone(), row.turn_seq);
@@ -170,22 +157,39 @@ impl Store {
                 .push(row.into_tool_call()?);
         }
         let mut turns_by_execution: HashMap<String, Vec<Turn>> = HashMap::new();
-        for row in turns {
-            let calls = calls_by_turn
-                .remove(&(row.execution_id.clone(), row.seq))
-                .unwrap_or_default();
-            turns_by_execution
-                .entry(row.execution_id.clone())
-                .or_default()
-                .push(row.into_turn(calls)?);
+        {
+            let mut turns = sqlx::query_as::<_, TurnRow>(SELECT_TURNS)
+                .bind(run_id)
+                .fetch(&mut *tx);
+            while let Some(row) = turns.try_next().await? {
+                let calls = calls_by_turn
+                    .remove(&(row.execution_id.clone(), row.seq))
+                    .unwrap_or_default();
+                turns_by_execution
+                    .entry(row.execution_id.clone())
+                    .or_default()
+                    .push(row.into_turn(calls)?);
+            }
         }
         let mut verdicts_by_execution: HashMap<String, Vec<Verdict>> = HashMap::new();
-        for row in verdicts {
-            verdicts_by_execution
-                .entry(row.execution_id.clone())
-                .or_default()
-                .push(row.into_verdict()?);
+        {
+            let mut verdicts = sqlx::query_as::<_, VerdictRow>(SELECT_VERDICTS)
+                .bind(run_id)
+                .fetch(&mut *tx);
+            while let Some(row) = verdicts.try_next().await? {
+                verdicts_by_execution
+                    .entry(row.execution_id.clone())
+                    .or_default()
+                    .push(row.into_verdict()?);
+            }
         }
+        let case_seq: HashMap<String, i64> = sqlx::query_as(SELECT_CASE_ORDER)
+            .bind(run_id)
+            .fetch_all(&mut *tx)
+            .await?
+            .into_iter()
+            .collect();
+        tx.commit().await?;
 
         let rows = in_case_order(rows, &case_seq);
         rows.into_iter()
