@@ -37,7 +37,7 @@ fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_r
     let db = format!("sqlite://{}", dir.path().join("g.db").display());
     let run = |name: &str| -> Value {
         let report_file = dir.path().join(name);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+        let mut cmd = support::gavel_command(dir.path());
         cmd.args([
             "run",
             suite_file.to_str().unwrap(),
@@ -46,18 +46,7 @@ fn every_panel_kind_runs_against_the_fake_and_the_report_shows_every_stage_and_r
             "--quiet",
             "-o",
             report_file.to_str().unwrap(),
-        ])
-        .current_dir(dir.path());
-        for var in [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "GEMINI_API_KEY",
-            "GOOGLE_API_KEY",
-            "OPENAI_BASE_URL",
-            "GAVEL_DATABASE_URL",
-        ] {
-            cmd.env_remove(var);
-        }
+        ]);
         let out = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -135,9 +135,19 @@ pub(crate) fn matmul(
 
 /// Adds `bias` to each `bias.len()`-wide row of `rows`, in parallel.
 pub(crate) fn add_bias(rows: &mut [f32], bias: &[f32]) {
+    plus_bias(rows, bias, Then::Keep);
+}
+
+/// The exact (erf) GELU, `x · Φ(x)`, of each `bias.len()`-wide row plus
+/// `bias`, in place and in parallel.
+pub(crate) fn bias_gelu(rows: &mut [f32], bias: &[f32]) {
+    plus_bias(rows, bias, Then::Gelu);
+}
+
+fn plus_bias(rows: &mut [f32], bias: &[f32], then: Then) {
     let arch = pulp::Arch::new();
     rows.par_chunks_mut(bias.len() * ROWS_PER_TASK)
-        .for_each(|rows| arch.dispatch(AddBias { rows, bias }));
+        .for_each(|rows| arch.dispatch(PlusBias { rows, bias, then }));
 }
 
 // Each row loop is a `pulp::WithSimd` whose `with_simd` is `inline(always)`:
@@ -145,18 +155,35 @@ pub(crate) fn add_bias(rows: &mut [f32], bias: &[f32]) {
 // vectors (a closure handed to `dispatch` is not reliably inlined, and stays at
 // the baseline SSE2).
 
-struct AddBias<'a> {
-    rows: &'a mut [f32],
-    bias: &'a [f32],
+/// What becomes of a value once its bias is added.
+#[derive(Clone, Copy)]
+enum Then {
+    Keep,
+    Gelu,
 }
 
-impl pulp::WithSimd for AddBias<'_> {
+struct PlusBias<'a> {
+    rows: &'a mut [f32],
+    bias: &'a [f32],
+    then: Then,
+}
+
+impl pulp::WithSimd for PlusBias<'_> {
     type Output = ();
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
-        for row in self.rows.chunks_exact_mut(self.bias.len()) {
-            row.iter_mut().zip(self.bias).for_each(|(x, b)| *x += b);
+        let rows = self.rows.chunks_exact_mut(self.bias.len());
+        match self.then {
+            Then::Keep => rows.for_each(|row| {
+                row.iter_mut().zip(self.bias).for_each(|(x, b)| *x += b);
+            }),
+            Then::Gelu => rows.for_each(|row| {
+                for (x, b) in row.iter_mut().zip(self.bias) {
+                    let v = *x + b;
+                    *x = 0.5 * v * (1.0 + erf(v * std::f32::consts::FRAC_1_SQRT_2));
+                }
+            }),
         }
     }
 }
@@ -247,33 +274,6 @@ fn normalize_row(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
     let inv = 1.0 / (variance + eps).sqrt();
     for ((x, g), b) in row.iter_mut().zip(gamma).zip(beta) {
         *x = (*x - mean) * inv * g + b;
-    }
-}
-
-/// The exact (erf) GELU, `x · Φ(x)`, of each `bias.len()`-wide row plus
-/// `bias`, in place and in parallel.
-pub(crate) fn bias_gelu(rows: &mut [f32], bias: &[f32]) {
-    let arch = pulp::Arch::new();
-    rows.par_chunks_mut(bias.len() * ROWS_PER_TASK)
-        .for_each(|rows| arch.dispatch(BiasGelu { rows, bias }));
-}
-
-struct BiasGelu<'a> {
-    rows: &'a mut [f32],
-    bias: &'a [f32],
-}
-
-impl pulp::WithSimd for BiasGelu<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) {
-        for row in self.rows.chunks_exact_mut(self.bias.len()) {
-            for (x, b) in row.iter_mut().zip(self.bias) {
-                let v = *x + b;
-                *x = 0.5 * v * (1.0 + erf(v * std::f32::consts::FRAC_1_SQRT_2));
-            }
-        }
     }
 }
 

@@ -68,21 +68,23 @@ impl BertEncoder {
             kernels::add_bias(&mut qkv, &layer.qkv.bias);
             self.attention(&qkv, &lengths, &mut context);
             product(&mut attended, &context, &layer.attention_out);
-            let addend = Addend {
-                bias: &layer.attention_out.bias,
-                residual: &hidden,
-            };
-            let norm = &layer.attention_norm;
-            kernels::layer_norm(&mut attended, Some(addend), &norm.gamma, &norm.beta, eps);
+            add_and_norm(
+                &mut attended,
+                &layer.attention_out,
+                &hidden,
+                &layer.attention_norm,
+                eps,
+            );
             product(&mut intermediate, &attended, &layer.intermediate);
             kernels::bias_gelu(&mut intermediate, &layer.intermediate.bias);
             product(&mut hidden, &intermediate, &layer.output);
-            let addend = Addend {
-                bias: &layer.output.bias,
-                residual: &attended,
-            };
-            let norm = &layer.output_norm;
-            kernels::layer_norm(&mut hidden, Some(addend), &norm.gamma, &norm.beta, eps);
+            add_and_norm(
+                &mut hidden,
+                &layer.output,
+                &attended,
+                &layer.output_norm,
+                eps,
+            );
         }
         Ok(hidden)
     }
@@ -190,4 +192,20 @@ fn product(out: &mut [f32], input: &[f32], layer: &weights::Linear) {
         1.0,
         Threads::All,
     );
+}
+
+/// `rows = layer_norm(rows + bias + residual)`: the end of an attention or
+/// feed-forward block, whose product `rows` left out `layer`'s bias.
+fn add_and_norm(
+    rows: &mut [f32],
+    layer: &weights::Linear,
+    residual: &[f32],
+    norm: &weights::Norm,
+    eps: f32,
+) {
+    let addend = Addend {
+        bias: &layer.bias,
+        residual,
+    };
+    kernels::layer_norm(rows, Some(addend), &norm.gamma, &norm.beta, eps);
 }
