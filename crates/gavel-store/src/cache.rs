@@ -5,17 +5,22 @@
 
 use std::collections::HashMap;
 
+use sqlx::{Any, Transaction};
+
 use crate::{Store, StoreError};
 
 /// Keys read in one batched lookup at most.
 const MAX_LOOKUP_BATCH: usize = 256;
 
-/// Inserts the entry, or replaces the one with the same key.
-const UPSERT_CACHED: &str = "INSERT INTO model_cache (key, model, response_json, created_at) \
-     VALUES ($1, $2, $3, $4) \
-     ON CONFLICT (key) DO UPDATE SET \
-         model = excluded.model, response_json = excluded.response_json, \
-         created_at = excluded.created_at";
+/// Inserts entries, replacing those with the same key: (head, values per row),
+/// then the conflict clause.
+const INSERT_CACHED: (&str, usize) = (
+    "INSERT INTO model_cache (key, model, response_json, created_at)",
+    4,
+);
+const UPSERT_TAIL: &str = " ON CONFLICT (key) DO UPDATE SET \
+     model = excluded.model, response_json = excluded.response_json, \
+     created_at = excluded.created_at";
 
 impl Store {
     /// The cached model answer (serialized JSON) under `key`, if any.
@@ -109,41 +114,76 @@ impl Store {
         self.write_cache_queue().await
     }
 
+    /// Queues `response_json` under `key` like [`Store::cache_put`], but writes
+    /// nothing now: the entry is served from memory by [`Store::cache_get`] and
+    /// committed with the next [`Store::record_executions`] or
+    /// [`Store::finish_run`] transaction (or any `cache_put`), so a run's cache
+    /// entries cost no commit of their own. Lost if the process dies first.
+    pub fn cache_stage(&self, key: &str, model: &str, response_json: &str) {
+        self.cache_queue
+            .lock()
+            .entries
+            .insert(key.to_owned(), (model.to_owned(), response_json.to_owned()));
+    }
+
     /// Writes queued entries, a transaction per batch, until the queue is empty.
     async fn write_cache_queue(&self) -> Result<(), StoreError> {
         loop {
-            let batch: Vec<(String, (String, String))> = {
-                let queue = self.cache_queue.lock();
-                queue
-                    .entries
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            };
+            let batch = self.queued_cache_entries();
             if batch.is_empty() {
                 return Ok(());
             }
-            let now = gavel_core::now_rfc3339();
             let mut tx = self.pool.begin().await?;
-            for (key, (model, json)) in &batch {
-                sqlx::query(UPSERT_CACHED)
-                    .bind(key.as_str())
-                    .bind(model.as_str())
-                    .bind(json.as_str())
-                    .bind(now.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-            }
+            write_cache_entries(&mut tx, &batch).await?;
             tx.commit().await?;
-            let mut queue = self.cache_queue.lock();
-            for (key, (model, json)) in batch {
-                // Drop what was written, unless a newer answer replaced it meanwhile.
-                if queue.entries.get(&key) == Some(&(model, json)) {
-                    queue.entries.remove(&key);
-                }
+            self.forget_written(batch);
+        }
+    }
+
+    /// A snapshot of the entries waiting to be written.
+    pub(crate) fn queued_cache_entries(&self) -> Vec<QueuedEntry> {
+        let queue = self.cache_queue.lock();
+        queue
+            .entries
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// Drops committed entries from the queue, unless a newer answer replaced one
+    /// meanwhile.
+    pub(crate) fn forget_written(&self, batch: Vec<QueuedEntry>) {
+        let mut queue = self.cache_queue.lock();
+        for (key, value) in batch {
+            if queue.entries.get(&key) == Some(&value) {
+                queue.entries.remove(&key);
             }
         }
     }
+}
+
+/// A queued cache entry: key, (model, response JSON).
+pub(crate) type QueuedEntry = (String, (String, String));
+
+/// Upserts `batch` inside `tx`, in multi-row statements.
+pub(crate) async fn write_cache_entries(
+    tx: &mut Transaction<'static, Any>,
+    batch: &[QueuedEntry],
+) -> Result<(), sqlx::Error> {
+    let now = gavel_core::now_rfc3339();
+    crate::write::insert_rows(
+        tx,
+        INSERT_CACHED,
+        UPSERT_TAIL,
+        batch,
+        |q, (key, (model, json))| {
+            q.bind(key.as_str())
+                .bind(model.as_str())
+                .bind(json.as_str())
+                .bind(now.as_str())
+        },
+    )
+    .await
 }
 
 /// Model-cache entries not yet committed, and whether a caller is writing them.

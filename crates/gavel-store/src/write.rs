@@ -6,6 +6,7 @@ use sqlx::error::ErrorKind;
 use sqlx::query::Query;
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
+use crate::cache::write_cache_entries;
 use crate::rows::{Float, to_i64, to_json};
 use crate::{Engine, Store, StoreError};
 
@@ -91,7 +92,7 @@ impl Store {
             .bind(run_id)
             .execute(&mut *tx)
             .await?;
-        insert_rows(&mut tx, INSERT_CASES, &rows, |q, (seq, case, json)| {
+        insert_rows(&mut tx, INSERT_CASES, "", &rows, |q, (seq, case, json)| {
             q.bind(run_id)
                 .bind(*seq)
                 .bind(case.id.as_str())
@@ -141,30 +142,40 @@ impl Store {
             });
         }
 
+        // Staged model-cache entries ride along: no commit of their own.
+        let cached = self.queued_cache_entries();
         let mut tx = self.begin_write().await?;
         for row in &rows {
             row.upsert(run_id, &mut tx).await?;
         }
+        write_cache_entries(&mut tx, &cached).await?;
         tx.commit().await?;
+        self.forget_written(cached);
         Ok(())
     }
 
-    /// Sets a run's final status and end time.
+    /// Sets a run's final status and end time, and writes the model-cache entries
+    /// still staged.
     pub async fn finish_run(
         &self,
         run_id: &str,
         status: RunStatus,
         finished_at: &str,
     ) -> Result<(), StoreError> {
+        let cached = self.queued_cache_entries();
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query("UPDATE runs SET status = $2, finished_at = $3 WHERE id = $1")
             .bind(run_id)
             .bind(status.as_str())
             .bind(finished_at)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("run `{run_id}`")));
         }
+        write_cache_entries(&mut tx, &cached).await?;
+        tx.commit().await?;
+        self.forget_written(cached);
         Ok(())
     }
 
@@ -189,16 +200,20 @@ pub(crate) fn run_missing(error: sqlx::Error, run_id: &str) -> StoreError {
     }
 }
 
-/// Inserts `rows` with as few multi-row statements as [`ROWS_PER_INSERT`] allows;
-/// `bind` binds one row's values, `width` of them, in column order.
-async fn insert_rows<T>(
+/// Inserts `rows` with as few multi-row statements as [`ROWS_PER_INSERT`] allows,
+/// each ending with `tail` (a conflict clause, or nothing); `bind` binds one row's
+/// values, `width` of them, in column order.
+pub(crate) async fn insert_rows<T>(
     tx: &mut Transaction<'static, Any>,
     (head, width): (&str, usize),
+    tail: &str,
     rows: &[T],
     bind: impl for<'q> Fn(AnyQuery<'q>, &T) -> AnyQuery<'q>,
 ) -> Result<(), sqlx::Error> {
     for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let mut query = sqlx::query(AssertSqlSafe(values_sql(head, width, chunk.len())));
+        let mut sql = values_sql(head, width, chunk.len());
+        sql.push_str(tail);
+        let mut query = sqlx::query(AssertSqlSafe(sql));
         for row in chunk {
             query = bind(query, row);
         }
@@ -379,7 +394,7 @@ impl<'a> Children<'a> {
         id: &str,
         tx: &mut Transaction<'static, Any>,
     ) -> Result<(), sqlx::Error> {
-        insert_rows(tx, INSERT_TURNS, &self.turns, |q, t| {
+        insert_rows(tx, INSERT_TURNS, "", &self.turns, |q, t| {
             q.bind(id)
                 .bind(t.seq)
                 .bind(t.round)
@@ -392,7 +407,7 @@ impl<'a> Children<'a> {
                 .bind(t.conversation.as_deref())
         })
         .await?;
-        insert_rows(tx, INSERT_TOOL_CALLS, &self.calls, |q, c| {
+        insert_rows(tx, INSERT_TOOL_CALLS, "", &self.calls, |q, c| {
             q.bind(id)
                 .bind(c.turn_seq)
                 .bind(c.seq)
@@ -401,7 +416,7 @@ impl<'a> Children<'a> {
                 .bind(c.result.as_deref())
         })
         .await?;
-        insert_rows(tx, INSERT_VERDICTS, &self.verdicts, |q, v| {
+        insert_rows(tx, INSERT_VERDICTS, "", &self.verdicts, |q, v| {
             let verdict = v.verdict;
             q.bind(id)
                 .bind(v.seq)

@@ -4,6 +4,7 @@
 
 use std::error::Error;
 
+use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript};
 use gavel_store::Store;
 use sqlx::{AssertSqlSafe, Connection, Executor};
 
@@ -82,6 +83,57 @@ async fn cache_story(url: String) -> TestResult {
     Ok(())
 }
 
+/// Staged entries are served at once but reach the database only with the run's
+/// next recorded results or its end.
+async fn staged_story(url: String) -> TestResult {
+    let store = Store::open(&url).await?;
+    let run = RunRecord {
+        id: uuid::Uuid::now_v7().to_string(),
+        suite: "staged".to_owned(),
+        status: RunStatus::Running,
+        started_at: gavel_core::now_rfc3339(),
+        finished_at: None,
+        config: serde_json::json!({}),
+    };
+    store.create_run(&run).await?;
+    let key = |i: u32| format!("s{i:063}");
+    store.cache_stage(&key(1), "m", "one");
+    assert_eq!(store.cache_get(&key(1)).await?.as_deref(), Some("one"));
+    let other = Store::open(&url).await?;
+    assert_eq!(other.cache_get(&key(1)).await?, None, "not written yet");
+
+    let execution = Execution {
+        case_id: "c".to_owned(),
+        case_name: "c".to_owned(),
+        target: "t".to_owned(),
+        repeat_index: 0,
+        tags: Vec::new(),
+        status: Status::Pass,
+        score: None,
+        transcript: Transcript::default(),
+        verdicts: Vec::new(),
+        reason: None,
+        started_at: gavel_core::now_rfc3339(),
+        duration_ms: 1,
+    };
+    store.record_execution(&run.id, &execution).await?;
+    assert_eq!(other.cache_get(&key(1)).await?.as_deref(), Some("one"));
+
+    store.cache_stage(&key(2), "m", "two");
+    store.cache_stage(&key(1), "m", "one, again");
+    store
+        .finish_run(&run.id, RunStatus::Completed, &gavel_core::now_rfc3339())
+        .await?;
+    assert_eq!(other.cache_get(&key(2)).await?.as_deref(), Some("two"));
+    assert_eq!(
+        other.cache_get(&key(1)).await?.as_deref(),
+        Some("one, again")
+    );
+    other.close().await;
+    store.close().await;
+    Ok(())
+}
+
 /// Embedding vectors under (text hash, model): batch reads and writes, bit-exact.
 async fn embedding_story(url: String) -> TestResult {
     let store = Store::open(&url).await?;
@@ -132,6 +184,7 @@ async fn cache_on_sqlite() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("gavel.db");
     cache_story(format!("sqlite://{}", path.display())).await?;
+    staged_story(format!("sqlite://{}", path.display())).await?;
     embedding_story(format!("sqlite://{}", path.display())).await
 }
 
@@ -149,6 +202,7 @@ async fn cache_on_postgres() -> TestResult {
     let url = with_database(&admin_url, &database);
     let outcome = tokio::spawn(async move {
         cache_story(url.clone()).await?;
+        staged_story(url.clone()).await?;
         embedding_story(url).await
     })
     .await;

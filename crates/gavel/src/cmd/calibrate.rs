@@ -93,7 +93,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             return Ok(EXIT_BAD_INPUT);
         }
     };
-    let pool = models::pool(&args.models, &settings, &store);
+    let pool = models::pool(&args.models, &settings, &store, false);
     let judges = models::RunJudges {
         pool: &pool,
         default: choice,

@@ -53,14 +53,24 @@ pub(crate) async fn default_judge(args: &ModelArgs, settings: &JudgeSettings) ->
 }
 
 /// The pool every model call of the run goes through, caching in the store.
-pub(crate) fn pool(args: &ModelArgs, settings: &JudgeSettings, store: &Store) -> ModelPool {
+/// With `staged`, new cache entries are committed with the next recorded results
+/// or the run's end ([`Store::cache_stage`]) instead of on their own.
+pub(crate) fn pool(
+    args: &ModelArgs,
+    settings: &JudgeSettings,
+    store: &Store,
+    staged: bool,
+) -> ModelPool {
     let mut model_settings = ModelSettings::from_judge(settings);
     model_settings.cache = match (args.no_cache, args.cache_only) {
         (true, _) => CacheMode::Off,
         (_, true) => CacheMode::Only,
         _ => CacheMode::ReadWrite,
     };
-    let cache: Arc<dyn CacheStore> = Arc::new(StoreCache(store.clone()));
+    let cache: Arc<dyn CacheStore> = Arc::new(StoreCache {
+        store: store.clone(),
+        staged,
+    });
     ModelPool::new(model_settings, Some(cache), provider)
 }
 
@@ -161,16 +171,24 @@ pub(crate) async fn baselines(plan: &Plan, store: &Store) -> anyhow::Result<Base
 }
 
 /// The gavel store as the model answer cache.
-struct StoreCache(Store);
+struct StoreCache {
+    store: Store,
+    /// Stage new entries rather than commit each.
+    staged: bool,
+}
 
 #[async_trait::async_trait]
 impl CacheStore for StoreCache {
     async fn get(&self, key: &str) -> Result<Option<String>, String> {
-        self.0.cache_get(key).await.map_err(|e| e.to_string())
+        self.store.cache_get(key).await.map_err(|e| e.to_string())
     }
 
     async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String> {
-        self.0
+        if self.staged {
+            self.store.cache_stage(key, model, value);
+            return Ok(());
+        }
+        self.store
             .cache_put(key, model, value)
             .await
             .map_err(|e| e.to_string())

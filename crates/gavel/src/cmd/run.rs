@@ -135,7 +135,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     for w in models::hierarchy_warnings(&suite, judge.model.as_deref()) {
         eprintln!("warning: {w}");
     }
-    let pool = models::pool(&args.models, &suite.judge, &store);
+    let pool = models::pool(&args.models, &suite.judge, &store, true);
     if args.resume.is_none() {
         store.create_run(&run).await?;
         let cases: Vec<gavel::Case> = plan.cases.iter().map(|c| (**c).clone()).collect();

@@ -174,7 +174,7 @@ async fn context(
         .unwrap_or(120.0);
     let plan = gavel::runner::plan(&suite, &Default::default())
         .with_context(|| format!("planning run {run_id}"))?;
-    let pool = models::pool(&args.models, &suite.judge, store);
+    let pool = models::pool(&args.models, &suite.judge, store, false);
     let targets =
         PreparedTargets::prepare(&suite, &plan, &pool, &models::store_targets(&pool, store))
             .await
