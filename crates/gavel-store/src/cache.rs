@@ -128,45 +128,44 @@ impl Store {
 
     /// Writes queued entries, a transaction per batch, until the queue is empty.
     async fn write_cache_queue(&self) -> Result<(), StoreError> {
-        loop {
-            let batch = self.queued_cache_entries();
-            if batch.is_empty() {
-                return Ok(());
-            }
-            let mut tx = self.pool.begin().await?;
-            write_cache_entries(&mut tx, &batch).await?;
-            tx.commit().await?;
-            self.forget_written(batch);
+        while !self.cache_queue.lock().entries.is_empty() {
+            let tx = self.pool.begin().await?;
+            self.commit_with_cache(tx).await?;
         }
+        Ok(())
     }
 
-    /// A snapshot of the entries waiting to be written.
-    pub(crate) fn queued_cache_entries(&self) -> Vec<QueuedEntry> {
-        let queue = self.cache_queue.lock();
-        queue
-            .entries
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    }
-
-    /// Drops committed entries from the queue, unless a newer answer replaced one
-    /// meanwhile.
-    pub(crate) fn forget_written(&self, batch: Vec<QueuedEntry>) {
+    /// Writes the queued cache entries inside `tx`, commits it, then drops them
+    /// from the queue (unless a newer answer replaced one meanwhile).
+    pub(crate) async fn commit_with_cache(
+        &self,
+        mut tx: Transaction<'static, Any>,
+    ) -> Result<(), StoreError> {
+        let batch: Vec<QueuedEntry> = {
+            let queue = self.cache_queue.lock();
+            queue
+                .entries
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
+        write_cache_entries(&mut tx, &batch).await?;
+        tx.commit().await?;
         let mut queue = self.cache_queue.lock();
         for (key, value) in batch {
             if queue.entries.get(&key) == Some(&value) {
                 queue.entries.remove(&key);
             }
         }
+        Ok(())
     }
 }
 
 /// A queued cache entry: key, (model, response JSON).
-pub(crate) type QueuedEntry = (String, (String, String));
+type QueuedEntry = (String, (String, String));
 
 /// Upserts `batch` inside `tx`, in multi-row statements.
-pub(crate) async fn write_cache_entries(
+async fn write_cache_entries(
     tx: &mut Transaction<'static, Any>,
     batch: &[QueuedEntry],
 ) -> Result<(), sqlx::Error> {

@@ -6,7 +6,6 @@ use sqlx::error::ErrorKind;
 use sqlx::query::Query;
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
-use crate::cache::write_cache_entries;
 use crate::rows::{Float, to_i64, to_json};
 use crate::{Engine, Store, StoreError};
 
@@ -142,16 +141,12 @@ impl Store {
             });
         }
 
-        // Staged model-cache entries ride along: no commit of their own.
-        let cached = self.queued_cache_entries();
         let mut tx = self.begin_write().await?;
         for row in &rows {
             row.upsert(run_id, &mut tx).await?;
         }
-        write_cache_entries(&mut tx, &cached).await?;
-        tx.commit().await?;
-        self.forget_written(cached);
-        Ok(())
+        // Staged model-cache entries ride along: no commit of their own.
+        self.commit_with_cache(tx).await
     }
 
     /// Sets a run's final status and end time, and writes the model-cache entries
@@ -162,7 +157,6 @@ impl Store {
         status: RunStatus,
         finished_at: &str,
     ) -> Result<(), StoreError> {
-        let cached = self.queued_cache_entries();
         let mut tx = self.begin_write().await?;
         let done = sqlx::query("UPDATE runs SET status = $2, finished_at = $3 WHERE id = $1")
             .bind(run_id)
@@ -173,10 +167,7 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("run `{run_id}`")));
         }
-        write_cache_entries(&mut tx, &cached).await?;
-        tx.commit().await?;
-        self.forget_written(cached);
-        Ok(())
+        self.commit_with_cache(tx).await
     }
 
     /// Begins a transaction that will write. SQLite takes the write lock at once
