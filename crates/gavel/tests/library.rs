@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use gavel::store::Store;
 use serde_json::Value;
@@ -14,7 +14,7 @@ use support::workspace;
 
 /// `gavel ARGS` with the store chosen by `GAVEL_DATABASE_URL`, as a team would.
 fn gavel(db: &str, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
+    let out = support::gavel_command(Path::new(env!("CARGO_MANIFEST_DIR")))
         .args(args)
         .env("GAVEL_DATABASE_URL", db)
         .output()
@@ -143,14 +143,14 @@ fn a_bad_file_is_refused_with_its_location_and_nothing_is_stored() {
         "cases:\n  - id: x\n    input: hi\n    threshold: high\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
+    let out = support::gavel_command(dir.path())
         .args(["import", file.to_str().unwrap(), "--db", &db])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("bad.yaml:4"), "{said}");
-    let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
+    let out = support::gavel_command(dir.path())
         .args(["export", "bad", "--db", &db])
         .output()
         .unwrap();

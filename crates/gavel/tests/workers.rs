@@ -4,6 +4,8 @@
 //! names a server (a fresh database per test), and on a SQLite file always.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -30,12 +32,10 @@ fn write_suite(dir: &Path) -> std::path::PathBuf {
 }
 
 fn gavel(dir: &Path, db: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
+    let mut cmd = support::gavel_command(dir);
     cmd.args(args)
         .arg("--db")
         .arg(db)
-        .current_dir(dir)
-        .env_remove("GAVEL_DATABASE_URL")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
