@@ -144,10 +144,12 @@ impl Location {
 /// lock (the runner writes from many tasks); foreign keys are enforced; and, with
 /// WAL, `synchronous = NORMAL` skips the fsync per commit (a crashed process loses
 /// nothing; only a power cut may lose the last commits, never consistency).
+/// Statement journals and sorts stay in memory instead of temporary files.
 async fn sqlite_pragmas(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
     conn.execute("PRAGMA busy_timeout = 30000").await?;
     conn.execute("PRAGMA foreign_keys = ON").await?;
     conn.execute("PRAGMA synchronous = NORMAL").await?;
+    conn.execute("PRAGMA temp_store = MEMORY").await?;
     Ok(())
 }
 
