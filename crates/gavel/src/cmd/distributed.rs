@@ -64,5 +64,5 @@ pub(crate) async fn run(
             break;
         }
     }
-    emit(store, run_id, out, None).await
+    emit(store, run_id, None, out, None).await
 }

@@ -39,7 +39,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     } else {
         store.run(&args.run).await?
     };
-    emit(&store, &run.id, &args.out, None).await
+    emit(&store, &run.id, None, &args.out, None).await
 }
 
 /// Prints the trend over the latest `last` runs and writes it as JSON.
@@ -63,15 +63,20 @@ async fn trend(store: &Store, last: u32, out: &ReportOutArgs) -> anyhow::Result<
 }
 
 /// Builds the report of a stored run, prints the terminal summary, writes the
-/// requested files and returns the gate's exit code.
+/// requested files and returns the gate's exit code. `saved` are the run's cases
+/// as saved, when the caller holds them; otherwise they are read back.
 pub(crate) async fn emit(
     store: &Store,
     run_id: &str,
+    saved: Option<Vec<gavel::Case>>,
     out: &ReportOutArgs,
     calibration: Option<gavel::report::CalibrationGate>,
 ) -> anyhow::Result<u8> {
     let run = store.run(run_id).await?;
-    let cases = store.cases(run_id).await?;
+    let cases = match saved {
+        Some(cases) => cases,
+        None => store.cases(run_id).await?,
+    };
     let executions = store.executions(run_id).await?;
     let mut report = Report::new(run, cases, executions, out.min_pass_rate);
     if !out.gate_tags.is_empty() {

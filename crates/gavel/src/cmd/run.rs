@@ -136,11 +136,14 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         eprintln!("warning: {w}");
     }
     let pool = models::pool(&args.models, &suite.judge, &store, true);
+    // A new run's cases, as saved, serve its report; a resumed run's are read back.
+    let mut saved = None;
     if args.resume.is_none() {
         store.create_run(&run).await?;
         let cases: Vec<gavel::Case> = plan.cases.iter().map(|c| (**c).clone()).collect();
         store.save_cases(&run.id, &cases).await?;
         store.save_run_case_versions(&run.id, &versions).await?;
+        saved = Some(cases);
     }
     eprintln!(
         "run {} · suite {} · {} execution{} ({} already recorded) · store {}",
@@ -243,7 +246,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     // The report reads every result back from the store: free the run's cases,
     // plans and models first, so the two are never held at once.
     drop((plan, pool, baselines, suite));
-    let report_code = emit(&store, &run.id, &args.out, calibration).await?;
+    let report_code = emit(&store, &run.id, saved, &args.out, calibration).await?;
     match outcome {
         Err(e) => {
             eprintln!("error: {e}");
