@@ -86,7 +86,8 @@ impl<'a> ExecuteOptions<'a> {
 
 /// Runs every planned execution with at most `concurrency` at once, each within
 /// its case's `timeout_s` (else the default), grades it with its checks and
-/// judges, and feeds each result to every recorder as it lands. Cancelling
+/// judges, and feeds the results to every recorder in batches, each handed over
+/// at most 50 ms after its first result landed. Cancelling
 /// `cancel` stops new work and drops the executions in flight; the results that
 /// had landed are still recorded.
 pub async fn execute(

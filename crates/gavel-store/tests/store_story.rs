@@ -252,9 +252,12 @@ async fn story(url: String, engine: Engine) -> TestResult {
         execution("greet", "alpha", 0),
         execution("tools", "alpha", 0),
     ];
-    for e in &written {
+    // Some one by one, the rest in one batch.
+    let (one_by_one, batched) = written.split_at(3);
+    for e in one_by_one {
         store.record_execution(&run.id, e).await?;
     }
+    store.record_executions(&run.id, batched).await?;
 
     // Recording a key again replaces it: fewer turns, other verdicts, new status.
     let mut replaced = execution("greet", "alpha", 1);
@@ -271,7 +274,10 @@ async fn story(url: String, engine: Engine) -> TestResult {
     replaced.settle();
     assert_eq!(replaced.status, Status::Fail);
     store.record_execution(&run.id, &replaced).await?;
-    store.record_execution(&run.id, &replaced).await?;
+    // A key twice in one batch: the last one given is kept.
+    store
+        .record_executions(&run.id, &[written[3].clone(), replaced.clone()])
+        .await?;
     written[3] = replaced;
 
     store
