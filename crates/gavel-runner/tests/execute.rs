@@ -255,8 +255,10 @@ async fn a_recorder_that_cannot_keep_results_stops_the_run() {
     let c = calls.clone();
     let target = Arc::new(FnTarget::new(move |_req: FnRequest| {
         c.fetch_add(1, Ordering::SeqCst);
+        // Slow enough that few executions start within the 50 ms the runner
+        // gathers results before recording them.
         async {
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            tokio::time::sleep(Duration::from_millis(40)).await;
             "ok"
         }
     }));
