@@ -243,7 +243,7 @@ async fn story(url: String, engine: Engine) -> TestResult {
     assert!(store.cases(&older.id).await?.is_empty());
 
     // Executions land in any order; one case ("orphan") is not in the snapshot.
-    let mut written = vec![
+    let mut written = [
         execution("tools", "beta", 0),
         big_execution("orphan", "alpha"),
         execution("greet", "beta", 0),
