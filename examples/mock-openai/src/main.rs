@@ -108,7 +108,10 @@ async fn complete(
     };
     mock.requests.fetch_add(1, Ordering::Relaxed);
     if !mock.latency.is_zero() {
-        tokio::time::sleep(mock.latency).await;
+        // tokio's timer works in whole milliseconds and rounds up, which made answers
+        // about a millisecond late; a thread's sleep keeps to a fraction of one.
+        let latency = mock.latency;
+        let _ = tokio::task::spawn_blocking(move || std::thread::sleep(latency)).await;
     }
     let prompt_chars: usize = request["messages"]
         .as_array()
