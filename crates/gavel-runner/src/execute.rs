@@ -87,9 +87,9 @@ impl<'a> ExecuteOptions<'a> {
 /// Runs every planned execution with at most `concurrency` at once, each within
 /// its case's `timeout_s` (else the default), grades it with its checks and
 /// judges, and feeds the results to every recorder in batches, each handed over
-/// at most 50 ms after its first result landed. Cancelling
-/// `cancel` stops new work and drops the executions in flight; the results that
-/// had landed are still recorded.
+/// at most 50 ms after its first result landed. Cancelling `cancel` stops new
+/// work and drops the executions in flight; the results that had landed are
+/// still recorded.
 pub async fn execute(
     plan: &Plan,
     targets: &PreparedTargets,
@@ -116,8 +116,6 @@ pub async fn execute(
             over_budget.store(true, Ordering::Relaxed);
         }
     };
-    // Cancelling stops the scheduling and drops the executions in flight; the
-    // results that landed before are still recorded.
     let produce = async {
         let scheduled = plan
             .items

@@ -243,8 +243,8 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
             })
         }
     };
-    // The report reads every result back from the store: free the run's cases,
-    // plans and models first, so the two are never held at once.
+    // The report reads every result back from the store: free the run's plan and
+    // models first, so the two are never held at once.
     drop((plan, pool, baselines, suite));
     let report_code = emit(&store, &run.id, saved, &args.out, calibration).await?;
     match outcome {
