@@ -9,6 +9,7 @@ use futures::StreamExt;
 use gavel_checks::{JudgeModels, JudgeRuntime, NoJudgeModels};
 use gavel_core::{Case, Execution, JudgeSettings, Status, Transcript};
 use gavel_targets::Target;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{self, Played};
@@ -17,6 +18,11 @@ use crate::{Plan, PlannedExecution, PreparedTargets, Recorder, RunnerError};
 
 /// Most results handed to the recorders at once.
 const RECORD_BATCH: usize = 256;
+
+/// Results landed and not yet recorded, at most, beyond those in flight: when
+/// the store is slower than the runs, new executions wait instead of their
+/// results piling up in memory.
+const RECORD_BACKLOG: usize = RECORD_BATCH;
 
 /// How long a batch stays open for more results after its first one landed: one
 /// commit then serves every result landing within it, instead of one commit each
@@ -87,9 +93,10 @@ impl<'a> ExecuteOptions<'a> {
 /// Runs every planned execution with at most `concurrency` at once, each within
 /// its case's `timeout_s` (else the default), grades it with its checks and
 /// judges, and feeds the results to every recorder in batches, each handed over
-/// at most 50 ms after its first result landed. Cancelling `cancel` stops new
-/// work and drops the executions in flight; the results that had landed are
-/// still recorded.
+/// at most 50 ms after its first result landed. When the recorders fall behind,
+/// new executions wait once 256 results beyond those in flight are unrecorded.
+/// Cancelling `cancel` stops new work and drops the executions in flight; the
+/// results that had landed are still recorded.
 pub async fn execute(
     plan: &Plan,
     targets: &PreparedTargets,
@@ -107,6 +114,9 @@ pub async fn execute(
     };
     // Executions and recording run side by side: an execution parked while a result
     // is being recorded could hold a pooled store connection the recorder needs.
+    // So the backlog is bounded by permits, not by a full channel: an execution
+    // takes one before it starts and gives it back once its result is recorded.
+    let unrecorded = Semaphore::new(options.concurrency.max(1) + RECORD_BACKLOG);
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
     let spent = std::sync::Mutex::new(0.0_f64);
     let spend = |cost: f64| {
@@ -124,15 +134,17 @@ pub async fn execute(
             .inspect(|_| {
                 launched.fetch_add(1, Ordering::Relaxed);
             });
-        let mut results =
-            futures::stream::iter(scheduled.map(|item| run_item(item, targets, run_id, options)))
-                .buffer_unordered(options.concurrency.max(1));
+        let mut results = futures::stream::iter(scheduled.map(|item| async {
+            let permit = unrecorded.acquire().await.ok();
+            (run_item(item, targets, run_id, options).await, permit)
+        }))
+        .buffer_unordered(options.concurrency.max(1));
         let scheduling = async {
-            while let Some(result) = results.next().await {
-                if let Ok(e) = &result {
+            while let Some(landed) = results.next().await {
+                if let Ok(e) = &landed.0 {
                     spend(e.cost_usd().unwrap_or(0.0));
                 }
-                if done_tx.send(result).is_err() {
+                if done_tx.send(landed).is_err() {
                     break;
                 }
             }
@@ -152,7 +164,9 @@ pub async fn execute(
             while done_rx.recv_many(&mut landed, RECORD_BATCH).await > 0 {
                 gather(&mut done_rx, &mut landed, cancel).await;
                 let mut batch = Vec::with_capacity(landed.len());
-                for result in landed.drain(..) {
+                let mut permits = Vec::with_capacity(landed.len());
+                for (result, permit) in landed.drain(..) {
+                    permits.push(permit);
                     batch.extend(pairing.finished(result?, options).await);
                 }
                 // Pairwise verdicts, judged once the partner answered, add their cost.
@@ -165,6 +179,7 @@ pub async fn execute(
                         .sum(),
                 );
                 record(&batch, recorders).await?;
+                drop(permits);
                 report.finished += batch.len();
             }
             // Once interrupted, no judge is called for executions still waiting.
@@ -188,11 +203,17 @@ pub async fn execute(
     Ok(report)
 }
 
+/// An execution's result, with the permit it holds until the result is recorded.
+type Landed<'a> = (
+    Result<Execution, RunnerError>,
+    Option<tokio::sync::SemaphorePermit<'a>>,
+);
+
 /// Adds to `landed` what arrives within [`RECORD_WINDOW`], up to [`RECORD_BATCH`]
 /// results; stops early when the producer is done or the run is cancelled.
-async fn gather(
-    done: &mut tokio::sync::mpsc::UnboundedReceiver<Result<Execution, RunnerError>>,
-    landed: &mut Vec<Result<Execution, RunnerError>>,
+async fn gather<'a>(
+    done: &mut tokio::sync::mpsc::UnboundedReceiver<Landed<'a>>,
+    landed: &mut Vec<Landed<'a>>,
     cancel: &CancellationToken,
 ) {
     let window = tokio::time::sleep(RECORD_WINDOW);

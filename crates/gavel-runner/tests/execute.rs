@@ -346,3 +346,62 @@ async fn recording_never_starves_executions_that_hold_a_shared_resource() {
         .unwrap();
     assert_eq!(report.finished, 30);
 }
+
+/// While the recorder is stuck, new executions wait rather than their results
+/// piling up in memory: at most the concurrency (4) plus a backlog of 256 start,
+/// and every result is still recorded once the recorder moves again.
+#[tokio::test]
+async fn a_slow_recorder_holds_back_new_executions() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let target = Arc::new(FnTarget::new(move |_req: FnRequest| {
+        c.fetch_add(1, Ordering::SeqCst);
+        async { "ok" }
+    }));
+    struct Stuck {
+        calls: Arc<AtomicUsize>,
+        started_while_stuck: Option<usize>,
+        kept: usize,
+    }
+    #[async_trait::async_trait]
+    impl Recorder for Stuck {
+        async fn record(&mut self, _e: &Execution) -> Result<(), String> {
+            self.kept += 1;
+            Ok(())
+        }
+        async fn record_batch(&mut self, batch: &[Execution]) -> Result<(), String> {
+            if self.started_while_stuck.is_none() {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                self.started_while_stuck = Some(self.calls.load(Ordering::SeqCst));
+            }
+            self.kept += batch.len();
+            Ok(())
+        }
+    }
+    let cases: String = (0..1000)
+        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
+        .collect();
+    let s = suite(&format!("cases:\n{cases}"));
+    let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
+    let mut recorder = Stuck {
+        calls: calls.clone(),
+        started_while_stuck: None,
+        kept: 0,
+    };
+    let mut recorders: [&mut dyn Recorder; 1] = [&mut recorder];
+    let (targets, opts, cancel) = (
+        with(target),
+        options(&s, 4, Duration::from_secs(5)),
+        CancellationToken::new(),
+    );
+    let report = gavel_runner::execute(&plan, &targets, "r", &opts, &cancel, &mut recorders)
+        .await
+        .unwrap();
+    let started = recorder.started_while_stuck.unwrap();
+    assert!(
+        (4..=4 + 256).contains(&started),
+        "{started} executions started while the recorder was stuck"
+    );
+    assert_eq!((report.finished, recorder.kept), (1000, 1000));
+    assert_eq!(calls.load(Ordering::SeqCst), 1000);
+}

@@ -25,7 +25,8 @@ const UPSERT_TAIL: &str = " ON CONFLICT (key) DO UPDATE SET \
 impl Store {
     /// The cached model answer (serialized JSON) under `key`, if any.
     ///
-    /// Reads are batched like writes: a lookup that arrives while another caller
+    /// A SQLite file is read directly on the caller's thread. Otherwise (or when
+    /// that read fails) reads are batched like writes: a lookup that arrives while another caller
     /// is reading joins a queue, and that caller reads the whole queue in one
     /// `IN (…)` query before it returns, so concurrent model calls cost one
     /// statement instead of one each. A waiter whose reader went away (cancelled
@@ -33,6 +34,15 @@ impl Store {
     pub async fn cache_get(&self, key: &str) -> Result<Option<String>, StoreError> {
         if let Some((_, json)) = self.cache_queue.lock().entries.get(key) {
             return Ok(Some(json.clone()));
+        }
+        // Entries leave the queue only once committed, so the direct reader sees
+        // every entry the queue no longer holds.
+        if let Some(found) = self
+            .direct
+            .as_ref()
+            .and_then(|reader| reader.cached_answer(key).ok())
+        {
+            return Ok(found);
         }
         let waiting = {
             let mut lookups = self.cache_lookups.lock();

@@ -32,6 +32,7 @@
 mod cache;
 mod calibration;
 mod checkpoint;
+mod direct;
 mod embeddings;
 mod error;
 mod labels;
@@ -66,6 +67,8 @@ pub struct Store {
     cache_queue: std::sync::Arc<cache::CacheQueue>,
     /// Model-cache lookups waiting for the next batched read.
     cache_lookups: std::sync::Arc<cache::CacheLookups>,
+    /// Reads cache entries of a SQLite file on the caller's thread.
+    direct: Option<std::sync::Arc<direct::DirectReader>>,
 }
 
 impl Store {

@@ -2,10 +2,12 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
 
+use crate::direct::DirectReader;
 use crate::error::mask_url;
 use crate::{Store, StoreError};
 
@@ -220,8 +222,13 @@ impl Store {
                 url: masked.clone(),
                 source,
             })?;
+        let direct = match &location {
+            Location::SqliteFile { path, .. } => DirectReader::open(path).map(Arc::new),
+            _ => None,
+        };
         Ok(Store {
             pool,
+            direct,
             engine: location.engine(),
             url: masked,
             cache_queue: Default::default(),

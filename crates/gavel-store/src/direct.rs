@@ -1,0 +1,33 @@
+//! Point lookups on a SQLite file without a thread hop.
+//!
+//! sqlx runs each SQLite statement on its connection's own thread: two thread
+//! wake-ups per statement, which at model-call rates cost more CPU than the
+//! lookup itself. A lookup by primary key takes microseconds, so reading on the
+//! caller's thread is cheaper, and with WAL a reader never waits for the writer.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+/// A read-only connection to a SQLite file, used on the caller's thread. It sees
+/// what has been committed; it never waits for a lock (a busy database is an
+/// error, and the caller reads through the pool instead).
+pub(crate) struct DirectReader(Mutex<Connection>);
+
+impl DirectReader {
+    /// Opens `path` read-only; `None` when it cannot be opened (the pool serves).
+    pub(crate) fn open(path: &Path) -> Option<DirectReader> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).ok()?;
+        Some(DirectReader(Mutex::new(conn)))
+    }
+
+    /// The model cache's answer under `key`, if any.
+    pub(crate) fn cached_answer(&self, key: &str) -> rusqlite::Result<Option<String>> {
+        let conn = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        conn.prepare_cached("SELECT response_json FROM model_cache WHERE key = ?1")?
+            .query_row([key], |row| row.get(0))
+            .optional()
+    }
+}
