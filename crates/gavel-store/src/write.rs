@@ -1,5 +1,7 @@
 //! Writing: runs, case snapshots, and executions as they land.
 
+use std::collections::HashMap;
+
 use gavel_core::{Case, Execution, RunRecord, RunStatus, Verdict};
 use sqlx::any::AnyArguments;
 use sqlx::error::ErrorKind;
@@ -13,18 +15,23 @@ const INSERT_RUN: &str = "INSERT INTO runs \
          (id, suite, status, started_at, finished_at, config_json) \
      VALUES ($1, $2, $3, $4, $5, $6)";
 
-/// Inserts the execution, or updates the one with the same key (keeping its id and
-/// insertion sequence). `seq` is the next in the run: order of first recording.
-const UPSERT_EXECUTION: &str = "INSERT INTO executions \
-         (id, run_id, seq, case_id, case_name, target, repeat_index, tags_json, status, score, \
-         reason, started_at, duration_ms, session_id) \
-     VALUES ($1, $2, (SELECT COALESCE(MAX(seq), -1) + 1 FROM executions WHERE run_id = $2), \
-         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-     ON CONFLICT (run_id, case_id, target, repeat_index) DO UPDATE SET \
-         case_name = excluded.case_name, tags_json = excluded.tags_json, status = excluded.status, \
-         score = excluded.score, reason = excluded.reason, started_at = excluded.started_at, \
-         duration_ms = excluded.duration_ms, session_id = excluded.session_id \
-     RETURNING id";
+/// The next insertion sequence of a run: executions are numbered in order of
+/// first recording.
+const NEXT_SEQ: &str = "SELECT COALESCE(MAX(seq), -1) + 1 FROM executions WHERE run_id = $1";
+
+/// Inserts executions, or updates those with the same key (keeping their id and
+/// insertion sequence), and returns every row's id with its key.
+const UPSERT_EXECUTIONS: (&str, usize) = (
+    "INSERT INTO executions (id, run_id, seq, case_id, case_name, target, repeat_index, \
+     tags_json, status, score, reason, started_at, duration_ms, session_id)",
+    14,
+);
+const UPSERT_EXECUTIONS_TAIL: &str = " ON CONFLICT (run_id, case_id, target, repeat_index) \
+     DO UPDATE SET case_name = excluded.case_name, tags_json = excluded.tags_json, \
+     status = excluded.status, score = excluded.score, reason = excluded.reason, \
+     started_at = excluded.started_at, duration_ms = excluded.duration_ms, \
+     session_id = excluded.session_id \
+     RETURNING id, case_id, target, repeat_index";
 
 /// Children first: tool calls reference turns.
 const DELETE_CHILDREN: [&str; 3] = [
@@ -53,9 +60,10 @@ const INSERT_VERDICTS: (&str, usize) = (
     11,
 );
 
-/// Rows per multi-row INSERT: few statements per execution, and far below both
-/// engines' bind-parameter limits (SQLite 32766, PostgreSQL 65535).
-const ROWS_PER_INSERT: usize = 100;
+/// Most rows per multi-row statement: far below both engines' bind-parameter
+/// limits (SQLite 32766, PostgreSQL 65535). Statements carry a power of two of
+/// rows up to this, so each engine prepares a handful of shapes once.
+const MAX_ROWS_PER_INSERT: usize = 64;
 
 type AnyQuery<'q> = Query<'q, Any, AnyArguments>;
 
@@ -115,9 +123,9 @@ impl Store {
     }
 
     /// Writes several executions, as [`Store::record_execution`] does each, in one
-    /// transaction: all of them are kept or none. The runner hands over whatever
-    /// landed while the previous batch was being written, so one commit serves many
-    /// results when they arrive faster than commits.
+    /// transaction: all of them are kept or none; of a key given twice, the last is
+    /// kept. The rows of the whole batch go in a few multi-row statements, so a
+    /// batch costs about as many statements as a single execution.
     pub async fn record_executions(
         &self,
         run_id: &str,
@@ -140,11 +148,32 @@ impl Store {
                 new_id: uuid::Uuid::now_v7().to_string(),
             });
         }
+        let rows = last_per_key(rows);
 
         let mut tx = self.begin_write().await?;
-        for row in &rows {
-            row.upsert(run_id, &mut tx).await?;
+        let next_seq: i64 = sqlx::query_scalar(NEXT_SEQ)
+            .bind(run_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let ids = upsert_executions(&mut tx, run_id, next_seq, &rows).await?;
+        let mut turns = Vec::new();
+        let mut calls = Vec::new();
+        let mut verdicts = Vec::new();
+        for (row, id) in rows.iter().zip(&ids) {
+            if *id != row.new_id {
+                // The key was recorded before: replace its children.
+                for delete in DELETE_CHILDREN {
+                    sqlx::query(delete)
+                        .bind(id.as_str())
+                        .execute(&mut *tx)
+                        .await?;
+                }
+            }
+            turns.extend(row.children.turns.iter().map(|t| (id.as_str(), t)));
+            calls.extend(row.children.calls.iter().map(|c| (id.as_str(), c)));
+            verdicts.extend(row.children.verdicts.iter().map(|v| (id.as_str(), v)));
         }
+        insert_children(&mut tx, &turns, &calls, &verdicts).await?;
         // Staged model-cache entries ride along: no commit of their own.
         self.commit_with_cache(tx).await
     }
@@ -201,7 +230,7 @@ pub(crate) async fn insert_rows<T>(
     rows: &[T],
     bind: impl for<'q> Fn(AnyQuery<'q>, &T) -> AnyQuery<'q>,
 ) -> Result<(), sqlx::Error> {
-    for chunk in rows.chunks(ROWS_PER_INSERT) {
+    for chunk in chunks(rows) {
         let mut sql = values_sql(head, width, chunk.len());
         sql.push_str(tail);
         let mut query = sqlx::query(AssertSqlSafe(sql));
@@ -211,6 +240,20 @@ pub(crate) async fn insert_rows<T>(
         query.execute(&mut **tx).await?;
     }
     Ok(())
+}
+
+/// `rows` in consecutive chunks of a power of two rows, at most
+/// [`MAX_ROWS_PER_INSERT`], largest first.
+fn chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
+    std::iter::from_fn(move || {
+        let size = match rows.len() {
+            0 => return None,
+            n => MAX_ROWS_PER_INSERT.min(1 << n.ilog2()),
+        };
+        let (chunk, rest) = rows.split_at(size);
+        rows = rest;
+        Some(chunk)
+    })
 }
 
 /// `HEAD VALUES ($1, …, $width), ($width+1, …), …` for `rows` rows: placeholders
@@ -237,44 +280,80 @@ struct ExecutionValues<'a> {
     new_id: String,
 }
 
-impl ExecutionValues<'_> {
-    /// Inserts the execution (or updates the one under its key, replacing its
-    /// children) inside `tx`.
-    async fn upsert(
-        &self,
-        run_id: &str,
-        tx: &mut Transaction<'static, Any>,
-    ) -> Result<(), StoreError> {
-        let e = self.execution;
-        let id: String = sqlx::query_scalar(UPSERT_EXECUTION)
-            .bind(self.new_id.as_str())
-            .bind(run_id)
-            .bind(e.case_id.as_str())
-            .bind(e.case_name.as_str())
-            .bind(e.target.as_str())
-            .bind(i64::from(e.repeat_index))
-            .bind(self.tags.as_str())
-            .bind(e.status.as_str())
-            .bind(Float(e.score))
-            .bind(e.reason.as_deref())
-            .bind(e.started_at.as_str())
-            .bind(self.duration_ms)
-            .bind(e.transcript.session_id.as_str())
-            .fetch_one(&mut **tx)
+/// The rows of `rows` whose key (case, target, repeat) is not given again later,
+/// in order: one statement cannot write a key twice.
+fn last_per_key(rows: Vec<ExecutionValues<'_>>) -> Vec<ExecutionValues<'_>> {
+    let key = |row: &ExecutionValues<'_>| {
+        let e = row.execution;
+        (e.case_id.clone(), e.target.clone(), e.repeat_index)
+    };
+    let last: HashMap<_, usize> = rows.iter().enumerate().map(|(i, r)| (key(r), i)).collect();
+    rows.into_iter()
+        .enumerate()
+        .filter(|(i, row)| last.get(&key(row)) == Some(i))
+        .map(|(_, row)| row)
+        .collect()
+}
+
+/// Inserts `rows` (or updates those under an existing key) inside `tx`, numbering
+/// new ones from `next_seq`; returns the stored id of each, in order.
+async fn upsert_executions(
+    tx: &mut Transaction<'static, Any>,
+    run_id: &str,
+    next_seq: i64,
+    rows: &[ExecutionValues<'_>],
+) -> Result<Vec<String>, StoreError> {
+    let mut stored: HashMap<(String, String, i64), String> = HashMap::new();
+    let mut seq = next_seq;
+    for chunk in chunks(rows) {
+        let mut sql = values_sql(UPSERT_EXECUTIONS.0, UPSERT_EXECUTIONS.1, chunk.len());
+        sql.push_str(UPSERT_EXECUTIONS_TAIL);
+        let mut query = sqlx::query_as::<_, (String, String, String, i64)>(AssertSqlSafe(sql));
+        for row in chunk {
+            let e = row.execution;
+            query = query
+                .bind(row.new_id.as_str())
+                .bind(run_id)
+                .bind(seq)
+                .bind(e.case_id.as_str())
+                .bind(e.case_name.as_str())
+                .bind(e.target.as_str())
+                .bind(i64::from(e.repeat_index))
+                .bind(row.tags.as_str())
+                .bind(e.status.as_str())
+                .bind(Float(e.score))
+                .bind(e.reason.as_deref())
+                .bind(e.started_at.as_str())
+                .bind(row.duration_ms)
+                .bind(e.transcript.session_id.as_str());
+            seq += 1;
+        }
+        let returned = query
+            .fetch_all(&mut **tx)
             .await
             .map_err(|err| run_missing(err, run_id))?;
-        if id != self.new_id {
-            // The key was recorded before: replace its children.
-            for delete in DELETE_CHILDREN {
-                sqlx::query(delete)
-                    .bind(id.as_str())
-                    .execute(&mut **tx)
-                    .await?;
-            }
-        }
-        self.children.insert(&id, tx).await?;
-        Ok(())
+        stored.extend(
+            returned
+                .into_iter()
+                .map(|(id, case, target, repeat)| ((case, target, repeat), id)),
+        );
     }
+    rows.iter()
+        .map(|row| {
+            let e = row.execution;
+            let key = (
+                e.case_id.clone(),
+                e.target.clone(),
+                i64::from(e.repeat_index),
+            );
+            stored.remove(&key).ok_or_else(|| {
+                StoreError::Db(sqlx::Error::Protocol(format!(
+                    "no id returned for execution {}/{}/{}",
+                    e.case_id, e.target, e.repeat_index
+                )))
+            })
+        })
+        .collect()
 }
 
 /// One execution's child rows as column values, converted before any lock is taken.
@@ -378,55 +457,66 @@ impl<'a> Children<'a> {
         }
         Ok(children)
     }
+}
 
-    /// Inserts the rows under `id`: turns before the tool calls that reference them.
-    async fn insert(
-        &self,
-        id: &str,
-        tx: &mut Transaction<'static, Any>,
-    ) -> Result<(), sqlx::Error> {
-        insert_rows(tx, INSERT_TURNS, "", &self.turns, |q, t| {
-            q.bind(id)
-                .bind(t.seq)
-                .bind(t.round)
-                .bind(t.input)
-                .bind(t.output)
-                .bind(t.response.as_deref())
-                .bind(t.latency_ms)
-                .bind(t.usage.as_deref())
-                .bind(t.failure.as_deref())
-                .bind(t.conversation.as_deref())
-        })
-        .await?;
-        insert_rows(tx, INSERT_TOOL_CALLS, "", &self.calls, |q, c| {
-            q.bind(id)
-                .bind(c.turn_seq)
-                .bind(c.seq)
-                .bind(c.name)
-                .bind(c.arguments.as_str())
-                .bind(c.result.as_deref())
-        })
-        .await?;
-        insert_rows(tx, INSERT_VERDICTS, "", &self.verdicts, |q, v| {
-            let verdict = v.verdict;
-            q.bind(id)
-                .bind(v.seq)
-                .bind(v.round)
-                .bind(verdict.check.as_str())
-                .bind(verdict.kind.as_str())
-                .bind(verdict.status.as_str())
-                .bind(Float(verdict.score))
-                .bind(Float(verdict.threshold))
-                .bind(verdict.reason.as_str())
-                .bind(v.evidence.as_deref())
-                .bind(Float(verdict.cost_usd))
-        })
-        .await
-    }
+/// Inserts child rows, each with its execution's id: turns before the tool calls
+/// that reference them.
+async fn insert_children(
+    tx: &mut Transaction<'static, Any>,
+    turns: &[(&str, &TurnValues<'_>)],
+    calls: &[(&str, &ToolCallValues<'_>)],
+    verdicts: &[(&str, &VerdictValues<'_>)],
+) -> Result<(), sqlx::Error> {
+    insert_rows(tx, INSERT_TURNS, "", turns, |q, (id, t)| {
+        q.bind(*id)
+            .bind(t.seq)
+            .bind(t.round)
+            .bind(t.input)
+            .bind(t.output)
+            .bind(t.response.as_deref())
+            .bind(t.latency_ms)
+            .bind(t.usage.as_deref())
+            .bind(t.failure.as_deref())
+            .bind(t.conversation.as_deref())
+    })
+    .await?;
+    insert_rows(tx, INSERT_TOOL_CALLS, "", calls, |q, (id, c)| {
+        q.bind(*id)
+            .bind(c.turn_seq)
+            .bind(c.seq)
+            .bind(c.name)
+            .bind(c.arguments.as_str())
+            .bind(c.result.as_deref())
+    })
+    .await?;
+    insert_rows(tx, INSERT_VERDICTS, "", verdicts, |q, (id, v)| {
+        let verdict = v.verdict;
+        q.bind(*id)
+            .bind(v.seq)
+            .bind(v.round)
+            .bind(verdict.check.as_str())
+            .bind(verdict.kind.as_str())
+            .bind(verdict.status.as_str())
+            .bind(Float(verdict.score))
+            .bind(Float(verdict.threshold))
+            .bind(verdict.reason.as_str())
+            .bind(v.evidence.as_deref())
+            .bind(Float(verdict.cost_usd))
+    })
+    .await
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn chunks_are_powers_of_two_largest_first() {
+        let rows: Vec<usize> = (0..141).collect();
+        let sizes: Vec<usize> = super::chunks(&rows).map(<[usize]>::len).collect();
+        assert_eq!(sizes, [64, 64, 8, 4, 1]);
+        assert_eq!(super::chunks(&rows).flatten().count(), 141);
+        assert_eq!(super::chunks::<u8>(&[]).count(), 0);
+    }
+
     #[test]
     fn values_sql_numbers_every_placeholder() {
         assert_eq!(
