@@ -280,17 +280,31 @@ struct ExecutionValues<'a> {
     new_id: String,
 }
 
+/// An execution's key as stored: case id, target, repeat index.
+type ExecutionKey = (String, String, i64);
+
+impl ExecutionValues<'_> {
+    fn key(&self) -> ExecutionKey {
+        let e = self.execution;
+        (
+            e.case_id.clone(),
+            e.target.clone(),
+            i64::from(e.repeat_index),
+        )
+    }
+}
+
 /// The rows of `rows` whose key (case, target, repeat) is not given again later,
 /// in order: one statement cannot write a key twice.
 fn last_per_key(rows: Vec<ExecutionValues<'_>>) -> Vec<ExecutionValues<'_>> {
-    let key = |row: &ExecutionValues<'_>| {
-        let e = row.execution;
-        (e.case_id.clone(), e.target.clone(), e.repeat_index)
-    };
-    let last: HashMap<_, usize> = rows.iter().enumerate().map(|(i, r)| (key(r), i)).collect();
+    let last: HashMap<ExecutionKey, usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| (row.key(), i))
+        .collect();
     rows.into_iter()
         .enumerate()
-        .filter(|(i, row)| last.get(&key(row)) == Some(i))
+        .filter(|(i, row)| last.get(&row.key()) == Some(i))
         .map(|(_, row)| row)
         .collect()
 }
@@ -303,7 +317,7 @@ async fn upsert_executions(
     next_seq: i64,
     rows: &[ExecutionValues<'_>],
 ) -> Result<Vec<String>, StoreError> {
-    let mut stored: HashMap<(String, String, i64), String> = HashMap::new();
+    let mut stored: HashMap<ExecutionKey, String> = HashMap::new();
     let mut seq = next_seq;
     for chunk in chunks(rows) {
         let mut sql = values_sql(UPSERT_EXECUTIONS.0, UPSERT_EXECUTIONS.1, chunk.len());
@@ -341,12 +355,7 @@ async fn upsert_executions(
     rows.iter()
         .map(|row| {
             let e = row.execution;
-            let key = (
-                e.case_id.clone(),
-                e.target.clone(),
-                i64::from(e.repeat_index),
-            );
-            stored.remove(&key).ok_or_else(|| {
+            stored.remove(&row.key()).ok_or_else(|| {
                 StoreError::Db(sqlx::Error::Protocol(format!(
                     "no id returned for execution {}/{}/{}",
                     e.case_id, e.target, e.repeat_index
