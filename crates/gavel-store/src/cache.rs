@@ -26,10 +26,10 @@ impl Store {
     /// The cached model answer (serialized JSON) under `key`, if any.
     ///
     /// A SQLite file is read directly on the caller's thread. Otherwise (or when
-    /// that read fails) reads are batched like writes: a lookup that arrives while another caller
-    /// is reading joins a queue, and that caller reads the whole queue in one
-    /// `IN (…)` query before it returns, so concurrent model calls cost one
-    /// statement instead of one each. A waiter whose reader went away (cancelled
+    /// that read fails) reads are batched like writes: a lookup that arrives while
+    /// another caller is reading joins a queue, and that caller reads the whole
+    /// queue in one `IN (…)` query before it returns, so concurrent model calls
+    /// cost one statement instead of one each. A waiter whose reader went away (cancelled
     /// or failed) reads its key itself.
     pub async fn cache_get(&self, key: &str) -> Result<Option<String>, StoreError> {
         if let Some((_, json)) = self.cache_queue.lock().entries.get(key) {

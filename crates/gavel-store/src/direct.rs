@@ -7,6 +7,7 @@
 
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
@@ -20,6 +21,9 @@ impl DirectReader {
     pub(crate) fn open(path: &Path) -> Option<DirectReader> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).ok()?;
+        // rusqlite waits 5 s on a busy database by default: that would block the
+        // caller's thread, where a fallback costs nothing.
+        conn.busy_timeout(Duration::ZERO).ok()?;
         Some(DirectReader(Mutex::new(conn)))
     }
 
@@ -29,5 +33,25 @@ impl DirectReader {
         conn.prepare_cached("SELECT response_json FROM model_cache WHERE key = ?1")?
             .query_row([key], |row| row.get(0))
             .optional()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DirectReader;
+    use crate::Store;
+
+    #[tokio::test]
+    async fn reads_what_the_pool_committed() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("direct.db");
+        let store = Store::open(&format!("sqlite://{}", path.display())).await?;
+        let reader = DirectReader::open(&path).ok_or("the direct reader did not open")?;
+        let key = "k".repeat(64);
+        assert_eq!(reader.cached_answer(&key)?, None);
+        store.cache_put(&key, "m", "answer").await?;
+        assert_eq!(reader.cached_answer(&key)?.as_deref(), Some("answer"));
+        assert!(store.direct.is_some(), "a SQLite file store reads directly");
+        Ok(())
     }
 }
