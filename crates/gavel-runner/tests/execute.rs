@@ -11,13 +11,21 @@ use std::time::Duration;
 use gavel_core::{Execution, Status, Suite};
 use gavel_runner::{
     Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder,
-    RunnerError,
+    RunReport, RunnerError,
 };
 use gavel_targets::{FnReply, FnRequest, FnTarget, Target};
 
 fn suite(yaml: &str) -> Suite {
     let head = "targets:\n  agent: {type: command, command: [unused]}\n";
     gavel_core::load::parse_suite_str(&format!("{head}{yaml}"), Path::new("t.yaml")).unwrap()
+}
+
+/// A suite of `n` cases `c0`, `c1`, … each saying "hi".
+fn numbered_cases(n: usize) -> Suite {
+    let cases: String = (0..n)
+        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
+        .collect();
+    suite(&format!("cases:\n{cases}"))
 }
 
 fn with(target: Arc<dyn Target>) -> PreparedTargets {
@@ -55,6 +63,20 @@ async fn run(
     assert!(!report.interrupted);
     assert_eq!(report.finished, out.len());
     out
+}
+
+/// Executes `s` on `target`, `jobs` at once, feeding `recorder` alone.
+async fn execute_into(
+    s: &Suite,
+    target: Arc<dyn Target>,
+    jobs: usize,
+    recorder: &mut dyn Recorder,
+) -> Result<RunReport, RunnerError> {
+    let plan = gavel_runner::plan(s, &PlanOptions::default()).unwrap();
+    let mut recorders: [&mut dyn Recorder; 1] = [recorder];
+    let opts = options(s, jobs, Duration::from_secs(5));
+    let cancel = CancellationToken::new();
+    gavel_runner::execute(&plan, &with(target), "r", &opts, &cancel, &mut recorders).await
 }
 
 fn echo() -> Arc<dyn Target> {
@@ -214,10 +236,7 @@ async fn cancelling_keeps_what_was_recorded_and_reports_interruption() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         "ok"
     }));
-    let cases: String = (0..40)
-        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
-        .collect();
-    let s = suite(&format!("cases:\n{cases}"));
+    let s = numbered_cases(40);
     let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
     let cancel = CancellationToken::new();
     let c = cancel.clone();
@@ -262,18 +281,7 @@ async fn a_recorder_that_cannot_keep_results_stops_the_run() {
             "ok"
         }
     }));
-    let cases: String = (0..20)
-        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
-        .collect();
-    let s = suite(&format!("cases:\n{cases}"));
-    let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
-    let mut recorders: [&mut dyn Recorder; 1] = [&mut Broken];
-    let (targets, opts, cancel) = (
-        with(target),
-        options(&s, 1, Duration::from_secs(5)),
-        CancellationToken::new(),
-    );
-    let err = gavel_runner::execute(&plan, &targets, "r", &opts, &cancel, &mut recorders)
+    let err = execute_into(&numbered_cases(20), target, 1, &mut Broken)
         .await
         .unwrap_err();
     assert!(matches!(err, RunnerError::Record { .. }));
@@ -327,19 +335,9 @@ async fn recording_never_starves_executions_that_hold_a_shared_resource() {
             Ok(())
         }
     }
-    let cases: String = (0..30)
-        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
-        .collect();
-    let s = suite(&format!("cases:\n{cases}"));
-    let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
+    let s = numbered_cases(30);
     let mut recorder = NeedsPool(pool, 0);
-    let mut recorders: [&mut dyn Recorder; 1] = [&mut recorder];
-    let (targets, opts, cancel) = (
-        with(target),
-        options(&s, 8, Duration::from_secs(5)),
-        CancellationToken::new(),
-    );
-    let run = gavel_runner::execute(&plan, &targets, "r", &opts, &cancel, &mut recorders);
+    let run = execute_into(&s, target, 8, &mut recorder);
     let report = tokio::time::timeout(Duration::from_secs(20), run)
         .await
         .expect("deadlocked")
@@ -378,23 +376,12 @@ async fn a_slow_recorder_holds_back_new_executions() {
             Ok(())
         }
     }
-    let cases: String = (0..1000)
-        .map(|i| format!("  - {{id: c{i}, input: hi}}\n"))
-        .collect();
-    let s = suite(&format!("cases:\n{cases}"));
-    let plan = gavel_runner::plan(&s, &PlanOptions::default()).unwrap();
     let mut recorder = Stuck {
         calls: calls.clone(),
         started_while_stuck: None,
         kept: 0,
     };
-    let mut recorders: [&mut dyn Recorder; 1] = [&mut recorder];
-    let (targets, opts, cancel) = (
-        with(target),
-        options(&s, 4, Duration::from_secs(5)),
-        CancellationToken::new(),
-    );
-    let report = gavel_runner::execute(&plan, &targets, "r", &opts, &cancel, &mut recorders)
+    let report = execute_into(&numbered_cases(1000), target, 4, &mut recorder)
         .await
         .unwrap();
     let started = recorder.started_while_stuck.unwrap();
