@@ -159,7 +159,7 @@ impl Store {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect()
         };
-        write_cache_entries(&mut tx, &batch).await?;
+        write_cache_entries(self.engine, &mut tx, &batch).await?;
         tx.commit().await?;
         let mut queue = self.cache_queue.lock();
         for (key, value) in batch {
@@ -176,11 +176,13 @@ type QueuedEntry = (String, (String, String));
 
 /// Upserts `batch` inside `tx`, in multi-row statements.
 async fn write_cache_entries(
+    engine: crate::Engine,
     tx: &mut Transaction<'static, Any>,
     batch: &[QueuedEntry],
 ) -> Result<(), sqlx::Error> {
     let now = gavel_core::now_rfc3339();
     crate::write::insert_rows(
+        engine,
         tx,
         INSERT_CACHED,
         UPSERT_TAIL,

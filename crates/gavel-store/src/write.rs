@@ -99,13 +99,20 @@ impl Store {
             .bind(run_id)
             .execute(&mut *tx)
             .await?;
-        insert_rows(&mut tx, INSERT_CASES, "", &rows, |q, (seq, case, json)| {
-            q.bind(run_id)
-                .bind(*seq)
-                .bind(case.id.as_str())
-                .bind(case.source.as_str())
-                .bind(json.as_str())
-        })
+        insert_rows(
+            self.engine,
+            &mut tx,
+            INSERT_CASES,
+            "",
+            &rows,
+            |q, (seq, case, json)| {
+                q.bind(run_id)
+                    .bind(*seq)
+                    .bind(case.id.as_str())
+                    .bind(case.source.as_str())
+                    .bind(json.as_str())
+            },
+        )
         .await
         .map_err(|e| run_missing(e, run_id))?;
         tx.commit().await?;
@@ -155,7 +162,7 @@ impl Store {
             .bind(run_id)
             .fetch_one(&mut *tx)
             .await?;
-        let ids = upsert_executions(&mut tx, run_id, next_seq, &rows).await?;
+        let ids = upsert_executions(self.engine, &mut tx, run_id, next_seq, &rows).await?;
         let mut turns = Vec::new();
         let mut calls = Vec::new();
         let mut verdicts = Vec::new();
@@ -173,7 +180,7 @@ impl Store {
             calls.extend(row.children.calls.iter().map(|c| (id.as_str(), c)));
             verdicts.extend(row.children.verdicts.iter().map(|v| (id.as_str(), v)));
         }
-        insert_children(&mut tx, &turns, &calls, &verdicts).await?;
+        insert_children(self.engine, &mut tx, &turns, &calls, &verdicts).await?;
         // Staged model-cache entries ride along: no commit of their own.
         self.commit_with_cache(tx).await
     }
@@ -224,6 +231,7 @@ pub(crate) fn run_missing(error: sqlx::Error, run_id: &str) -> StoreError {
 /// each ending with `tail` (a conflict clause, or nothing); `bind` binds one row's
 /// values, `width` of them, in column order.
 pub(crate) async fn insert_rows<T>(
+    engine: Engine,
     tx: &mut Transaction<'static, Any>,
     (head, width): (&str, usize),
     tail: &str,
@@ -231,7 +239,7 @@ pub(crate) async fn insert_rows<T>(
     bind: impl for<'q> Fn(AnyQuery<'q>, &T) -> AnyQuery<'q>,
 ) -> Result<(), sqlx::Error> {
     for chunk in chunks(rows) {
-        let mut sql = values_sql(head, width, chunk.len());
+        let mut sql = values_sql(engine, head, width, chunk.len());
         sql.push_str(tail);
         let mut query = sqlx::query(AssertSqlSafe(sql));
         for row in chunk {
@@ -256,13 +264,18 @@ fn chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
     })
 }
 
-/// `HEAD VALUES ($1, …, $width), ($width+1, …), …` for `rows` rows: placeholders
-/// only, never data.
-fn values_sql(head: &str, width: usize, rows: usize) -> String {
+/// `HEAD VALUES (…), (…), …` with `width` placeholders in each of `rows` rows:
+/// placeholders only, never data. PostgreSQL gets `$1, $2, …`; SQLite gets
+/// anonymous `?`, because its driver looks each numbered parameter up by name, a
+/// cost quadratic in their number.
+fn values_sql(engine: Engine, head: &str, width: usize, rows: usize) -> String {
     let tuples: Vec<String> = (0..rows)
         .map(|row| {
             let params: Vec<String> = (1..=width)
-                .map(|col| format!("${}", row * width + col))
+                .map(|col| match engine {
+                    Engine::Sqlite => "?".to_owned(),
+                    Engine::Postgres => format!("${}", row * width + col),
+                })
                 .collect();
             format!("({})", params.join(", "))
         })
@@ -312,6 +325,7 @@ fn last_per_key(rows: Vec<ExecutionValues<'_>>) -> Vec<ExecutionValues<'_>> {
 /// Inserts `rows` (or updates those under an existing key) inside `tx`, numbering
 /// new ones from `next_seq`; returns the stored id of each, in order.
 async fn upsert_executions(
+    engine: Engine,
     tx: &mut Transaction<'static, Any>,
     run_id: &str,
     next_seq: i64,
@@ -320,7 +334,12 @@ async fn upsert_executions(
     let mut stored: HashMap<ExecutionKey, String> = HashMap::new();
     let mut seq = next_seq;
     for chunk in chunks(rows) {
-        let mut sql = values_sql(UPSERT_EXECUTIONS.0, UPSERT_EXECUTIONS.1, chunk.len());
+        let mut sql = values_sql(
+            engine,
+            UPSERT_EXECUTIONS.0,
+            UPSERT_EXECUTIONS.1,
+            chunk.len(),
+        );
         sql.push_str(UPSERT_EXECUTIONS_TAIL);
         let mut query = sqlx::query_as::<_, (String, String, String, i64)>(AssertSqlSafe(sql));
         for row in chunk {
@@ -471,12 +490,13 @@ impl<'a> Children<'a> {
 /// Inserts child rows, each with its execution's id: turns before the tool calls
 /// that reference them.
 async fn insert_children(
+    engine: Engine,
     tx: &mut Transaction<'static, Any>,
     turns: &[(&str, &TurnValues<'_>)],
     calls: &[(&str, &ToolCallValues<'_>)],
     verdicts: &[(&str, &VerdictValues<'_>)],
 ) -> Result<(), sqlx::Error> {
-    insert_rows(tx, INSERT_TURNS, "", turns, |q, (id, t)| {
+    insert_rows(engine, tx, INSERT_TURNS, "", turns, |q, (id, t)| {
         q.bind(*id)
             .bind(t.seq)
             .bind(t.round)
@@ -489,7 +509,7 @@ async fn insert_children(
             .bind(t.conversation.as_deref())
     })
     .await?;
-    insert_rows(tx, INSERT_TOOL_CALLS, "", calls, |q, (id, c)| {
+    insert_rows(engine, tx, INSERT_TOOL_CALLS, "", calls, |q, (id, c)| {
         q.bind(*id)
             .bind(c.turn_seq)
             .bind(c.seq)
@@ -498,7 +518,7 @@ async fn insert_children(
             .bind(c.result.as_deref())
     })
     .await?;
-    insert_rows(tx, INSERT_VERDICTS, "", verdicts, |q, (id, v)| {
+    insert_rows(engine, tx, INSERT_VERDICTS, "", verdicts, |q, (id, v)| {
         let verdict = v.verdict;
         q.bind(*id)
             .bind(v.seq)
@@ -529,8 +549,12 @@ mod tests {
     #[test]
     fn values_sql_numbers_every_placeholder() {
         assert_eq!(
-            super::values_sql("INSERT INTO t (a, b)", 2, 2),
+            super::values_sql(crate::Engine::Postgres, "INSERT INTO t (a, b)", 2, 2),
             "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)"
+        );
+        assert_eq!(
+            super::values_sql(crate::Engine::Sqlite, "INSERT INTO t (a, b)", 2, 2),
+            "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)"
         );
     }
 }
