@@ -29,8 +29,8 @@ impl Store {
     /// that read fails) reads are batched like writes: a lookup that arrives while
     /// another caller is reading joins a queue, and that caller reads the whole
     /// queue in one `IN (…)` query before it returns, so concurrent model calls
-    /// cost one statement instead of one each. A waiter whose reader went away (cancelled
-    /// or failed) reads its key itself.
+    /// cost one statement instead of one each. A waiter whose reader went away
+    /// (cancelled or failed) reads its key itself.
     pub async fn cache_get(&self, key: &str) -> Result<Option<String>, StoreError> {
         if let Some((_, json)) = self.cache_queue.lock().entries.get(key) {
             return Ok(Some(json.clone()));
