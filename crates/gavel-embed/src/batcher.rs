@@ -143,10 +143,7 @@ impl Batcher {
 
 /// The cache key of a text: hex SHA-256 of its UTF-8 bytes.
 fn text_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// Collects requests into batches of up to [`MAX_BATCH`] texts (waiting at most

@@ -47,6 +47,19 @@ pub struct Plan {
     pub already_done: usize,
 }
 
+impl Plan {
+    /// The selected cases, taken out of the plan: copied only when something
+    /// else still shares one.
+    pub fn into_cases(self) -> Vec<Case> {
+        let Plan { cases, items, .. } = self;
+        drop(items);
+        cases
+            .into_iter()
+            .map(|case| Arc::try_unwrap(case).unwrap_or_else(|shared| (*shared).clone()))
+            .collect()
+    }
+}
+
 /// Selects, compiles and expands the cases of `suite`.
 pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
     let filter = options.filter.as_ref().map(|f| f.to_lowercase());
@@ -58,10 +71,14 @@ pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
         let checks = Arc::new(gavel_checks::compile(case, &suite.judge)?);
         // A robustness case runs every input (its own, then each variant) per
         // repeat: execution `r * inputs + v` is repeat r of input v.
-        let inputs: Vec<Arc<Case>> = (0..case.input_count())
-            .map(|v| Arc::new(case.with_input(v)))
-            .collect();
+        // Input 0 is the case itself, shared rather than copied.
         let case = Arc::new(case.clone());
+        let inputs: Vec<Arc<Case>> = (0..case.input_count())
+            .map(|v| match v {
+                0 => case.clone(),
+                v => Arc::new(case.with_input(v)),
+            })
+            .collect();
         for target in &case.targets {
             if !suite.targets.contains_key(target) {
                 return Err(RunnerError::UnknownTarget {

@@ -1,5 +1,6 @@
 //! Writing: runs, case snapshots, and executions as they land.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 use gavel_core::{Case, Execution, RunRecord, RunStatus, Verdict};
@@ -85,11 +86,16 @@ impl Store {
 
     /// Stores the exact cases a run used, in order, replacing any earlier snapshot of
     /// that run. `Case::source` (which serde skips) is kept in its own column.
-    pub async fn save_cases(&self, run_id: &str, cases: &[Case]) -> Result<(), StoreError> {
+    pub async fn save_cases<C: Borrow<Case> + Sync>(
+        &self,
+        run_id: &str,
+        cases: &[C],
+    ) -> Result<(), StoreError> {
         let rows = cases
             .iter()
+            .map(Borrow::borrow)
             .enumerate()
-            .map(|(seq, case)| {
+            .map(|(seq, case): (usize, &Case)| {
                 let what = || format!("case `{}` of run {run_id}", case.id);
                 Ok((to_i64(seq, what)?, case, to_json(case, what)?))
             })

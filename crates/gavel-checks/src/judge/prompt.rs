@@ -280,10 +280,7 @@ fn sample_vars(kind: TemplateKind) -> Value {
 
 /// Lowercase hex SHA-256 of `text`.
 pub(crate) fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// Makes text unable to open or close a fence: every `<<<` becomes `‹‹‹`.

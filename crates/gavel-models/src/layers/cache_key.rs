@@ -49,7 +49,7 @@ pub fn cache_key(model: &ModelId, request: &ChatRequest) -> String {
     let mut hasher = HashWriter(Sha256::new());
     // Plain data into a writer that never fails: serialization cannot fail.
     let _ = serde_json::to_writer(&mut hasher, &material);
-    format!("{:x}", hasher.0.finalize())
+    hex::encode(hasher.0.finalize())
 }
 
 #[derive(serde::Serialize)]

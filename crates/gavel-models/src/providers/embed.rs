@@ -75,7 +75,7 @@ impl EmbeddingProvider {
                 )]),
             },
         };
-        let client = genai_client(&label, config)?;
+        let client = genai_client(&label, config, &resolved.endpoint)?;
         let target = ServiceTarget {
             endpoint: Endpoint::from_owned(resolved.endpoint),
             auth,

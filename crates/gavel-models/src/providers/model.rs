@@ -74,7 +74,7 @@ impl ProviderModel {
                 headers: genai::Headers::default(),
             },
         };
-        let client = genai_client(&label, config)?;
+        let client = genai_client(&label, config, &resolved.endpoint)?;
         let target = ServiceTarget {
             endpoint: Endpoint::from_owned(resolved.endpoint),
             auth,
@@ -246,7 +246,11 @@ impl ProviderModel {
 
 /// The genai client of one provider model: its connect timeout and the
 /// configured request timeout.
-pub(super) fn genai_client(label: &str, config: &ProviderConfig) -> Result<Client, ModelError> {
+pub(super) fn genai_client(
+    label: &str,
+    config: &ProviderConfig,
+    endpoint: &str,
+) -> Result<Client, ModelError> {
     // genai's own HTTP client keeps only 4 idle connections per host, so at
     // `-j 32` most calls would open (and, with TLS, handshake) a new connection;
     // this one keeps every connection a run's concurrency needs.
@@ -256,6 +260,14 @@ pub(super) fn genai_client(label: &str, config: &ProviderConfig) -> Result<Clien
         .gzip(true);
     if let Some(timeout) = config.timeout {
         web = web.timeout(timeout);
+    }
+    // A plain-HTTP endpoint (a local server) never handshakes TLS, so its client
+    // skips loading the platform's root certificates; a redirect to HTTPS fails.
+    if endpoint
+        .get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+    {
+        web = web.tls_certs_only([]);
     }
     let failed = |error: String| {
         ModelError::new(

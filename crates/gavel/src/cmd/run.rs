@@ -136,14 +136,10 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         eprintln!("warning: {w}");
     }
     let pool = models::pool(&args.models, &suite.judge, &store, true);
-    // A new run's cases, as saved, serve its report; a resumed run's are read back.
-    let mut saved = None;
     if args.resume.is_none() {
         store.create_run(&run).await?;
-        let cases: Vec<gavel::Case> = plan.cases.iter().map(|c| (**c).clone()).collect();
-        store.save_cases(&run.id, &cases).await?;
+        store.save_cases(&run.id, &plan.cases).await?;
         store.save_run_case_versions(&run.id, &versions).await?;
-        saved = Some(cases);
     }
     eprintln!(
         "run {} · suite {} · {} execution{} ({} already recorded) · store {}",
@@ -166,6 +162,11 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         )
         .await;
     }
+    // From here on the plan holds the only copy of the cases a run needs.
+    let suite = gavel::Suite {
+        cases: Vec::new(),
+        ..suite
+    };
 
     let targets =
         match PreparedTargets::prepare(&suite, &plan, &pool, &models::store_targets(&pool, &store))
@@ -244,8 +245,16 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         }
     };
     // The report reads every result back from the store: free the run's plan and
-    // models first, so the two are never held at once.
-    drop((plan, pool, baselines, suite));
+    // models first, so the two are never held at once. A new run's cases, as
+    // saved, come out of the plan; a resumed run's are read back.
+    drop((pool, baselines, suite));
+    let saved = match args.resume {
+        None => Some(plan.into_cases()),
+        Some(_) => {
+            drop(plan);
+            None
+        }
+    };
     let report_code = emit(&store, &run.id, saved, &args.out, calibration).await?;
     match outcome {
         Err(e) => {
