@@ -189,6 +189,17 @@ cases:
     }
 
     #[test]
+    fn cases_are_shared_not_copied_and_come_back_out() {
+        let suite = suite();
+        let p = plan(&suite, &PlanOptions::default()).unwrap();
+        for item in &p.items {
+            let case = p.cases.iter().find(|c| c.id == item.case.id).unwrap();
+            assert!(Arc::ptr_eq(case, &item.case), "{} is a copy", item.case.id);
+        }
+        assert_eq!(p.into_cases(), suite.cases);
+    }
+
+    #[test]
     fn resume_skips_recorded_executions() {
         let mut o = PlanOptions::default();
         o.done.insert(("two".into(), "a".into(), 1));
