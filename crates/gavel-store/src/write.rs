@@ -2,6 +2,7 @@
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use gavel_core::{Case, Execution, RunRecord, RunStatus, Verdict};
 use sqlx::any::AnyArguments;
@@ -275,18 +276,23 @@ fn chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
 /// anonymous `?`, because its driver looks each numbered parameter up by name, a
 /// cost quadratic in their number.
 fn values_sql(engine: Engine, head: &str, width: usize, rows: usize) -> String {
-    let tuples: Vec<String> = (0..rows)
-        .map(|row| {
-            let params: Vec<String> = (1..=width)
-                .map(|col| match engine {
-                    Engine::Sqlite => "?".to_owned(),
-                    Engine::Postgres => format!("${}", row * width + col),
-                })
-                .collect();
-            format!("({})", params.join(", "))
-        })
-        .collect();
-    format!("{head} VALUES {}", tuples.join(", "))
+    let mut sql = format!("{head} VALUES ");
+    for row in 0..rows {
+        sql.push_str(if row == 0 { "(" } else { ", (" });
+        for col in 1..=width {
+            if col > 1 {
+                sql.push_str(", ");
+            }
+            match engine {
+                Engine::Sqlite => sql.push('?'),
+                Engine::Postgres => {
+                    let _ = write!(sql, "${}", row * width + col);
+                }
+            }
+        }
+        sql.push(')');
+    }
+    sql
 }
 
 /// One execution's own column values and child rows, converted before any lock is

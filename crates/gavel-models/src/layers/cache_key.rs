@@ -1,6 +1,6 @@
 //! The cache key: SHA-256 over a canonical serialization of the request,
-//! streamed straight into the hasher (no JSON tree is built: the key is computed
-//! on every model call).
+//! written straight from the request's fields (no JSON tree is built: the key is
+//! computed on every model call).
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use serde_json::Value;
@@ -46,11 +46,16 @@ pub fn cache_key(model: &ModelId, request: &ChatRequest) -> String {
         sample: *sample,
         template_hash,
     };
-    let mut hasher = HashWriter(Sha256::new());
-    // Plain data into a writer that never fails: serialization cannot fail.
-    let _ = serde_json::to_writer(&mut hasher, &material);
-    hex::encode(hasher.0.finalize())
+    // Written out whole, then hashed in one pass: fed to the hasher piece by
+    // piece, the serializer's many small writes each paid the hasher's overhead.
+    let mut json = Vec::with_capacity(KEY_BUFFER);
+    // Plain data into a Vec: serialization cannot fail.
+    let _ = serde_json::to_writer(&mut json, &material);
+    hex::encode(Sha256::digest(&json))
 }
+
+/// Bytes reserved for a request's key material: a judge prompt and its schema.
+const KEY_BUFFER: usize = 8 * 1024;
 
 #[derive(serde::Serialize)]
 struct Material<'a> {
@@ -64,20 +69,6 @@ struct Material<'a> {
     tools: Vec<Tool<'a>>,
     sample: u32,
     template_hash: &'a Option<String>,
-}
-
-/// Feeds serialized bytes to the hasher.
-struct HashWriter(Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// A JSON value with the keys of every object in sorted order (serde_json keeps
