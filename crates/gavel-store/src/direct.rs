@@ -27,6 +27,12 @@ impl DirectReader {
         Some(DirectReader(Mutex::new(conn)))
     }
 
+    /// Runs `read` on the connection, on the caller's thread.
+    pub(crate) fn read<T>(&self, read: impl FnOnce(&Connection) -> T) -> T {
+        let conn = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        read(&conn)
+    }
+
     /// The model cache's answer under `key`, if any.
     pub(crate) fn cached_answer(&self, key: &str) -> rusqlite::Result<Option<String>> {
         let conn = self.0.lock().unwrap_or_else(|p| p.into_inner());

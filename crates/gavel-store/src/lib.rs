@@ -67,7 +67,7 @@ pub struct Store {
     cache_queue: std::sync::Arc<cache::CacheQueue>,
     /// Model-cache lookups waiting for the next batched read.
     cache_lookups: std::sync::Arc<cache::CacheLookups>,
-    /// Reads cache entries of a SQLite file on the caller's thread.
+    /// Reads cache entries and executions of a SQLite file on the caller's thread.
     direct: Option<std::sync::Arc<direct::DirectReader>>,
 }
 

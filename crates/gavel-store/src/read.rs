@@ -137,50 +137,41 @@ impl Store {
     /// then repeat index. Cases missing from the snapshot come last, in recording
     /// order. Read from one consistent snapshot, even while the run is writing.
     pub async fn executions(&self, run_id: &str) -> Result<Vec<Execution>, StoreError> {
+        // A SQLite file is read on the caller's thread: through the pool, every
+        // row would cross to sqlx's worker thread and back, waking one of them
+        // per row. Should that read fail, the pool's answer (or error) stands.
+        if let Some(direct) = &self.direct
+            && let Some(executions) = direct.read(|conn| executions_direct(conn, run_id))
+        {
+            return Ok(executions);
+        }
         let mut tx = self.begin_read().await?;
         let rows: Vec<ExecutionRow> = sqlx::query_as(SELECT_EXECUTIONS)
             .bind(run_id)
             .fetch_all(&mut *tx)
             .await?;
-        // Turns and verdicts are converted as their rows arrive, so a large
-        // run never holds its raw rows and their parsed form at once.
+        let mut assembly = Assembly::default();
         let calls: Vec<ToolCallRow> = sqlx::query_as(SELECT_TOOL_CALLS)
             .bind(run_id)
             .fetch_all(&mut *tx)
             .await?;
-        let mut calls_by_turn: HashMap<(String, i64), Vec<ToolCall>> = HashMap::new();
         for row in calls {
-            let key = (row.execution_id.clone(), row.turn_seq);
-            calls_by_turn
-                .entry(key)
-                .or_default()
-                .push(row.into_tool_call()?);
+            assembly.call(row)?;
         }
-        let mut turns_by_execution: HashMap<String, Vec<Turn>> = HashMap::new();
         {
             let mut turns = sqlx::query_as::<_, TurnRow>(SELECT_TURNS)
                 .bind(run_id)
                 .fetch(&mut *tx);
             while let Some(row) = turns.try_next().await? {
-                let calls = calls_by_turn
-                    .remove(&(row.execution_id.clone(), row.seq))
-                    .unwrap_or_default();
-                turns_by_execution
-                    .entry(row.execution_id.clone())
-                    .or_default()
-                    .push(row.into_turn(calls)?);
+                assembly.turn(row)?;
             }
         }
-        let mut verdicts_by_execution: HashMap<String, Vec<Verdict>> = HashMap::new();
         {
             let mut verdicts = sqlx::query_as::<_, VerdictRow>(SELECT_VERDICTS)
                 .bind(run_id)
                 .fetch(&mut *tx);
             while let Some(row) = verdicts.try_next().await? {
-                verdicts_by_execution
-                    .entry(row.execution_id.clone())
-                    .or_default()
-                    .push(row.into_verdict()?);
+                assembly.verdict(row)?;
             }
         }
         let case_seq: HashMap<String, i64> = sqlx::query_as(SELECT_CASE_ORDER)
@@ -190,15 +181,7 @@ impl Store {
             .into_iter()
             .collect();
         tx.commit().await?;
-
-        let rows = in_case_order(rows, &case_seq);
-        rows.into_iter()
-            .map(|row| {
-                let turns = turns_by_execution.remove(&row.id).unwrap_or_default();
-                let verdicts = verdicts_by_execution.remove(&row.id).unwrap_or_default();
-                row.into_execution(turns, verdicts)
-            })
-            .collect()
+        assembly.finish(rows, &case_seq)
     }
 
     /// Begins a read-only transaction that sees one snapshot. SQLite (WAL) gives a
@@ -214,6 +197,97 @@ impl Store {
             }
         }
     }
+}
+
+/// A run's executions put together from their rows. Turns and verdicts are
+/// converted as their rows arrive, so a large run never holds its raw rows and
+/// their parsed form at once; tool calls must all arrive before the turns.
+#[derive(Default)]
+struct Assembly {
+    calls_by_turn: HashMap<(String, i64), Vec<ToolCall>>,
+    turns: HashMap<String, Vec<Turn>>,
+    verdicts: HashMap<String, Vec<Verdict>>,
+}
+
+impl Assembly {
+    fn call(&mut self, row: ToolCallRow) -> Result<(), StoreError> {
+        let key = (row.execution_id.clone(), row.turn_seq);
+        let call = row.into_tool_call()?;
+        self.calls_by_turn.entry(key).or_default().push(call);
+        Ok(())
+    }
+
+    fn turn(&mut self, row: TurnRow) -> Result<(), StoreError> {
+        let calls = self
+            .calls_by_turn
+            .remove(&(row.execution_id.clone(), row.seq))
+            .unwrap_or_default();
+        let execution = row.execution_id.clone();
+        let turn = row.into_turn(calls)?;
+        self.turns.entry(execution).or_default().push(turn);
+        Ok(())
+    }
+
+    fn verdict(&mut self, row: VerdictRow) -> Result<(), StoreError> {
+        let execution = row.execution_id.clone();
+        let verdict = row.into_verdict()?;
+        self.verdicts.entry(execution).or_default().push(verdict);
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        rows: Vec<ExecutionRow>,
+        case_seq: &HashMap<String, i64>,
+    ) -> Result<Vec<Execution>, StoreError> {
+        in_case_order(rows, case_seq)
+            .into_iter()
+            .map(|row| {
+                let turns = self.turns.remove(&row.id).unwrap_or_default();
+                let verdicts = self.verdicts.remove(&row.id).unwrap_or_default();
+                row.into_execution(turns, verdicts)
+            })
+            .collect()
+    }
+}
+
+/// [`Store::executions`] through the direct reader, in one read transaction;
+/// `None` when any step fails (the pool then reads, and reports what is wrong).
+fn executions_direct(conn: &rusqlite::Connection, run_id: &str) -> Option<Vec<Execution>> {
+    let tx = conn.unchecked_transaction().ok()?;
+    let rows = all_rows(&tx, SELECT_EXECUTIONS, run_id, ExecutionRow::from_sqlite)?;
+    let mut assembly = Assembly::default();
+    for row in all_rows(&tx, SELECT_TOOL_CALLS, run_id, ToolCallRow::from_sqlite)? {
+        assembly.call(row).ok()?;
+    }
+    let mut turns = tx.prepare(SELECT_TURNS).ok()?;
+    for row in turns.query_map([run_id], TurnRow::from_sqlite).ok()? {
+        assembly.turn(row.ok()?).ok()?;
+    }
+    let mut verdicts = tx.prepare(SELECT_VERDICTS).ok()?;
+    for row in verdicts.query_map([run_id], VerdictRow::from_sqlite).ok()? {
+        assembly.verdict(row.ok()?).ok()?;
+    }
+    let case_seq: HashMap<String, i64> = all_rows(&tx, SELECT_CASE_ORDER, run_id, |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?
+    .into_iter()
+    .collect();
+    drop((turns, verdicts));
+    tx.commit().ok()?;
+    assembly.finish(rows, &case_seq).ok()
+}
+
+/// Every row of `sql` for `run_id`, read with `read`.
+fn all_rows<T>(
+    tx: &rusqlite::Transaction<'_>,
+    sql: &str,
+    run_id: &str,
+    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Option<Vec<T>> {
+    let mut statement = tx.prepare(sql).ok()?;
+    let rows = statement.query_map([run_id], read).ok()?;
+    rows.collect::<rusqlite::Result<Vec<T>>>().ok()
 }
 
 /// Sorts executions by (case position in the snapshot, target, repeat index,
@@ -243,4 +317,83 @@ fn in_case_order(
             .then(a.seq.cmp(&b.seq))
     });
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use gavel_core::{
+        Execution, RunRecord, RunStatus, Status, ToolCall, Transcript, Turn, Verdict,
+    };
+    use serde_json::json;
+
+    use crate::Store;
+
+    #[tokio::test]
+    async fn the_direct_read_gives_what_the_pool_reads() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let url = format!("sqlite://{}", dir.path().join("direct.db").display());
+        let store = Store::open(&url).await?;
+        let run = RunRecord {
+            id: "019a0000-0000-7000-8000-00000000d1ec".to_owned(),
+            suite: "direct".to_owned(),
+            status: RunStatus::Running,
+            started_at: "2026-11-24T00:00:00Z".to_owned(),
+            finished_at: None,
+            config: json!({}),
+        };
+        store.create_run(&run).await?;
+        let execution = |case: &str| Execution {
+            case_id: case.to_owned(),
+            case_name: format!("case {case}"),
+            target: "agent".to_owned(),
+            repeat_index: 0,
+            tags: vec!["smoke".to_owned()],
+            status: Status::Pass,
+            score: Some(0.75),
+            transcript: Transcript {
+                session_id: format!("session-{case}"),
+                turns: vec![Turn {
+                    round: 0,
+                    input: "hi".to_owned(),
+                    output: "hello".to_owned(),
+                    response: Some(json!({"answer": "hello"})),
+                    tool_calls: vec![ToolCall {
+                        name: "lookup".to_owned(),
+                        arguments: json!({"q": case}),
+                        result: Some(json!([1, 2])),
+                    }],
+                    latency_ms: 12,
+                    usage: None,
+                    failure: None,
+                    followup: false,
+                    branch: None,
+                    stream: None,
+                    harness_usage: None,
+                }],
+            },
+            verdicts: vec![
+                Verdict::new("contains", "contains", Status::Pass, "found")
+                    .with_score(1.0, Some(0.5))
+                    .with_evidence(json!({"found": ["hello"]})),
+            ],
+            reason: None,
+            started_at: "2026-11-24T00:00:01Z".to_owned(),
+            duration_ms: 30,
+        };
+        let recorded = vec![execution("b"), execution("a")];
+        store.record_executions(&run.id, &recorded).await?;
+
+        let direct = store
+            .direct
+            .as_ref()
+            .ok_or("a SQLite file has a direct reader")?;
+        let read = direct
+            .read(|conn| super::executions_direct(conn, &run.id))
+            .ok_or("the direct read failed")?;
+        let mut pooled = store.clone();
+        pooled.direct = None;
+        assert_eq!(read, pooled.executions(&run.id).await?);
+        assert_eq!(read, recorded, "in recording order: no saved cases");
+        Ok(())
+    }
 }

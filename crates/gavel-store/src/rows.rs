@@ -130,6 +130,24 @@ impl FromRow<'_, AnyRow> for CaseRow {
     }
 }
 
+/// Reads a row type from its columns by name, both from sqlx's Any rows and from
+/// the direct reader's rusqlite rows.
+macro_rules! columns {
+    ($row:ident { $($column:ident),* $(,)? }) => {
+        impl FromRow<'_, AnyRow> for $row {
+            fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+                Ok($row { $($column: row.try_get(stringify!($column))?,)* })
+            }
+        }
+
+        impl $row {
+            pub(crate) fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+                Ok($row { $($column: row.get(stringify!($column))?,)* })
+            }
+        }
+    };
+}
+
 /// A row of `executions`, without its children.
 pub(crate) struct ExecutionRow {
     pub(crate) id: String,
@@ -175,25 +193,21 @@ impl ExecutionRow {
     }
 }
 
-impl FromRow<'_, AnyRow> for ExecutionRow {
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
-        Ok(ExecutionRow {
-            id: row.try_get("id")?,
-            seq: row.try_get("seq")?,
-            case_id: row.try_get("case_id")?,
-            case_name: row.try_get("case_name")?,
-            target: row.try_get("target")?,
-            repeat_index: row.try_get("repeat_index")?,
-            tags_json: row.try_get("tags_json")?,
-            status: row.try_get("status")?,
-            score: row.try_get("score")?,
-            reason: row.try_get("reason")?,
-            started_at: row.try_get("started_at")?,
-            duration_ms: row.try_get("duration_ms")?,
-            session_id: row.try_get("session_id")?,
-        })
-    }
-}
+columns!(ExecutionRow {
+    id,
+    seq,
+    case_id,
+    case_name,
+    target,
+    repeat_index,
+    tags_json,
+    status,
+    score,
+    reason,
+    started_at,
+    duration_ms,
+    session_id
+});
 
 /// A row of `turns`, without its tool calls.
 pub(crate) struct TurnRow {
@@ -276,22 +290,18 @@ impl TurnRow {
     }
 }
 
-impl FromRow<'_, AnyRow> for TurnRow {
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
-        Ok(TurnRow {
-            execution_id: row.try_get("execution_id")?,
-            seq: row.try_get("seq")?,
-            round: row.try_get("round")?,
-            input: row.try_get("input")?,
-            output: row.try_get("output")?,
-            response_json: row.try_get("response_json")?,
-            latency_ms: row.try_get("latency_ms")?,
-            usage_json: row.try_get("usage_json")?,
-            failure_json: row.try_get("failure_json")?,
-            conversation_json: row.try_get("conversation_json")?,
-        })
-    }
-}
+columns!(TurnRow {
+    execution_id,
+    seq,
+    round,
+    input,
+    output,
+    response_json,
+    latency_ms,
+    usage_json,
+    failure_json,
+    conversation_json
+});
 
 /// A row of `tool_calls`.
 pub(crate) struct ToolCallRow {
@@ -320,18 +330,14 @@ impl ToolCallRow {
     }
 }
 
-impl FromRow<'_, AnyRow> for ToolCallRow {
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
-        Ok(ToolCallRow {
-            execution_id: row.try_get("execution_id")?,
-            turn_seq: row.try_get("turn_seq")?,
-            seq: row.try_get("seq")?,
-            name: row.try_get("name")?,
-            arguments_json: row.try_get("arguments_json")?,
-            result_json: row.try_get("result_json")?,
-        })
-    }
-}
+columns!(ToolCallRow {
+    execution_id,
+    turn_seq,
+    seq,
+    name,
+    arguments_json,
+    result_json
+});
 
 /// A row of `verdicts`.
 pub(crate) struct VerdictRow {
@@ -371,23 +377,19 @@ impl VerdictRow {
     }
 }
 
-impl FromRow<'_, AnyRow> for VerdictRow {
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
-        Ok(VerdictRow {
-            execution_id: row.try_get("execution_id")?,
-            seq: row.try_get("seq")?,
-            round: row.try_get("round")?,
-            check_name: row.try_get("check_name")?,
-            kind: row.try_get("kind")?,
-            status: row.try_get("status")?,
-            score: row.try_get("score")?,
-            threshold: row.try_get("threshold")?,
-            reason: row.try_get("reason")?,
-            evidence_json: row.try_get("evidence_json")?,
-            cost_usd: row.try_get("cost_usd")?,
-        })
-    }
-}
+columns!(VerdictRow {
+    execution_id,
+    seq,
+    round,
+    check_name,
+    kind,
+    status,
+    score,
+    threshold,
+    reason,
+    evidence_json,
+    cost_usd
+});
 
 /// An optional `f64` to bind. Works around sqlx 0.9's Any driver, whose
 /// `AnyArguments::convert_into` swaps the two float kinds for NULLs (sqlx PR #4290,
