@@ -1,9 +1,11 @@
-//! Point lookups on a SQLite file without a thread hop.
+//! Reads of a SQLite file without a thread hop: model-cache lookups and whole
+//! runs' executions.
 //!
 //! sqlx runs each SQLite statement on its connection's own thread: two thread
 //! wake-ups per statement, which at model-call rates cost more CPU than the
-//! lookup itself. A lookup by primary key takes microseconds, so reading on the
-//! caller's thread is cheaper, and with WAL a reader never waits for the writer.
+//! lookup itself, and about one per row of a long result. A lookup by primary
+//! key takes microseconds, so reading on the caller's thread is cheaper, and
+//! with WAL a reader never waits for the writer.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -35,10 +37,11 @@ impl DirectReader {
 
     /// The model cache's answer under `key`, if any.
     pub(crate) fn cached_answer(&self, key: &str) -> rusqlite::Result<Option<String>> {
-        let conn = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        conn.prepare_cached("SELECT response_json FROM model_cache WHERE key = ?1")?
-            .query_row([key], |row| row.get(0))
-            .optional()
+        self.read(|conn| {
+            conn.prepare_cached("SELECT response_json FROM model_cache WHERE key = ?1")?
+                .query_row([key], |row| row.get(0))
+                .optional()
+        })
     }
 }
 
