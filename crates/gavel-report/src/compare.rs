@@ -8,6 +8,7 @@
 //! outcomes' mean scores (per-case means over repeats, so repeats make it
 //! sharper) and the exact sign test (McNemar) on fixes against regressions.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use gavel_core::{Case, Execution, Outcome, RunRecord, Status};
@@ -135,19 +136,31 @@ impl Comparison {
         b_executions: Vec<Execution>,
         b_cases: &[Case],
     ) -> Comparison {
-        let mut outcomes_a = Outcome::group(a_executions);
-        crate::robust::decide(a_cases, &mut outcomes_a);
-        let mut outcomes_b = Outcome::group(b_executions);
-        crate::robust::decide(b_cases, &mut outcomes_b);
+        let decided = |executions, snapshot: &[Case]| {
+            let mut outcomes = Outcome::group(executions);
+            let positions = crate::case_positions(snapshot);
+            crate::robust::decide(&mut outcomes, |id| snapshot.get(*positions.get(id)?));
+            outcomes
+        };
+        let outcomes_a = decided(a_executions, a_cases);
+        let a_positions: HashMap<(&str, &str), usize> = outcomes_a
+            .iter()
+            .enumerate()
+            .map(|(i, oa)| ((oa.case_id.as_str(), oa.target.as_str()), i))
+            .collect();
+        let mut matched_b: Vec<Option<Outcome>> = outcomes_a.iter().map(|_| None).collect();
+        let mut only_in_b = Vec::new();
+        for ob in decided(b_executions, b_cases) {
+            match a_positions.get(&(ob.case_id.as_str(), ob.target.as_str())) {
+                Some(&i) => matched_b[i] = Some(ob),
+                None => only_in_b.push(ob),
+            }
+        }
         let mut cases = Vec::new();
-        for oa in &outcomes_a {
-            let found = outcomes_b
-                .iter()
-                .position(|ob| ob.case_id == oa.case_id && ob.target == oa.target);
-            let ob = found.map(|i| outcomes_b.remove(i));
+        for (oa, ob) in outcomes_a.iter().zip(&matched_b) {
             cases.push(change(oa, ob.as_ref()));
         }
-        for ob in &outcomes_b {
+        for ob in &only_in_b {
             cases.push(CaseChange {
                 case_id: ob.case_id.clone(),
                 target: ob.target.clone(),

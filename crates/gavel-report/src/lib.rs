@@ -40,6 +40,7 @@
 //! assert!(gavel_report::terminal(&report, false).contains("no case was decided"));
 //! ```
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
@@ -79,6 +80,8 @@ pub struct Report {
     pub summary: Summary,
     /// The pass-rate gate and the exit code it yields.
     pub gate: Gate,
+    /// Where each case id sits in `cases` (the first case of that id).
+    case_positions: HashMap<String, usize>,
 }
 
 impl Report {
@@ -90,8 +93,9 @@ impl Report {
         executions: Vec<Execution>,
         min_pass_rate: f64,
     ) -> Report {
+        let case_positions = case_positions(&cases);
         let mut outcomes = Outcome::group(executions);
-        robust::decide(&cases, &mut outcomes);
+        robust::decide(&mut outcomes, |id| cases.get(*case_positions.get(id)?));
         let summary = Summary::of(&outcomes);
         let gate = Gate::new(&summary.overall, min_pass_rate);
         Report {
@@ -100,12 +104,13 @@ impl Report {
             outcomes,
             summary,
             gate,
+            case_positions,
         }
     }
 
     /// The case of the snapshot with this id, if the snapshot has it.
     pub fn case(&self, id: &str) -> Option<&Case> {
-        self.cases.iter().find(|c| c.id == id)
+        self.cases.get(*self.case_positions.get(id)?)
     }
 
     /// Summed duration of every execution, in milliseconds.
@@ -124,6 +129,16 @@ impl Report {
         let end = time::OffsetDateTime::parse(self.run.finished_at.as_deref()?, &Rfc3339).ok()?;
         u64::try_from((end - start).whole_milliseconds()).ok()
     }
+}
+
+/// Where each case id sits in a case snapshot (the first case of that id): outcomes
+/// find their case in constant time.
+fn case_positions(cases: &[Case]) -> HashMap<String, usize> {
+    let mut positions = HashMap::with_capacity(cases.len());
+    for (i, case) in cases.iter().enumerate() {
+        positions.entry(case.id.clone()).or_insert(i);
+    }
+    positions
 }
 
 /// The suite gate: the pass rate over decided outcomes against a minimum.

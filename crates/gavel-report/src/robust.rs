@@ -78,9 +78,9 @@ impl Robustness {
 }
 
 /// Decides every robustness outcome by its mean and spread (not run by run).
-pub(crate) fn decide(cases: &[Case], outcomes: &mut [Outcome]) {
+pub(crate) fn decide<'a>(outcomes: &mut [Outcome], case: impl Fn(&str) -> Option<&'a Case>) {
     for o in outcomes {
-        let Some(case) = cases.iter().find(|c| c.id == o.case_id) else {
+        let Some(case) = case(&o.case_id) else {
             continue;
         };
         if let Some(r) = Robustness::of(case, o) {

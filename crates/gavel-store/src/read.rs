@@ -329,6 +329,35 @@ mod tests {
     use crate::Store;
 
     #[tokio::test]
+    async fn direct_statements_select_the_row_fields_in_order()
+    -> Result<(), Box<dyn std::error::Error>> {
+        use crate::rows::{ExecutionRow, ToolCallRow, TurnRow, VerdictRow};
+        let dir = tempfile::tempdir()?;
+        let url = format!("sqlite://{}", dir.path().join("order.db").display());
+        let store = Store::open(&url).await?;
+        let direct = store
+            .direct
+            .as_ref()
+            .ok_or("a SQLite file has a direct reader")?;
+        let statements = [
+            (super::SELECT_EXECUTIONS, ExecutionRow::COLUMNS),
+            (super::SELECT_TURNS, TurnRow::COLUMNS),
+            (super::SELECT_TOOL_CALLS, ToolCallRow::COLUMNS),
+            (super::SELECT_VERDICTS, VerdictRow::COLUMNS),
+        ];
+        for (sql, fields) in statements {
+            let names = direct
+                .read(|conn| {
+                    let statement = conn.prepare(sql).ok()?;
+                    Some(statement.column_names().join(", "))
+                })
+                .ok_or("the statement prepares")?;
+            assert_eq!(names, fields.join(", "), "{sql}");
+        }
+        Ok(())
+    }
+
+    #[tokio::test]
     async fn the_direct_read_gives_what_the_pool_reads() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let url = format!("sqlite://{}", dir.path().join("direct.db").display());

@@ -130,8 +130,10 @@ impl FromRow<'_, AnyRow> for CaseRow {
     }
 }
 
-/// Reads a row type from its columns by name, both from sqlx's Any rows and from
-/// the direct reader's rusqlite rows.
+/// Reads a row type from its columns: by name from sqlx's Any rows, and by
+/// position from the direct reader's rusqlite rows, whose statements select the
+/// columns in the order of the fields (a name lookup there compares every column
+/// name for every value read).
 macro_rules! columns {
     ($row:ident { $($column:ident),* $(,)? }) => {
         impl FromRow<'_, AnyRow> for $row {
@@ -141,8 +143,18 @@ macro_rules! columns {
         }
 
         impl $row {
+            /// The columns, in the order `from_sqlite` reads them.
+            #[cfg(test)]
+            pub(crate) const COLUMNS: &[&str] = &[$(stringify!($column)),*];
+
             pub(crate) fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
-                Ok($row { $($column: row.get(stringify!($column))?,)* })
+                let mut index = 0;
+                let mut next = || {
+                    index += 1;
+                    index - 1
+                };
+                // Struct fields are evaluated in the order written.
+                Ok($row { $($column: row.get(next())?,)* })
             }
         }
     };

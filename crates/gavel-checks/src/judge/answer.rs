@@ -13,6 +13,7 @@ use gavel_core::Scale;
 
 use serde_json::{Value, json};
 
+use super::pointwise::PerScale;
 use crate::plan::truncate;
 
 /// What the judge said the output is, before any grading.
@@ -49,6 +50,11 @@ fn status_schema() -> Value {
 
 /// `{"status", "reasoning", "score"}`; the score is an integer on integral scales.
 pub(crate) fn pointwise_schema(scale: Scale) -> Value {
+    static SCHEMAS: PerScale = PerScale::new(build_pointwise_schema);
+    SCHEMAS.get(scale)
+}
+
+fn build_pointwise_schema(scale: Scale) -> Value {
     let number = if scale.integral() {
         "integer"
     } else {

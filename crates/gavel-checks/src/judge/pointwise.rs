@@ -1,6 +1,8 @@
 //! The pointwise `judge`: one score on a labelled scale, reasoning first, error
 //! detection before that.
 
+use std::sync::OnceLock;
+
 use gavel_core::judge::JudgeExample;
 use gavel_core::{Scale, Status, Verdict};
 use serde_json::{Map, Value, json};
@@ -77,8 +79,40 @@ fn levels(scale: Scale) -> &'static [(&'static str, &'static str)] {
     }
 }
 
+/// A JSON value built once per scale and cloned for each use: what every judge
+/// call of a scale sends is the same.
+pub(crate) struct PerScale {
+    built: [OnceLock<Value>; 5],
+    build: fn(Scale) -> Value,
+}
+
+impl PerScale {
+    pub(crate) const fn new(build: fn(Scale) -> Value) -> Self {
+        PerScale {
+            built: [const { OnceLock::new() }; 5],
+            build,
+        }
+    }
+
+    pub(crate) fn get(&self, scale: Scale) -> Value {
+        let slot = match scale {
+            Scale::Binary => 0,
+            Scale::OneToFour => 1,
+            Scale::OneToFive => 2,
+            Scale::ZeroToTen => 3,
+            Scale::ZeroToOne => 4,
+        };
+        self.built[slot].get_or_init(|| (self.build)(scale)).clone()
+    }
+}
+
 /// The `scale` template variable: name, bounds, integrality and labelled levels.
 pub(crate) fn scale_vars(scale: Scale) -> Value {
+    static VARS: PerScale = PerScale::new(build_scale_vars);
+    VARS.get(scale)
+}
+
+fn build_scale_vars(scale: Scale) -> Value {
     let (min, max) = scale.bounds();
     json!({
         "name": scale.as_str(),

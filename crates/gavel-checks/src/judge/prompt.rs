@@ -147,23 +147,23 @@ impl JudgeTemplate {
         &self.hash
     }
 
-    /// Renders the `system` and `user` blocks with `vars` (a JSON object).
+    /// Renders the `system` and `user` blocks with `vars` (a JSON object), in one
+    /// evaluation of the template (see [`BLOCKS_DRIVER`]).
     pub(crate) fn render(&self, vars: &Value) -> Result<Prompt, String> {
         let env = self.environment()?;
-        let template = env
-            .get_template(TEMPLATE_NAME)
+        let driver = env
+            .get_template(BLOCKS_DRIVER_NAME)
             .map_err(|e| template_error(&e))?;
-        let mut captured = template
+        let captured = driver
             .render_captured(minijinja::Value::from(minijinja::value::Serde(vars)))
             .map_err(|e| template_error(&e))?;
-        let mut block = |name: &str| {
-            captured
-                .with_state_mut(|state| state.render_block(name))
-                .map(|text| text.trim().to_owned())
-                .map_err(|e| format!("block `{name}`: {}", template_error(&e)))
+        let blocks = captured.state().get_extension::<RenderedBlocks>();
+        let block = |name: &str, text: Option<&String>| {
+            text.map(|t| t.trim().to_owned())
+                .ok_or_else(|| format!("block `{name}`: the template does not render it"))
         };
-        let system = block("system")?;
-        let user = block("user")?;
+        let system = block("system", blocks.and_then(|b| b.system.as_ref()))?;
+        let user = block("user", blocks.and_then(|b| b.user.as_ref()))?;
         if user.is_empty() {
             return Err("the `user` block renders empty".into());
         }
@@ -176,6 +176,35 @@ impl JudgeTemplate {
 
 /// The name the source is registered under in its environment.
 const TEMPLATE_NAME: &str = "judge";
+
+/// The name of [`BLOCKS_DRIVER`] in the environment.
+const BLOCKS_DRIVER_NAME: &str = "judge blocks";
+
+/// Extends the judge template and hands each of its two blocks, as rendered, to
+/// [`keep_block`]: one evaluation yields both blocks, where rendering the root and
+/// then each block would evaluate the template three times.
+const BLOCKS_DRIVER: &str = "{% extends \"judge\" %}\
+{% block system %}{{ __gavel_keep_block(\"system\", super()) }}{% endblock %}\
+{% block user %}{{ __gavel_keep_block(\"user\", super()) }}{% endblock %}";
+
+/// The blocks a render has produced so far.
+#[derive(Default)]
+struct RenderedBlocks {
+    system: Option<String>,
+    user: Option<String>,
+}
+
+/// Keeps a rendered block in the render's state; writes nothing.
+fn keep_block(state: &mut minijinja::State, name: &str, text: String) -> String {
+    let blocks = state.get_or_insert_extension_with(RenderedBlocks::default);
+    let slot = if name == "system" {
+        &mut blocks.system
+    } else {
+        &mut blocks.user
+    };
+    slot.get_or_insert(text);
+    String::new()
+}
 
 impl JudgeTemplate {
     /// The parsed template, built once per template source and shared: judges
@@ -201,6 +230,9 @@ impl JudgeTemplate {
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
         env.add_template_owned(TEMPLATE_NAME, self.source.to_string())
+            .map_err(|e| template_error(&e))?;
+        env.add_function("__gavel_keep_block", keep_block);
+        env.add_template(BLOCKS_DRIVER_NAME, BLOCKS_DRIVER)
             .map_err(|e| template_error(&e))?;
         let env = Arc::new(env);
         parsed.insert(self.hash.clone(), env.clone());
@@ -341,6 +373,45 @@ mod tests {
             assert!(p.system.is_some(), "{kind}");
             assert!(p.user.contains("sample"), "{kind}: {}", p.user);
         }
+    }
+
+    /// Renders `block` the long way: the whole template, then the block alone.
+    fn block_alone(t: &JudgeTemplate, vars: &Value, block: &str) -> String {
+        let env = t.environment().unwrap();
+        let template = env.get_template(TEMPLATE_NAME).unwrap();
+        let mut captured = template
+            .render_captured(minijinja::Value::from(minijinja::value::Serde(vars)))
+            .unwrap();
+        captured
+            .with_state_mut(|state| state.render_block(block))
+            .unwrap()
+            .trim()
+            .to_owned()
+    }
+
+    #[test]
+    fn one_evaluation_gives_each_block_as_rendered_alone() {
+        for kind in TemplateKind::ALL {
+            let t = JudgeTemplate::builtin(kind);
+            let vars = sample_vars(kind);
+            let p = t.render(&vars).unwrap();
+            assert_eq!(
+                p.system.unwrap(),
+                block_alone(&t, &vars, "system"),
+                "{kind}"
+            );
+            assert_eq!(p.user, block_alone(&t, &vars, "user"), "{kind}");
+        }
+        // Text outside the blocks is dropped; top-level variables reach them.
+        let t = JudgeTemplate::from_source(
+            TemplateKind::Judge,
+            "{% set who = 'judge' %}preamble\n{% block system %}I am the {{ who }}.{% endblock %}\n\
+             between\n{% block user %}Grade {{ output }}.{% endblock %}\nafter",
+            "test",
+        );
+        let p = t.render(&json!({"output": "this"})).unwrap();
+        assert_eq!(p.system.as_deref(), Some("I am the judge."));
+        assert_eq!(p.user, "Grade this.");
     }
 
     #[test]
