@@ -121,7 +121,7 @@ pub(crate) async fn choose(
         schema_name: "choice",
         schema: mode.schema(&names),
     };
-    let (result, calls) = ask(rt, &question, |v| interpret(v, mode)).await;
+    let (result, calls) = ask(rt, question, |v| interpret(v, mode)).await;
     match result {
         Err(failure) => Err(Box::new(failure.verdict(head, template, &calls, evidence))),
         Ok((reasoning, answer)) => {

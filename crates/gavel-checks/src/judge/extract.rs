@@ -43,7 +43,7 @@ pub(crate) async fn extract(
         schema_name: "claim",
         schema: schema(),
     };
-    let (result, calls) = ask(rt, &question, interpret).await;
+    let (result, calls) = ask(rt, question, interpret).await;
     match result {
         Err(failure) => {
             let mut evidence = base;

@@ -480,7 +480,7 @@ const ECHO_CHARS: usize = 4000;
 /// none, with what the calls cost.
 pub(crate) async fn ask<T>(
     rt: &JudgeRuntime<'_>,
-    question: &Question<'_>,
+    question: Question<'_>,
     interpret: impl Fn(&Value) -> Result<T, String>,
 ) -> (Result<T, Failure>, Calls) {
     let mut calls = Calls::default();
@@ -493,24 +493,30 @@ pub(crate) async fn ask<T>(
         0 => question.template.hash().to_owned(),
         n => format!("{}-rejudge{n}", question.template.hash()),
     };
-    let base = ChatRequest {
-        system: question.prompt.system.clone(),
-        messages: vec![Message::user(question.prompt.user.clone())],
+    let first = ChatRequest {
+        system: question.prompt.system,
+        messages: vec![Message::user(question.prompt.user)],
         temperature: Some(rt.temperature),
         max_tokens: Some(rt.max_tokens),
         schema: Some(OutputSchema {
             name: question.schema_name.to_owned(),
-            schema: question.schema.clone(),
+            schema: question.schema,
         }),
         sample: rt.sample,
         template_hash: Some(hash.clone()),
         ..ChatRequest::default()
     };
-    let mut request = base.clone();
+    let schema = first
+        .schema
+        .as_ref()
+        .map(|s| &s.schema)
+        .unwrap_or(&Value::Null);
+    // A retry is the first request plus the rejected answer, built only when needed.
+    let mut retry: Option<ChatRequest> = None;
     calls.cached = true;
     loop {
         calls.attempts += 1;
-        let response = match model.chat(&request).await {
+        let response = match model.chat(retry.as_ref().unwrap_or(&first)).await {
             Ok(response) => response,
             Err(e) => {
                 calls.cached = false;
@@ -522,10 +528,12 @@ pub(crate) async fn ask<T>(
         calls.latency_ms += response.latency_ms;
         calls.cost_usd = add_cost(calls.cost_usd, response.cost_usd);
         calls.cached &= response.cached;
-        let verdict = answer::parse(&response.text, &question.schema).and_then(|v| interpret(&v));
-        calls.raw = Some(response.text.clone());
+        let verdict = answer::parse(&response.text, schema).and_then(|v| interpret(&v));
         let mut problem = match verdict {
-            Ok(accepted) => return (Ok(accepted), calls),
+            Ok(accepted) => {
+                calls.raw = Some(response.text);
+                return (Ok(accepted), calls);
+            }
             Err(problem) => problem,
         };
         if response.finish_reason.as_deref() == Some("length") {
@@ -533,6 +541,7 @@ pub(crate) async fn ask<T>(
         }
         calls.problems.push(problem.clone());
         if calls.attempts >= MAX_ATTEMPTS {
+            calls.raw = Some(response.text);
             let reason = format!(
                 "the judge gave no usable answer in {} attempts: {problem}",
                 calls.attempts
@@ -546,14 +555,15 @@ pub(crate) async fn ask<T>(
             );
         }
         // A fresh call: a cache key of its own, and the rejection as conversation.
-        request = base.clone();
-        request.template_hash = Some(format!("{hash}-retry{}", calls.attempts));
-        request
-            .messages
+        let mut next = first.clone();
+        next.template_hash = Some(format!("{hash}-retry{}", calls.attempts));
+        next.messages
             .push(Message::assistant(truncate(&response.text, ECHO_CHARS)));
-        request.messages.push(Message::user(format!(
+        next.messages.push(Message::user(format!(
             "That answer was rejected: {problem}. Answer again with only the JSON object described, nothing else."
         )));
+        calls.raw = Some(response.text);
+        retry = Some(next);
     }
 }
 

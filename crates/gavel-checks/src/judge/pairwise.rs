@@ -186,10 +186,8 @@ pub async fn pairwise(
         schema: answer::pairwise_schema(),
     };
     let (q1, q2) = (question(first), question(second));
-    let ((r1, c1), (r2, c2)) = futures::join!(
-        ask(rt, &q1, answer::pairwise),
-        ask(rt, &q2, answer::pairwise)
-    );
+    let ((r1, c1), (r2, c2)) =
+        futures::join!(ask(rt, q1, answer::pairwise), ask(rt, q2, answer::pairwise));
     let mut calls = Calls::default();
     calls.add(&c1);
     calls.add(&c2);

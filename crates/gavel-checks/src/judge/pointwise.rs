@@ -182,7 +182,7 @@ impl PointwiseJudge {
             schema_name: "judge_verdict",
             schema: answer::pointwise_schema(scale),
         };
-        let (result, calls) = ask(rt, &question, |v| answer::pointwise(v, scale)).await;
+        let (result, calls) = ask(rt, question, |v| answer::pointwise(v, scale)).await;
         let mut verdict = match result {
             Err(failure) => failure.verdict(head, template, &calls, evidence),
             Ok(PointwiseAnswer::Flagged { flag, reasoning }) => {

@@ -143,7 +143,7 @@ impl RubricJudge {
             schema_name: "rubric_verdict",
             schema: answer::rubric_schema(&names),
         };
-        let (result, calls) = ask(rt, &question, |v| answer::rubric(v, &names)).await;
+        let (result, calls) = ask(rt, question, |v| answer::rubric(v, &names)).await;
         let mut verdict = match result {
             Err(failure) => failure.verdict(head, template, &calls, evidence),
             Ok(RubricAnswer::Flagged { flag, reasoning }) => {

@@ -401,7 +401,7 @@ impl StepJudge {
             schema_name: "step_score",
             schema: schema(),
         };
-        let (result, calls) = ask(rt, &question, interpret).await;
+        let (result, calls) = ask(rt, question, interpret).await;
         Scored { result, calls }
     }
 }
