@@ -134,22 +134,22 @@ pub(crate) fn pairwise_schema() -> Value {
 const PROBLEM_CHARS: usize = 200;
 
 /// The compiled validator of a judge schema, built once per schema: judges
-/// validate every answer, and a run uses only a handful of schemas.
+/// validate every answer, and a run uses only a handful of schemas. Schemas are
+/// looked up by value (serializing one as the key cost more than validating).
 fn validator(schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
-    static COMPILED: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
-    let key = schema.to_string();
+    static COMPILED: OnceLock<Mutex<HashMap<Value, Arc<jsonschema::Validator>>>> = OnceLock::new();
     let mut compiled = COMPILED
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    if let Some(v) = compiled.get(&key) {
+    if let Some(v) = compiled.get(schema) {
         return Ok(v.clone());
     }
     let v = Arc::new(
         jsonschema::validator_for(schema)
             .map_err(|e| format!("internal error: invalid judge schema: {e}"))?,
     );
-    compiled.insert(key, v.clone());
+    compiled.insert(schema.clone(), v.clone());
     Ok(v)
 }
 

@@ -180,9 +180,10 @@ const TEMPLATE_NAME: &str = "judge";
 /// The name of [`BLOCKS_DRIVER`] in the environment.
 const BLOCKS_DRIVER_NAME: &str = "judge blocks";
 
-/// Extends the judge template and hands each of its two blocks, as rendered, to
-/// [`keep_block`]: one evaluation yields both blocks, where rendering the root and
-/// then each block would evaluate the template three times.
+/// Extends the judge template (`"judge"` is [`TEMPLATE_NAME`]) and hands each of
+/// its two blocks, as rendered, to [`keep_block`]: one evaluation yields both
+/// blocks, where rendering the root and then each block would evaluate the
+/// template three times.
 const BLOCKS_DRIVER: &str = "{% extends \"judge\" %}\
 {% block system %}{{ __gavel_keep_block(\"system\", super()) }}{% endblock %}\
 {% block user %}{{ __gavel_keep_block(\"user\", super()) }}{% endblock %}";
