@@ -7,17 +7,15 @@ use std::collections::HashMap;
 
 use sqlx::{Any, Transaction};
 
+use crate::tx::WriteTx;
 use crate::{Store, StoreError};
 
 /// Keys read in one batched lookup at most.
 const MAX_LOOKUP_BATCH: usize = 256;
 
-/// Inserts entries, replacing those with the same key: (head, values per row),
-/// then the conflict clause.
-const INSERT_CACHED: (&str, usize) = (
-    "INSERT INTO model_cache (key, model, response_json, created_at)",
-    4,
-);
+/// Inserts entries, replacing those with the same key: head, then the conflict
+/// clause.
+const INSERT_CACHED: &str = "INSERT INTO model_cache (key, model, response_json, created_at)";
 const UPSERT_TAIL: &str = " ON CONFLICT (key) DO UPDATE SET \
      model = excluded.model, response_json = excluded.response_json, \
      created_at = excluded.created_at";
@@ -146,40 +144,49 @@ impl Store {
     }
 
     /// Writes the queued cache entries inside `tx`, commits it, then drops them
-    /// from the queue (unless a newer answer replaced one meanwhile).
+    /// from the queue.
     pub(crate) async fn commit_with_cache(
         &self,
         mut tx: Transaction<'static, Any>,
     ) -> Result<(), StoreError> {
-        let batch: Vec<QueuedEntry> = {
-            let queue = self.cache_queue.lock();
-            queue
-                .entries
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        };
+        let batch = self.cache_batch();
         write_cache_entries(self.engine, &mut tx, &batch).await?;
         tx.commit().await?;
+        self.cache_committed(batch);
+        Ok(())
+    }
+
+    /// A copy of the queued cache entries, to write in a transaction.
+    pub(crate) fn cache_batch(&self) -> Vec<QueuedEntry> {
+        let queue = self.cache_queue.lock();
+        queue
+            .entries
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// Drops the entries of `batch`, now committed, from the queue (unless a newer
+    /// answer replaced one meanwhile).
+    pub(crate) fn cache_committed(&self, batch: Vec<QueuedEntry>) {
         let mut queue = self.cache_queue.lock();
         for (key, value) in batch {
             if queue.entries.get(&key) == Some(&value) {
                 queue.entries.remove(&key);
             }
         }
-        Ok(())
     }
 }
 
 /// A queued cache entry: key, (model, response JSON).
-type QueuedEntry = (String, (String, String));
+pub(crate) type QueuedEntry = (String, (String, String));
 
 /// Upserts `batch` inside `tx`, in multi-row statements.
-async fn write_cache_entries(
+pub(crate) async fn write_cache_entries(
     engine: crate::Engine,
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut impl WriteTx,
     batch: &[QueuedEntry],
-) -> Result<(), sqlx::Error> {
+) -> Result<(), StoreError> {
     let now = gavel_core::now_rfc3339();
     crate::write::insert_rows(
         engine,
@@ -187,11 +194,13 @@ async fn write_cache_entries(
         INSERT_CACHED,
         UPSERT_TAIL,
         batch,
-        |q, (key, (model, json))| {
-            q.bind(key.as_str())
-                .bind(model.as_str())
-                .bind(json.as_str())
-                .bind(now.as_str())
+        |(key, (model, json))| {
+            [
+                key.as_str().into(),
+                model.as_str().into(),
+                json.as_str().into(),
+                now.as_str().into(),
+            ]
         },
     )
     .await

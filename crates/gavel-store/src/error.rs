@@ -36,6 +36,10 @@ pub enum StoreError {
     /// A query failed (the database's own message follows).
     #[error("store query failed: {0}")]
     Db(sqlx::Error),
+    /// A statement on the direct SQLite connection failed. Writes that fail there
+    /// are done again through the pool, whose error is the one reported.
+    #[error("store query failed: {0}")]
+    Sqlite(#[from] rusqlite::Error),
     /// A stored row holds something unreadable (bad JSON, an unknown status word).
     #[error("corrupt {what} in the store: {message}")]
     Corrupt {

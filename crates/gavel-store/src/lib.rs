@@ -35,12 +35,15 @@ mod checkpoint;
 mod direct;
 mod embeddings;
 mod error;
+#[cfg(test)]
+mod fixtures;
 mod labels;
 mod library;
 mod open;
 mod queue;
 mod read;
 mod rows;
+mod tx;
 mod write;
 
 use std::fmt;
@@ -67,8 +70,9 @@ pub struct Store {
     cache_queue: std::sync::Arc<cache::CacheQueue>,
     /// Model-cache lookups waiting for the next batched read.
     cache_lookups: std::sync::Arc<cache::CacheLookups>,
-    /// Reads cache entries and executions of a SQLite file on the caller's thread.
-    direct: Option<std::sync::Arc<direct::DirectReader>>,
+    /// Reads cache entries and executions of a SQLite file, and records
+    /// executions, on the caller's thread.
+    direct: Option<std::sync::Arc<direct::DirectConnection>>,
 }
 
 impl Store {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
 
-use crate::direct::DirectReader;
+use crate::direct::DirectConnection;
 use crate::error::mask_url;
 use crate::{Store, StoreError};
 
@@ -223,7 +223,7 @@ impl Store {
                 source,
             })?;
         let direct = match &location {
-            Location::SqliteFile { path, .. } => DirectReader::open(path).map(Arc::new),
+            Location::SqliteFile { path, .. } => DirectConnection::open(path).map(Arc::new),
             _ => None,
         };
         Ok(Store {

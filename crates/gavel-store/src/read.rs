@@ -321,11 +321,6 @@ fn in_case_order(
 
 #[cfg(test)]
 mod tests {
-    use gavel_core::{
-        Execution, RunRecord, RunStatus, Status, ToolCall, Transcript, Turn, Verdict,
-    };
-    use serde_json::json;
-
     use crate::Store;
 
     #[tokio::test]
@@ -362,54 +357,12 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let url = format!("sqlite://{}", dir.path().join("direct.db").display());
         let store = Store::open(&url).await?;
-        let run = RunRecord {
-            id: "019a0000-0000-7000-8000-00000000d1ec".to_owned(),
-            suite: "direct".to_owned(),
-            status: RunStatus::Running,
-            started_at: "2026-11-24T00:00:00Z".to_owned(),
-            finished_at: None,
-            config: json!({}),
-        };
+        let run = crate::fixtures::run("direct");
         store.create_run(&run).await?;
-        let execution = |case: &str| Execution {
-            case_id: case.to_owned(),
-            case_name: format!("case {case}"),
-            target: "agent".to_owned(),
-            repeat_index: 0,
-            tags: vec!["smoke".to_owned()],
-            status: Status::Pass,
-            score: Some(0.75),
-            transcript: Transcript {
-                session_id: format!("session-{case}"),
-                turns: vec![Turn {
-                    round: 0,
-                    input: "hi".to_owned(),
-                    output: "hello".to_owned(),
-                    response: Some(json!({"answer": "hello"})),
-                    tool_calls: vec![ToolCall {
-                        name: "lookup".to_owned(),
-                        arguments: json!({"q": case}),
-                        result: Some(json!([1, 2])),
-                    }],
-                    latency_ms: 12,
-                    usage: None,
-                    failure: None,
-                    followup: false,
-                    branch: None,
-                    stream: None,
-                    harness_usage: None,
-                }],
-            },
-            verdicts: vec![
-                Verdict::new("contains", "contains", Status::Pass, "found")
-                    .with_score(1.0, Some(0.5))
-                    .with_evidence(json!({"found": ["hello"]})),
-            ],
-            reason: None,
-            started_at: "2026-11-24T00:00:01Z".to_owned(),
-            duration_ms: 30,
-        };
-        let recorded = vec![execution("b"), execution("a")];
+        let recorded = vec![
+            crate::fixtures::execution("b"),
+            crate::fixtures::execution("a"),
+        ];
         store.record_executions(&run.id, &recorded).await?;
 
         let direct = store

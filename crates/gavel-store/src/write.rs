@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use gavel_core::{Case, Execution, RunRecord, RunStatus, Verdict};
-use sqlx::any::AnyArguments;
 use sqlx::error::ErrorKind;
-use sqlx::query::Query;
-use sqlx::{Any, AssertSqlSafe, Transaction};
+use sqlx::{Any, Transaction};
 
-use crate::rows::{Float, to_i64, to_json};
+use crate::cache::QueuedEntry;
+use crate::rows::{to_i64, to_json};
+use crate::tx::{Param, WriteTx};
 use crate::{Engine, Store, StoreError};
 
 const INSERT_RUN: &str = "INSERT INTO runs \
@@ -23,11 +23,9 @@ const NEXT_SEQ: &str = "SELECT COALESCE(MAX(seq), -1) + 1 FROM executions WHERE 
 
 /// Inserts executions, or updates those with the same key (keeping their id and
 /// insertion sequence), and returns every row's id with its key.
-const UPSERT_EXECUTIONS: (&str, usize) = (
-    "INSERT INTO executions (id, run_id, seq, case_id, case_name, target, repeat_index, \
-     tags_json, status, score, reason, started_at, duration_ms, session_id)",
-    14,
-);
+const UPSERT_EXECUTIONS: &str = "INSERT INTO executions (id, run_id, seq, case_id, \
+     case_name, target, repeat_index, tags_json, status, score, reason, started_at, \
+     duration_ms, session_id)";
 const UPSERT_EXECUTIONS_TAIL: &str = " ON CONFLICT (run_id, case_id, target, repeat_index) \
      DO UPDATE SET case_name = excluded.case_name, tags_json = excluded.tags_json, \
      status = excluded.status, score = excluded.score, reason = excluded.reason, \
@@ -42,32 +40,19 @@ const DELETE_CHILDREN: [&str; 3] = [
     "DELETE FROM verdicts WHERE execution_id = $1",
 ];
 
-/// Multi-row inserts: (statement head, values per row).
-const INSERT_CASES: (&str, usize) = (
-    "INSERT INTO run_cases (run_id, seq, case_id, source, case_json)",
-    5,
-);
-const INSERT_TURNS: (&str, usize) = (
-    "INSERT INTO turns (execution_id, seq, round, input, output, response_json, latency_ms, \
-     usage_json, failure_json, conversation_json)",
-    10,
-);
-const INSERT_TOOL_CALLS: (&str, usize) = (
-    "INSERT INTO tool_calls (execution_id, turn_seq, seq, name, arguments_json, result_json)",
-    6,
-);
-const INSERT_VERDICTS: (&str, usize) = (
-    "INSERT INTO verdicts (execution_id, seq, round, check_name, kind, status, score, threshold, \
-     reason, evidence_json, cost_usd)",
-    11,
-);
+/// Multi-row inserts: the statement heads, which [`insert_rows`] completes.
+const INSERT_CASES: &str = "INSERT INTO run_cases (run_id, seq, case_id, source, case_json)";
+const INSERT_TURNS: &str = "INSERT INTO turns (execution_id, seq, round, input, output, \
+     response_json, latency_ms, usage_json, failure_json, conversation_json)";
+const INSERT_TOOL_CALLS: &str = "INSERT INTO tool_calls \
+     (execution_id, turn_seq, seq, name, arguments_json, result_json)";
+const INSERT_VERDICTS: &str = "INSERT INTO verdicts (execution_id, seq, round, check_name, \
+     kind, status, score, threshold, reason, evidence_json, cost_usd)";
 
 /// Most rows per multi-row statement: far below both engines' bind-parameter
 /// limits (SQLite 32766, PostgreSQL 65535). Statements carry a power of two of
 /// rows up to this, so each engine prepares a handful of shapes once.
 const MAX_ROWS_PER_INSERT: usize = 64;
-
-type AnyQuery<'q> = Query<'q, Any, AnyArguments>;
 
 impl Store {
     /// Records a new run. Its id must not exist yet.
@@ -112,12 +97,14 @@ impl Store {
             INSERT_CASES,
             "",
             &rows,
-            |q, (seq, case, json)| {
-                q.bind(run_id)
-                    .bind(*seq)
-                    .bind(case.id.as_str())
-                    .bind(case.source.as_str())
-                    .bind(json.as_str())
+            |(seq, case, json)| {
+                [
+                    run_id.into(),
+                    (*seq).into(),
+                    case.id.as_str().into(),
+                    case.source.as_str().into(),
+                    json.as_str().into(),
+                ]
             },
         )
         .await
@@ -139,7 +126,12 @@ impl Store {
     /// Writes several executions, as [`Store::record_execution`] does each, in one
     /// transaction: all of them are kept or none; of a key given twice, the last is
     /// kept. The rows of the whole batch go in a few multi-row statements, so a
-    /// batch costs about as many statements as a single execution.
+    /// batch costs about as many statements as a single execution. Model-cache
+    /// entries staged meanwhile are written in the same transaction.
+    ///
+    /// A SQLite file is written on the caller's thread through the direct
+    /// connection when its write lock is free; otherwise (or when that write fails
+    /// in any way, undone) through the pool.
     pub async fn record_executions(
         &self,
         run_id: &str,
@@ -163,33 +155,20 @@ impl Store {
             });
         }
         let rows = last_per_key(rows);
-
-        let mut tx = self.begin_write().await?;
-        let next_seq: i64 = sqlx::query_scalar(NEXT_SEQ)
-            .bind(run_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        let ids = upsert_executions(self.engine, &mut tx, run_id, next_seq, &rows).await?;
-        let mut turns = Vec::new();
-        let mut calls = Vec::new();
-        let mut verdicts = Vec::new();
-        for (row, id) in rows.iter().zip(&ids) {
-            if *id != row.new_id {
-                // The key was recorded before: replace its children.
-                for delete in DELETE_CHILDREN {
-                    sqlx::query(delete)
-                        .bind(id.as_str())
-                        .execute(&mut *tx)
-                        .await?;
-                }
-            }
-            turns.extend(row.children.turns.iter().map(|t| (id.as_str(), t)));
-            calls.extend(row.children.calls.iter().map(|c| (id.as_str(), c)));
-            verdicts.extend(row.children.verdicts.iter().map(|v| (id.as_str(), v)));
+        let cached = self.cache_batch();
+        if let Some(direct) = &self.direct
+            && direct.write(async |tx| {
+                write_executions(tx, Engine::Sqlite, run_id, &rows, &cached).await
+            })
+        {
+            self.cache_committed(cached);
+            return Ok(());
         }
-        insert_children(self.engine, &mut tx, &turns, &calls, &verdicts).await?;
-        // Staged model-cache entries ride along: no commit of their own.
-        self.commit_with_cache(tx).await
+        let mut tx = self.begin_write().await?;
+        write_executions(&mut tx, self.engine, run_id, &rows, &cached).await?;
+        tx.commit().await?;
+        self.cache_committed(cached);
+        Ok(())
     }
 
     /// Sets a run's final status and end time, and writes the model-cache entries
@@ -225,34 +204,64 @@ impl Store {
 }
 
 /// A foreign-key violation on a run's child row means the run does not exist.
-pub(crate) fn run_missing(error: sqlx::Error, run_id: &str) -> StoreError {
-    match &error {
-        sqlx::Error::Database(db) if db.kind() == ErrorKind::ForeignKeyViolation => {
+pub(crate) fn run_missing(error: impl Into<StoreError>, run_id: &str) -> StoreError {
+    match error.into() {
+        StoreError::Db(sqlx::Error::Database(db))
+            if db.kind() == ErrorKind::ForeignKeyViolation =>
+        {
             StoreError::NotFound(format!("run `{run_id}`"))
         }
-        _ => StoreError::Db(error),
+        error => error,
     }
 }
 
-/// Inserts `rows` with as few multi-row statements as [`ROWS_PER_INSERT`] allows,
-/// each ending with `tail` (a conflict clause, or nothing); `bind` binds one row's
-/// values, `width` of them, in column order.
-pub(crate) async fn insert_rows<T>(
+/// Writes `rows` (executions with their children) and the model-cache entries
+/// `cached` inside `tx`.
+async fn write_executions(
+    tx: &mut impl WriteTx,
     engine: Engine,
-    tx: &mut Transaction<'static, Any>,
-    (head, width): (&str, usize),
-    tail: &str,
-    rows: &[T],
-    bind: impl for<'q> Fn(AnyQuery<'q>, &T) -> AnyQuery<'q>,
-) -> Result<(), sqlx::Error> {
-    for chunk in chunks(rows) {
-        let mut sql = values_sql(engine, head, width, chunk.len());
-        sql.push_str(tail);
-        let mut query = sqlx::query(AssertSqlSafe(sql));
-        for row in chunk {
-            query = bind(query, row);
+    run_id: &str,
+    rows: &[ExecutionValues<'_>],
+    cached: &[QueuedEntry],
+) -> Result<(), StoreError> {
+    let next_seq = tx.fetch_i64(NEXT_SEQ, &[run_id.into()]).await?;
+    let ids = upsert_executions(engine, tx, run_id, next_seq, rows).await?;
+    let mut turns = Vec::new();
+    let mut calls = Vec::new();
+    let mut verdicts = Vec::new();
+    for (row, id) in rows.iter().zip(&ids) {
+        if *id != row.new_id {
+            // The key was recorded before: replace its children.
+            for delete in DELETE_CHILDREN {
+                tx.execute(delete, &[id.as_str().into()]).await?;
+            }
         }
-        query.execute(&mut **tx).await?;
+        turns.extend(row.children.turns.iter().map(|t| (id.as_str(), t)));
+        calls.extend(row.children.calls.iter().map(|c| (id.as_str(), c)));
+        verdicts.extend(row.children.verdicts.iter().map(|v| (id.as_str(), v)));
+    }
+    insert_children(engine, tx, &turns, &calls, &verdicts).await?;
+    crate::cache::write_cache_entries(engine, tx, cached).await
+}
+
+/// Inserts `rows` with as few multi-row statements as [`MAX_ROWS_PER_INSERT`]
+/// allows: `head` (the insert up to its column list), the values, then `tail` (a
+/// conflict clause, or nothing); `params` gives one row's values in column order.
+pub(crate) async fn insert_rows<'r, T, const WIDTH: usize>(
+    engine: Engine,
+    tx: &mut impl WriteTx,
+    head: &str,
+    tail: &str,
+    rows: &'r [T],
+    params: impl Fn(&'r T) -> [Param<'r>; WIDTH],
+) -> Result<(), StoreError> {
+    let mut values = Vec::new();
+    for chunk in chunks(rows) {
+        let mut sql = values_sql(engine, head, WIDTH, chunk.len());
+        sql.push_str(tail);
+        values.clear();
+        values.extend(chunk.iter().flat_map(&params));
+        tx.execute(&sql, &values).await?;
     }
     Ok(())
 }
@@ -308,7 +317,31 @@ struct ExecutionValues<'a> {
 /// An execution's key as stored: case id, target, repeat index.
 type ExecutionKey = (String, String, i64);
 
-impl ExecutionValues<'_> {
+/// The columns [`UPSERT_EXECUTIONS`] writes.
+const EXECUTION_COLUMNS: usize = 14;
+
+impl<'a> ExecutionValues<'a> {
+    /// The row's values for [`UPSERT_EXECUTIONS`], numbered `seq` in `run_id`.
+    fn params(&'a self, run_id: &'a str, seq: i64) -> [Param<'a>; EXECUTION_COLUMNS] {
+        let e = self.execution;
+        [
+            self.new_id.as_str().into(),
+            run_id.into(),
+            seq.into(),
+            e.case_id.as_str().into(),
+            e.case_name.as_str().into(),
+            e.target.as_str().into(),
+            i64::from(e.repeat_index).into(),
+            self.tags.as_str().into(),
+            e.status.as_str().into(),
+            e.score.into(),
+            e.reason.as_deref().into(),
+            e.started_at.as_str().into(),
+            self.duration_ms.into(),
+            e.transcript.session_id.as_str().into(),
+        ]
+    }
+
     fn key(&self) -> ExecutionKey {
         let e = self.execution;
         (
@@ -338,43 +371,24 @@ fn last_per_key(rows: Vec<ExecutionValues<'_>>) -> Vec<ExecutionValues<'_>> {
 /// new ones from `next_seq`; returns the stored id of each, in order.
 async fn upsert_executions(
     engine: Engine,
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut impl WriteTx,
     run_id: &str,
     next_seq: i64,
     rows: &[ExecutionValues<'_>],
 ) -> Result<Vec<String>, StoreError> {
     let mut stored: HashMap<ExecutionKey, String> = HashMap::new();
     let mut seq = next_seq;
+    let mut values = Vec::new();
     for chunk in chunks(rows) {
-        let mut sql = values_sql(
-            engine,
-            UPSERT_EXECUTIONS.0,
-            UPSERT_EXECUTIONS.1,
-            chunk.len(),
-        );
+        let mut sql = values_sql(engine, UPSERT_EXECUTIONS, EXECUTION_COLUMNS, chunk.len());
         sql.push_str(UPSERT_EXECUTIONS_TAIL);
-        let mut query = sqlx::query_as::<_, (String, String, String, i64)>(AssertSqlSafe(sql));
+        values.clear();
         for row in chunk {
-            let e = row.execution;
-            query = query
-                .bind(row.new_id.as_str())
-                .bind(run_id)
-                .bind(seq)
-                .bind(e.case_id.as_str())
-                .bind(e.case_name.as_str())
-                .bind(e.target.as_str())
-                .bind(i64::from(e.repeat_index))
-                .bind(row.tags.as_str())
-                .bind(e.status.as_str())
-                .bind(Float(e.score))
-                .bind(e.reason.as_deref())
-                .bind(e.started_at.as_str())
-                .bind(row.duration_ms)
-                .bind(e.transcript.session_id.as_str());
+            values.extend(row.params(run_id, seq));
             seq += 1;
         }
-        let returned = query
-            .fetch_all(&mut **tx)
+        let returned = tx
+            .fetch_keys(&sql, &values)
             .await
             .map_err(|err| run_missing(err, run_id))?;
         stored.extend(
@@ -503,46 +517,52 @@ impl<'a> Children<'a> {
 /// that reference them.
 async fn insert_children(
     engine: Engine,
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut impl WriteTx,
     turns: &[(&str, &TurnValues<'_>)],
     calls: &[(&str, &ToolCallValues<'_>)],
     verdicts: &[(&str, &VerdictValues<'_>)],
-) -> Result<(), sqlx::Error> {
-    insert_rows(engine, tx, INSERT_TURNS, "", turns, |q, (id, t)| {
-        q.bind(*id)
-            .bind(t.seq)
-            .bind(t.round)
-            .bind(t.input)
-            .bind(t.output)
-            .bind(t.response.as_deref())
-            .bind(t.latency_ms)
-            .bind(t.usage.as_deref())
-            .bind(t.failure.as_deref())
-            .bind(t.conversation.as_deref())
+) -> Result<(), StoreError> {
+    insert_rows(engine, tx, INSERT_TURNS, "", turns, |(id, t)| {
+        [
+            (*id).into(),
+            t.seq.into(),
+            t.round.into(),
+            t.input.into(),
+            t.output.into(),
+            t.response.as_deref().into(),
+            t.latency_ms.into(),
+            t.usage.as_deref().into(),
+            t.failure.as_deref().into(),
+            t.conversation.as_deref().into(),
+        ]
     })
     .await?;
-    insert_rows(engine, tx, INSERT_TOOL_CALLS, "", calls, |q, (id, c)| {
-        q.bind(*id)
-            .bind(c.turn_seq)
-            .bind(c.seq)
-            .bind(c.name)
-            .bind(c.arguments.as_str())
-            .bind(c.result.as_deref())
+    insert_rows(engine, tx, INSERT_TOOL_CALLS, "", calls, |(id, c)| {
+        [
+            (*id).into(),
+            c.turn_seq.into(),
+            c.seq.into(),
+            c.name.into(),
+            c.arguments.as_str().into(),
+            c.result.as_deref().into(),
+        ]
     })
     .await?;
-    insert_rows(engine, tx, INSERT_VERDICTS, "", verdicts, |q, (id, v)| {
+    insert_rows(engine, tx, INSERT_VERDICTS, "", verdicts, |(id, v)| {
         let verdict = v.verdict;
-        q.bind(*id)
-            .bind(v.seq)
-            .bind(v.round)
-            .bind(verdict.check.as_str())
-            .bind(verdict.kind.as_str())
-            .bind(verdict.status.as_str())
-            .bind(Float(verdict.score))
-            .bind(Float(verdict.threshold))
-            .bind(verdict.reason.as_str())
-            .bind(v.evidence.as_deref())
-            .bind(Float(verdict.cost_usd))
+        [
+            (*id).into(),
+            v.seq.into(),
+            v.round.into(),
+            verdict.check.as_str().into(),
+            verdict.kind.as_str().into(),
+            verdict.status.as_str().into(),
+            verdict.score.into(),
+            verdict.threshold.into(),
+            verdict.reason.as_str().into(),
+            v.evidence.as_deref().into(),
+            verdict.cost_usd.into(),
+        ]
     })
     .await
 }

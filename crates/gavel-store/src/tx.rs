@@ -1,0 +1,159 @@
+//! Write transactions, whichever connection runs them: statements with their
+//! values bound in order, so that one piece of code writes through sqlx's pool
+//! (both engines) and through the direct SQLite connection.
+
+use std::future::Future;
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use sqlx::any::AnyArguments;
+use sqlx::{Any, Arguments, AssertSqlSafe, Transaction};
+
+use crate::StoreError;
+use crate::rows::Float;
+
+/// One value bound to a statement. The kind of a NULL is kept: PostgreSQL types
+/// every parameter.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Param<'a> {
+    Text(Option<&'a str>),
+    Int(Option<i64>),
+    Real(Option<f64>),
+}
+
+impl<'a> From<&'a str> for Param<'a> {
+    fn from(value: &'a str) -> Self {
+        Param::Text(Some(value))
+    }
+}
+
+impl<'a> From<Option<&'a str>> for Param<'a> {
+    fn from(value: Option<&'a str>) -> Self {
+        Param::Text(value)
+    }
+}
+
+impl From<i64> for Param<'_> {
+    fn from(value: i64) -> Self {
+        Param::Int(Some(value))
+    }
+}
+
+impl From<Option<i64>> for Param<'_> {
+    fn from(value: Option<i64>) -> Self {
+        Param::Int(value)
+    }
+}
+
+impl From<Option<f64>> for Param<'_> {
+    fn from(value: Option<f64>) -> Self {
+        Param::Real(value)
+    }
+}
+
+impl rusqlite::ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match *self {
+            Param::Text(Some(text)) => ValueRef::Text(text.as_bytes()),
+            Param::Int(Some(value)) => ValueRef::Integer(value),
+            // SQLite stores a NaN as NULL, as sqlx's driver does.
+            Param::Real(Some(value)) => ValueRef::Real(value),
+            Param::Text(None) | Param::Int(None) | Param::Real(None) => ValueRef::Null,
+        }))
+    }
+}
+
+/// An execution's key as a write statement returns it: id, case id, target,
+/// repeat index.
+pub(crate) type ReturnedKey = (String, String, String, i64);
+
+/// An open write transaction. On the direct connection its futures complete
+/// without ever waiting.
+pub(crate) trait WriteTx {
+    /// Runs `sql` with `params` bound in order.
+    fn execute(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<(), StoreError>>;
+
+    /// Runs `sql`, which yields one integer.
+    fn fetch_i64(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<i64, StoreError>>;
+
+    /// Runs `sql`, which yields rows of (text, text, text, integer).
+    fn fetch_keys(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<Vec<ReturnedKey>, StoreError>>;
+}
+
+/// `params` as sqlx arguments.
+fn arguments(params: &[Param<'_>]) -> Result<AnyArguments, StoreError> {
+    let mut arguments = AnyArguments::default();
+    for param in params {
+        match *param {
+            Param::Text(value) => arguments.add(value),
+            Param::Int(value) => arguments.add(value),
+            Param::Real(value) => arguments.add(Float(value)),
+        }
+        .map_err(sqlx::Error::Encode)?;
+    }
+    Ok(arguments)
+}
+
+impl WriteTx for Transaction<'_, Any> {
+    async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<(), StoreError> {
+        sqlx::query_with(AssertSqlSafe(sql), arguments(params)?)
+            .execute(&mut **self)
+            .await?;
+        Ok(())
+    }
+
+    async fn fetch_i64(&mut self, sql: &str, params: &[Param<'_>]) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query_scalar_with(AssertSqlSafe(sql), arguments(params)?)
+                .fetch_one(&mut **self)
+                .await?,
+        )
+    }
+
+    async fn fetch_keys(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<ReturnedKey>, StoreError> {
+        Ok(sqlx::query_as_with(AssertSqlSafe(sql), arguments(params)?)
+            .fetch_all(&mut **self)
+            .await?)
+    }
+}
+
+impl WriteTx for rusqlite::Transaction<'_> {
+    async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<(), StoreError> {
+        self.prepare_cached(sql)?
+            .execute(rusqlite::params_from_iter(params))?;
+        Ok(())
+    }
+
+    async fn fetch_i64(&mut self, sql: &str, params: &[Param<'_>]) -> Result<i64, StoreError> {
+        Ok(self
+            .prepare_cached(sql)?
+            .query_row(rusqlite::params_from_iter(params), |row| row.get(0))?)
+    }
+
+    async fn fetch_keys(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<ReturnedKey>, StoreError> {
+        let mut statement = self.prepare_cached(sql)?;
+        let rows = statement.query_map(rusqlite::params_from_iter(params), |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
