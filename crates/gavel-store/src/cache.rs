@@ -33,7 +33,7 @@ impl Store {
         if let Some((_, json)) = self.cache_queue.lock().entries.get(key) {
             return Ok(Some(json.clone()));
         }
-        // Entries leave the queue only once committed, so the direct reader sees
+        // Entries leave the queue only once committed, so the direct connection sees
         // every entry the queue no longer holds.
         if let Some(found) = self
             .direct

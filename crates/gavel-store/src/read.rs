@@ -251,7 +251,7 @@ impl Assembly {
     }
 }
 
-/// [`Store::executions`] through the direct reader, in one read transaction;
+/// [`Store::executions`] through the direct connection, in one read transaction;
 /// `None` when any step fails (the pool then reads, and reports what is wrong).
 fn executions_direct(conn: &rusqlite::Connection, run_id: &str) -> Option<Vec<Execution>> {
     let tx = conn.unchecked_transaction().ok()?;
@@ -333,7 +333,7 @@ mod tests {
         let direct = store
             .direct
             .as_ref()
-            .ok_or("a SQLite file has a direct reader")?;
+            .ok_or("a SQLite file has a direct connection")?;
         let statements = [
             (super::SELECT_EXECUTIONS, ExecutionRow::COLUMNS),
             (super::SELECT_TURNS, TurnRow::COLUMNS),
@@ -368,7 +368,7 @@ mod tests {
         let direct = store
             .direct
             .as_ref()
-            .ok_or("a SQLite file has a direct reader")?;
+            .ok_or("a SQLite file has a direct connection")?;
         let read = direct
             .read(|conn| super::executions_direct(conn, &run.id))
             .ok_or("the direct read failed")?;

@@ -131,9 +131,9 @@ impl FromRow<'_, AnyRow> for CaseRow {
 }
 
 /// Reads a row type from its columns: by name from sqlx's Any rows, and by
-/// position from the direct reader's rusqlite rows, whose statements select the
-/// columns in the order of the fields (a name lookup there compares every column
-/// name for every value read).
+/// position from the direct connection's rusqlite rows, whose statements select
+/// the columns in the order of the fields (a name lookup there compares every
+/// column name for every value read).
 macro_rules! columns {
     ($row:ident { $($column:ident),* $(,)? }) => {
         impl FromRow<'_, AnyRow> for $row {
