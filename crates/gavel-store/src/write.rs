@@ -8,7 +8,6 @@ use gavel_core::{Case, Execution, RunRecord, RunStatus, Verdict};
 use sqlx::error::ErrorKind;
 use sqlx::{Any, Transaction};
 
-use crate::cache::QueuedEntry;
 use crate::rows::{to_i64, to_json};
 use crate::tx::{Param, WriteTx};
 use crate::{Engine, Store, StoreError};
@@ -155,20 +154,19 @@ impl Store {
             });
         }
         let rows = last_per_key(rows);
-        let cached = self.cache_batch();
-        if let Some(direct) = &self.direct
-            && direct.write(async |tx| {
-                write_executions(tx, Engine::Sqlite, run_id, &rows, &cached).await
-            })
-        {
-            self.cache_committed(cached);
-            return Ok(());
+        if let Some(direct) = &self.direct {
+            let cached = self.cache_batch();
+            if direct.write(async |tx| {
+                write_executions(tx, Engine::Sqlite, run_id, &rows).await?;
+                crate::cache::write_cache_entries(Engine::Sqlite, tx, &cached).await
+            }) {
+                self.cache_committed(cached);
+                return Ok(());
+            }
         }
         let mut tx = self.begin_write().await?;
-        write_executions(&mut tx, self.engine, run_id, &rows, &cached).await?;
-        tx.commit().await?;
-        self.cache_committed(cached);
-        Ok(())
+        write_executions(&mut tx, self.engine, run_id, &rows).await?;
+        self.commit_with_cache(tx).await
     }
 
     /// Sets a run's final status and end time, and writes the model-cache entries
@@ -215,14 +213,12 @@ pub(crate) fn run_missing(error: impl Into<StoreError>, run_id: &str) -> StoreEr
     }
 }
 
-/// Writes `rows` (executions with their children) and the model-cache entries
-/// `cached` inside `tx`.
+/// Writes `rows` (executions with their children) inside `tx`.
 async fn write_executions(
     tx: &mut impl WriteTx,
     engine: Engine,
     run_id: &str,
     rows: &[ExecutionValues<'_>],
-    cached: &[QueuedEntry],
 ) -> Result<(), StoreError> {
     let next_seq = tx.fetch_i64(NEXT_SEQ, &[run_id.into()]).await?;
     let ids = upsert_executions(engine, tx, run_id, next_seq, rows).await?;
@@ -240,8 +236,7 @@ async fn write_executions(
         calls.extend(row.children.calls.iter().map(|c| (id.as_str(), c)));
         verdicts.extend(row.children.verdicts.iter().map(|v| (id.as_str(), v)));
     }
-    insert_children(engine, tx, &turns, &calls, &verdicts).await?;
-    crate::cache::write_cache_entries(engine, tx, cached).await
+    insert_children(engine, tx, &turns, &calls, &verdicts).await
 }
 
 /// Inserts `rows` with as few multi-row statements as [`MAX_ROWS_PER_INSERT`]
