@@ -63,6 +63,8 @@ pub struct ExecuteOptions<'a> {
     pub baselines: &'a Baselines,
     /// What `similar` checks embed with (`None`: they are skipped).
     pub embeddings: Option<&'a gavel_checks::Embeddings>,
+    /// Called as each execution starts.
+    pub on_start: Option<&'a (dyn Fn(&PlannedExecution) + Sync)>,
 }
 
 impl<'a> ExecuteOptions<'a> {
@@ -77,6 +79,7 @@ impl<'a> ExecuteOptions<'a> {
             max_cost: None,
             baselines,
             embeddings: None,
+            on_start: None,
         }
     }
 
@@ -97,7 +100,23 @@ impl<'a> ExecuteOptions<'a> {
 /// new executions wait once 256 results beyond those in flight are unrecorded.
 /// Cancelling `cancel` stops new work and drops the executions in flight; the
 /// results that had landed are still recorded.
-pub async fn execute(
+///
+/// The future is boxed: it is `Send` for every lifetime of its arguments, so a
+/// server can spawn a run (rustc cannot prove that of the unboxed future).
+pub fn execute<'a>(
+    plan: &'a Plan,
+    targets: &'a PreparedTargets,
+    run_id: &'a str,
+    options: &'a ExecuteOptions<'a>,
+    cancel: &'a CancellationToken,
+    recorders: &'a mut [&'a mut dyn Recorder],
+) -> futures::future::BoxFuture<'a, Result<RunReport, RunnerError>> {
+    Box::pin(execute_plan(
+        plan, targets, run_id, options, cancel, recorders,
+    ))
+}
+
+async fn execute_plan(
     plan: &Plan,
     targets: &PreparedTargets,
     run_id: &str,
@@ -127,16 +146,21 @@ pub async fn execute(
         }
     };
     let produce = async {
-        let scheduled = plan
-            .items
-            .iter()
+        // By index: closures over borrowed items would make the future `Send`
+        // only for one lifetime (rustc's higher-ranked closure inference).
+        let items = &plan.items;
+        let unrecorded = &unrecorded;
+        let scheduled = (0..items.len())
             .take_while(|_| !over_budget.load(Ordering::Relaxed))
             .inspect(|_| {
                 launched.fetch_add(1, Ordering::Relaxed);
             });
-        let mut results = futures::stream::iter(scheduled.map(|item| async {
+        let mut results = futures::stream::iter(scheduled.map(|index| async move {
             let permit = unrecorded.acquire().await.ok();
-            (run_item(item, targets, run_id, options).await, permit)
+            (
+                run_item(&items[index], targets, run_id, options).await,
+                permit,
+            )
         }))
         .buffer_unordered(options.concurrency.max(1));
         let scheduling = async {
@@ -273,6 +297,9 @@ async fn run_item(
             case: item.case.id.clone(),
             target: item.target.clone(),
         })?;
+    if let Some(started) = options.on_start {
+        started(item);
+    }
     Ok(run_planned(item, target.as_ref(), run_id, options).await)
 }
 

@@ -11,6 +11,8 @@ use crate::{Store, StoreError};
 pub enum DocShape {
     /// A mapping with `cases` (and targets, defaults, judge, …).
     Suite,
+    /// Seed 002's dataset: a mapping with `examples` (and the dataset's metadata).
+    Examples,
     /// A mapping with targets and no `cases` key (a targets file).
     Head,
     /// A bare list of cases.
@@ -23,6 +25,7 @@ impl DocShape {
     fn as_str(self) -> &'static str {
         match self {
             DocShape::Suite => "suite",
+            DocShape::Examples => "examples",
             DocShape::Head => "head",
             DocShape::List => "list",
             DocShape::Case => "case",
@@ -32,6 +35,7 @@ impl DocShape {
     fn parse(word: &str) -> Option<DocShape> {
         match word {
             "suite" => Some(DocShape::Suite),
+            "examples" => Some(DocShape::Examples),
             "head" => Some(DocShape::Head),
             "list" => Some(DocShape::List),
             "case" => Some(DocShape::Case),
@@ -46,7 +50,8 @@ impl DocShape {
 pub struct SuiteDoc {
     /// How the file was written.
     pub shape: DocShape,
-    /// Every top-level key but `cases` (empty for the list and case shapes).
+    /// Every top-level key but `cases` (or `examples`; empty for the list and
+    /// case shapes).
     pub head: Map<String, Value>,
     /// The cases, in order, each exactly as written.
     pub cases: Vec<Value>,
@@ -68,6 +73,16 @@ impl SuiteDoc {
                     cases,
                 }),
                 Some(_) => None,
+                None if head.get("examples").is_some_and(Value::is_array) => {
+                    let Some(Value::Array(cases)) = head.remove("examples") else {
+                        return None;
+                    };
+                    Some(SuiteDoc {
+                        shape: DocShape::Examples,
+                        head,
+                        cases,
+                    })
+                }
                 None if head.contains_key("targets") => Some(SuiteDoc {
                     shape: DocShape::Head,
                     head,
@@ -95,6 +110,11 @@ impl SuiteDoc {
             DocShape::Suite | DocShape::Head => {
                 let mut head = self.head;
                 head.insert("cases".to_owned(), Value::Array(self.cases));
+                Value::Object(head)
+            }
+            DocShape::Examples => {
+                let mut head = self.head;
+                head.insert("examples".to_owned(), Value::Array(self.cases));
                 Value::Object(head)
             }
         }

@@ -1,5 +1,6 @@
 //! The work queue of distributed runs (DESIGN.md §9): a run enqueues its
-//! executions, workers claim them one at a time under a lease they renew with
+//! executions in units (usually of one; executions that pair with each other form
+//! one unit), workers claim a unit at a time under a lease they renew with
 //! heartbeats, and a claim whose lease expired (its worker died) is taken again.
 //!
 //! PostgreSQL claims with `FOR UPDATE SKIP LOCKED`, so any number of workers claim
@@ -12,12 +13,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gavel_core::{RunStatus, Suite};
 
-use crate::rows::{from_i64, to_i64, to_json};
+use crate::rows::{from_i64, to_json};
 use crate::{Engine, Store, StoreError};
 
-/// Claimable: queued, or claimed under an expired lease, of a run still running.
+/// Claimable: the head of a unit, queued, or claimed under an expired lease, of a
+/// run still running.
 const CLAIM_CANDIDATE: &str = "SELECT q.id FROM queue q JOIN runs r ON r.id = q.run_id \
-     WHERE r.status = 'running' \
+     WHERE r.status = 'running' AND q.unit_head IS NULL \
        AND (q.state = 'queued' OR (q.state = 'claimed' AND q.lease_until_ms < $3)) \
      ORDER BY q.run_id, q.seq LIMIT 1";
 
@@ -40,6 +42,9 @@ pub struct Claim {
     /// The worker holding the claim.
     pub worker: String,
 }
+
+/// A claimed queue row: id, run, case, target, repeat index, attempts.
+type ClaimRow = (String, String, String, String, i64, i64);
 
 /// How far a distributed run's queue is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -102,43 +107,53 @@ impl Store {
         Ok(suite)
     }
 
-    /// Enqueues a run's executions (case id, target, repeat index), in order.
-    /// Executions already queued for the run are left as they are.
+    /// Enqueues a run's executions (case id, target, repeat index), in order, in
+    /// units claimed together: a unit's first execution is its head. Executions
+    /// already queued for the run are left as they are.
     pub async fn enqueue(
         &self,
         run_id: &str,
-        items: &[(String, String, u32)],
+        units: &[Vec<(String, String, u32)>],
     ) -> Result<(), StoreError> {
         let mut tx = self.begin_write().await?;
-        let start: i64 =
+        let mut seq: i64 =
             sqlx::query_scalar("SELECT COALESCE(MAX(seq), -1) + 1 FROM queue WHERE run_id = $1")
                 .bind(run_id)
                 .fetch_one(&mut *tx)
                 .await?;
-        for (offset, (case_id, target, repeat)) in items.iter().enumerate() {
-            let seq = start + to_i64(offset, || format!("queue position of `{case_id}`"))?;
-            sqlx::query(
-                "INSERT INTO queue (id, run_id, seq, case_id, target, repeat_index, state, attempts) \
-                 VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0) \
-                 ON CONFLICT (run_id, case_id, target, repeat_index) DO NOTHING",
-            )
-            .bind(uuid::Uuid::now_v7().to_string())
-            .bind(run_id)
-            .bind(seq)
-            .bind(case_id.as_str())
-            .bind(target.as_str())
-            .bind(i64::from(*repeat))
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| crate::write::run_missing(e, run_id))?;
+        for unit in units {
+            let head = uuid::Uuid::now_v7().to_string();
+            for (position, (case_id, target, repeat)) in unit.iter().enumerate() {
+                let id = match position {
+                    0 => head.clone(),
+                    _ => uuid::Uuid::now_v7().to_string(),
+                };
+                sqlx::query(
+                    "INSERT INTO queue (id, run_id, seq, case_id, target, repeat_index, state, attempts, unit_head) \
+                     VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, $7) \
+                     ON CONFLICT (run_id, case_id, target, repeat_index) DO NOTHING",
+                )
+                .bind(id)
+                .bind(run_id)
+                .bind(seq)
+                .bind(case_id.as_str())
+                .bind(target.as_str())
+                .bind(i64::from(*repeat))
+                .bind((position > 0).then_some(head.as_str()))
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| crate::write::run_missing(e, run_id))?;
+                seq += 1;
+            }
         }
         tx.commit().await?;
         Ok(())
     }
 
-    /// Claims the next execution of any running run for `worker`, held for `lease`
-    /// unless renewed with [`Store::heartbeat`]. `None` when nothing is claimable.
-    pub async fn claim(&self, worker: &str, lease: Duration) -> Result<Option<Claim>, StoreError> {
+    /// Claims the next unit of executions of any running run for `worker`, each
+    /// held for `lease` unless renewed with [`Store::heartbeat`]; the head comes
+    /// first. Empty when nothing is claimable.
+    pub async fn claim(&self, worker: &str, lease: Duration) -> Result<Vec<Claim>, StoreError> {
         let sql = match self.engine {
             Engine::Postgres => format!(
                 "UPDATE queue SET state = 'claimed', worker = $1, lease_until_ms = $2, \
@@ -152,27 +167,41 @@ impl Store {
             ),
         };
         let mut tx = self.begin_write().await?;
-        let row: Option<(String, String, String, String, i64, i64)> =
-            sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(worker)
-                .bind(epoch_ms(lease))
-                .bind(epoch_ms(Duration::ZERO))
-                .fetch_optional(&mut *tx)
-                .await?;
+        let row: Option<ClaimRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(worker)
+            .bind(epoch_ms(lease))
+            .bind(epoch_ms(Duration::ZERO))
+            .fetch_optional(&mut *tx)
+            .await?;
+        let mut rows: Vec<ClaimRow> = row.into_iter().collect();
+        if let Some((head, ..)) = rows.first() {
+            let members: Vec<ClaimRow> = sqlx::query_as(
+                "UPDATE queue SET state = 'claimed', worker = $1, lease_until_ms = $2, \
+                 attempts = attempts + 1 WHERE unit_head = $3 AND state <> 'done' \
+                 RETURNING id, run_id, case_id, target, repeat_index, attempts",
+            )
+            .bind(worker)
+            .bind(epoch_ms(lease))
+            .bind(head.as_str())
+            .fetch_all(&mut *tx)
+            .await?;
+            rows.extend(members);
+        }
         tx.commit().await?;
-        row.map(|(id, run_id, case_id, target, repeat, attempts)| {
-            let what = || format!("queue row {id}");
-            Ok(Claim {
-                repeat_index: from_i64(repeat, what)?,
-                attempts: from_i64(attempts, what)?,
-                id,
-                run_id,
-                case_id,
-                target,
-                worker: worker.to_owned(),
+        rows.into_iter()
+            .map(|(id, run_id, case_id, target, repeat, attempts)| {
+                let what = || format!("queue row {id}");
+                Ok(Claim {
+                    repeat_index: from_i64(repeat, what)?,
+                    attempts: from_i64(attempts, what)?,
+                    id,
+                    run_id,
+                    case_id,
+                    target,
+                    worker: worker.to_owned(),
+                })
             })
-        })
-        .transpose()
+            .collect()
     }
 
     /// Renews a claim's lease. `false` when the claim is no longer this worker's

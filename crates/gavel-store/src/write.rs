@@ -190,6 +190,34 @@ impl Store {
         self.commit_with_cache(tx).await
     }
 
+    /// Marks a run failed and keeps why (shown with the run in the UI and API).
+    pub async fn fail_run(&self, run_id: &str, error: &str) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE runs SET status = $2, error = $3, \
+             finished_at = COALESCE(finished_at, $4) WHERE id = $1",
+        )
+        .bind(run_id)
+        .bind(RunStatus::Failed.as_str())
+        .bind(error)
+        .bind(gavel_core::now_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("run `{run_id}`")));
+        }
+        Ok(())
+    }
+
+    /// Why a run failed, when it did and said.
+    pub async fn run_error(&self, run_id: &str) -> Result<Option<String>, StoreError> {
+        let error: Option<Option<String>> =
+            sqlx::query_scalar("SELECT error FROM runs WHERE id = $1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        error.ok_or_else(|| StoreError::NotFound(format!("run `{run_id}`")))
+    }
+
     /// Begins a transaction that will write. SQLite takes the write lock at once
     /// (`BEGIN IMMEDIATE`), so concurrent writers wait on the busy timeout instead of
     /// failing to upgrade a read lock; PostgreSQL's row locks need nothing special.

@@ -20,7 +20,7 @@ const RUN_ID: &str = "019a0000-3333-7000-8000-000000000003";
 async fn queue_story(url: String) -> TestResult {
     let store = Store::open(&url).await?;
     assert!(
-        store.claim("w0", Duration::from_secs(5)).await?.is_none(),
+        store.claim("w0", Duration::from_secs(5)).await?.is_empty(),
         "an empty queue has nothing to claim"
     );
     store
@@ -47,8 +47,8 @@ async fn queue_story(url: String) -> TestResult {
         "cases come back with their source"
     );
 
-    let items: Vec<(String, String, u32)> = (0..6)
-        .map(|i| (format!("case-{}", i / 2), "t".to_owned(), i % 2))
+    let items: Vec<Vec<(String, String, u32)>> = (0..6)
+        .map(|i| vec![(format!("case-{}", i / 2), "t".to_owned(), i % 2)])
         .collect();
     store.enqueue(RUN_ID, &items).await?;
     store.enqueue(RUN_ID, &items[..2]).await?; // enqueuing again adds nothing
@@ -66,10 +66,11 @@ async fn queue_story(url: String) -> TestResult {
     let short = store
         .claim("dying", Duration::from_millis(1))
         .await?
+        .pop()
         .ok_or("no claim")?;
     tokio::time::sleep(Duration::from_millis(20)).await;
     let mut retaken = None;
-    while let Some(claim) = store.claim("survivor", lease).await? {
+    while let Some(claim) = store.claim("survivor", lease).await?.pop() {
         if claim.id == short.id {
             retaken = Some(claim.clone());
         }
@@ -112,7 +113,7 @@ async fn futures_claims(
         .collect();
     let mut claims = Vec::new();
     for task in tasks {
-        claims.push(task.await??.ok_or("a claim came back empty")?);
+        claims.push(task.await??.pop().ok_or("a claim came back empty")?);
     }
     Ok(claims)
 }

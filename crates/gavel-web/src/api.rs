@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::forms::{CaseForm, FieldErrors};
+use crate::runs::StartError;
 use crate::{AppState, RunRequest, WebError};
 
 /// How many of the latest runs the trends cover.
@@ -33,16 +34,22 @@ pub(crate) fn routes() -> Router<AppState> {
 
 type ApiResult<T> = Result<Json<T>, WebError>;
 
-/// Starts a run through the launcher (which may block briefly on process start).
-pub(crate) async fn launch(state: &AppState, request: &RunRequest) -> Result<String, WebError> {
-    // The suite must exist: a clear error now rather than a failed run later.
-    state.store.export_suite(&request.suite).await?;
-    let launcher = state.launcher.clone();
-    let request = request.clone();
-    tokio::task::spawn_blocking(move || launcher(&request))
-        .await
-        .map_err(|e| WebError::Launch(e.to_string()))?
-        .map_err(WebError::Launch)
+/// Starts a run in this process; returns its id once it is stored.
+pub(crate) async fn launch(state: &AppState, request: &RunRequest) -> Result<String, StartError> {
+    state.runs.start(request).await
+}
+
+impl IntoResponse for StartError {
+    fn into_response(self) -> Response {
+        match self {
+            StartError::Refused(refused) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Json(json!({ "error": refused.message, "run": refused.run_id })),
+            )
+                .into_response(),
+            StartError::Web(e) => e.into_response(),
+        }
+    }
 }
 
 /// How far a run is.
@@ -239,7 +246,28 @@ pub(crate) async fn save_case(
         a => a.to_owned(),
     };
     let case = form.into_case(base.as_ref()).map_err(SaveError::Fields)?;
+    // The same compile as `gavel validate`: a case that cannot run is not stored.
+    if let Err(e) = gavel_session::validate_case(&case) {
+        let (field, message) = match e {
+            gavel_session::SessionError::Config { field, message } => (field, message),
+            other => ("case".to_owned(), other.to_string()),
+        };
+        let mut errors = FieldErrors::new();
+        errors.insert(form_field(&field), format!("{field}: {message}"));
+        return Err(SaveError::Fields(errors));
+    }
     Ok(state.store.save_case(suite, key, case, &author).await?)
+}
+
+/// The form field a case field belongs to: `rounds[1].checks[0].pattern` is
+/// the rounds box's; fields the form does not show are the case's.
+fn form_field(field: &str) -> &'static str {
+    let head = field.split(['[', '.']).next().unwrap_or_default();
+    crate::forms::FIELDS
+        .iter()
+        .find(|f| **f == head)
+        .copied()
+        .unwrap_or("case")
 }
 
 impl IntoResponse for SaveError {
@@ -264,7 +292,7 @@ async fn list_runs(State(state): State<AppState>) -> ApiResult<Vec<gavel_core::R
 async fn start_run(
     State(state): State<AppState>,
     Json(request): Json<RunRequest>,
-) -> Result<(StatusCode, Json<Value>), WebError> {
+) -> Result<(StatusCode, Json<Value>), StartError> {
     let id = launch(&state, &request).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({ "id": id }))))
 }

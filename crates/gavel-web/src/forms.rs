@@ -37,6 +37,19 @@ pub(crate) struct CaseForm {
     pub(crate) author: String,
 }
 
+/// The fields of the form, by name.
+pub(crate) const FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "input",
+    "rounds",
+    "expected_tools",
+    "criteria",
+    "threshold",
+    "tags",
+];
+
 /// Field name → what is wrong with it.
 pub(crate) type FieldErrors = BTreeMap<&'static str, String>;
 

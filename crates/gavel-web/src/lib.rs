@@ -12,6 +12,7 @@ mod assets;
 mod error;
 mod forms;
 mod pages;
+mod runs;
 mod security;
 mod view;
 
@@ -23,6 +24,7 @@ use axum::routing::{get, post};
 use gavel_store::Store;
 
 pub use error::WebError;
+pub use runs::RunDefaults;
 
 /// What the UI asks for when a person starts a run.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -34,9 +36,6 @@ pub struct RunRequest {
     pub tags: Vec<String>,
 }
 
-/// Starts a run (as `gavel run --suite …` would) and returns its id at once.
-pub type Launcher = Arc<dyn Fn(&RunRequest) -> Result<String, String> + Send + Sync>;
-
 /// How to serve.
 #[derive(Clone)]
 pub struct Config {
@@ -44,15 +43,15 @@ pub struct Config {
     pub bind: SocketAddr,
     /// The auth token requests must carry (required for a non-loopback bind).
     pub token: Option<String>,
-    /// Starts runs for the UI.
-    pub launcher: Launcher,
+    /// What runs started from the UI use besides the stored suite.
+    pub runs: RunDefaults,
 }
 
 /// Shared by every handler.
 #[derive(Clone)]
 pub(crate) struct AppState {
     store: Store,
-    launcher: Launcher,
+    runs: runs::Runs,
     csrf: Arc<str>,
     token: Option<Arc<str>>,
     templates: Arc<minijinja::Environment<'static>>,
@@ -61,8 +60,8 @@ pub(crate) struct AppState {
 /// The application: every page, the API and the assets, behind the security layers.
 pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
     let state = AppState {
+        runs: runs::Runs::new(store.clone(), config.runs.clone()),
         store,
-        launcher: config.launcher.clone(),
         csrf: security::random_token().into(),
         token: config.token.as_deref().map(Arc::from),
         templates: Arc::new(view::templates()?),

@@ -12,6 +12,7 @@ use minijinja::context;
 use serde::Deserialize;
 
 use crate::forms::CaseForm;
+use crate::runs::{Refused, StartError};
 use crate::view::{render, ser};
 use crate::{AppState, RunRequest, WebError, api};
 
@@ -51,7 +52,15 @@ pub(crate) async fn start_run(
             .map(str::to_owned)
             .collect(),
     };
-    let id = api::launch(&state, &request).await?;
+    // A refused run is kept as a failed run whose page says why.
+    let id = match api::launch(&state, &request).await {
+        Ok(id) => id,
+        Err(StartError::Refused(Refused {
+            run_id: Some(id), ..
+        })) => id,
+        Err(StartError::Refused(refused)) => return Err(WebError::Launch(refused.message)),
+        Err(StartError::Web(e)) => return Err(e),
+    };
     Ok(Redirect::to(&format!("/runs/{}", path_segment(&id))))
 }
 

@@ -21,25 +21,54 @@ use parse::ParsedFile;
 /// Extensions read when a directory is given.
 const SUITE_EXTENSIONS: &[&str] = &["yaml", "yml", "json", "jsonl"];
 
+/// One input of [`load`]: a file or directory, or a suite's text (from the
+/// database or an API request) named by the path it would have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SuiteSource {
+    /// A suite file, or a directory of them.
+    Path(PathBuf),
+    /// A suite's text; the path's extension picks the format and relative paths
+    /// in it resolve against the path's folder.
+    Text {
+        /// The document.
+        text: String,
+        /// The name it goes by in messages.
+        path: PathBuf,
+    },
+}
+
 /// Loads and resolves suites from files and directories.
 ///
 /// Several files merge into one suite. A file that defines targets gives them to its
 /// own cases; cases of files without targets run against every target defined
 /// anywhere. All problems found are returned together.
 pub fn load_paths(paths: &[PathBuf]) -> Result<Suite, Vec<LoadError>> {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    for path in paths {
-        match expand_path(path) {
-            Ok(found) => files.extend(found),
-            Err(e) => errors.push(e),
-        }
-    }
+    let sources: Vec<SuiteSource> = paths.iter().cloned().map(SuiteSource::Path).collect();
+    load(&sources)
+}
+
+/// Loads and resolves suites from files, directories and texts, merged as
+/// [`load_paths`] merges files.
+pub fn load(sources: &[SuiteSource]) -> Result<Suite, Vec<LoadError>> {
     let mut parsed = Vec::new();
-    for file in &files {
-        match read_file(file) {
-            Ok(p) => parsed.push(p),
-            Err(e) => errors.push(e),
+    let mut errors = Vec::new();
+    for source in sources {
+        match source {
+            SuiteSource::Path(path) => match expand_path(path) {
+                Ok(found) => {
+                    for file in &found {
+                        match read_file(file) {
+                            Ok(p) => parsed.push(p),
+                            Err(e) => errors.push(e),
+                        }
+                    }
+                }
+                Err(e) => errors.push(e),
+            },
+            SuiteSource::Text { text, path } => match parse_file(text, path) {
+                Ok(p) => parsed.push(p),
+                Err(e) => errors.push(e),
+            },
         }
     }
     let suite = resolve(parsed, &mut errors);

@@ -12,7 +12,7 @@ use gavel::store::Store;
 use gavel::{CalibrationRun, Execution, ExecutionKey, JudgeSettings};
 use serde_json::json;
 
-use super::models::{self, ModelArgs};
+use super::ModelArgs;
 use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_OK, StoreArgs, print_load_errors};
 
 #[derive(Debug, Args)]
@@ -77,7 +77,8 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    let choice = models::default_judge(&args.models, &settings).await;
+    let options = args.models.options();
+    let choice = gavel_session::default_judge(&options, &settings).await;
     let (judge, judge_name) = match (&args.baseline, &choice.model) {
         (Some(b), _) => (Judge::Length, format!("baseline:{b}")),
         (None, Some(m)) => (
@@ -93,8 +94,8 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             return Ok(EXIT_BAD_INPUT);
         }
     };
-    let pool = models::pool(&args.models, &settings, &store, false);
-    let judges = models::RunJudges {
+    let pool = gavel_session::pool(options.cache, &settings, &store, false);
+    let judges = gavel_session::RunJudges {
         pool: &pool,
         default: choice,
     };
@@ -219,39 +220,4 @@ async fn store_records(
     Ok(gavel::calibration::records_from_labels(
         &labels, criteria, find,
     ))
-}
-
-/// Whether the stored calibration run `id` qualifies `judge` to gate: it exists,
-/// was made with the same judge, and agreed with people at least 80%.
-pub(crate) async fn require_calibrated(
-    store: &Store,
-    id: &str,
-    judge: Option<&str>,
-) -> anyhow::Result<Result<(), String>> {
-    let run = match store.calibration(id).await {
-        Ok(run) => run,
-        Err(gavel::store::StoreError::NotFound(_)) => {
-            return Ok(Err(format!(
-                "judge.calibration `{id}`: no such calibration run in the store (run `gavel calibrate` first)"
-            )));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let pct = run
-        .agreement
-        .map_or("n/a".to_owned(), |a| format!("{:.1}%", a * 100.0));
-    Ok(if Some(run.judge.as_str()) != judge {
-        Err(format!(
-            "judge.calibration `{id}` calibrated judge {} but this run's judge is {}",
-            run.judge,
-            judge.unwrap_or("none")
-        ))
-    } else if !run.fit_to_gate {
-        Err(format!(
-            "judge.calibration `{id}`: the judge agreed with people {pct} on {}, under 80%: not fit to gate",
-            run.dataset
-        ))
-    } else {
-        Ok(())
-    })
 }

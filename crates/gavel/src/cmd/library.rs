@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use gavel::store::{CaseVersion, Store, SuiteDoc};
+use gavel::store::SuiteDoc;
 
 use super::{EXIT_BAD_INPUT, EXIT_OK, StoreArgs, print_load_errors};
 
@@ -64,9 +64,7 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
                 .map(|s| s.to_string_lossy().into_owned())
         })
         .context("the suite needs a name: pass --name")?;
-    let store = Store::open(&args.store.db)
-        .await
-        .context("opening the store")?;
+    let store = args.store.open().await?;
     let summary = store.import_suite(&name, &doc, &args.author).await?;
     eprintln!(
         "suite {name}: {} added, {} changed, {} unchanged, {} removed",
@@ -76,10 +74,11 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
 }
 
 pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<u8> {
-    let store = Store::open(&args.store.db)
-        .await
-        .context("opening the store")?;
-    let yaml = suite_yaml(&store, &args.suite).await?;
+    let store = args.store.open().await?;
+    let yaml = match gavel_session::stored_yaml(&store, &args.suite).await {
+        Ok(yaml) => yaml,
+        Err(e) => return Ok(super::session_error(&e)),
+    };
     match &args.output {
         Some(path) => {
             std::fs::write(path, yaml).with_context(|| format!("writing {}", path.display()))?
@@ -87,40 +86,6 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<u8> {
         None => print!("{yaml}"),
     }
     Ok(EXIT_OK)
-}
-
-/// A stored suite as YAML text.
-pub(crate) async fn suite_yaml(store: &Store, suite: &str) -> anyhow::Result<String> {
-    let doc = store.export_suite(suite).await?;
-    serde_saphyr::to_string(&doc.into_value())
-        .with_context(|| format!("writing suite `{suite}` as YAML"))
-}
-
-/// Writes a stored suite to `dir` as a file the loader reads, and returns the
-/// file with the case versions it holds.
-pub(crate) async fn materialize(
-    store: &Store,
-    suite: &str,
-    dir: &Path,
-) -> anyhow::Result<(PathBuf, Vec<CaseVersion>)> {
-    let yaml = suite_yaml(store, suite).await?;
-    let versions = store.latest_cases(suite).await?;
-    let path = dir.join(format!("{}.yaml", sanitize(suite)));
-    std::fs::write(&path, yaml).with_context(|| format!("writing {}", path.display()))?;
-    Ok((path, versions))
-}
-
-/// A suite name as a file name.
-fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Parses a suite file (JSON by extension, else YAML) into its document parts.

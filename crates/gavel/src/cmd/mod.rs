@@ -4,12 +4,8 @@
 
 mod calibrate;
 mod compare;
-mod distributed;
-mod embeddings;
-mod judge_choice;
 mod library;
 mod model_files;
-mod models;
 mod progress;
 mod report;
 mod run;
@@ -19,8 +15,13 @@ mod validate;
 mod worker;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use gavel::runner::CancellationToken;
+use gavel_models::{CacheMode, ModelId};
+use gavel_session::{GateConfig, ModelOptions, SessionError};
 
 /// Gate passed and no errors.
 pub(crate) const EXIT_OK: u8 = 0;
@@ -75,6 +76,92 @@ pub(crate) struct StoreArgs {
     pub(crate) db: String,
 }
 
+impl StoreArgs {
+    /// Opens the store.
+    pub(crate) async fn open(&self) -> anyhow::Result<gavel::store::Store> {
+        gavel::store::Store::open(&self.db)
+            .await
+            .context("opening the store")
+    }
+}
+
+/// Model options of the commands that call models.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ModelArgs {
+    /// Judge model id (overrides the suite's judge.model), e.g. anthropic:claude-opus-4-5
+    /// or local:gemma-3-270m-q4_k_m.
+    #[arg(long, value_name = "MODEL", value_parser = parse_judge)]
+    judge: Option<ModelId>,
+    /// Neither read nor write the model answer cache.
+    #[arg(long, conflicts_with = "cache_only")]
+    no_cache: bool,
+    /// Only answers already in the cache; no model call is made.
+    #[arg(long)]
+    cache_only: bool,
+    /// A judge or target without credentials is an error, not a skip (for CI).
+    #[arg(long)]
+    strict: bool,
+    /// Stop scheduling new work once the run has spent this many US dollars.
+    #[arg(long, value_name = "USD", value_parser = parse_cost)]
+    max_cost: Option<f64>,
+    /// Embedding model of `similar` checks (overrides the suite's judge.embedder):
+    /// all-MiniLM-L6-v2 (default, local), a model folder, openai:NAME or
+    /// openai-compatible:NAME@URL.
+    #[arg(long, value_name = "MODEL")]
+    embedder: Option<String>,
+}
+
+impl ModelArgs {
+    /// The session's model options.
+    pub(crate) fn options(&self) -> ModelOptions {
+        ModelOptions {
+            judge: self.judge.clone(),
+            embedder: self.embedder.clone(),
+            cache: match (self.no_cache, self.cache_only) {
+                (true, _) => CacheMode::Off,
+                (_, true) => CacheMode::Only,
+                _ => CacheMode::ReadWrite,
+            },
+            strict: self.strict,
+            max_cost: self.max_cost,
+        }
+    }
+}
+
+/// `--judge`: a model id whose provider this program has.
+fn parse_judge(s: &str) -> Result<ModelId, String> {
+    gavel_session::check_model("--judge", s).map_err(|e| match e {
+        SessionError::Config { message, .. } => message,
+        other => other.to_string(),
+    })
+}
+
+/// A count of executions at once: 1 to 1024.
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}` is not a count from 1 to 1024")),
+    }
+}
+
+/// Seconds: finite, positive, at most a day.
+pub(crate) fn parse_seconds(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(Duration::from_secs_f64(v)),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds above 0 and at most 86400"
+        )),
+    }
+}
+
+/// US dollars: finite, not negative.
+fn parse_cost(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not an amount of US dollars (0 or more)")),
+    }
+}
+
 /// Options shared by commands that report.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ReportOutArgs {
@@ -91,6 +178,16 @@ pub(crate) struct ReportOutArgs {
     /// Colour the terminal summary (auto: when stdout is a terminal).
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) color: ColorChoice,
+}
+
+impl ReportOutArgs {
+    /// The gate the report applies.
+    pub(crate) fn gate(&self) -> GateConfig {
+        GateConfig {
+            min_pass_rate: self.min_pass_rate,
+            tags: self.gate_tags.clone(),
+        }
+    }
 }
 
 /// When to colour terminal output.
@@ -153,15 +250,43 @@ impl Cli {
 
 /// Prints load errors, one per line, and returns the bad-input exit code.
 pub(crate) fn print_load_errors(errors: &[gavel::LoadError]) -> u8 {
-    for e in errors {
-        eprintln!("error: {e}");
+    session_error(&SessionError::Load(errors.to_vec()))
+}
+
+/// Prints a session's refusal and returns its exit code: 2 for bad input, 3
+/// for the harness.
+pub(crate) fn session_error(e: &SessionError) -> u8 {
+    match e {
+        SessionError::Load(errors) => {
+            for e in errors {
+                eprintln!("error: {e}");
+            }
+            eprintln!(
+                "{} error{} found",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            );
+        }
+        other => eprintln!("error: {other}"),
     }
-    eprintln!(
-        "{} error{} found",
-        errors.len(),
-        if errors.len() == 1 { "" } else { "s" }
-    );
-    EXIT_BAD_INPUT
+    if e.is_bad_input() {
+        EXIT_BAD_INPUT
+    } else {
+        EXIT_INFRA
+    }
+}
+
+/// First Ctrl-C: stop gracefully (keep results, mark interrupted). Second: exit now.
+pub(crate) fn watch_ctrl_c(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ninterrupting: finishing the record; press Ctrl-C again to quit at once");
+            cancel.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(EXIT_INTERRUPTED));
+            }
+        }
+    });
 }
 
 #[cfg(test)]

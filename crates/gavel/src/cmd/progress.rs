@@ -1,15 +1,16 @@
-//! Live progress: a bar on a terminal, one plain line per execution otherwise.
+//! Live progress, a sink of the session's events: a bar on a terminal, one
+//! plain line per execution otherwise.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gavel::Execution;
-use gavel::runner::Recorder;
+use gavel_session::{Event, Sink};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Shows each execution as it lands.
 pub(crate) enum Progress {
     Bar(ProgressBar),
-    Lines { done: usize, total: usize },
+    Lines { done: AtomicUsize, total: usize },
     Quiet,
 }
 
@@ -27,7 +28,10 @@ impl Progress {
             bar.set_style(style);
             Progress::Bar(bar)
         } else {
-            Progress::Lines { done: 0, total }
+            Progress::Lines {
+                done: AtomicUsize::new(0),
+                total,
+            }
         }
     }
 
@@ -38,9 +42,11 @@ impl Progress {
     }
 }
 
-#[async_trait::async_trait]
-impl Recorder for Progress {
-    async fn record(&mut self, e: &Execution) -> Result<(), String> {
+impl Sink for Progress {
+    fn event(&self, event: &Event<'_>) {
+        let Event::ExecutionRecorded(e) = event else {
+            return;
+        };
         let label = format!(
             "{} {} [{}]#{}",
             e.status, e.case_id, e.target, e.repeat_index
@@ -51,11 +57,10 @@ impl Recorder for Progress {
                 bar.set_message(label);
             }
             Progress::Lines { done, total } => {
-                *done += 1;
+                let done = done.fetch_add(1, Ordering::Relaxed) + 1;
                 eprintln!("[{done}/{total}] {label} {}ms", e.duration_ms);
             }
             Progress::Quiet => {}
         }
-        Ok(())
     }
 }

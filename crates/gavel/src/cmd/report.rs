@@ -1,9 +1,7 @@
-//! `gavel report`: reports of a stored run; shared report emission for `run`.
+//! `gavel report`: reports of a stored run; printing and writing reports for `run`.
 
 use clap::Args;
-use gavel::Execution;
 use gavel::report::Report;
-use gavel::runner::Recorder;
 use gavel::store::Store;
 
 use super::{ReportOutArgs, StoreArgs};
@@ -27,7 +25,7 @@ pub(crate) struct ReportArgs {
 }
 
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
-    let store = Store::open(&args.store.db).await?;
+    let store = args.store.open().await?;
     if args.trend {
         return trend(&store, args.last, &args.out).await;
     }
@@ -39,7 +37,9 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     } else {
         store.run(&args.run).await?
     };
-    emit(&store, &run.id, None, &args.out, None).await
+    let report =
+        gavel_session::report::build(&store, &run.id, None, &args.out.gate(), None).await?;
+    emit(&report, &args.out)
 }
 
 /// Prints the trend over the latest `last` runs and writes it as JSON.
@@ -62,58 +62,21 @@ async fn trend(store: &Store, last: u32, out: &ReportOutArgs) -> anyhow::Result<
     Ok(super::EXIT_OK)
 }
 
-/// Builds the report of a stored run, prints the terminal summary, writes the
-/// requested files and returns the gate's exit code. `saved` are the run's cases
-/// as saved, when the caller holds them; otherwise they are read back.
-pub(crate) async fn emit(
-    store: &Store,
-    run_id: &str,
-    saved: Option<Vec<gavel::Case>>,
-    out: &ReportOutArgs,
-    calibration: Option<gavel::report::CalibrationGate>,
-) -> anyhow::Result<u8> {
-    let run = store.run(run_id).await?;
-    let cases = match saved {
-        Some(cases) => cases,
-        None => store.cases(run_id).await?,
-    };
-    let executions = store.executions(run_id).await?;
-    let mut report = Report::new(run, cases, executions, out.min_pass_rate);
+/// Prints the terminal summary of `report`, writes the requested files and
+/// returns the gate's exit code.
+pub(crate) fn emit(report: &Report, out: &ReportOutArgs) -> anyhow::Result<u8> {
     if !out.gate_tags.is_empty() {
-        let gated = report
-            .outcomes
-            .iter()
-            .filter(|o| o.tags.iter().any(|t| out.gate_tags.contains(t)));
-        report.gate = gavel::report::Gate::new(&gavel::TagStats::of(gated), out.min_pass_rate);
         eprintln!("gate on cases tagged {}", out.gate_tags.join(", "));
     }
-    if let Some(c) = calibration {
-        report.gate = report.gate.clone().with_calibration(c);
+    if let Some(c) = &report.gate.calibration
+        && let Some(why) = &c.reason
+    {
+        eprintln!("gate failed: {why}");
     }
-    print!("{}", gavel::report::terminal(&report, out.color.enabled()));
+    print!("{}", gavel::report::terminal(report, out.color.enabled()));
     for path in &out.outputs {
-        gavel::report::write(&report, path)?;
+        gavel::report::write(report, path)?;
         eprintln!("wrote {}", path.display());
     }
     Ok(u8::try_from(report.gate.exit_code()).unwrap_or(super::EXIT_INFRA))
-}
-
-/// Writes every execution to the store as it lands.
-pub(crate) struct StoreRecorder<'a>(pub(crate) &'a Store, pub(crate) &'a str);
-
-#[async_trait::async_trait]
-impl Recorder for StoreRecorder<'_> {
-    async fn record(&mut self, e: &Execution) -> Result<(), String> {
-        self.0
-            .record_execution(self.1, e)
-            .await
-            .map_err(|e| e.to_string())
-    }
-
-    async fn record_batch(&mut self, executions: &[Execution]) -> Result<(), String> {
-        self.0
-            .record_executions(self.1, executions)
-            .await
-            .map_err(|e| e.to_string())
-    }
 }

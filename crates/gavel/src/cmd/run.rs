@@ -1,34 +1,27 @@
-//! `gavel run`: load, plan, start targets, execute, store, report, gate.
+//! `gavel run`: the session runs; this maps flags in and results out.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Args;
-use gavel::runner::{CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder};
-use gavel::store::Store;
-use gavel::{RunRecord, RunStatus};
-use serde_json::json;
+use gavel::runner::CancellationToken;
+use gavel_session::{PreparedRun, RunConfig, Selection, Sinks, Sources};
 
-use super::models::{self, ModelArgs};
 use super::progress::Progress;
-use super::report::{StoreRecorder, emit};
-use super::{
-    EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, ReportOutArgs, StoreArgs, print_load_errors,
-};
-use super::{distributed, library};
+use super::{EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, ModelArgs, ReportOutArgs, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Suite files or directories (several merge into one run).
-    #[arg(required_unless_present = "suite")]
+    #[arg(required_unless_present_any = ["suite", "resume"])]
     paths: Vec<PathBuf>,
     /// A suite stored in the database (`gavel import`), merged with any files given
     /// (e.g. its targets); the run records the case versions it used.
     #[arg(long, value_name = "NAME")]
     suite: Option<String>,
     /// Executions at once.
-    #[arg(short = 'j', long = "jobs", default_value_t = 4)]
+    #[arg(short = 'j', long = "jobs", default_value_t = 4, value_parser = super::parse_jobs)]
     jobs: usize,
     /// Only cases with this tag (repeatable: any of them).
     #[arg(long = "tag", value_name = "TAG")]
@@ -40,12 +33,14 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     filter: Option<String>,
     /// Run every case this many times.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     repeat: Option<u32>,
     /// Per-execution timeout in seconds for cases that set none.
-    #[arg(long, default_value_t = 120.0)]
-    timeout: f64,
-    /// Finish an interrupted run (an id, a unique prefix, or `latest`): recorded results are kept, errored ones run again.
+    #[arg(long, default_value = "120", value_parser = super::parse_seconds)]
+    timeout: Duration,
+    /// Finish an interrupted run (an id, a unique prefix, or `latest`) from its
+    /// stored suite snapshot: recorded results are kept, errored ones run again.
+    /// Suite arguments given must match the snapshot.
     #[arg(long, value_name = "RUN_ID")]
     resume: Option<String>,
     /// The new run's id (a UUID; default: a fresh one). For tools that start runs.
@@ -69,268 +64,102 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let open = || async {
-        Store::open(&args.store.db)
-            .await
-            .context("opening the store")
+    let store = args.store.open().await?;
+    let config = RunConfig {
+        sources: Sources {
+            stored: args.suite.clone(),
+            ..Sources::paths(args.paths.clone())
+        },
+        selection: Selection {
+            tags: args.tags.clone(),
+            skip_tags: args.skip_tags.clone(),
+            filter: args.filter.clone(),
+            repeat: args.repeat,
+        },
+        jobs: args.jobs,
+        timeout: args.timeout,
+        models: args.models.options(),
+        gate: args.out.gate(),
+        run_id: args.run_id,
+        resume: args.resume.clone(),
     };
-    // A stored suite is read before loading; otherwise bad files are reported
-    // without touching the store.
-    let scratch = tempfile::tempdir().context("creating a scratch directory")?;
-    let mut paths = args.paths.clone();
-    let mut versions = Vec::new();
-    let mut store = None;
-    if let Some(name) = &args.suite {
-        let opened = open().await?;
-        let (path, used) = library::materialize(&opened, name, scratch.path()).await?;
-        paths.insert(0, path);
-        versions = used;
-        store = Some(opened);
-    }
-    let suite = match gavel::load::load_paths(&paths) {
-        Ok(s) => s,
-        Err(errors) => return Ok(print_load_errors(&errors)),
-    };
-    for w in &suite.warnings {
-        eprintln!("warning: {w}");
-    }
-    if suite.targets.is_empty() {
-        eprintln!(
-            "error: no target is defined: give a suite file with `targets:` alongside the cases"
-        );
-        return Ok(EXIT_BAD_INPUT);
-    }
-    let store = match store {
-        Some(store) => store,
-        None => open().await?,
-    };
-    let (run, done) = match &args.resume {
-        Some(id) => resume(&store, id).await?,
-        None => (new_run(&suite, &args), Default::default()),
-    };
-    let options = PlanOptions {
-        tags: args.tags.clone(),
-        skip_tags: args.skip_tags.clone(),
-        filter: args.filter.clone(),
-        repeat: args.repeat,
-        done,
-    };
-    let plan = match gavel::runner::plan(&suite, &options) {
+    let prepared = match PreparedRun::new(store.clone(), config).await {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_BAD_INPUT);
-        }
+        Err(e) => return Ok(super::session_error(&e)),
     };
-    if plan.items.is_empty() && plan.already_done == 0 {
-        eprintln!("error: no case matched the selection (tags, skip-tags, filter)");
-        return Ok(EXIT_BAD_INPUT);
+    for note in prepared.notes() {
+        eprintln!("{note}");
     }
-    let baselines = models::baselines(&plan, &store).await?;
-    let judge = models::default_judge(&args.models, &suite.judge).await;
+    let judge = prepared.judge();
     match &judge.model {
-        Some(model) => eprintln!("judge: {model} ({})", judge.why),
+        Some(model) => eprintln!("judge: {} ({})", gavel::store::mask_url(model), judge.why),
         None => eprintln!("judge: none, judged checks will be skipped: {}", judge.why),
     }
-    for w in models::hierarchy_warnings(&suite, judge.model.as_deref()) {
-        eprintln!("warning: {w}");
-    }
-    let pool = models::pool(&args.models, &suite.judge, &store, true);
-    if args.resume.is_none() {
-        store.create_run(&run).await?;
-        store.save_cases(&run.id, &plan.cases).await?;
-        store.save_run_case_versions(&run.id, &versions).await?;
-    }
+    let (planned, done) = prepared.planned();
     eprintln!(
-        "run {} · suite {} · {} execution{} ({} already recorded) · store {}",
-        run.id,
-        suite.name,
-        plan.items.len(),
-        if plan.items.len() == 1 { "" } else { "s" },
-        plan.already_done,
+        "run {} · suite {} · {planned} execution{} ({done} already recorded) · store {}",
+        prepared.run_id(),
+        prepared.suite().name,
+        if planned == 1 { "" } else { "s" },
         gavel::store::mask_url(&args.store.db),
     );
     if args.distributed {
-        return distributed::run(
-            &store,
-            &suite,
-            &plan,
-            &run.id,
-            &args.out,
-            args.detach,
-            args.quiet,
-        )
-        .await;
+        return distributed(prepared, &store, &args).await;
     }
-    // From here on the plan holds the only copy of the cases a run needs.
-    let suite = gavel::Suite {
-        cases: Vec::new(),
-        ..suite
-    };
-
-    let targets =
-        match PreparedTargets::prepare(&suite, &plan, &pool, &models::store_targets(&pool, &store))
-            .await
-        {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: {e}");
-                store
-                    .finish_run(&run.id, RunStatus::Failed, &gavel::now_rfc3339())
-                    .await?;
-                return Ok(EXIT_INFRA);
-            }
-        };
     let cancel = CancellationToken::new();
-    watch_ctrl_c(cancel.clone());
-    let mut progress = Progress::new(plan.items.len(), !args.quiet);
-    let mut recorder = StoreRecorder(&store, &run.id);
-    let mut recorders: [&mut dyn Recorder; 2] = [&mut recorder, &mut progress];
-    let judges = models::RunJudges {
-        pool: &pool,
-        default: judge,
+    super::watch_ctrl_c(cancel.clone());
+    let progress = Arc::new(Progress::new(planned, !args.quiet));
+    let sinks = Sinks::new().with(progress.clone());
+    let finished = match prepared.execute(&sinks, &cancel).await {
+        Ok(f) => f,
+        Err(e) => return Ok(super::session_error(&e)),
     };
-    let embeddings = match super::embeddings::for_plan(
-        args.models.embedder.as_deref(),
-        &suite.judge,
-        &plan,
-        &store,
-    ) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            store
-                .finish_run(&run.id, RunStatus::Failed, &gavel::now_rfc3339())
-                .await?;
-            targets.stop().await;
-            return Ok(EXIT_BAD_INPUT);
-        }
-    };
-    let options = ExecuteOptions {
-        embeddings: embeddings.as_ref(),
-        concurrency: args.jobs,
-        default_timeout: Duration::from_secs_f64(args.timeout.max(0.001)),
-        judges: &judges,
-        strict: args.models.strict,
-        max_cost: args.models.max_cost.or(suite.judge.max_cost),
-        ..ExecuteOptions::new(&suite.judge, &baselines)
-    };
-    let outcome =
-        gavel::runner::execute(&plan, &targets, &run.id, &options, &cancel, &mut recorders).await;
     progress.finish();
-    targets.stop().await;
-    let status = match &outcome {
-        Ok(r) if r.interrupted => RunStatus::Interrupted,
-        Ok(r) if r.budget_stopped => RunStatus::BudgetStopped,
-        Ok(_) => RunStatus::Completed,
-        Err(_) => RunStatus::Failed,
-    };
-    store
-        .finish_run(&run.id, status, &gavel::now_rfc3339())
-        .await?;
-    let calibration = match &suite.judge.calibration {
-        None => None,
-        Some(id) => {
-            let checked =
-                super::calibrate::require_calibrated(&store, id, judges.default.model.as_deref())
-                    .await?;
-            if let Err(why) = &checked {
-                eprintln!("gate failed: {why}");
-            }
-            Some(gavel::report::CalibrationGate {
-                id: id.clone(),
-                passed: checked.is_ok(),
-                reason: checked.err(),
-            })
-        }
-    };
-    // The report reads every result back from the store: free the run's plan and
-    // models first, so the two are never held at once. A new run's cases, as
-    // saved, come out of the plan; a resumed run's are read back.
-    drop((pool, baselines, suite));
-    let saved = match args.resume {
-        None => Some(plan.into_cases()),
-        Some(_) => {
-            drop(plan);
-            None
-        }
-    };
-    let report_code = emit(&store, &run.id, saved, &args.out, calibration).await?;
-    match outcome {
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(EXIT_INFRA)
-        }
-        Ok(r) if r.interrupted => {
+    let code = super::report::emit(&finished.report, &args.out)?;
+    if let Some(e) = &finished.error {
+        eprintln!("error: {e}");
+        return Ok(EXIT_INFRA);
+    }
+    match finished.outcome {
+        Some(r) if r.interrupted => {
             eprintln!(
-                "interrupted: {} executions recorded; finish with `gavel run … --resume {}`",
-                r.finished, run.id
+                "interrupted: {} executions recorded; finish with `gavel run --resume {}`",
+                r.finished, finished.run.id
             );
             Ok(EXIT_INTERRUPTED)
         }
-        Ok(_) => Ok(report_code),
+        _ => Ok(code),
     }
 }
 
-fn new_run(suite: &gavel::Suite, args: &RunArgs) -> RunRecord {
-    let targets: serde_json::Map<String, serde_json::Value> = suite
-        .targets
-        .iter()
-        .map(|(name, spec)| (name.clone(), json!(spec.kind())))
-        .collect();
-    RunRecord {
-        id: args.run_id.unwrap_or_else(uuid::Uuid::now_v7).to_string(),
-        suite: suite.name.clone(),
-        status: RunStatus::Running,
-        started_at: gavel::now_rfc3339(),
-        finished_at: None,
-        config: json!({
-            "files": suite.files,
-            "tags": args.tags,
-            "skip_tags": args.skip_tags,
-            "filter": args.filter,
-            "repeat": args.repeat,
-            "jobs": args.jobs,
-            "timeout_s": args.timeout,
-            "min_pass_rate": args.out.min_pass_rate,
-            "targets": targets,
-        }),
-    }
-}
-
-async fn resume(
-    store: &Store,
-    id: &str,
-) -> anyhow::Result<(RunRecord, std::collections::HashSet<(String, String, u32)>)> {
-    let run = if id == "latest" {
-        store
-            .latest_run()
-            .await?
-            .context("the store holds no run to resume")?
-    } else {
-        store.run(id).await?
+/// Enqueues the run for workers; unless detached, waits and reports.
+async fn distributed(
+    prepared: PreparedRun,
+    store: &gavel::store::Store,
+    args: &RunArgs,
+) -> anyhow::Result<u8> {
+    let run_id = match prepared.enqueue().await {
+        Ok(id) => id,
+        Err(e) => return Ok(super::session_error(&e)),
     };
-    // Executions that errored (target down, provider out) are run again; the new
-    // result replaces the old one.
-    let done = store
-        .recorded_keys(&run.id)
-        .await?
-        .into_iter()
-        .filter(|(_, status)| *status != gavel::Status::Error)
-        .map(|(key, _)| key)
-        .collect();
-    Ok((run, done))
-}
-
-/// First Ctrl-C: stop gracefully (keep results, mark interrupted). Second: exit now.
-fn watch_ctrl_c(cancel: CancellationToken) {
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ninterrupting: finishing the record; press Ctrl-C again to quit at once");
-            cancel.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(i32::from(EXIT_INTERRUPTED));
+    if args.detach {
+        println!("{run_id}");
+        return Ok(EXIT_OK);
+    }
+    eprintln!("enqueued; waiting for `gavel worker` processes");
+    let quiet = args.quiet;
+    tokio::select! {
+        status = gavel_session::wait(store, &run_id, |p| {
+            if !quiet {
+                eprintln!("[{}/{}] {} running, {} queued", p.done, p.total(), p.claimed, p.queued);
             }
+        }) => { status?; }
+        _ = tokio::signal::ctrl_c() => {
+            store.finish_run(&run_id, gavel::RunStatus::Interrupted, &gavel::now_rfc3339()).await?;
+            eprintln!("\ninterrupted: workers stop taking this run's executions");
+            return Ok(EXIT_INTERRUPTED);
         }
-    });
+    }
+    let report = gavel_session::report::build(store, &run_id, None, &args.out.gate(), None).await?;
+    super::report::emit(&report, &args.out)
 }

@@ -5,38 +5,47 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use gavel::checks::Embeddings;
-use gavel::embed::{Batcher, EmbedderSpec, EmbeddingCache};
-use gavel::runner::Plan;
-use gavel::store::Store;
+use gavel_checks::Embeddings;
+use gavel_embed::{Batcher, EmbedderSpec, EmbeddingCache};
+use gavel_runner::Plan;
+use gavel_store::Store;
+
+use crate::{Note, SessionError};
 
 /// The run's embeddings, or `None` when no selected case has a `similar` check
 /// (nothing is loaded then). A spec that cannot be parsed is bad input; a model
 /// that is not installed (or cannot be set up) reaches the checks, which say so.
+/// What was chosen goes to `notes`.
 pub(crate) fn for_plan(
     flag: Option<&str>,
-    suite: &gavel::JudgeSettings,
+    suite: &gavel_core::JudgeSettings,
     plan: &Plan,
     store: &Store,
-) -> anyhow::Result<Option<Embeddings>> {
+    notes: &mut Vec<Note>,
+) -> Result<Option<Embeddings>, SessionError> {
     if !plan.items.iter().any(|item| item.checks.uses_embeddings()) {
         return Ok(None);
     }
     let spec: EmbedderSpec = match flag.or(suite.embedder.as_deref()) {
-        Some(s) => s.parse().map_err(|e| anyhow::anyhow!("--embedder: {e}"))?,
+        Some(s) => s
+            .parse()
+            .map_err(|e| SessionError::config("--embedder", format!("{e}")))?,
         None => EmbedderSpec::default(),
     };
     Ok(Some(
         match spec.build(&gavel_models::ModelSettings::from_judge(suite)) {
             Ok(embedder) => {
-                eprintln!("similar checks embed with {}", embedder.model());
+                notes.push(Note::info(format!(
+                    "similar checks embed with {}",
+                    embedder.model()
+                )));
                 Embeddings::Ready(Batcher::new(
                     embedder,
                     Arc::new(StoreEmbeddings(store.clone())),
                 ))
             }
             Err(e) => {
-                eprintln!("warning: similar checks cannot run: {e}");
+                notes.push(Note::warning(format!("similar checks cannot run: {e}")));
                 Embeddings::Unavailable(e)
             }
         },

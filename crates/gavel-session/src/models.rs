@@ -4,69 +4,38 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use gavel::runner::{Baselines, Plan};
-use gavel::store::Store;
-use gavel::{JudgeSettings, Suite, TargetSpec};
+use gavel_core::{JudgeSettings, Suite, TargetSpec};
+use gavel_runner::{Baselines, Plan};
+use gavel_store::Store;
+
+use crate::SessionError;
 use gavel_models::{
     CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool, ModelSettings,
 };
 use gavel_targets::{Target, TargetError};
 
-use super::judge_choice::{self, JudgeChoice, Sources};
+use crate::ModelOptions;
+use crate::judge::{self, JudgeChoice, JudgeSources};
 
-/// Model-related options of `gavel run`.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct ModelArgs {
-    /// Judge model id (overrides the suite's judge.model), e.g. anthropic:claude-opus-4-5
-    /// or local:gemma-3-270m-q4_k_m.
-    #[arg(long, value_name = "MODEL")]
-    judge: Option<String>,
-    /// Neither read nor write the model answer cache.
-    #[arg(long, conflicts_with = "cache_only")]
-    no_cache: bool,
-    /// Only answers already in the cache; no model call is made.
-    #[arg(long)]
-    cache_only: bool,
-    /// A judge or target without credentials is an error, not a skip (for CI).
-    #[arg(long)]
-    pub(crate) strict: bool,
-    /// Stop scheduling new work once the run has spent this many US dollars.
-    #[arg(long, value_name = "USD")]
-    pub(crate) max_cost: Option<f64>,
-    /// Embedding model of `similar` checks (overrides the suite's judge.embedder):
-    /// all-MiniLM-L6-v2 (default, local), a model folder, openai:NAME or
-    /// openai-compatible:NAME@URL.
-    #[arg(long, value_name = "MODEL")]
-    pub(crate) embedder: Option<String>,
-}
-
-/// The judge model a run uses and why (see [`judge_choice`](super::judge_choice)):
-/// `--judge`, else the suite's `judge.model`, else the first fallback found.
-pub(crate) async fn default_judge(args: &ModelArgs, settings: &JudgeSettings) -> JudgeChoice {
-    let configured = args.judge.as_deref().map(|m| (m, "--judge")).or_else(|| {
+/// The judge model a run uses and why (see [`judge`](crate::judge)): the
+/// configured one, else the suite's `judge.model`, else the first fallback found.
+pub async fn default_judge(options: &ModelOptions, settings: &JudgeSettings) -> JudgeChoice {
+    let flag = options.judge.as_ref().map(ToString::to_string);
+    let configured = flag.as_deref().map(|m| (m, "--judge")).or_else(|| {
         settings
             .model
             .as_deref()
             .map(|m| (m, "the suite's judge.model"))
     });
-    judge_choice::choose(configured, &Sources::from_env()).await
+    judge::choose(configured, &JudgeSources::from_env()).await
 }
 
 /// The pool every model call of the run goes through, caching in the store.
 /// With `staged`, new cache entries are committed with the next recorded results
 /// or the run's end ([`Store::cache_stage`]) instead of on their own.
-pub(crate) fn pool(
-    args: &ModelArgs,
-    settings: &JudgeSettings,
-    store: &Store,
-    staged: bool,
-) -> ModelPool {
+pub fn pool(cache: CacheMode, settings: &JudgeSettings, store: &Store, staged: bool) -> ModelPool {
     let mut model_settings = ModelSettings::from_judge(settings);
-    model_settings.cache = match (args.no_cache, args.cache_only) {
-        (true, _) => CacheMode::Off,
-        (_, true) => CacheMode::Only,
-        _ => CacheMode::ReadWrite,
-    };
+    model_settings.cache = cache;
     let cache: Arc<dyn CacheStore> = Arc::new(StoreCache {
         store: store.clone(),
         staged,
@@ -76,7 +45,7 @@ pub(crate) fn pool(
 
 /// Builds the raw model for an id: `local:` ids run in-process through
 /// gavel-local, every other provider through gavel-models.
-fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
+pub fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
     #[cfg(feature = "local")]
     if id.provider == gavel_models::Provider::Local {
         return gavel_local::provider(id);
@@ -103,12 +72,14 @@ pub(crate) fn store_targets<'a>(
 }
 
 /// Resolves judge model ids against the pool, `None` meaning the run's default.
-pub(crate) struct RunJudges<'a> {
-    pub(crate) pool: &'a ModelPool,
-    pub(crate) default: JudgeChoice,
+pub struct RunJudges<'a> {
+    /// The run's model pool.
+    pub pool: &'a ModelPool,
+    /// The default judge.
+    pub default: JudgeChoice,
 }
 
-impl gavel::checks::JudgeModels for RunJudges<'_> {
+impl gavel_checks::JudgeModels for RunJudges<'_> {
     fn model(&self, id: Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError> {
         match id.or(self.default.model.as_deref()) {
             Some(id) => self.pool.get(id),
@@ -122,7 +93,7 @@ impl gavel::checks::JudgeModels for RunJudges<'_> {
 }
 
 /// Warnings about the model hierarchy: a judge should not be the model it judges.
-pub(crate) fn hierarchy_warnings(suite: &Suite, judge: Option<&str>) -> Vec<String> {
+pub fn hierarchy_warnings(suite: &Suite, judge: Option<&str>) -> Vec<String> {
     let Some(judge) = judge else {
         return Vec::new();
     };
@@ -140,7 +111,7 @@ pub(crate) fn hierarchy_warnings(suite: &Suite, judge: Option<&str>) -> Vec<Stri
 }
 
 /// Loads the stored answers that pairwise checks against a run compare with.
-pub(crate) async fn baselines(plan: &Plan, store: &Store) -> anyhow::Result<Baselines> {
+pub async fn baselines(plan: &Plan, store: &Store) -> Result<Baselines, SessionError> {
     let runs: BTreeSet<String> = plan
         .items
         .iter()
@@ -151,7 +122,7 @@ pub(crate) async fn baselines(plan: &Plan, store: &Store) -> anyhow::Result<Base
     for reference in runs {
         let run = match reference.as_str() {
             "latest" => store.latest_run().await?.ok_or_else(|| {
-                anyhow::anyhow!("pairwise against run `latest`: the store holds no run")
+                SessionError::config("pairwise against", "run `latest`: the store holds no run")
             })?,
             id => store.run(id).await?,
         };

@@ -22,36 +22,36 @@ const KEYED_DEFAULTS: [(&str, &str); 4] = [
 
 /// The judge model chosen for a run (none: judged checks are skipped) and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct JudgeChoice {
+pub struct JudgeChoice {
     /// The model id.
-    pub(crate) model: Option<String>,
+    pub model: Option<String>,
     /// Why this one, or why there is none: one line for people.
-    pub(crate) why: String,
+    pub why: String,
 }
 
 /// Reads an environment variable (unset and empty are the same).
-pub(crate) type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// What the choice looks at; [`Sources::from_env`] for real runs.
-pub(crate) struct Sources {
+/// What the choice looks at; [`JudgeSources::from_env`] for real runs.
+pub struct JudgeSources {
     /// An environment variable's value.
-    pub(crate) var: EnvLookup,
+    pub var: EnvLookup,
     /// The local server's base URL, or `None` not to probe.
-    pub(crate) server: Option<String>,
+    pub server: Option<String>,
     /// Where installed model files are looked for.
-    pub(crate) files: gavel_model_files::ModelFiles,
+    pub files: gavel_model_files::ModelFiles,
 }
 
-impl Sources {
+impl JudgeSources {
     /// The real environment.
-    pub(crate) fn from_env() -> Self {
+    pub fn from_env() -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let server = match var("GAVEL_LOCAL_SERVER") {
             Some(off) if off == "off" => None,
             Some(url) => Some(url),
             None => Some(LOCAL_SERVER.to_owned()),
         };
-        Sources {
+        JudgeSources {
             var: Box::new(var),
             server,
             files: gavel_model_files::ModelFiles::from_env(),
@@ -62,7 +62,7 @@ impl Sources {
 /// The judge for a run: `configured` (`--judge`, else the suite's `judge.model`,
 /// with `origin` saying which) wins; otherwise the first of the fallbacks that
 /// `sources` offers.
-pub(crate) async fn choose(configured: Option<(&str, &str)>, sources: &Sources) -> JudgeChoice {
+pub async fn choose(configured: Option<(&str, &str)>, sources: &JudgeSources) -> JudgeChoice {
     if let Some((model, origin)) = configured {
         return chosen(model.to_owned(), format!("named by {origin}"));
     }
@@ -90,7 +90,7 @@ pub(crate) async fn choose(configured: Option<(&str, &str)>, sources: &Sources) 
     }
     let mut why = format!(
         "{}; no API key set, no server on {}, no instruction-tuned GGUF in {}",
-        gavel::checks::NO_JUDGE_MODEL,
+        gavel_checks::NO_JUDGE_MODEL,
         sources.server.as_deref().unwrap_or("(probe off)"),
         sources.files.models_dir.display(),
     );
@@ -190,13 +190,13 @@ mod tests {
         std::fs::write(file, bytes).unwrap();
     }
 
-    /// Sources with only `vars` set, the server at `server`, models in `dir`.
+    /// JudgeSources with only `vars` set, the server at `server`, models in `dir`.
     fn sources(
         vars: &'static [(&'static str, &'static str)],
         server: Option<String>,
         dir: &Path,
-    ) -> Sources {
-        Sources {
+    ) -> JudgeSources {
+        JudgeSources {
             var: Box::new(move |name| {
                 vars.iter()
                     .find(|(k, _)| *k == name)
@@ -272,7 +272,7 @@ mod tests {
         let choice = choose(None, &s).await;
         assert_eq!(choice.model, None);
         assert!(
-            choice.why.starts_with(gavel::checks::NO_JUDGE_MODEL),
+            choice.why.starts_with(gavel_checks::NO_JUDGE_MODEL),
             "{}",
             choice.why
         );

@@ -1,0 +1,62 @@
+//! Distributed runs (DESIGN.md §9): a run's executions go to the store's queue,
+//! `gavel worker` processes run them, and the starting side waits and reports.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use gavel_core::RunStatus;
+use gavel_runner::Plan;
+use gavel_store::{QueueProgress, Store, StoreError};
+
+/// How often a waiting run looks at the queue.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Enqueues the plan's executions of `run_id` in units: the executions of one
+/// case and repeat that a pairwise check compares across targets are one unit,
+/// so one worker runs them together and grades the pair as a local run does.
+pub(crate) async fn enqueue(store: &Store, plan: &Plan, run_id: &str) -> Result<(), StoreError> {
+    let mut units: Vec<Vec<(String, String, u32)>> = Vec::new();
+    let mut paired: BTreeMap<(&str, u32), usize> = BTreeMap::new();
+    for item in &plan.items {
+        let key = (item.case.id.clone(), item.target.clone(), item.repeat_index);
+        let pairs_in_run = item
+            .checks
+            .pairwise()
+            .iter()
+            .any(|spec| spec.against.target.is_some());
+        if !pairs_in_run {
+            units.push(vec![key]);
+            continue;
+        }
+        match paired.get(&(item.case.id.as_str(), item.repeat_index)) {
+            Some(&unit) => units[unit].push(key),
+            None => {
+                paired.insert((item.case.id.as_str(), item.repeat_index), units.len());
+                units.push(vec![key]);
+            }
+        }
+    }
+    store.enqueue(run_id, &units).await
+}
+
+/// Waits until the run's queue is worked off (or the run stops), calling
+/// `progress` whenever it moved. Returns the run's final status.
+pub async fn wait(
+    store: &Store,
+    run_id: &str,
+    mut progress: impl FnMut(QueueProgress),
+) -> Result<RunStatus, StoreError> {
+    let mut last = None;
+    loop {
+        let now = store.queue_progress(run_id).await?;
+        if last != Some(now) {
+            progress(now);
+            last = Some(now);
+        }
+        let status = store.run(run_id).await?.status;
+        if status != RunStatus::Running {
+            return Ok(status);
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}

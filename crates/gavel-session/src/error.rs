@@ -1,0 +1,67 @@
+//! Why a session could not run.
+
+use gavel_core::LoadError;
+
+/// A session's failure. [`SessionError::is_bad_input`] tells the caller's fault
+/// (exit 2, HTTP 422) from the harness's (exit 3, HTTP 500).
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The suites do not load or compile.
+    #[error("{}", list(.0))]
+    Load(Vec<LoadError>),
+    /// A flag, setting or request field is wrong.
+    #[error("{field}: {message}")]
+    Config {
+        /// The flag or field, e.g. `--judge`.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The selection left nothing to run.
+    #[error("no case matched the selection (tags, skip-tags, filter)")]
+    NothingSelected,
+    /// The cases compile but cannot be planned (e.g. an unknown target).
+    #[error(transparent)]
+    Plan(gavel_runner::RunnerError),
+    /// The store failed.
+    #[error("the store: {0}")]
+    Store(#[from] gavel_store::StoreError),
+    /// The targets could not be started.
+    #[error("starting the targets: {0}")]
+    Targets(gavel_runner::RunnerError),
+    /// The run itself broke (a result could not be recorded).
+    #[error(transparent)]
+    Run(gavel_runner::RunnerError),
+}
+
+impl SessionError {
+    /// A configuration error about `field`.
+    pub fn config(field: impl Into<String>, message: impl Into<String>) -> SessionError {
+        SessionError::Config {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Whether the input was at fault rather than the harness.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            SessionError::Load(_)
+                | SessionError::Config { .. }
+                | SessionError::NothingSelected
+                | SessionError::Plan(_)
+        )
+    }
+}
+
+/// Load errors one per line, then their count.
+fn list(errors: &[LoadError]) -> String {
+    let mut out: String = errors.iter().map(|e| format!("{e}\n")).collect();
+    out.push_str(&format!(
+        "{} error{} found",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    ));
+    out
+}

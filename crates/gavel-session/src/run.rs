@@ -1,0 +1,347 @@
+//! One run, from a [`RunConfig`] to a stored, gated [`Finished`] run.
+
+use gavel_checks::Embeddings;
+use gavel_core::{RunRecord, RunStatus, Suite};
+use gavel_models::ModelPool;
+use gavel_report::Report;
+use gavel_runner::{
+    Baselines, CancellationToken, ExecuteOptions, Plan, PlannedExecution, PreparedTargets,
+    RunReport,
+};
+use gavel_store::{CaseVersion, Store};
+
+use crate::events::{Event, ExecutionRef, RunEnd, RunStart, Sinks};
+use crate::prepare::{self, Loaded};
+use crate::record::StoreSink;
+use crate::{JudgeChoice, Note, RunConfig, SessionError, models};
+
+/// A run ready to start: suites loaded, judge chosen, plan compiled. Nothing is
+/// stored and no target is started until [`PreparedRun::execute`] or
+/// [`PreparedRun::enqueue`].
+pub struct PreparedRun {
+    store: Store,
+    config: RunConfig,
+    suite: Suite,
+    plan: Plan,
+    run: RunRecord,
+    resumed: bool,
+    /// The run is in the store (resumed, or stored by [`PreparedRun::store_run`]).
+    stored: bool,
+    versions: Vec<CaseVersion>,
+    judge: JudgeChoice,
+    pool: ModelPool,
+    baselines: Baselines,
+    notes: Vec<Note>,
+}
+
+/// A run that ended, with its report and how it went.
+pub struct Finished {
+    /// The run as stored at the end.
+    pub run: RunRecord,
+    /// What execution did (`None`: the run failed before or during it).
+    pub outcome: Option<RunReport>,
+    /// Why the run failed, when it did.
+    pub error: Option<SessionError>,
+    /// The report, gate applied.
+    pub report: Report,
+}
+
+impl PreparedRun {
+    /// Loads, resolves and plans `config` against `store`; refuses (with a typed
+    /// error) anything that would fail the run before it starts.
+    pub async fn new(store: Store, config: RunConfig) -> Result<PreparedRun, SessionError> {
+        let mut notes = Vec::new();
+        let (run, suite, versions, plan, resumed, config) = match config.resume.clone() {
+            Some(id) => {
+                let (run, suite, stored, done) = prepare::resumed(&store, &id, &mut notes).await?;
+                let mut config = config;
+                config.selection = stored.selection;
+                if !config.sources.suites.is_empty() || config.sources.stored.is_some() {
+                    let disk = prepare::load(&store, &config.sources).await?.suite;
+                    let now = prepare::plan(&disk, &config, Default::default())?;
+                    let changes = prepare::suite_changes(&suite, &disk, &now.cases);
+                    if !changes.is_empty() {
+                        return Err(SessionError::config(
+                            "--resume",
+                            format!(
+                                "the suite changed since run {} was planned; resuming runs its stored snapshot, so drop the suite arguments to finish it as planned, or start a new run:\n  {}",
+                                run.id,
+                                changes.join("\n  ")
+                            ),
+                        ));
+                    }
+                }
+                let plan = prepare::plan(&suite, &config, done)?;
+                (Some(run), suite, Vec::new(), plan, true, config)
+            }
+            None => {
+                let Loaded { suite, versions } = prepare::load(&store, &config.sources).await?;
+                let plan = prepare::plan(&suite, &config, Default::default())?;
+                (None, suite, versions, plan, false, config)
+            }
+        };
+        prepare::check_suite_judge(&suite)?;
+        for w in &suite.warnings {
+            notes.push(Note::warning(w.clone()));
+        }
+        let judge = models::default_judge(&config.models, &suite.judge).await;
+        for w in models::hierarchy_warnings(&suite, judge.model.as_deref()) {
+            notes.push(Note::warning(w));
+        }
+        let baselines = models::baselines(&plan, &store).await?;
+        let pool = models::pool(config.models.cache, &suite.judge, &store, true);
+        let run = run.unwrap_or_else(|| prepare::new_run(&suite, &config, judge.model.as_deref()));
+        Ok(PreparedRun {
+            store,
+            config,
+            suite,
+            plan,
+            run,
+            resumed,
+            stored: resumed,
+            versions,
+            judge,
+            pool,
+            baselines,
+            notes,
+        })
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &str {
+        &self.run.id
+    }
+
+    /// The run's suite.
+    pub fn suite(&self) -> &Suite {
+        &self.suite
+    }
+
+    /// Executions to run now, and those recorded before (a resumed run).
+    pub fn planned(&self) -> (usize, usize) {
+        (self.plan.items.len(), self.plan.already_done)
+    }
+
+    /// The default judge model, or why there is none.
+    pub fn judge(&self) -> &JudgeChoice {
+        &self.judge
+    }
+
+    /// What the preparation found worth telling: warnings and choices made.
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
+    }
+
+    /// The targets that start a process listening on a fixed address: two runs
+    /// using one of them at once would collide.
+    pub fn fixed_ports(&self) -> Vec<String> {
+        let used: std::collections::BTreeSet<&str> =
+            self.plan.items.iter().map(|i| i.target.as_str()).collect();
+        self.suite
+            .targets
+            .iter()
+            .filter(|(name, _)| used.contains(name.as_str()))
+            .filter_map(|(_, spec)| spec.start().and_then(|s| s.ready_url.clone()))
+            .collect()
+    }
+
+    /// Stores the run with its cases and suite snapshot, status `running`, so
+    /// that it can be shown before it starts (done by `execute` otherwise).
+    pub async fn store_run(&mut self) -> Result<(), SessionError> {
+        if self.stored {
+            return Ok(());
+        }
+        self.store.create_run(&self.run).await?;
+        self.store
+            .save_cases(&self.run.id, &self.plan.cases)
+            .await?;
+        self.store
+            .save_run_case_versions(&self.run.id, &self.versions)
+            .await?;
+        let snapshot = Suite {
+            cases: Vec::new(),
+            ..self.suite.clone()
+        };
+        self.store.save_suite(&self.run.id, &snapshot).await?;
+        self.stored = true;
+        Ok(())
+    }
+
+    /// Stores the run, starts its targets, executes the plan (results stored as
+    /// they land, events to `sinks`), stops the targets, and builds the gated
+    /// report. Cancelling `cancel` interrupts the run; what landed is kept.
+    pub async fn execute(
+        mut self,
+        sinks: &Sinks,
+        cancel: &CancellationToken,
+    ) -> Result<Finished, SessionError> {
+        self.store_run().await?;
+        let PreparedRun {
+            store,
+            config,
+            suite,
+            plan,
+            run,
+            resumed,
+            judge,
+            pool,
+            baselines,
+            mut notes,
+            ..
+        } = self;
+        let start = RunStart {
+            run: run.clone(),
+            planned: plan.items.len(),
+            already_done: plan.already_done,
+            judge: judge.clone(),
+        };
+        let failed = |error: SessionError| async {
+            let end = RunEnd {
+                run_id: run.id.clone(),
+                status: RunStatus::Failed,
+                recorded: 0,
+                error: Some(error.to_string()),
+            };
+            store.fail_run(&run.id, &error.to_string()).await?;
+            sinks.emit(&Event::RunFinished(&end));
+            Err::<Finished, _>(error)
+        };
+        let prepared = {
+            let extra = models::store_targets(&pool, &store);
+            PreparedTargets::prepare(&suite, &plan, &pool, &extra).await
+        };
+        let targets = match prepared {
+            Ok(t) => t,
+            Err(e) => return failed(SessionError::Targets(e)).await,
+        };
+        let embeddings = match crate::embeddings::for_plan(
+            config.models.embedder.as_deref(),
+            &suite.judge,
+            &plan,
+            &store,
+            &mut notes,
+        ) {
+            Ok(e) => e,
+            Err(e) => {
+                targets.stop().await;
+                return failed(e).await;
+            }
+        };
+        sinks.emit(&Event::RunStarted(&start));
+        let judges = models::RunJudges {
+            pool: &pool,
+            default: judge.clone(),
+        };
+        let outcome = execute_plan(
+            &plan,
+            &targets,
+            &run.id,
+            Execution {
+                config: &config,
+                suite: &suite,
+                judges: &judges,
+                baselines: &baselines,
+                embeddings: embeddings.as_ref(),
+            },
+            &store,
+            sinks,
+            cancel,
+        )
+        .await;
+        targets.stop().await;
+        let status = match &outcome {
+            Ok(r) if r.interrupted => RunStatus::Interrupted,
+            Ok(r) if r.budget_stopped => RunStatus::BudgetStopped,
+            Ok(_) => RunStatus::Completed,
+            Err(_) => RunStatus::Failed,
+        };
+        store
+            .finish_run(&run.id, status, &gavel_core::now_rfc3339())
+            .await?;
+        if let Err(e) = &outcome {
+            store.fail_run(&run.id, &e.to_string()).await?;
+        }
+        let calibration =
+            crate::gate::calibration(&store, &suite.judge, judge.model.as_deref()).await?;
+        // The report reads every result back from the store: free the run's
+        // models first. A new run's cases, as saved, come out of the plan.
+        drop((pool, baselines, suite, embeddings));
+        let saved = (!resumed).then(|| plan.into_cases());
+        let report =
+            crate::report::build(&store, &run.id, saved, &config.gate, calibration).await?;
+        let (outcome, error) = match outcome {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(SessionError::Run(e))),
+        };
+        let end = RunEnd {
+            run_id: run.id.clone(),
+            status,
+            recorded: outcome.map_or(0, |o| o.finished),
+            error: error.as_ref().map(ToString::to_string),
+        };
+        sinks.emit(&Event::RunFinished(&end));
+        Ok(Finished {
+            run: store.run(&run.id).await?,
+            outcome,
+            error,
+            report,
+        })
+    }
+
+    /// Stores the run and enqueues its executions for `gavel worker` processes
+    /// (DESIGN.md §9); returns the run id. Executions that pair with one another
+    /// (pairwise checks against another target) are claimed together.
+    pub async fn enqueue(mut self) -> Result<String, SessionError> {
+        self.store_run().await?;
+        crate::distributed::enqueue(&self.store, &self.plan, &self.run.id).await?;
+        Ok(self.run.id)
+    }
+}
+
+/// What a plan executes with, besides its targets.
+pub(crate) struct Execution<'a> {
+    pub(crate) config: &'a RunConfig,
+    pub(crate) suite: &'a Suite,
+    pub(crate) judges: &'a models::RunJudges<'a>,
+    pub(crate) baselines: &'a Baselines,
+    pub(crate) embeddings: Option<&'a Embeddings>,
+}
+
+/// Executes `plan`, recording every result in the store and sending events.
+pub(crate) async fn execute_plan(
+    plan: &Plan,
+    targets: &PreparedTargets,
+    run_id: &str,
+    with: Execution<'_>,
+    store: &Store,
+    sinks: &Sinks,
+    cancel: &CancellationToken,
+) -> Result<RunReport, gavel_runner::RunnerError> {
+    let on_start = |item: &PlannedExecution| {
+        sinks.emit(&Event::ExecutionStarted(ExecutionRef {
+            case_id: &item.case.id,
+            target: &item.target,
+            repeat_index: item.repeat_index,
+        }))
+    };
+    let options = ExecuteOptions {
+        embeddings: with.embeddings,
+        concurrency: with.config.jobs.max(1),
+        default_timeout: with.config.timeout,
+        judges: with.judges,
+        strict: with.config.models.strict,
+        max_cost: with.config.models.max_cost.or(with.suite.judge.max_cost),
+        on_start: Some(&on_start),
+        ..ExecuteOptions::new(&with.suite.judge, with.baselines)
+    };
+    let mut recorder = StoreSink::new(store, run_id, sinks);
+    gavel_runner::execute(
+        plan,
+        targets,
+        run_id,
+        &options,
+        cancel,
+        &mut [&mut recorder],
+    )
+    .await
+}

@@ -1,0 +1,289 @@
+//! `gavel worker`: claims units of distributed runs' executions from the store's
+//! queue, runs them through the same execution path as a local run, records
+//! their results and heartbeats its leases (DESIGN.md §9).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gavel_checks::Embeddings;
+use gavel_core::{Execution, Status, Suite, Transcript};
+use gavel_models::ModelPool;
+use gavel_runner::{Baselines, CancellationToken, Plan, PreparedTargets, Recorder};
+use gavel_store::{Claim, Store};
+use tokio::sync::Mutex;
+
+use crate::config::StoredConfig;
+use crate::events::Sinks;
+use crate::record::StoreSink;
+use crate::run::{Execution as With, execute_plan};
+use crate::{GateConfig, JudgeChoice, ModelOptions, RunConfig, SessionError, Sources, models};
+
+/// How a worker works.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// The worker's name in claims.
+    pub name: String,
+    /// Units run at once.
+    pub jobs: usize,
+    /// How long a claim stays this worker's without a heartbeat.
+    pub lease: Duration,
+    /// How long to wait between looks at an empty queue.
+    pub poll: Duration,
+    /// Return when nothing is claimable instead of waiting for work.
+    pub exit_when_idle: bool,
+    /// An execution claimed more often than this (its workers were lost) is
+    /// recorded as an error instead of run again.
+    pub max_attempts: u32,
+    /// Model choices (the judge, the cache).
+    pub models: ModelOptions,
+}
+
+/// What a worker keeps per run: its plan, compiled once, and started targets.
+struct RunContext {
+    config: RunConfig,
+    suite: Suite,
+    plan: Plan,
+    /// Planned execution by (case, target, repeat): its index in `plan.items`.
+    index: HashMap<(String, String, u32), usize>,
+    targets: PreparedTargets,
+    pool: ModelPool,
+    judge: JudgeChoice,
+    baselines: Baselines,
+    embeddings: Option<Embeddings>,
+}
+
+/// Claims and runs units until `stop` is cancelled (or, with
+/// `exit_when_idle`, until the queue holds nothing claimable).
+pub async fn work(
+    store: &Store,
+    config: &WorkerConfig,
+    sinks: &Sinks,
+    stop: &CancellationToken,
+) -> Result<(), SessionError> {
+    let runs: Mutex<HashMap<String, Arc<RunContext>>> = Mutex::new(HashMap::new());
+    let lanes = (0..config.jobs.max(1)).map(|_| lane(store, config, sinks, &runs, stop));
+    let results = futures::future::join_all(lanes).await;
+    for context in runs.into_inner().into_values() {
+        if let Ok(context) = Arc::try_unwrap(context) {
+            context.targets.stop().await;
+        }
+    }
+    results.into_iter().collect()
+}
+
+/// One unit at a time until stopped (or idle).
+async fn lane(
+    store: &Store,
+    config: &WorkerConfig,
+    sinks: &Sinks,
+    runs: &Mutex<HashMap<String, Arc<RunContext>>>,
+    stop: &CancellationToken,
+) -> Result<(), SessionError> {
+    while !stop.is_cancelled() {
+        let unit = store.claim(&config.name, config.lease).await?;
+        let Some(head) = unit.first() else {
+            if config.exit_when_idle {
+                return Ok(());
+            }
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = tokio::time::sleep(config.poll) => {}
+            }
+            continue;
+        };
+        let run_id = head.run_id.clone();
+        if head.attempts > config.max_attempts {
+            let why = format!(
+                "abandoned: {} workers were lost while running it",
+                config.max_attempts
+            );
+            let lost: Vec<Execution> = unit.iter().map(|c| unrun(c, why.clone())).collect();
+            StoreSink::new(store, &run_id, sinks)
+                .record_batch(&lost)
+                .await
+                .map_err(|message| SessionError::config("queue", message))?;
+        } else {
+            let ran = async {
+                let context = context(store, config, runs, &run_id).await?;
+                tokio::select! {
+                    done = run_unit(store, &context, &unit, sinks) => done,
+                    never = heartbeat(store, &unit, config.lease) => never,
+                }
+            };
+            if let Err(e) = ran.await {
+                // The harness broke, not the agent: `error`, and the next claim goes on.
+                let why = format!("the worker could not run it: {e}");
+                let lost: Vec<Execution> = unit.iter().map(|c| unrun(c, why.clone())).collect();
+                StoreSink::new(store, &run_id, sinks)
+                    .record_batch(&lost)
+                    .await
+                    .map_err(|message| SessionError::config("queue", message))?;
+            }
+        }
+        for claim in &unit {
+            store.complete(claim).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The run's plan and targets, prepared on first use from the run's stored
+/// suite snapshot and configuration.
+async fn context(
+    store: &Store,
+    worker: &WorkerConfig,
+    runs: &Mutex<HashMap<String, Arc<RunContext>>>,
+    run_id: &str,
+) -> Result<Arc<RunContext>, SessionError> {
+    let mut runs = runs.lock().await;
+    if let Some(context) = runs.get(run_id) {
+        return Ok(context.clone());
+    }
+    let suite = store.suite(run_id).await?;
+    let run = store.run(run_id).await?;
+    let stored: StoredConfig = serde_json::from_value(run.config.clone())
+        .map_err(|e| SessionError::config("run", format!("run {run_id}'s configuration: {e}")))?;
+    let mut config = RunConfig::new(Sources::default());
+    config.selection = stored.selection;
+    config.models = worker.models.clone();
+    if let Some(timeout) = stored.timeout_s.filter(|s| s.is_finite() && *s > 0.0) {
+        config.timeout = Duration::from_secs_f64(timeout);
+    }
+    config.gate = GateConfig::default();
+    let plan = crate::prepare::plan(&suite, &config, Default::default())?;
+    let index = plan
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            (
+                (item.case.id.clone(), item.target.clone(), item.repeat_index),
+                i,
+            )
+        })
+        .collect();
+    let pool = models::pool(config.models.cache, &suite.judge, store, false);
+    let targets = {
+        let extra = models::store_targets(&pool, store);
+        PreparedTargets::prepare(&suite, &plan, &pool, &extra)
+            .await
+            .map_err(SessionError::Targets)?
+    };
+    let mut notes = Vec::new();
+    let embeddings = crate::embeddings::for_plan(
+        config.models.embedder.as_deref(),
+        &suite.judge,
+        &plan,
+        store,
+        &mut notes,
+    )?;
+    let context = Arc::new(RunContext {
+        judge: models::default_judge(&config.models, &suite.judge).await,
+        baselines: models::baselines(&plan, store).await?,
+        config,
+        suite,
+        plan,
+        index,
+        targets,
+        pool,
+        embeddings,
+    });
+    runs.insert(run_id.to_owned(), context.clone());
+    Ok(context)
+}
+
+/// Runs one claimed unit as a local run runs those executions: the planned
+/// items (compiled checks, variant inputs) of the run's plan, paired together.
+async fn run_unit(
+    store: &Store,
+    context: &RunContext,
+    unit: &[Claim],
+    sinks: &Sinks,
+) -> Result<(), SessionError> {
+    let mut items = Vec::with_capacity(unit.len());
+    for claim in unit {
+        let key = (
+            claim.case_id.clone(),
+            claim.target.clone(),
+            claim.repeat_index,
+        );
+        let index = context.index.get(&key).ok_or_else(|| {
+            SessionError::config(
+                "queue",
+                format!(
+                    "run {} plans no execution {}/{}#{}",
+                    claim.run_id, claim.case_id, claim.target, claim.repeat_index
+                ),
+            )
+        })?;
+        items.push(context.plan.items[*index].clone());
+    }
+    let plan = Plan {
+        cases: items.iter().map(|i| i.case.clone()).collect(),
+        items,
+        already_done: 0,
+    };
+    let judges = models::RunJudges {
+        pool: &context.pool,
+        default: context.judge.clone(),
+    };
+    let mut config = context.config.clone();
+    config.jobs = unit.len();
+    let with = With {
+        config: &config,
+        suite: &context.suite,
+        judges: &judges,
+        baselines: &context.baselines,
+        embeddings: context.embeddings.as_ref(),
+    };
+    let run_id = &unit[0].run_id;
+    execute_plan(
+        &plan,
+        &context.targets,
+        run_id,
+        with,
+        store,
+        sinks,
+        &CancellationToken::new(),
+    )
+    .await
+    .map_err(SessionError::Run)?;
+    Ok(())
+}
+
+/// Renews the unit's leases every third of the lease; returns only on a store error.
+async fn heartbeat(store: &Store, unit: &[Claim], lease: Duration) -> Result<(), SessionError> {
+    loop {
+        tokio::time::sleep(lease / 3).await;
+        for claim in unit {
+            if !store.heartbeat(claim, lease).await? {
+                // Not an error: the result is written idempotently.
+                tracing::warn!(
+                    "lost the lease on {}/{}#{}; finishing it anyway",
+                    claim.case_id,
+                    claim.target,
+                    claim.repeat_index
+                );
+            }
+        }
+    }
+}
+
+/// The `error` recorded for an execution the worker could not run.
+fn unrun(claim: &Claim, reason: String) -> Execution {
+    Execution {
+        case_id: claim.case_id.clone(),
+        case_name: claim.case_id.clone(),
+        target: claim.target.clone(),
+        repeat_index: claim.repeat_index,
+        tags: Vec::new(),
+        status: Status::Error,
+        score: None,
+        transcript: Transcript::default(),
+        verdicts: Vec::new(),
+        reason: Some(reason),
+        started_at: gavel_core::now_rfc3339(),
+        duration_ms: 0,
+    }
+}

@@ -1,0 +1,151 @@
+//! Runs started from the UI: executed in this process through the session, so
+//! they store exactly what a CLI run stores. A suite that cannot run is refused
+//! with the reason, kept as a failed run; runs whose targets listen on the same
+//! fixed address take turns.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use gavel_core::load::SuiteSource;
+use gavel_core::{RunRecord, RunStatus};
+use gavel_session::{ModelOptions, PreparedRun, RunConfig, Selection, Sinks, Sources};
+use gavel_store::Store;
+
+use crate::{RunRequest, WebError};
+
+/// What every run started from the UI uses besides the stored suite.
+#[derive(Debug, Clone, Default)]
+pub struct RunDefaults {
+    /// Suite files added to every run (e.g. the targets file).
+    pub with: Vec<PathBuf>,
+    /// Model choices (judge, cache).
+    pub models: ModelOptions,
+}
+
+/// Starts runs in this process.
+#[derive(Clone)]
+pub(crate) struct Runs {
+    store: Store,
+    defaults: Arc<RunDefaults>,
+    /// A turn lock per fixed target address (a target's `ready_url`).
+    ports: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+}
+
+/// A run that could not start: the message, and the failed run that keeps it.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    /// Why, for people.
+    pub(crate) message: String,
+    /// The failed run recorded with the message.
+    pub(crate) run_id: Option<String>,
+}
+
+impl Runs {
+    pub(crate) fn new(store: Store, defaults: RunDefaults) -> Runs {
+        Runs {
+            store,
+            defaults: Arc::new(defaults),
+            ports: Arc::default(),
+        }
+    }
+
+    /// Prepares and stores the run, then executes it in the background; returns
+    /// its id at once. A run that cannot start is refused with the reason.
+    pub(crate) async fn start(&self, request: &RunRequest) -> Result<String, StartError> {
+        // The suite must exist: a clear 404 rather than a failed run.
+        self.store.export_suite(&request.suite).await?;
+        let config = RunConfig {
+            selection: Selection {
+                tags: request.tags.clone(),
+                ..Selection::default()
+            },
+            models: self.defaults.models.clone(),
+            ..RunConfig::new(Sources {
+                suites: self
+                    .defaults
+                    .with
+                    .iter()
+                    .cloned()
+                    .map(SuiteSource::Path)
+                    .collect(),
+                stored: Some(request.suite.clone()),
+            })
+        };
+        let mut prepared = match PreparedRun::new(self.store.clone(), config).await {
+            Ok(p) => p,
+            Err(e) if e.is_bad_input() => {
+                return Err(StartError::Refused(self.refuse(request, &e).await));
+            }
+            Err(e) => return Err(StartError::Web(WebError::Launch(e.to_string()))),
+        };
+        prepared
+            .store_run()
+            .await
+            .map_err(|e| StartError::Web(WebError::Launch(e.to_string())))?;
+        let id = prepared.run_id().to_owned();
+        let turns: Vec<_> = {
+            let mut ports = self.ports.lock().unwrap_or_else(|p| p.into_inner());
+            let mut addresses = prepared.fixed_ports();
+            addresses.sort();
+            addresses.dedup();
+            addresses
+                .into_iter()
+                .map(|a| ports.entry(a).or_default().clone())
+                .collect()
+        };
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::with_capacity(turns.len());
+            for turn in turns {
+                held.push(turn.lock_owned().await);
+            }
+            let run_id = prepared.run_id().to_owned();
+            let cancel = gavel_runner::CancellationToken::new();
+            let sinks = Sinks::new();
+            if let Err(e) = prepared.execute(&sinks, &cancel).await {
+                // The session marked the run failed; keep why.
+                let _ = store.fail_run(&run_id, &e.to_string()).await;
+            }
+            drop(held);
+        });
+        Ok(id)
+    }
+
+    /// Records a failed run holding `error`, so the runs list shows why.
+    async fn refuse(&self, request: &RunRequest, error: &gavel_session::SessionError) -> Refused {
+        let message = error.to_string();
+        let now = gavel_core::now_rfc3339();
+        let run = RunRecord {
+            id: uuid::Uuid::now_v7().to_string(),
+            suite: request.suite.clone(),
+            status: RunStatus::Failed,
+            started_at: now.clone(),
+            finished_at: Some(now),
+            config: serde_json::json!({ "tags": request.tags }),
+        };
+        let stored = async {
+            self.store.create_run(&run).await?;
+            self.store.fail_run(&run.id, &message).await
+        };
+        Refused {
+            run_id: stored.await.ok().map(|()| run.id),
+            message,
+        }
+    }
+}
+
+/// Why a run did not start.
+#[derive(Debug)]
+pub(crate) enum StartError {
+    /// The suite cannot run (bad input): 422 with the message.
+    Refused(Refused),
+    /// Anything else.
+    Web(WebError),
+}
+
+impl From<gavel_store::StoreError> for StartError {
+    fn from(e: gavel_store::StoreError) -> Self {
+        StartError::Web(e.into())
+    }
+}
