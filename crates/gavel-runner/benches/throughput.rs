@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use gavel_core::{Execution, Status, Suite};
 use gavel_runner::{
-    Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder,
+    Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, RecordError,
+    Recorder,
 };
 use gavel_targets::{FnReply, FnTarget, Target};
 use serde_json::json;
@@ -39,7 +40,7 @@ struct Count {
 
 #[async_trait::async_trait]
 impl Recorder for Count {
-    async fn record(&mut self, e: &Execution) -> Result<(), String> {
+    async fn record(&mut self, e: &Execution) -> Result<(), RecordError> {
         self.total += 1;
         self.passed += usize::from(e.status == Status::Pass);
         Ok(())
@@ -50,11 +51,11 @@ struct StoreSink(gavel_store::Store, String);
 
 #[async_trait::async_trait]
 impl Recorder for StoreSink {
-    async fn record(&mut self, e: &Execution) -> Result<(), String> {
+    async fn record(&mut self, e: &Execution) -> Result<(), RecordError> {
         self.0
             .record_execution(&self.1, e)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(RecordError::new)
     }
 }
 

@@ -21,11 +21,11 @@ pub enum RunnerError {
     },
     /// A recorder (e.g. the store) could not keep a result; the run stops so that
     /// nothing is silently lost.
-    #[error("could not record the result of `{case}`: {message}")]
+    #[error("could not record the result of `{case}`: {source}")]
     Record {
         /// The case id.
         case: String,
         /// What the recorder said.
-        message: String,
+        source: crate::RecordError,
     },
 }

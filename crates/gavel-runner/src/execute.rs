@@ -264,9 +264,9 @@ async fn record(
     for r in recorders.iter_mut() {
         r.record_batch(batch)
             .await
-            .map_err(|message| RunnerError::Record {
+            .map_err(|source| RunnerError::Record {
                 case: first.case_id.clone(),
-                message,
+                source,
             })?;
     }
     Ok(())

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use gavel_core::{Execution, Status, Suite};
 use gavel_runner::{
-    Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, Recorder,
-    RunReport, RunnerError,
+    Baselines, CancellationToken, ExecuteOptions, PlanOptions, PreparedTargets, RecordError,
+    Recorder, RunReport, RunnerError,
 };
 use gavel_targets::{FnReply, FnRequest, FnTarget, Target};
 
@@ -266,8 +266,8 @@ async fn a_recorder_that_cannot_keep_results_stops_the_run() {
     struct Broken;
     #[async_trait::async_trait]
     impl Recorder for Broken {
-        async fn record(&mut self, _e: &Execution) -> Result<(), String> {
-            Err("disk full".into())
+        async fn record(&mut self, _e: &Execution) -> Result<(), RecordError> {
+            Err(RecordError::new("disk full"))
         }
     }
     let calls = Arc::new(AtomicUsize::new(0));
@@ -328,8 +328,8 @@ async fn recording_never_starves_executions_that_hold_a_shared_resource() {
     struct NeedsPool(Arc<tokio::sync::Semaphore>, usize);
     #[async_trait::async_trait]
     impl Recorder for NeedsPool {
-        async fn record(&mut self, _e: &Execution) -> Result<(), String> {
-            let _conn = self.0.acquire().await.map_err(|e| e.to_string())?;
+        async fn record(&mut self, _e: &Execution) -> Result<(), RecordError> {
+            let _conn = self.0.acquire().await.map_err(RecordError::new)?;
             tokio::time::sleep(Duration::from_millis(2)).await;
             self.1 += 1;
             Ok(())
@@ -363,11 +363,11 @@ async fn a_slow_recorder_holds_back_new_executions() {
     }
     #[async_trait::async_trait]
     impl Recorder for Stuck {
-        async fn record(&mut self, _e: &Execution) -> Result<(), String> {
+        async fn record(&mut self, _e: &Execution) -> Result<(), RecordError> {
             self.kept += 1;
             Ok(())
         }
-        async fn record_batch(&mut self, batch: &[Execution]) -> Result<(), String> {
+        async fn record_batch(&mut self, batch: &[Execution]) -> Result<(), RecordError> {
             if self.started_while_stuck.is_none() {
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 self.started_while_stuck = Some(self.calls.load(Ordering::SeqCst));

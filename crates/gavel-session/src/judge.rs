@@ -172,6 +172,7 @@ mod tests {
     use super::*;
 
     /// A GGUF file holding only string metadata (no tensors): enough for a header read.
+    #[cfg(feature = "local")]
     fn write_gguf(file: &Path, metadata: &[(&str, &str)]) {
         let mut bytes = b"GGUF".to_vec();
         bytes.extend(3u32.to_le_bytes());

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use gavel_core::Execution;
-use gavel_runner::Recorder;
+use gavel_runner::{RecordError, Recorder};
 use gavel_store::Store;
 
 use crate::events::Sinks;
@@ -28,20 +28,20 @@ impl<'a> StoreSink<'a> {
 
 #[async_trait]
 impl Recorder for StoreSink<'_> {
-    async fn record(&mut self, e: &Execution) -> Result<(), String> {
+    async fn record(&mut self, e: &Execution) -> Result<(), RecordError> {
         self.store
             .record_execution(self.run_id, e)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(RecordError::new)?;
         self.sinks.recorded(e);
         Ok(())
     }
 
-    async fn record_batch(&mut self, executions: &[Execution]) -> Result<(), String> {
+    async fn record_batch(&mut self, executions: &[Execution]) -> Result<(), RecordError> {
         self.store
             .record_executions(self.run_id, executions)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(RecordError::new)?;
         for e in executions {
             self.sinks.recorded(e);
         }

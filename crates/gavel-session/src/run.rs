@@ -132,8 +132,8 @@ impl PreparedRun {
         &self.notes
     }
 
-    /// The targets that start a process listening on a fixed address: two runs
-    /// using one of them at once would collide.
+    /// The addresses (`host:port`) of the targets this run starts a process
+    /// for: two runs starting one of them at once would collide on its port.
     pub fn fixed_ports(&self) -> Vec<String> {
         let used: std::collections::BTreeSet<&str> =
             self.plan.items.iter().map(|i| i.target.as_str()).collect();
@@ -141,7 +141,12 @@ impl PreparedRun {
             .targets
             .iter()
             .filter(|(name, _)| used.contains(name.as_str()))
-            .filter_map(|(_, spec)| spec.start().and_then(|s| s.ready_url.clone()))
+            .filter_map(|(_, spec)| match spec {
+                gavel_core::TargetSpec::Http(http) if http.start.is_some() => {
+                    Some(authority(&http.url))
+                }
+                _ => None,
+            })
             .collect()
     }
 
@@ -295,6 +300,18 @@ impl PreparedRun {
         self.store_run().await?;
         crate::distributed::enqueue(&self.store, &self.plan, &self.run.id).await?;
         Ok(self.run.id)
+    }
+}
+
+/// `host:port` of a URL (the URL itself when it does not parse).
+fn authority(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => format!(
+            "{}:{}",
+            u.host_str().unwrap_or_default(),
+            u.port_or_known_default().unwrap_or_default()
+        ),
+        Err(_) => url.to_owned(),
     }
 }
 

@@ -102,7 +102,12 @@ async fn lane(
             StoreSink::new(store, &run_id, sinks)
                 .record_batch(&lost)
                 .await
-                .map_err(|message| SessionError::config("queue", message))?;
+                .map_err(|source| {
+                    SessionError::Run(gavel_runner::RunnerError::Record {
+                        case: head.case_id.clone(),
+                        source,
+                    })
+                })?;
         } else {
             let ran = async {
                 let context = context(store, config, runs, &run_id).await?;
@@ -118,7 +123,12 @@ async fn lane(
                 StoreSink::new(store, &run_id, sinks)
                     .record_batch(&lost)
                     .await
-                    .map_err(|message| SessionError::config("queue", message))?;
+                    .map_err(|source| {
+                        SessionError::Run(gavel_runner::RunnerError::Record {
+                            case: head.case_id.clone(),
+                            source,
+                        })
+                    })?;
             }
         }
         for claim in &unit {

@@ -302,8 +302,10 @@ async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult
     let executions = state.store.executions(&run.id).await?;
     let cases = state.store.cases(&run.id).await?;
     let versions = state.store.run_case_versions(&run.id).await?;
+    let error = state.store.run_error(&run.id).await?;
     Ok(Json(json!({
         "run": run,
+        "error": error,
         "cases": cases,
         "case_versions": versions
             .iter()

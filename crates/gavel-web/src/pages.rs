@@ -72,6 +72,7 @@ pub(crate) async fn run_detail(State(state): State<AppState>, Path(id): Path<Str
                 let executions = state.store.executions(&run.id).await?;
                 let labels = state.store.run_labels(&run.id).await?;
                 let versions = state.store.run_case_versions(&run.id).await?;
+                let error = state.store.run_error(&run.id).await?;
                 let labelled: HashMap<String, Vec<&Label>> =
                     labels.iter().fold(HashMap::new(), |mut map, l| {
                         map.entry(format!("{}/{}/{}", l.case_id, l.target, l.repeat_index))
@@ -84,6 +85,7 @@ pub(crate) async fn run_detail(State(state): State<AppState>, Path(id): Path<Str
                     "run.html",
                     context! {
                         run => ser(&run),
+                        error => error,
                         running => run.status == RunStatus::Running,
                         executions => ser(&executions),
                         labels => ser(&labelled),

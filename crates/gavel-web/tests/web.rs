@@ -3,11 +3,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
 use gavel_store::Store;
-use gavel_web::{Config, RunRequest};
+use gavel_web::{Config, RunDefaults};
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 use serde_json::{Value, json};
@@ -19,8 +19,7 @@ struct Ui {
     base: String,
     client: reqwest::Client,
     store: Store,
-    launched: Arc<Mutex<Vec<RunRequest>>>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 async fn start(token: Option<&str>) -> Ui {
@@ -28,15 +27,20 @@ async fn start(token: Option<&str>) -> Ui {
     let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
         .await
         .unwrap();
-    let launched = Arc::new(Mutex::new(Vec::new()));
-    let seen = launched.clone();
+    // Runs started from the UI use this targets file: an agent answering `ok`.
+    let targets = dir.path().join("targets.yaml");
+    std::fs::write(
+        &targets,
+        "targets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\n",
+    )
+    .unwrap();
     let config = Config {
         bind: "127.0.0.1:0".parse().unwrap(),
         token: token.map(str::to_owned),
-        launcher: Arc::new(move |r: &RunRequest| {
-            seen.lock().unwrap().push(r.clone());
-            Ok(RUN.to_owned())
-        }),
+        runs: RunDefaults {
+            with: vec![targets],
+            ..RunDefaults::default()
+        },
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr: SocketAddr = listener.local_addr().unwrap();
@@ -49,8 +53,7 @@ async fn start(token: Option<&str>) -> Ui {
             .build()
             .unwrap(),
         store,
-        launched,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -200,7 +203,11 @@ async fn state_changes_need_the_csrf_token() {
         StatusCode::NOT_FOUND,
         "an unknown suite is not run"
     );
-    assert!(ui.launched.lock().unwrap().is_empty());
+    assert_eq!(
+        ui.store.runs(10).await.unwrap().len(),
+        1,
+        "only the seeded run"
+    );
 }
 
 #[tokio::test]
@@ -280,7 +287,7 @@ async fn cases_are_validated_by_field_versioned_and_searchable_by_tag() {
     let (_, page) = ui.get("/suites/web?tag=chat").await;
     assert!(page.contains(">bye<") && !page.contains(">greet<"));
 
-    // Starting a run of it goes through the launcher.
+    // Starting a run of it runs it in the server, through the session.
     let r = ui
         .client
         .post(format!("{}/runs", ui.base))
@@ -293,14 +300,152 @@ async fn cases_are_validated_by_field_versioned_and_searchable_by_tag() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
-    assert_eq!(r.headers()["location"], format!("/runs/{RUN}").as_str());
-    assert_eq!(
-        ui.launched.lock().unwrap().as_slice(),
-        [RunRequest {
-            suite: "web".into(),
-            tags: vec!["smoke".into()]
-        }]
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    let id = location.trim_start_matches("/runs/");
+    let run = finished(&ui.store, id).await;
+    assert_eq!(run.status, RunStatus::Completed);
+    let executions = ui.store.executions(id).await.unwrap();
+    let cases: Vec<&str> = executions.iter().map(|e| e.case_id.as_str()).collect();
+    assert_eq!(cases, ["greet"], "only the smoke-tagged case ran");
+}
+
+/// The run once it is no longer running (the UI runs it in the background).
+async fn finished(store: &Store, id: &str) -> RunRecord {
+    for _ in 0..600 {
+        let run = store.run(id).await.unwrap();
+        if run.status != RunStatus::Running {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("run {id} did not finish");
+}
+
+#[tokio::test]
+async fn a_case_that_cannot_compile_is_refused_at_save_and_at_start() {
+    let ui = start(None).await;
+    let csrf = ui.csrf().await;
+    let r = ui
+        .client
+        .post(format!("{}/api/suites/web/cases", ui.base))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({
+            "id": "bad-regex",
+            "rounds": "- input: Where is it?\n  checks: [{type: regex, pattern: '(12 Ocean'}]\n",
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = r.json().await.unwrap();
+    let message = body["fields"]["rounds"].as_str().unwrap_or_default();
+    assert!(message.contains("rounds[0].checks[0].pattern"), "{body}");
+    assert!(
+        ui.store.suites().await.unwrap().is_empty(),
+        "nothing stored"
     );
+
+    // A suite stored around the check (an import of an older gavel) is refused
+    // at start: 422 with the compile error, kept as a failed run.
+    let doc = gavel_store::SuiteDoc::from_value(json!({"cases": [
+        {"id": "bad-regex", "input": "hi", "checks": [{"type": "regex", "pattern": "(12 Ocean"}]}
+    ]}))
+    .unwrap();
+    ui.store.import_suite("broken", &doc, "test").await.unwrap();
+    let r = ui
+        .client
+        .post(format!("{}/api/runs", ui.base))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"suite": "broken"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["error"].as_str().unwrap().contains("pattern"),
+        "{body}"
+    );
+    let id = body["run"].as_str().unwrap();
+    let (status, run) = ui.get(&format!("/api/runs/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let run: Value = serde_json::from_str(&run).unwrap();
+    assert_eq!(run["run"]["status"], "failed");
+    assert!(run["error"].as_str().unwrap().contains("pattern"), "{run}");
+    let (_, page) = ui.get(&format!("/runs/{id}")).await;
+    assert!(page.contains("(12 Ocean"), "the run page shows why: {page}");
+}
+
+#[tokio::test]
+async fn two_runs_of_a_fixed_port_target_both_complete() {
+    let ui = start(None).await;
+    let csrf = ui.csrf().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // A started agent on one fixed port, which says it is ready only once it has
+    // the port: a second copy started while the first runs exits unready.
+    let agent = ui.dir.path().join("agent.py");
+    std::fs::write(
+        &agent,
+        r#"import http.server, json, sys, time
+class Agent(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        time.sleep(0.3)
+        body = json.dumps({"output": "ok"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Agent)
+print("ready", flush=True)
+server.serve_forever()
+"#,
+    )
+    .unwrap();
+    let doc = gavel_store::SuiteDoc::from_value(json!({
+        "targets": {"agent": {
+            "type": "http",
+            "url": format!("http://127.0.0.1:{port}/"),
+            "body": {"message": "{{ message }}"},
+            "response": {"output": "/output"},
+            "start": {
+                "command": ["python3", agent.to_str().unwrap(), port.to_string()],
+                "ready_line": "ready",
+            },
+        }},
+        "cases": [{"id": "a", "input": "hi", "checks": [{"type": "contains", "value": "ok"}]}],
+    }))
+    .unwrap();
+    ui.store.import_suite("fixed", &doc, "test").await.unwrap();
+    let start = || async {
+        let r = ui
+            .client
+            .post(format!("{}/api/runs", ui.base))
+            .header("x-csrf-token", &csrf)
+            .json(&json!({"suite": "fixed"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::ACCEPTED);
+        let body: Value = r.json().await.unwrap();
+        body["id"].as_str().unwrap().to_owned()
+    };
+    let (first, second) = tokio::join!(start(), start());
+    for id in [first, second] {
+        let run = finished(&ui.store, &id).await;
+        let error = ui.store.run_error(&id).await.unwrap();
+        assert_eq!(run.status, RunStatus::Completed, "run {id}: {error:?}");
+        let executions = ui.store.executions(&id).await.unwrap();
+        assert_eq!(executions.len(), 1);
+        assert_eq!(executions[0].status, Status::Pass, "{:?}", executions[0]);
+    }
 }
 
 #[tokio::test]
@@ -308,7 +453,7 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
     let open = Config {
         bind: "0.0.0.0:0".parse().unwrap(),
         token: None,
-        launcher: Arc::new(|_: &RunRequest| Err("unused".into())),
+        runs: RunDefaults::default(),
     };
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))

@@ -1,9 +1,10 @@
 //! gavel: end-to-end tests for AI agents, graded by deterministic checks and LLM
 //! judges, stored, reported and gated in CI.
 //!
-//! This crate is the library facade over the workspace: load a suite, plan it,
-//! execute it against targets, store and report the results. The `gavel` binary is
-//! a thin layer over these calls.
+//! This crate is the library facade over the workspace. [`session`] runs whole
+//! suites exactly as the `gavel` binary does (load, plan, execute, store, gate,
+//! report, with typed events); [`run_case`] grades one case against one target
+//! in a test. The `gavel` binary is a thin layer over these calls.
 //!
 //! Run one case against an in-process agent from a cargo test:
 //!
@@ -34,6 +35,7 @@ pub use gavel_models as models;
 pub use gavel_report as report;
 pub use gavel_runner as runner;
 pub use gavel_runner::run_case;
+pub use gavel_session as session;
 pub use gavel_store as store;
 pub use gavel_targets as targets;
 

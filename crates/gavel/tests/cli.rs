@@ -418,3 +418,71 @@ fn models_path_and_list_look_in_gavel_models_without_network() {
     assert!(listing.contains("not installed"), "{listing}");
     assert!(listing.contains("all-MiniLM-L6-v2"), "{listing}");
 }
+
+#[test]
+fn a_bad_judge_flag_exits_2_before_anything_runs() {
+    let env = Env::new();
+    let out = env.run_quickstart(&["--judge", "nosuch:model"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--judge") && text(&out.stderr).contains("nosuch"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        !env.path("gavel.db").exists(),
+        "nothing was stored, no target started"
+    );
+}
+
+#[test]
+fn resume_runs_the_stored_snapshot_and_refuses_an_edited_suite() {
+    let env = Env::new();
+    let suite = env.path("s.yaml");
+    let write = |value: &str| {
+        std::fs::write(
+            &suite,
+            format!("cases:\n  - {{id: a, input: hi, checks: [{{type: contains, value: {value}}}]}}\n  - {{id: b, input: ho}}\n"),
+        )
+        .unwrap()
+    };
+    write("hi");
+    let db = env.db();
+    let targets = env.path("targets.yaml");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", targets.to_str().unwrap(), "--db", &db, "--quiet"];
+        args.extend_from_slice(extra);
+        env.gavel(&args).output().unwrap()
+    };
+    let first = run(&[suite.to_str().unwrap()]);
+    assert!(
+        first.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        text(&first.stderr)
+    );
+
+    write("changed");
+    let refused = run(&[suite.to_str().unwrap(), "--resume", "latest"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("case `a` changed"),
+        "{}",
+        text(&refused.stderr)
+    );
+
+    // Without suite arguments the stored snapshot is finished as planned.
+    let out = env
+        .gavel(&["run", "--resume", "latest", "--db", &db, "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("stored suite snapshot"),
+        "{}",
+        text(&out.stderr)
+    );
+}
