@@ -10,6 +10,7 @@
 
 mod catalog;
 mod error;
+mod listing;
 mod locate;
 mod pull;
 

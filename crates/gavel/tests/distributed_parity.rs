@@ -47,6 +47,7 @@ cases:
   - id: robust
     input: List my listings.
     variants: [Which listings do I have?, Show me my properties.]
+    max_stddev: 0.5
     targets: [agent]
     checks:
       - {{type: contains, value: "You said"}}
@@ -69,7 +70,16 @@ async fn graded(db: &str) -> Graded {
             let verdicts = e
                 .verdicts
                 .iter()
-                .map(|v| format!("{} {} {:?}", v.kind, v.status, v.score))
+                .map(|v| {
+                    let rejudged = v.evidence.get("rejudged").and_then(|r| r.as_array());
+                    format!(
+                        "{} {} {:?} rejudged {:?}",
+                        v.kind,
+                        v.status,
+                        v.score,
+                        rejudged.map(Vec::len)
+                    )
+                })
                 .collect();
             (
                 (e.case_id, e.target, e.repeat_index),
@@ -109,34 +119,39 @@ async fn local_equals_distributed(local_db: String, distributed_db: String) {
         String::from_utf8_lossy(&local.stderr)
     );
 
-    Store::open(&distributed_db).await.unwrap().close().await;
-    let run = gavel(
+    // Enqueue (detached: the run id is printed once the queue holds the
+    // executions), then two workers work the queue off.
+    let enqueued = gavel(
         dir.path(),
         &distributed_db,
-        &["run", suite, "--distributed", "--no-cache", "--quiet"],
+        &[
+            "run",
+            suite,
+            "--distributed",
+            "--detach",
+            "--no-cache",
+            "--quiet",
+        ],
     )
-    .spawn()
+    .output()
     .unwrap();
+    assert!(
+        enqueued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&enqueued.stderr)
+    );
+    let run_id = String::from_utf8_lossy(&enqueued.stdout).trim().to_owned();
     let workers: Vec<_> = (0..2)
         .map(|_| {
             gavel(
                 dir.path(),
                 &distributed_db,
-                &[
-                    "worker",
-                    "--exit-when-idle",
-                    "--poll",
-                    "0.1",
-                    "--no-cache",
-                    "-j",
-                    "2",
-                ],
+                &["worker", "--exit-when-idle", "--no-cache", "-j", "2"],
             )
             .spawn()
             .unwrap()
         })
         .collect();
-    let distributed = run.wait_with_output().unwrap();
     for w in workers {
         let out = w.wait_with_output().unwrap();
         assert!(
@@ -145,11 +160,14 @@ async fn local_equals_distributed(local_db: String, distributed_db: String) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    let report = gavel(dir.path(), &distributed_db, &["report", &run_id])
+        .output()
+        .unwrap();
     assert_eq!(
-        distributed.status.code(),
+        report.status.code(),
         local.status.code(),
-        "distributed run: {}",
-        String::from_utf8_lossy(&distributed.stderr)
+        "the distributed run gates like the local one: {}",
+        String::from_utf8_lossy(&report.stdout)
     );
 
     let here = graded(&local_db).await;
@@ -157,6 +175,11 @@ async fn local_equals_distributed(local_db: String, distributed_db: String) {
     // 2 paired + 1 rejudged + 3 inputs of the robust case.
     assert_eq!(here.len(), 6, "{here:#?}");
     assert_eq!(here, there);
+    let rejudged = &here[&("rejudged".to_owned(), "agent".to_owned(), 0)].2;
+    assert!(
+        rejudged.iter().any(|v| v.ends_with("rejudged Some(2)")),
+        "the judge was asked again: {rejudged:?}"
+    );
     let pairwise = &here[&("paired".to_owned(), "agent".to_owned(), 0)].2;
     assert!(
         pairwise

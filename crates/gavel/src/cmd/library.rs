@@ -1,13 +1,12 @@
 //! `gavel import` and `gavel export`: suite files in and out of the store, where
 //! their cases are versioned.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use gavel::store::SuiteDoc;
 
-use super::{EXIT_BAD_INPUT, EXIT_OK, StoreArgs, print_load_errors};
+use super::{EXIT_OK, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
@@ -37,35 +36,19 @@ pub(crate) struct ExportArgs {
 pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("reading {}", args.file.display()))?;
-    // The loader's checks first: a bad file is reported by file:line:col and
-    // nothing is stored.
-    if let Err(errors) = gavel::load::parse_suite_str(&text, &args.file) {
-        return Ok(print_load_errors(&errors));
-    }
-    let doc = match parse_doc(&text, &args.file) {
-        Ok(doc) => doc,
-        Err(message) => {
-            eprintln!("error: {}: {message}", args.file.display());
-            return Ok(EXIT_BAD_INPUT);
-        }
-    };
-    let name = args
-        .name
-        .clone()
-        .or_else(|| {
-            doc.head
-                .get("name")
-                .and_then(|n| n.as_str())
-                .map(str::to_owned)
-        })
-        .or_else(|| {
-            args.file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-        })
-        .context("the suite needs a name: pass --name")?;
     let store = args.store.open().await?;
-    let summary = store.import_suite(&name, &doc, &args.author).await?;
+    let imported = gavel_session::import_suite(
+        &store,
+        &text,
+        &args.file,
+        args.name.as_deref(),
+        &args.author,
+    )
+    .await;
+    let (name, summary) = match imported {
+        Ok(done) => done,
+        Err(e) => return Ok(super::session_error(&e)),
+    };
     eprintln!(
         "suite {name}: {} added, {} changed, {} unchanged, {} removed",
         summary.added, summary.changed, summary.unchanged, summary.removed
@@ -86,19 +69,4 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<u8> {
         None => print!("{yaml}"),
     }
     Ok(EXIT_OK)
-}
-
-/// Parses a suite file (JSON by extension, else YAML) into its document parts.
-fn parse_doc(text: &str, path: &Path) -> Result<SuiteDoc, String> {
-    let json = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    let value: serde_json::Value = if json {
-        serde_json::from_str(text).map_err(|e| e.to_string())?
-    } else {
-        serde_saphyr::from_str(text).map_err(|e| e.to_string())?
-    };
-    SuiteDoc::from_value(value).ok_or_else(|| {
-        "a suite file is a mapping with `cases`, a list of cases, or one case".into()
-    })
 }

@@ -1,7 +1,7 @@
 //! `gavel models list|pull|path`: the model files gavel runs locally.
 
 use clap::{Args, Subcommand};
-use gavel_model_files::{KNOWN, Located, ModelFiles, ModelKind, known};
+use gavel_model_files::{ModelFiles, ModelKind, known};
 
 use super::{EXIT_BAD_INPUT, EXIT_OK};
 
@@ -43,7 +43,7 @@ pub(crate) async fn models(args: ModelsArgs) -> anyhow::Result<u8> {
     let files = ModelFiles::from_env();
     match args.action {
         ModelsAction::List => {
-            list(&files);
+            print!("{}", files.listing());
             Ok(EXIT_OK)
         }
         ModelsAction::Pull { model } => match files.pull(&model).await {
@@ -81,67 +81,5 @@ pub(crate) async fn models(args: ModelsArgs) -> anyhow::Result<u8> {
                 }
             }
         }
-    }
-}
-
-fn list(files: &ModelFiles) {
-    println!(
-        "models folder: {} (GAVEL_MODELS)",
-        files.models_dir.display()
-    );
-    if let Some(cache) = &files.hf_cache {
-        println!("hugging face cache: {}", cache.display());
-    }
-    let installed = files.list();
-    let rows: Vec<[String; 4]> = installed.iter().map(row).collect();
-    print_rows(&rows);
-    let missing: Vec<_> = KNOWN
-        .iter()
-        .filter(|m| files.locate(m.name, m.kind).is_err())
-        .collect();
-    if !missing.is_empty() {
-        println!("\nnot installed (gavel models pull NAME, or scripts/setup):");
-        for m in missing {
-            println!("  {:<24} {:<8} {}", m.name, m.kind.as_str(), m.about);
-        }
-    }
-}
-
-fn row(found: &Located) -> [String; 4] {
-    [
-        found.name.clone(),
-        found.kind.as_str().to_owned(),
-        found.source.as_str().to_owned(),
-        found.path.display().to_string(),
-    ]
-}
-
-fn print_rows(rows: &[[String; 4]]) {
-    if rows.is_empty() {
-        println!("\nno models installed");
-        return;
-    }
-    let header = ["NAME", "KIND", "FOUND IN", "PATH"].map(str::to_owned);
-    let widths: Vec<usize> = (0..3)
-        .map(|i| {
-            rows.iter()
-                .chain([&header])
-                .map(|r| r[i].len())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    println!();
-    for r in std::iter::once(&header).chain(rows) {
-        println!(
-            "{:<w0$}  {:<w1$}  {:<w2$}  {}",
-            r[0],
-            r[1],
-            r[2],
-            r[3],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2]
-        );
     }
 }

@@ -1,0 +1,51 @@
+//! Suites in and out of the store's case library, checked by the one loader.
+
+use std::path::Path;
+
+use gavel_store::{ImportSummary, Store, SuiteDoc};
+
+use crate::SessionError;
+
+/// Checks a suite file's text with the loader (a bad file is refused by
+/// file:line:col and nothing is stored), then stores its cases, versioned by
+/// `author`, under `name` (else the file's `name`, else its stem). Returns the
+/// name used and what changed.
+pub async fn import_suite(
+    store: &Store,
+    text: &str,
+    path: &Path,
+    name: Option<&str>,
+    author: &str,
+) -> Result<(String, ImportSummary), SessionError> {
+    gavel_core::load::parse_suite_str(text, path).map_err(SessionError::Load)?;
+    let doc = parse_doc(text, path)
+        .map_err(|message| SessionError::config(path.display().to_string(), message))?;
+    let name = name
+        .map(str::to_owned)
+        .or_else(|| {
+            doc.head
+                .get("name")
+                .and_then(|n| n.as_str())
+                .map(str::to_owned)
+        })
+        .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .ok_or_else(|| SessionError::config("--name", "the suite needs a name"))?;
+    let summary = store.import_suite(&name, &doc, author).await?;
+    Ok((name, summary))
+}
+
+/// Parses a suite file (JSON by extension, else YAML) into its document parts.
+fn parse_doc(text: &str, path: &Path) -> Result<SuiteDoc, String> {
+    let json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let value: serde_json::Value = if json {
+        serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| e.to_string())?
+    } else {
+        serde_saphyr::from_str(text).map_err(|e| e.to_string())?
+    };
+    SuiteDoc::from_value(value).ok_or_else(|| {
+        "a suite file is a mapping with `cases` (or seed 002's `examples`), a list of cases, or one case"
+            .into()
+    })
+}
