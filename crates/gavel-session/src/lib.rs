@@ -12,6 +12,7 @@
 
 mod config;
 mod distributed;
+mod drive;
 mod embeddings;
 mod error;
 mod events;

@@ -32,10 +32,23 @@ pub async fn default_judge(options: &ModelOptions, settings: &JudgeSettings) -> 
 
 /// The pool every model call of the run goes through, caching in the store.
 /// With `staged`, new cache entries are committed with the next recorded results
-/// or the run's end ([`Store::cache_stage`]) instead of on their own.
-pub fn pool(cache: CacheMode, settings: &JudgeSettings, store: &Store, staged: bool) -> ModelPool {
+/// or the run's end ([`Store::cache_stage`]) instead of on their own. Unless the
+/// suite sets `judge.concurrency`, each provider allows `2 × jobs` calls in flight
+/// (at least the default 16): an execution's target call and judge call share a
+/// provider when the agent and the judge do, and `-j` alone must reach `jobs`
+/// executions at once.
+pub fn pool(
+    cache: CacheMode,
+    settings: &JudgeSettings,
+    store: &Store,
+    staged: bool,
+    jobs: usize,
+) -> ModelPool {
     let mut model_settings = ModelSettings::from_judge(settings);
     model_settings.cache = cache;
+    if settings.concurrency.is_none() {
+        model_settings.concurrency = model_settings.concurrency.max(jobs.saturating_mul(2));
+    }
     let cache: Arc<dyn CacheStore> = Arc::new(StoreCache {
         store: store.clone(),
         staged,

@@ -89,7 +89,7 @@ impl PreparedRun {
             notes.push(Note::warning(w));
         }
         let baselines = models::baselines(&plan, &store).await?;
-        let pool = models::pool(config.models.cache, &suite.judge, &store, true);
+        let pool = models::pool(config.models.cache, &suite.judge, &store, true, config.jobs);
         let run = run.unwrap_or_else(|| prepare::new_run(&suite, &config, judge.model.as_deref()));
         Ok(PreparedRun {
             store,
@@ -181,6 +181,7 @@ impl PreparedRun {
         cancel: &CancellationToken,
     ) -> Result<Finished, SessionError> {
         self.store_run().await?;
+        let driver = crate::drive::Driver::take(&self.store, &self.run.id).await?;
         let PreparedRun {
             store,
             config,
@@ -237,7 +238,7 @@ impl PreparedRun {
             pool: &pool,
             default: judge.clone(),
         };
-        let outcome = execute_plan(
+        let executed = execute_plan(
             &plan,
             &targets,
             &run.id,
@@ -251,9 +252,16 @@ impl PreparedRun {
             &store,
             sinks,
             cancel,
-        )
-        .await;
+        );
+        let outcome = tokio::select! {
+            outcome = executed => outcome,
+            lost = driver.keep(&store, &run.id) => {
+                targets.stop().await;
+                return failed(lost).await;
+            }
+        };
         targets.stop().await;
+        driver.release(&store, &run.id).await?;
         let status = match &outcome {
             Ok(r) if r.interrupted => RunStatus::Interrupted,
             Ok(r) if r.budget_stopped => RunStatus::BudgetStopped,

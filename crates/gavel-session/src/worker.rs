@@ -173,7 +173,7 @@ async fn context(
             )
         })
         .collect();
-    let pool = models::pool(config.models.cache, &suite.judge, store, false);
+    let pool = models::pool(config.models.cache, &suite.judge, store, false, worker.jobs);
     let targets = {
         let extra = models::store_targets(&pool, store);
         PreparedTargets::prepare(&suite, &plan, &pool, &extra)

@@ -33,6 +33,7 @@ mod cache;
 mod calibration;
 mod checkpoint;
 mod direct;
+mod driver;
 mod embeddings;
 mod error;
 #[cfg(test)]

@@ -216,6 +216,69 @@ async fn labels_and_points_story(url: String) -> TestResult {
     Ok(())
 }
 
+/// One driver per run: a second is told who holds it, a dead holder's run is
+/// taken over, a released run is free; pairwise units are claimed together.
+async fn driver_and_units_story(url: String) -> TestResult {
+    let store = Store::open(&url).await?;
+    store
+        .create_run(&RunRecord {
+            id: RUN_ID.into(),
+            suite: "queue".into(),
+            status: RunStatus::Running,
+            started_at: gavel_core::now_rfc3339(),
+            finished_at: None,
+            config: json!({}),
+        })
+        .await?;
+    let lease = Duration::from_secs(60);
+    assert_eq!(store.drive_run(RUN_ID, "a", lease, None).await?, None);
+    assert_eq!(
+        store.drive_run(RUN_ID, "a", lease, None).await?,
+        None,
+        "renewed"
+    );
+    assert_eq!(
+        store.drive_run(RUN_ID, "b", lease, None).await?.as_deref(),
+        Some("a")
+    );
+    assert_eq!(store.drive_run(RUN_ID, "b", lease, Some("a")).await?, None);
+    store.release_run(RUN_ID, "b").await?;
+    assert_eq!(store.drive_run(RUN_ID, "c", lease, None).await?, None);
+
+    let key = |case: &str, target: &str| (case.to_owned(), target.to_owned(), 0);
+    store
+        .enqueue(
+            RUN_ID,
+            &[
+                vec![key("pair", "a"), key("pair", "b")],
+                vec![key("single", "a")],
+            ],
+        )
+        .await?;
+    let unit = store.claim("w", lease).await?;
+    let claimed: Vec<_> = unit
+        .iter()
+        .map(|c| (c.case_id.as_str(), c.target.as_str()))
+        .collect();
+    assert_eq!(claimed, [("pair", "a"), ("pair", "b")]);
+    let next = store.claim("w", lease).await?;
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0].case_id, "single");
+    assert!(store.claim("w", lease).await?.is_empty());
+    store.close().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn driver_and_units_on_sqlite() -> TestResult {
+    on_sqlite(driver_and_units_story).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn driver_and_units_on_postgres() -> TestResult {
+    on_postgres(driver_and_units_story).await
+}
+
 async fn on_sqlite<F, Fut>(story: F) -> TestResult
 where
     F: FnOnce(String) -> Fut,

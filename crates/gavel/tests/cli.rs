@@ -486,3 +486,35 @@ fn resume_runs_the_stored_snapshot_and_refuses_an_edited_suite() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_second_process_cannot_drive_a_run_that_is_running() {
+    let env = Env::new();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gavel"))
+        .args(["run", env.path("targets.yaml").to_str().unwrap()])
+        .arg(workspace().join("examples/quickstart/suite.yaml"))
+        .args(["--db", &env.db(), "--quiet", "-j", "1"])
+        .current_dir(env.dir.path())
+        .env("PROPERTY_AGENT_BUG", "slow")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let db = env.path("gavel.db");
+    while Instant::now() < deadline && !(db.exists() && stored_executions(&env) >= 1) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let second = env
+        .gavel(&["run", "--resume", "latest", "--db", &env.db(), "--quiet"])
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(second.status.code(), Some(2), "{}", text(&second.stderr));
+    assert!(
+        text(&second.stderr).contains("is being run by process"),
+        "{}",
+        text(&second.stderr)
+    );
+}

@@ -94,7 +94,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             return Ok(EXIT_BAD_INPUT);
         }
     };
-    let pool = gavel_session::pool(options.cache, &settings, &store, false);
+    let pool = gavel_session::pool(options.cache, &settings, &store, false, args.jobs);
     let judges = gavel_session::RunJudges {
         pool: &pool,
         default: choice,
