@@ -27,6 +27,11 @@ const FILES: &[(&str, &str, &str)] = &[
         "text/javascript",
         include_str!("../assets/trends.js"),
     ),
+    (
+        "live.js",
+        "text/javascript",
+        include_str!("../assets/live.js"),
+    ),
 ];
 
 /// `GET /assets/{file}`.

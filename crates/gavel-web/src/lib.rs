@@ -11,6 +11,7 @@ mod api;
 mod assets;
 mod error;
 mod forms;
+mod live;
 mod pages;
 mod runs;
 mod security;
@@ -52,6 +53,7 @@ pub struct Config {
 pub(crate) struct AppState {
     store: Store,
     runs: runs::Runs,
+    live: live::Live,
     csrf: Arc<str>,
     token: Option<Arc<str>>,
     templates: Arc<minijinja::Environment<'static>>,
@@ -59,8 +61,10 @@ pub(crate) struct AppState {
 
 /// The application: every page, the API and the assets, behind the security layers.
 pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
+    let live = live::Live::default();
     let state = AppState {
-        runs: runs::Runs::new(store.clone(), config.runs.clone()),
+        runs: runs::Runs::new(store.clone(), config.runs.clone(), live.clone()),
+        live,
         store,
         csrf: security::random_token().into(),
         token: config.token.as_deref().map(Arc::from),
@@ -71,6 +75,7 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
         .route("/runs", get(pages::runs).post(pages::start_run))
         .route("/runs/{id}", get(pages::run_detail))
         .route("/runs/{id}/progress", get(pages::run_progress))
+        .route("/runs/{id}/events", get(live::events))
         .route("/runs/{id}/labels", post(pages::add_label))
         .route("/compare", get(pages::compare))
         .route("/trends", get(pages::trends))

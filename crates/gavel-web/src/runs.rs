@@ -12,6 +12,7 @@ use gavel_core::{RunRecord, RunStatus};
 use gavel_session::{ModelOptions, PreparedRun, RunConfig, Selection, Sinks, Sources};
 use gavel_store::Store;
 
+use crate::live::Live;
 use crate::{RunRequest, WebError};
 
 /// What every run started from the UI uses besides the stored suite.
@@ -28,8 +29,10 @@ pub struct RunDefaults {
 pub(crate) struct Runs {
     store: Store,
     defaults: Arc<RunDefaults>,
-    /// A turn lock per fixed target address (a target's `ready_url`).
+    /// A turn lock per fixed target address (a started target's `host:port`).
     ports: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+    /// Where runs' events go for the live page.
+    live: Live,
 }
 
 /// A run that could not start: the message, and the failed run that keeps it.
@@ -42,11 +45,12 @@ pub(crate) struct Refused {
 }
 
 impl Runs {
-    pub(crate) fn new(store: Store, defaults: RunDefaults) -> Runs {
+    pub(crate) fn new(store: Store, defaults: RunDefaults, live: Live) -> Runs {
         Runs {
             store,
             defaults: Arc::new(defaults),
             ports: Arc::default(),
+            live,
         }
     }
 
@@ -95,6 +99,7 @@ impl Runs {
                 .collect()
         };
         let store = self.store.clone();
+        let sinks = Sinks::new().with(self.live.sink(&id));
         tokio::spawn(async move {
             let mut held = Vec::with_capacity(turns.len());
             for turn in turns {
@@ -102,7 +107,6 @@ impl Runs {
             }
             let run_id = prepared.run_id().to_owned();
             let cancel = gavel_runner::CancellationToken::new();
-            let sinks = Sinks::new();
             if let Err(e) = prepared.execute(&sinks, &cancel).await {
                 // The session marked the run failed; keep why.
                 let _ = store.fail_run(&run_id, &e.to_string()).await;

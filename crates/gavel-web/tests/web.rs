@@ -576,3 +576,84 @@ async fn two_runs_compare_execution_by_execution() {
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("<tr class=\"fix\">") && page.contains("<tr class=\"added\">"));
 }
+
+#[tokio::test]
+async fn a_running_run_streams_its_results_as_server_sent_events() {
+    let ui = start(None).await;
+    let csrf = ui.csrf().await;
+    // Three cases, each answered after 300 ms: the run is still going while
+    // the first results arrive.
+    let agent = "while IFS= read -r line; do sleep 0.3; printf '{\"output\": \"ok\"}\\n'; done";
+    let doc = gavel_store::SuiteDoc::from_value(json!({
+        "targets": {"slow": {"type": "command", "command": ["sh", "-c", agent]}},
+        "cases": [
+            {"id": "a", "input": "1", "checks": [{"type": "contains", "value": "ok"}]},
+            {"id": "b", "input": "2", "checks": [{"type": "contains", "value": "no"}]},
+            {"id": "c", "input": "3"},
+        ],
+    }))
+    .unwrap();
+    ui.store.import_suite("live", &doc, "test").await.unwrap();
+    let r = ui
+        .client
+        .post(format!("{}/api/runs", ui.base))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"suite": "live"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, page) = ui.get(&format!("/runs/{id}")).await;
+    assert!(
+        page.contains("id=\"live\"") && page.contains("/assets/live.js"),
+        "{page}"
+    );
+
+    let mut events = ui
+        .client
+        .get(format!("{}/runs/{id}/events", ui.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        events.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let mut text = String::new();
+    let mut results_before_end = 0;
+    while let Some(chunk) = events.chunk().await.unwrap() {
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        if !text.contains("\"type\":\"finished\"") {
+            results_before_end = text.matches("\"type\":\"result\"").count();
+        } else {
+            break;
+        }
+    }
+    let results: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .filter(|e: &Value| e["type"] == "result")
+        .collect();
+    assert_eq!(results.len(), 3, "{text}");
+    assert!(
+        results_before_end >= 1,
+        "results arrived before the end: {text}"
+    );
+    let statuses: Vec<&str> = results
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert!(
+        statuses.contains(&"fail") && statuses.contains(&"pass"),
+        "{statuses:?}"
+    );
+    assert!(text.contains("\"status\":\"completed\""), "{text}");
+    // Afterwards, the run's events say it finished.
+    let (_, done) = ui.get(&format!("/runs/{id}/events")).await;
+    assert!(done.contains("\"type\":\"finished\""), "{done}");
+}
