@@ -12,6 +12,7 @@
 //! ```
 
 pub mod agent_check;
+pub mod bounds;
 pub mod calibration;
 pub mod case;
 pub mod check;

@@ -91,7 +91,11 @@ pub struct HttpTarget {
     #[serde(default)]
     pub response: ResponseMap,
     /// Per-request timeout in seconds (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
     /// A process to start before the run and stop after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,7 +198,11 @@ pub struct RestartSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_url: Option<String>,
     /// How long the restart may take, in seconds (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
 }
 
@@ -232,7 +240,11 @@ pub struct CommandTarget {
     #[serde(default)]
     pub response: ResponseMap,
     /// Per-message timeout in seconds (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
 }
 
@@ -255,7 +267,11 @@ pub struct StartSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_line: Option<String>,
     /// How long to wait for readiness, in seconds (default 120).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
 }
 
