@@ -97,6 +97,9 @@ pub struct HttpTarget {
         skip_serializing_if = "Option::is_none"
     )]
     pub timeout_s: Option<f64>,
+    /// Retries of transient failures (off by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetrySpec>,
     /// A process to start before the run and stop after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartSpec>,
@@ -246,6 +249,25 @@ pub struct CommandTarget {
         skip_serializing_if = "Option::is_none"
     )]
     pub timeout_s: Option<f64>,
+}
+
+/// Sending a message to an http target again after a transient failure: 429
+/// (after its Retry-After), 408, 5xx, a refused or reset connection, a timeout.
+/// Off unless set: an agent may not be idempotent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySpec {
+    /// Tries per message, the first included (1-100).
+    #[serde(deserialize_with = "crate::bounds::de::attempts")]
+    pub attempts: u32,
+    /// The first wait in milliseconds; each further one doubles, with jitter
+    /// (default 500).
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::backoff_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub backoff_ms: Option<u64>,
 }
 
 /// A process gavel starts before the run and stops after it.

@@ -39,6 +39,13 @@ optional!(rejudge, "rejudge", u32, super::rejudge);
 optional!(max_cost, "max_cost", f64, super::usd);
 optional!(concurrency, "concurrency", usize, super::jobs);
 
+optional!(backoff_ms, "backoff_ms", u64, super::millis);
+
+/// `attempts` of a target's `retry`, checked by [`super::attempts`].
+pub(crate) fn attempts<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    checked(d, "attempts", super::attempts)
+}
+
 /// `max_ms` of a latency check, checked by [`super::millis`].
 pub(crate) fn max_ms<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     checked(d, "max_ms", super::millis)
