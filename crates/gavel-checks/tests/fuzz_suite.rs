@@ -48,6 +48,20 @@ const HOSTILE: &[&str] = &[
     "<<: ",
 ];
 
+/// Fields that hold durations, counts and costs.
+const BOUNDED_KEYS: &[&str] = &[
+    "timeout_s",
+    "timeout_ms",
+    "max_ms",
+    "repeat",
+    "rejudge",
+    "threshold",
+    "judge_threshold",
+    "max_cost",
+    "concurrency",
+    "max_first_token_ms",
+];
+
 /// (path the text pretends to come from, text) for every example suite.
 fn seeds() -> &'static [(PathBuf, String)] {
     static SEEDS: OnceLock<Vec<(PathBuf, String)>> = OnceLock::new();
@@ -83,6 +97,8 @@ enum Mutation {
     Insert(usize, &'static str),
     /// A hostile value in place of the value after the n-th `: `.
     Value(usize, &'static str),
+    /// A hostile value for the n-th bounded field (`timeout_s: 30` → `timeout_s: .inf`).
+    Field(usize, &'static str),
     /// `depth` nested flow lists or maps at a position.
     Nest(usize, usize, bool),
 }
@@ -93,7 +109,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), any::<u8>()).prop_map(|(p, b)| Mutation::FlipByte(p, b)),
         any::<usize>().prop_map(Mutation::Truncate),
         (any::<usize>(), hostile.clone()).prop_map(|(p, s)| Mutation::Insert(p, s)),
-        (any::<usize>(), hostile).prop_map(|(p, s)| Mutation::Value(p, s)),
+        (any::<usize>(), hostile.clone()).prop_map(|(p, s)| Mutation::Value(p, s)),
+        (any::<usize>(), hostile).prop_map(|(p, s)| Mutation::Field(p, s)),
         (any::<usize>(), 1usize..400, any::<bool>()).prop_map(|(p, d, m)| Mutation::Nest(p, d, m)),
     ]
 }
@@ -111,23 +128,11 @@ fn apply(text: &mut Vec<u8>, m: &Mutation) {
             let i = at(*p, text.len());
             text.splice(i..i, s.bytes());
         }
-        Mutation::Value(n, s) => {
-            let colons: Vec<usize> = text
-                .windows(2)
-                .enumerate()
-                .filter(|(_, w)| w == b": ")
-                .map(|(i, _)| i + 2)
-                .collect();
-            if colons.is_empty() {
-                return;
-            }
-            let start = colons[n % colons.len()];
-            let end = text[start..]
-                .iter()
-                .position(|b| matches!(b, b'\n' | b',' | b'}'))
-                .map_or(text.len(), |e| start + e);
-            text.splice(start..end, s.bytes());
-        }
+        Mutation::Value(n, s) => replace_value(text, *n, s, |_| true),
+        Mutation::Field(n, s) => replace_value(text, *n, s, |before| {
+            let key = before.trim_end_matches(['"', '\'']);
+            BOUNDED_KEYS.iter().any(|k| key.ends_with(k))
+        }),
         Mutation::Nest(p, depth, map) => {
             let (open, close) = if *map { ("{a: ", "}") } else { ("[", "]") };
             let nested = format!("{}1{}", open.repeat(*depth), close.repeat(*depth));
@@ -135,6 +140,27 @@ fn apply(text: &mut Vec<u8>, m: &Mutation) {
             text.splice(i..i, nested.bytes());
         }
     }
+}
+
+/// Replaces the value after the `n`-th `: ` whose text before it passes `key`.
+fn replace_value(text: &mut Vec<u8>, n: usize, value: &str, key: impl Fn(&str) -> bool) {
+    let colons: Vec<usize> = text
+        .windows(2)
+        .enumerate()
+        .filter(|(i, w)| {
+            *w == b": " && key(&String::from_utf8_lossy(&text[i.saturating_sub(24)..*i]))
+        })
+        .map(|(i, _)| i + 2)
+        .collect();
+    if colons.is_empty() {
+        return;
+    }
+    let start = colons[n % colons.len()];
+    let end = text[start..]
+        .iter()
+        .position(|b| matches!(b, b'\n' | b',' | b'}'))
+        .map_or(text.len(), |e| start + e);
+    text.splice(start..end, value.bytes());
 }
 
 /// Every load error names the file it is about; syntax errors name a line.
@@ -154,7 +180,9 @@ fn assert_located(errors: &[LoadError], shown: &str) {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 384,
-        failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel("proptest-regressions"))),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "proptest-regressions/fuzz_suite.txt",
+        ))),
         ..ProptestConfig::default()
     })]
 
