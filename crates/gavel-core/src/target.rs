@@ -249,10 +249,14 @@ pub struct CommandTarget {
         skip_serializing_if = "Option::is_none"
     )]
     pub timeout_s: Option<f64>,
+    /// Retries of a message that timed out, in a restarted process (off by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetrySpec>,
 }
 
-/// Sending a message to an http target again after a transient failure: 429
-/// (after its Retry-After), 408, 5xx, a refused or reset connection, a timeout.
+/// Sending a message again after a transient failure: for http targets 429
+/// (after its Retry-After), 408, 5xx, a refused or reset connection, a timeout;
+/// for command targets a timeout, in a restarted process given the history.
 /// Off unless set: an agent may not be idempotent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

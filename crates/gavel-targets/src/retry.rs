@@ -34,6 +34,15 @@ impl RetryPolicy {
                 .map_or(DEFAULT_BACKOFF, Duration::from_millis),
         }
     }
+
+    /// The waits between tries: one fewer than the tries, doubling, with jitter.
+    pub(crate) fn backoff(&self) -> ExponentialBuilder {
+        ExponentialBuilder::default()
+            .with_min_delay(self.backoff)
+            .with_max_delay(MAX_BACKOFF.max(self.backoff))
+            .with_max_times(usize::try_from(self.attempts - 1).unwrap_or(usize::MAX))
+            .with_jitter()
+    }
 }
 
 /// One try: the turn as it came back, and what the server said about waiting.
@@ -70,11 +79,7 @@ where
     };
     let tries = AtomicU32::new(0);
     let limited = AtomicU32::new(0);
-    let backoff = ExponentialBuilder::default()
-        .with_min_delay(policy.backoff)
-        .with_max_delay(MAX_BACKOFF.max(policy.backoff))
-        .with_max_times(usize::try_from(policy.attempts - 1).unwrap_or(usize::MAX))
-        .with_jitter();
+    let backoff = policy.backoff();
     let result = (|| {
         tries.fetch_add(1, Ordering::Relaxed);
         let pending = try_once();
@@ -103,12 +108,16 @@ where
     let mut turn = match result {
         Ok(tried) | Err(tried) => tried.turn,
     };
-    let attempts = tries.into_inner();
-    turn.attempts = Some(Attempts {
-        attempts,
-        retries: attempts.saturating_sub(1),
-        rate_limited: limited.into_inner(),
-        malformed: 0,
-    });
+    turn.attempts = Some(counted(tries.into_inner(), limited.into_inner()));
     turn
+}
+
+/// The counts of `tries` tries, `rate_limited` of them answered 429.
+pub(crate) fn counted(tries: u32, rate_limited: u32) -> Attempts {
+    Attempts {
+        attempts: tries,
+        retries: tries.saturating_sub(1),
+        rate_limited,
+        malformed: 0,
+    }
 }
