@@ -134,7 +134,11 @@ pub struct JudgeSettings {
     )]
     pub timeout_s: Option<f64>,
     /// Retries of transient failures (default 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::max_retries",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_retries: Option<u32>,
     /// Requests per minute per provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]

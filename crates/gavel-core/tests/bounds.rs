@@ -153,3 +153,40 @@ fn only_regular_files_are_read() {
     assert!(e.contains("dataset `/dev/zero`: not a regular file"), "{e}");
     assert!(e.contains("datasets.file"), "{e}");
 }
+
+#[test]
+fn retries_are_capped() {
+    let e = error(&format!(
+        "{TARGETS}judge:\n  max_retries: 4294967295\ncases: []\n"
+    ));
+    assert!(
+        e.starts_with("s.yaml:4:") && e.contains("between 0 and 100"),
+        "{e}"
+    );
+    let e = error(&format!(
+        "targets:\n  a: {{type: http, url: 'http://x/', retry: {{attempts: 0}}}}\ncases: []\n"
+    ));
+    assert!(
+        e.contains("`attempts`") && e.contains("between 1 and 100"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_schema_still_describes_bounded_fields() {
+    let schema = gavel_core::load::suite_schema().to_string();
+    for field in [
+        "timeout_s",
+        "repeat",
+        "rejudge",
+        "variants",
+        "max_cost",
+        "retry",
+        "backoff_ms",
+    ] {
+        assert!(
+            schema.contains(&format!("\"{field}\"")),
+            "{field} missing from the schema"
+        );
+    }
+}

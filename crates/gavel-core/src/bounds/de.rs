@@ -37,6 +37,7 @@ optional!(max_first_token_ms, "max_first_token_ms", u64, super::millis);
 optional!(repeat, "repeat", u32, super::repeat);
 optional!(rejudge, "rejudge", u32, super::rejudge);
 optional!(max_cost, "max_cost", f64, super::usd);
+optional!(max_retries, "max_retries", u32, super::retries);
 optional!(concurrency, "concurrency", usize, super::jobs);
 
 optional!(backoff_ms, "backoff_ms", u64, super::millis);

@@ -82,6 +82,7 @@ const SECONDS: &str = "seconds must be above 0 and at most 86400 (24 h)";
 const MILLIS: &str = "milliseconds must be above 0 and at most 86400000 (24 h)";
 const JOBS: &str = "parallel jobs must be between 1 and 1024";
 const ATTEMPTS: &str = "attempts must be between 1 and 100";
+const RETRIES: &str = "retries must be between 0 and 100";
 const USD: &str = "a cost in USD must be a finite number, 0 or more";
 const REPEAT: &str = "repeat must be between 1 and 10000";
 const REJUDGE: &str = "rejudge must be between 0 and 100";
@@ -116,6 +117,11 @@ pub fn jobs(value: usize) -> Result<usize, BoundsError> {
 /// A count of attempts (the first try included): 1 to [`MAX_ATTEMPTS`].
 pub fn attempts(value: u32) -> Result<u32, BoundsError> {
     in_range(value, 1, MAX_ATTEMPTS, ATTEMPTS)
+}
+
+/// A count of retries (the first try not included): 0 to [`MAX_ATTEMPTS`].
+pub fn retries(value: u32) -> Result<u32, BoundsError> {
+    in_range(value, 0, MAX_ATTEMPTS, RETRIES)
 }
 
 /// A cost in US dollars: finite, 0 or more.
