@@ -163,9 +163,8 @@ fn retries_are_capped() {
         e.starts_with("s.yaml:4:") && e.contains("between 0 and 100"),
         "{e}"
     );
-    let e = error(&format!(
-        "targets:\n  a: {{type: http, url: 'http://x/', retry: {{attempts: 0}}}}\ncases: []\n"
-    ));
+    let e =
+        error("targets:\n  a: {type: http, url: 'http://x/', retry: {attempts: 0}}\ncases: []\n");
     assert!(
         e.contains("`attempts`") && e.contains("between 1 and 100"),
         "{e}"
