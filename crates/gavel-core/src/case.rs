@@ -111,15 +111,27 @@ pub struct Case {
     )]
     pub threshold: Option<f64>,
     /// How many times to run the case (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::repeat",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub repeat: Option<u32>,
     /// Judge the first repeat's output this many more times, to measure the
     /// judges' own spread apart from the agent's (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::rejudge",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub rejudge: Option<u32>,
     /// Paraphrases of the input: each runs `repeat` times beside the input, and
     /// the case passes on the mean and spread of all their scores (robustness).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::variants",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub variants: Vec<String>,
     /// With `variants`: the least mean score (0-1) over every run (default 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,7 +150,11 @@ pub struct Case {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<String>,
     /// Per-execution timeout in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
     /// Answers to the agent's clarifying questions, used in order; once they run
     /// out a model writes them (when one is available).
@@ -185,10 +201,18 @@ pub struct SuiteDefaults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
     /// Repeat count.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::repeat",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub repeat: Option<u32>,
     /// Extra judgements of the first repeat's output.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::rejudge",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub rejudge: Option<u32>,
     /// Least mean score of a case with variants.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,7 +221,11 @@ pub struct SuiteDefaults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_stddev: Option<f64>,
     /// Per-execution timeout in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
     /// Tags added to every case.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

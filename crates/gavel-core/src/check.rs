@@ -164,6 +164,7 @@ pub enum CheckSpec {
     /// The turn answered within a time budget.
     Latency {
         /// The budget in milliseconds.
+        #[serde(deserialize_with = "crate::bounds::de::max_ms")]
         max_ms: u64,
     },
     /// The answer arrived as a sound stream: at least `min_deltas` text deltas, the
@@ -180,7 +181,11 @@ pub enum CheckSpec {
         #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
         non_empty: bool,
         /// Time to first token budget in milliseconds.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            deserialize_with = "crate::bounds::de::max_first_token_ms",
+            skip_serializing_if = "Option::is_none"
+        )]
         max_first_token_ms: Option<u64>,
     },
     /// No branch shows what only another branch was told: each branch's markers

@@ -127,10 +127,18 @@ pub struct JudgeSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     /// Per-call timeout in seconds (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
     /// Retries of transient failures (default 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::max_retries",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_retries: Option<u32>,
     /// Requests per minute per provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,7 +147,11 @@ pub struct JudgeSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpm: Option<u32>,
     /// Calls in flight per provider (default 16).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::concurrency",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub concurrency: Option<usize>,
     /// Prices by model id, overriding the built-in table.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -149,7 +161,11 @@ pub struct JudgeSettings {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub templates: BTreeMap<String, String>,
     /// Stop scheduling new work once the run has spent this many dollars.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::max_cost",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_cost: Option<f64>,
     /// A stored calibration run (`gavel calibrate`) that must qualify the judge:
     /// the gate fails unless it used the same judge model and agreed with people

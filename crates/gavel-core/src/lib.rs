@@ -12,6 +12,7 @@
 //! ```
 
 pub mod agent_check;
+pub mod bounds;
 pub mod calibration;
 pub mod case;
 pub mod check;
@@ -36,7 +37,7 @@ pub use outcome::{Execution, Outcome, PairwiseStats, Summary, TagStats};
 pub use run::{RunRecord, RunStatus};
 pub use status::Status;
 pub use target::TargetSpec;
-pub use transcript::{StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
+pub use transcript::{Attempts, StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
 pub use verdict::Verdict;
 
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),

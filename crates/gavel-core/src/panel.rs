@@ -43,7 +43,11 @@ pub struct ProceduralSpec {
     pub stages: Vec<PanelStage>,
     /// The whole panel's time budget in milliseconds; past it the verdict is
     /// `error` and the stages done so far are kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_ms: Option<u64>,
 }
 
@@ -84,7 +88,11 @@ pub struct ConsensusSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variance: Option<f64>,
     /// The whole panel's time budget in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_ms: Option<u64>,
 }
 
@@ -160,7 +168,11 @@ pub struct ReactiveSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The whole panel's time budget in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_ms: Option<u64>,
 }
 
@@ -269,6 +281,10 @@ pub struct DagSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_depth: Option<u32>,
     /// The whole panel's time budget in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_ms: Option<u64>,
 }

@@ -91,8 +91,15 @@ pub struct HttpTarget {
     #[serde(default)]
     pub response: ResponseMap,
     /// Per-request timeout in seconds (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
+    /// Retries of transient failures (off by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetrySpec>,
     /// A process to start before the run and stop after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartSpec>,
@@ -194,7 +201,11 @@ pub struct RestartSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_url: Option<String>,
     /// How long the restart may take, in seconds (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
 }
 
@@ -232,8 +243,35 @@ pub struct CommandTarget {
     #[serde(default)]
     pub response: ResponseMap,
     /// Per-message timeout in seconds (default 60).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
+    /// Retries of a message that timed out, in a restarted process (off by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetrySpec>,
+}
+
+/// Sending a message again after a transient failure: for http targets 429
+/// (after its Retry-After), 408, 5xx, a refused or reset connection, a timeout;
+/// for command targets a timeout, in a restarted process given the history.
+/// Off unless set: an agent may not be idempotent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySpec {
+    /// Tries per message, the first included (1-100).
+    #[serde(deserialize_with = "crate::bounds::de::attempts")]
+    pub attempts: u32,
+    /// The first wait in milliseconds; each further one doubles, with jitter
+    /// (default 500).
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::backoff_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub backoff_ms: Option<u64>,
 }
 
 /// A process gavel starts before the run and stops after it.
@@ -255,7 +293,11 @@ pub struct StartSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_line: Option<String>,
     /// How long to wait for readiness, in seconds (default 120).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounds::de::timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_s: Option<f64>,
 }
 

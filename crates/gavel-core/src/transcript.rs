@@ -39,6 +39,33 @@ impl Usage {
     }
 }
 
+/// How many transport tries calls took: the first try and each retry, with the
+/// rate-limited (429) and malformed answers among them. Judge answers read again
+/// because their JSON did not parse are not transport tries and are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempts {
+    /// Requests sent, retries included.
+    pub attempts: u32,
+    /// Requests sent again after a transient failure.
+    pub retries: u32,
+    /// Answers that were 429 Too Many Requests.
+    #[serde(default)]
+    pub rate_limited: u32,
+    /// Successful answers whose body could not be used (bad JSON, no choices).
+    #[serde(default)]
+    pub malformed: u32,
+}
+
+impl Attempts {
+    /// Adds `other`'s counts, for totals over turns or runs.
+    pub fn add(&mut self, other: &Attempts) {
+        self.attempts = self.attempts.saturating_add(other.attempts);
+        self.retries = self.retries.saturating_add(other.retries);
+        self.rate_limited = self.rate_limited.saturating_add(other.rate_limited);
+        self.malformed = self.malformed.saturating_add(other.malformed);
+    }
+}
+
 /// An infrastructure failure while talking to the target: it yields `error`, never
 /// `fail`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +113,10 @@ pub struct Turn {
     /// reading the answer, the simulated user writing the message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness_usage: Option<Usage>,
+    /// Transport tries of this turn's message, when the target retries
+    /// (`retry:` on an http or command target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<Attempts>,
 }
 
 /// The shape of one streamed answer, for structural checks.

@@ -18,6 +18,11 @@ pub enum ErrorKind {
     Timeout,
     /// The request or the answer is wrong in a way retrying cannot fix.
     Permanent,
+    /// A successful answer whose body cannot be used (not JSON, no `choices`, no
+    /// content): the retry layer tries again a bounded number of times
+    /// ([`MALFORMED_RETRIES`](crate::layers::MALFORMED_RETRIES)), then
+    /// returns it as an error.
+    Malformed,
     /// `--cache-only` and the answer is not cached.
     CacheMiss,
 }
@@ -42,6 +47,8 @@ pub struct ModelError {
     pub message: String,
     /// How long the provider asked us to wait (Retry-After).
     pub retry_after: Option<Duration>,
+    /// The tries the call took, filled by the retry layer.
+    pub attempts: gavel_core::Attempts,
 }
 
 impl ModelError {
@@ -51,6 +58,7 @@ impl ModelError {
             kind,
             message: message.into(),
             retry_after: None,
+            attempts: gavel_core::Attempts::default(),
         }
     }
 

@@ -15,7 +15,7 @@ pub use error::{ErrorKind, ModelError};
 pub use id::{ModelId, Provider};
 pub use layers::CacheMode;
 pub use pricing::{builtin_prices, price_for};
-pub use providers::{EmbeddingProvider, ProviderConfig, provider, provider_with};
+pub use providers::{EmbeddingProvider, ProviderConfig, provider, provider_with, retry_after};
 pub use request::{
     ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenUsage, ToolCallRequest, ToolDef,
 };

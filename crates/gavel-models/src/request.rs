@@ -144,4 +144,9 @@ pub struct ChatResponse {
     /// Why the model stopped (`stop`, `length`, `tool_calls`…), when said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The tries the call took (retries, 429s, malformed answers), filled by the
+    /// retry layer; never cached. Judge answers re-asked because they did not
+    /// parse are separate calls, not tries.
+    #[serde(skip)]
+    pub attempts: gavel_core::Attempts,
 }

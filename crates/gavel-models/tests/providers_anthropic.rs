@@ -459,7 +459,7 @@ async fn a_truncated_body_is_transient() {
 }
 
 #[tokio::test]
-async fn malformed_json_is_permanent_and_quotes_the_body() {
+async fn malformed_json_is_malformed_and_quotes_the_body() {
     let server = MockServer::start().await;
     answer_with(
         &server,
@@ -470,7 +470,7 @@ async fn malformed_json_is_permanent_and_quotes_the_body() {
     let err = bounded(anthropic(&server).chat(&hello()))
         .await
         .unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Permanent);
+    assert_eq!(err.kind, ErrorKind::Malformed);
     assert!(
         err.message.contains(r#""content": <html>"#),
         "{}",
@@ -479,7 +479,7 @@ async fn malformed_json_is_permanent_and_quotes_the_body() {
 }
 
 #[tokio::test]
-async fn an_answer_without_content_is_permanent() {
+async fn an_answer_without_content_is_malformed() {
     let server = MockServer::start().await;
     answer_with(
         &server,
@@ -492,7 +492,7 @@ async fn an_answer_without_content_is_permanent() {
     let err = bounded(anthropic(&server).chat(&hello()))
         .await
         .unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Permanent);
+    assert_eq!(err.kind, ErrorKind::Malformed);
     assert!(err.message.contains("`content` array"), "{}", err.message);
     assert!(
         err.message.contains("msg_013Zva2CMHLNnXjNJJKqJ2EF"),

@@ -413,7 +413,7 @@ async fn a_truncated_body_is_transient() {
 }
 
 #[tokio::test]
-async fn malformed_json_is_permanent_and_quotes_the_body() {
+async fn malformed_json_is_malformed_and_quotes_the_body() {
     let server = MockServer::start().await;
     answer_with(
         &server,
@@ -421,7 +421,7 @@ async fn malformed_json_is_permanent_and_quotes_the_body() {
     )
     .await;
     let err = bounded(gemini(&server).chat(&hello())).await.unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Permanent);
+    assert_eq!(err.kind, ErrorKind::Malformed);
     assert!(
         err.message.contains(r#"{"candidates": [nope]}"#),
         "{}",
@@ -430,7 +430,7 @@ async fn malformed_json_is_permanent_and_quotes_the_body() {
 }
 
 #[tokio::test]
-async fn an_answer_without_candidates_is_permanent() {
+async fn an_answer_without_candidates_is_malformed() {
     for body in [
         json!({"usageMetadata": {"promptTokenCount": 4, "totalTokenCount": 4}, "modelVersion": "gemini-2.5-flash"}),
         json!({"candidates": [], "modelVersion": "gemini-2.5-flash"}),
@@ -438,7 +438,7 @@ async fn an_answer_without_candidates_is_permanent() {
         let server = MockServer::start().await;
         answer_with(&server, ResponseTemplate::new(200).set_body_json(&body)).await;
         let err = bounded(gemini(&server).chat(&hello())).await.unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Permanent, "{body}");
+        assert_eq!(err.kind, ErrorKind::Malformed, "{body}");
         assert!(err.message.contains("`candidates`"), "{}", err.message);
         assert!(
             err.message.contains("gemini-2.5-flash\""),

@@ -9,6 +9,8 @@ mod util;
 use std::sync::Arc;
 use std::time::Duration;
 
+use gavel_core::Attempts;
+use gavel_models::layers::{MALFORMED_RETRIES, Retry};
 use gavel_models::{
     ChatModel, ChatRequest, ErrorKind, Message, OutputSchema, ProviderConfig, Role,
     ToolCallRequest, ToolDef, provider_with,
@@ -515,7 +517,7 @@ async fn json_cut_short_inside_a_complete_response_is_transient() {
 }
 
 #[tokio::test]
-async fn malformed_json_is_permanent_and_quotes_the_body() {
+async fn malformed_json_is_malformed_and_quotes_the_body() {
     let server = MockServer::start().await;
     answer_with(
         &server,
@@ -526,7 +528,7 @@ async fn malformed_json_is_permanent_and_quotes_the_body() {
     )
     .await;
     let err = bounded(openai(&server).chat(&hello())).await.unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Permanent);
+    assert_eq!(err.kind, ErrorKind::Malformed);
     assert!(err.message.contains("not valid JSON"), "{}", err.message);
     assert!(
         err.message.contains(r#""choices": [oops]"#),
@@ -536,7 +538,7 @@ async fn malformed_json_is_permanent_and_quotes_the_body() {
 }
 
 #[tokio::test]
-async fn an_answer_without_choices_is_permanent() {
+async fn an_answer_without_choices_is_malformed() {
     let server = MockServer::start().await;
     answer_with(
         &server,
@@ -547,7 +549,7 @@ async fn an_answer_without_choices_is_permanent() {
     )
     .await;
     let err = bounded(openai(&server).chat(&hello())).await.unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Permanent);
+    assert_eq!(err.kind, ErrorKind::Malformed);
     assert!(
         err.message.contains("choices[0].message"),
         "{}",
@@ -717,4 +719,105 @@ async fn a_password_in_the_base_url_is_never_shown() {
     let shown = format!("{model:?}");
     assert!(!shown.contains("secretpw"), "{shown}");
     assert!(shown.contains("***@127.0.0.1"), "{shown}");
+}
+
+// ------------------------------------------------- malformed answers, retried
+
+/// A server answering `first` `n` times, then the documented completion.
+async fn answering_after(first: ResponseTemplate, n: u64) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(first)
+        .up_to_n_times(n)
+        .mount(&server)
+        .await;
+    answer_with(
+        &server,
+        ResponseTemplate::new(200).set_body_json(documented_completion()),
+    )
+    .await;
+    server
+}
+
+fn retried(server: &MockServer) -> Retry {
+    Retry::new(openai(server), 4)
+}
+
+#[tokio::test]
+async fn empty_choices_are_asked_again_and_counted() {
+    let empty = json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": []});
+    let server = answering_after(ResponseTemplate::new(200).set_body_json(empty), 2).await;
+    let answer = bounded(retried(&server).chat(&hello())).await.unwrap();
+    assert!(answer.text.contains("Hello there"), "{}", answer.text);
+    assert_eq!(
+        answer.attempts,
+        Attempts {
+            attempts: 3,
+            retries: 2,
+            rate_limited: 0,
+            malformed: 2
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_message_without_content_is_malformed_and_asked_again() {
+    let silent = json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": null}, "finish_reason": "stop"}
+    ]});
+    let server = answering_after(ResponseTemplate::new(200).set_body_json(silent), 1).await;
+    let err = bounded(openai(&server).chat(&hello())).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Malformed);
+    assert!(
+        err.message.contains("content, refusal or tool calls"),
+        "{}",
+        err.message
+    );
+    let answer = bounded(retried(&server).chat(&hello())).await.unwrap();
+    assert_eq!(
+        (answer.attempts.attempts, answer.attempts.malformed),
+        (1, 0)
+    );
+}
+
+#[tokio::test]
+async fn malformed_answers_are_retried_a_bounded_number_of_times() {
+    let server = answering_after(
+        ResponseTemplate::new(200).set_body_raw("{oops}", "application/json"),
+        100,
+    )
+    .await;
+    let err = bounded(retried(&server).chat(&hello())).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Malformed);
+    let tries = 1 + MALFORMED_RETRIES;
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        tries as usize
+    );
+    assert_eq!(
+        (err.attempts.attempts, err.attempts.malformed),
+        (tries, tries)
+    );
+}
+
+#[tokio::test]
+async fn rate_limits_are_counted_apart_from_malformed_answers() {
+    let server = answering_after(
+        ResponseTemplate::new(429)
+            .insert_header("retry-after", "0")
+            .set_body_json(json!({"error": {"message": "slow down", "type": "requests"}})),
+        1,
+    )
+    .await;
+    let answer = bounded(retried(&server).chat(&hello())).await.unwrap();
+    assert_eq!(
+        answer.attempts,
+        Attempts {
+            attempts: 2,
+            retries: 1,
+            rate_limited: 1,
+            malformed: 0
+        }
+    );
 }

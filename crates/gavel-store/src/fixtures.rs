@@ -44,6 +44,7 @@ pub(crate) fn execution(case: &str) -> Execution {
                 branch: None,
                 stream: None,
                 harness_usage: None,
+                attempts: None,
             }],
         },
         verdicts: vec![

@@ -242,6 +242,7 @@ pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
         && turn.branch.is_none()
         && turn.stream.is_none()
         && turn.harness_usage.is_none()
+        && turn.attempts.is_none()
     {
         return None;
     }
@@ -250,6 +251,7 @@ pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
         "branch": turn.branch,
         "stream": turn.stream,
         "harness_usage": turn.harness_usage,
+        "attempts": turn.attempts,
     }))
 }
 
@@ -264,6 +266,8 @@ struct Conversation {
     stream: Option<gavel_core::StreamStats>,
     #[serde(default)]
     harness_usage: Option<Usage>,
+    #[serde(default)]
+    attempts: Option<gavel_core::Attempts>,
 }
 
 impl TurnRow {
@@ -273,14 +277,15 @@ impl TurnRow {
             .conversation_json
             .map(|j| from_json::<Conversation>(&j, || format!("{at} conversation_json")))
             .transpose()?;
-        let (followup, branch, stream, harness_usage) = conversation
-            .map(|c| (c.followup, c.branch, c.stream, c.harness_usage))
+        let (followup, branch, stream, harness_usage, attempts) = conversation
+            .map(|c| (c.followup, c.branch, c.stream, c.harness_usage, c.attempts))
             .unwrap_or_default();
         Ok(Turn {
             followup,
             branch,
             stream,
             harness_usage,
+            attempts,
             round: from_i64(self.round, || format!("{at} round"))?,
             input: self.input,
             output: self.output,

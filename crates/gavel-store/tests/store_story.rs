@@ -106,6 +106,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             branch: None,
             stream: None,
             harness_usage: None,
+            attempts: None,
         },
         Turn {
             round: 1,
@@ -139,6 +140,13 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 input_tokens: 300,
                 output_tokens: 20,
                 cost_usd: Some(0.0004),
+            }),
+            // Sent three times: a 429, then a reset, then the answer.
+            attempts: Some(gavel_core::Attempts {
+                attempts: 3,
+                retries: 2,
+                rate_limited: 1,
+                malformed: 0,
             }),
         },
     ];

@@ -11,8 +11,11 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
 
+use backon::BackoffBuilder;
+
 use crate::error::{self, TargetError};
 use crate::process::{self, Group, Tail};
+use crate::retry::{self, RetryPolicy};
 use crate::{Session, Target, TurnRequest, permanent, response, transient};
 
 /// Stderr lines kept for error messages.
@@ -35,6 +38,8 @@ struct Spec {
     env: Vec<(String, String)>,
     response: ResponseMap,
     timeout: Duration,
+    /// Tries of a message that timed out (`retry:`; none: one try).
+    retry: Option<RetryPolicy>,
 }
 
 impl CommandAdapter {
@@ -67,6 +72,7 @@ impl CommandAdapter {
             env,
             response: spec.response.clone(),
             timeout,
+            retry: spec.retry.as_ref().map(RetryPolicy::from_spec),
         };
         Ok(CommandAdapter {
             spec: Arc::new(spec),
@@ -77,43 +83,7 @@ impl CommandAdapter {
 #[async_trait::async_trait]
 impl Target for CommandAdapter {
     async fn open(&self, session_id: &str) -> Result<Box<dyn Session>, TargetFailure> {
-        let spec = &self.spec;
-        let mut cmd = process::command(&spec.argv, spec.cwd.as_deref(), &spec.env);
-        cmd.stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| {
-            permanent(format!(
-                "target `{}`: cannot start `{}`: {e}",
-                spec.name, spec.argv[0]
-            ))
-        })?;
-        let group = Group::of(&child);
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(permanent(format!(
-                "target `{}`: the process has no stdio pipes",
-                spec.name
-            )));
-        };
-        let tail = Tail::new(STDERR_LINES);
-        let name = spec.name.clone();
-        let session = session_id.to_owned();
-        let drain = process::drain(stderr, Arc::clone(&tail), move |line| {
-            tracing::debug!(target = %name, session = %session, "stderr: {line}");
-        });
-        tracing::debug!(target = %spec.name, session = %session_id, pid = ?child.id(), "command session opened");
-        Ok(Box::new(CommandSession {
-            spec: Arc::clone(spec),
-            child,
-            group: Some(group),
-            stdin: Some(stdin),
-            stdout: BufReader::new(stdout),
-            stderr: tail,
-            drain: Some(drain),
-            broken: None,
-        }))
+        Ok(Box::new(spawn(&self.spec, session_id)?))
     }
 
     fn kind(&self) -> &'static str {
@@ -121,9 +91,51 @@ impl Target for CommandAdapter {
     }
 }
 
+/// Starts the target's process for a session.
+fn spawn(spec: &Arc<Spec>, session_id: &str) -> Result<CommandSession, TargetFailure> {
+    let mut cmd = process::command(&spec.argv, spec.cwd.as_deref(), &spec.env);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| {
+        permanent(format!(
+            "target `{}`: cannot start `{}`: {e}",
+            spec.name, spec.argv[0]
+        ))
+    })?;
+    let group = Group::of(&child);
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(permanent(format!(
+            "target `{}`: the process has no stdio pipes",
+            spec.name
+        )));
+    };
+    let tail = Tail::new(STDERR_LINES);
+    let name = spec.name.clone();
+    let session = session_id.to_owned();
+    let drain = process::drain(stderr, Arc::clone(&tail), move |line| {
+        tracing::debug!(target = %name, session = %session, "stderr: {line}");
+    });
+    tracing::debug!(target = %spec.name, session = %session_id, pid = ?child.id(), "command session opened");
+    Ok(CommandSession {
+        spec: Arc::clone(spec),
+        session_id: session_id.to_owned(),
+        child,
+        group: Some(group),
+        stdin: Some(stdin),
+        stdout: BufReader::new(stdout),
+        stderr: tail,
+        drain: Some(drain),
+        broken: None,
+    })
+}
+
 /// One process and its pipes.
 struct CommandSession {
     spec: Arc<Spec>,
+    session_id: String,
     child: Child,
     /// Kills the process group on drop.
     group: Option<Group>,
@@ -185,6 +197,57 @@ impl CommandSession {
 #[async_trait::async_trait]
 impl Session for CommandSession {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
+        let Some(policy) = self.spec.retry else {
+            return self.send_once(req).await;
+        };
+        let mut waits = policy.backoff().build();
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let mut turn = self.send_once(req).await;
+            let transient = turn.failure.as_ref().is_some_and(|f| f.transient);
+            let again = match transient.then(|| waits.next()).flatten() {
+                Some(wait) => {
+                    tokio::time::sleep(wait).await;
+                    self.restart().await
+                }
+                None => false,
+            };
+            if !again {
+                turn.attempts = Some(retry::counted(tries, 0));
+                return turn;
+            }
+        }
+    }
+
+    async fn close(self: Box<Self>) {
+        self.shut().await;
+    }
+}
+
+impl CommandSession {
+    /// Replaces the process (out of step after a timeout) with a fresh one, which
+    /// the message's history brings up to date; false when it cannot start.
+    async fn restart(&mut self) -> bool {
+        let Ok(fresh) = spawn(&self.spec, &self.session_id) else {
+            return false;
+        };
+        std::mem::replace(self, fresh).shut().await;
+        true
+    }
+
+    /// Closes stdin, lets the process exit, then stops its process group.
+    async fn shut(mut self) {
+        // EOF on stdin asks a well-behaved process to exit.
+        drop(self.stdin.take());
+        let _ = tokio::time::timeout(CLOSE_GRACE, self.child.wait()).await;
+        if let Some(group) = self.group.take() {
+            group.stop(&mut self.child, CLOSE_GRACE).await;
+        }
+    }
+
+    /// One try at a message.
+    async fn send_once(&mut self, req: &TurnRequest<'_>) -> Turn {
         let mut turn = req.turn();
         if let Some(failure) = &self.broken {
             turn.failure = Some(failure.clone());
@@ -243,14 +306,5 @@ impl Session for CommandSession {
         }
         turn.response = Some(json);
         turn
-    }
-
-    async fn close(mut self: Box<Self>) {
-        // EOF on stdin asks a well-behaved process to exit.
-        drop(self.stdin.take());
-        let _ = tokio::time::timeout(CLOSE_GRACE, self.child.wait()).await;
-        if let Some(group) = self.group.take() {
-            group.stop(&mut self.child, CLOSE_GRACE).await;
-        }
     }
 }

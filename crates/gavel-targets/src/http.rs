@@ -12,6 +12,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde_json::{Value, json};
 
 use crate::error::{self, TargetError};
+use crate::retry::{self, RetryPolicy, Try};
 use crate::{Session, Target, TurnRequest, permanent, response, transient};
 
 /// Variables a body template may use.
@@ -46,6 +47,8 @@ struct Inner {
     stream: Option<StreamMap>,
     /// How to restart the agent (revival) and fork sessions (branching).
     ops: crate::http_ops::Ops,
+    /// Tries of a message after transient failures (`retry:`; none: one try).
+    retry: Option<RetryPolicy>,
 }
 
 impl fmt::Debug for HttpAdapter {
@@ -62,6 +65,7 @@ impl fmt::Debug for HttpAdapter {
             .field("timeout", &i.timeout)
             .field("stream", &i.stream)
             .field("ops", &i.ops)
+            .field("retry", &i.retry)
             .finish()
     }
 }
@@ -134,6 +138,7 @@ impl HttpAdapter {
                 timeout,
                 stream: spec.stream.clone(),
                 ops,
+                retry: spec.retry.as_ref().map(RetryPolicy::from_spec),
             }),
         })
     }
@@ -247,22 +252,34 @@ impl Session for HttpSession {
             }
         };
         tracing::debug!(target = %inner.name, session = %self.session_id, round = req.round, "http request");
-        let started = Instant::now();
         if let Some(map) = &inner.stream {
-            inner.stream_turn(body, map, started, &mut turn).await;
+            // A stream is read as it comes: it is sent once, never retried.
+            inner
+                .stream_turn(body, map, Instant::now(), &mut turn)
+                .await;
             return turn;
         }
-        let result = tokio::time::timeout(inner.timeout, inner.exchange(body)).await;
+        retry::send(inner.retry, || inner.try_once(body.clone(), turn.clone())).await
+    }
+
+    async fn close(self: Box<Self>) {}
+}
+
+impl Inner {
+    /// One try at a message: the request, the answer read into `turn`.
+    async fn try_once(&self, body: Value, mut turn: Turn) -> Try {
+        let started = Instant::now();
+        let result = tokio::time::timeout(self.timeout, self.exchange(body)).await;
         turn.latency_ms = crate::elapsed_ms(started);
-        let (status, bytes) = match result {
+        let (status, retry_after, bytes) = match result {
             Err(_) => {
-                let secs = inner.timeout.as_secs_f64();
+                let secs = self.timeout.as_secs_f64();
                 turn.failure = Some(transient(format!("timed out after {secs}s")));
-                return turn;
+                return Try::of(turn);
             }
             Ok(Err(failure)) => {
                 turn.failure = Some(failure);
-                return turn;
+                return Try::of(turn);
             }
             Ok(Ok(answer)) => answer,
         };
@@ -271,8 +288,8 @@ impl Session for HttpSession {
             let text = String::from_utf8_lossy(&bytes);
             let message = format!(
                 "{} {} answered HTTP {status}: {}",
-                inner.method,
-                display_url(&inner.url),
+                self.method,
+                display_url(&self.url),
                 crate::process::truncate(text.trim(), BODY_EXCERPT)
             );
             let retry = status == StatusCode::TOO_MANY_REQUESTS
@@ -283,7 +300,11 @@ impl Session for HttpSession {
                 transient: retry,
             });
             turn.response = json.ok();
-            return turn;
+            return Try {
+                turn,
+                retry_after,
+                rate_limited: status == StatusCode::TOO_MANY_REQUESTS,
+            };
         }
         let json = match json {
             Ok(json) => json,
@@ -293,10 +314,10 @@ impl Session for HttpSession {
                 turn.failure = Some(permanent(format!(
                     "response is not JSON: {e}; body: {excerpt}"
                 )));
-                return turn;
+                return Try::of(turn);
             }
         };
-        match response::extract(&json, &inner.response) {
+        match response::extract(&json, &self.response) {
             Ok((output, tool_calls)) => {
                 turn.output = output;
                 turn.tool_calls = tool_calls;
@@ -304,13 +325,9 @@ impl Session for HttpSession {
             Err(message) => turn.failure = Some(permanent(message)),
         }
         turn.response = Some(json);
-        turn
+        Try::of(turn)
     }
 
-    async fn close(self: Box<Self>) {}
-}
-
-impl Inner {
     /// Sends the request and reads the answer as a stream of events, within the
     /// timeout; what came before a timeout stays in the turn.
     async fn stream_turn(&self, body: Value, map: &StreamMap, started: Instant, turn: &mut Turn) {
@@ -355,8 +372,12 @@ impl Inner {
         }
     }
 
-    /// Sends the request and reads the whole body.
-    async fn exchange(&self, body: Value) -> Result<(StatusCode, Vec<u8>), TargetFailure> {
+    /// Sends the request and reads the whole body, and the Retry-After of a
+    /// 429 or 503.
+    async fn exchange(
+        &self,
+        body: Value,
+    ) -> Result<(StatusCode, Option<Duration>, Vec<u8>), TargetFailure> {
         let request = self
             .client
             .request(self.method.clone(), self.url.clone())
@@ -364,8 +385,15 @@ impl Inner {
             .json(&body);
         let response = request.send().await.map_err(|e| self.failure(e))?;
         let status = response.status();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+        };
+        let retry_after = gavel_models::retry_after(&header, std::time::SystemTime::now());
         let bytes = response.bytes().await.map_err(|e| self.failure(e))?;
-        Ok((status, Vec::from(bytes)))
+        Ok((status, retry_after, Vec::from(bytes)))
     }
 
     /// Classifies a transport error; the message names the URL without secrets and

@@ -37,6 +37,7 @@ mod http;
 mod http_ops;
 mod process;
 mod response;
+mod retry;
 mod start;
 mod stream;
 

@@ -117,7 +117,8 @@ impl JudgeTemplate {
     /// A template read from a file (a `judge.templates` override). Fails when the
     /// file cannot be read, does not parse, or does not render both blocks.
     pub fn from_file(kind: TemplateKind, path: &str) -> Result<Self, String> {
-        let source = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+        let source = gavel_core::bounds::read_text(path.as_ref())
+            .map_err(|e| format!("cannot read: {e}"))?;
         let template = Self::from_source(kind, &source, path);
         template.render(&sample_vars(kind))?;
         Ok(template)

@@ -16,12 +16,13 @@ pub(crate) fn expand(
 ) -> Result<Vec<(Case, String)>, LoadError> {
     let path = base.join(&spec.file);
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        LoadError::new(
+    let text = crate::bounds::read_text(&path).map_err(|e| match e.position() {
+        Some(_) => super::file_error(&shown, &e),
+        None => LoadError::new(
             Location::file(suite_file),
             format!("dataset `{}`: {e}", spec.file),
         )
-        .field("datasets.file")
+        .field("datasets.file"),
     })?;
     let rows = match path.extension().and_then(|e| e.to_str()) {
         Some("csv") => csv_rows(&text, &shown)?,

@@ -105,7 +105,7 @@ fn steps(field: &str) -> Vec<Step<'_>> {
 pub fn locate(source: &str, field: &str) -> Option<String> {
     let (file, line) = source.rsplit_once(':')?;
     let line: u32 = line.parse().ok()?;
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = crate::bounds::read_text(file.as_ref()).ok()?;
     let root: Node = serde_saphyr::from_str(&text).ok()?;
     let Node::Map(top) = root else {
         return None;

@@ -5,6 +5,7 @@
 //! per line, and `datasets:` blocks that expand CSV/JSONL rows through a template.
 
 mod dataset;
+mod finite;
 mod locate;
 mod parse;
 
@@ -140,13 +141,22 @@ fn expand_path(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
 
 fn read_file(path: &Path) -> Result<FileParts, LoadError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LoadError::new(Location::file(&shown), e.to_string()))?;
+    let text = crate::bounds::read_text(path).map_err(|e| file_error(&shown, &e))?;
     parse_file(&text, path)
+}
+
+/// A file that could not be read, at the place of its bad bytes when known.
+pub(crate) fn file_error(shown: &str, e: &crate::bounds::FileError) -> LoadError {
+    let location = match e.position() {
+        Some((line, column)) => Location::at(shown, line, column),
+        None => Location::file(shown),
+    };
+    LoadError::new(location, e.to_string())
 }
 
 fn parse_file(text: &str, path: &Path) -> Result<FileParts, LoadError> {
     let shown = path.display().to_string();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("yaml");
     let parsed = match ext {
         "jsonl" => parse::parse_jsonl(text, &shown)?,
@@ -275,6 +285,7 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
             suite.cases.push(case);
         }
     }
+    check_executions(&suite, errors);
     if suite.targets.is_empty() && !suite.cases.is_empty() {
         suite.warnings.push(
             "no target is defined: the cases can be validated but not run (add a `targets:` file)"
@@ -282,6 +293,24 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
         );
     }
     suite
+}
+
+/// The whole suite plans at most [`crate::bounds::MAX_EXECUTIONS`] executions.
+fn check_executions(suite: &Suite, errors: &mut Vec<LoadError>) {
+    let planned = crate::bounds::planned_executions(suite, None);
+    if let Err(e) = crate::bounds::executions(planned) {
+        let biggest = suite.cases.iter().max_by_key(|c| {
+            u64::from(c.repeat_count()) * u64::from(c.input_count()) * c.targets.len() as u64
+        });
+        let location = match biggest {
+            Some(case) => case_error(case, "plans the most executions".into()).location,
+            None => Location::file(suite.files.join(", ")),
+        };
+        errors.push(LoadError::new(
+            location,
+            format!("{planned} executions planned; {}", e.allowed),
+        ));
+    }
 }
 
 fn known(names: &[String]) -> String {

@@ -105,6 +105,7 @@ pub(crate) fn parse_text(text: &str, file: &str, json: bool) -> Result<ParsedFil
         // serde_json gives the precise position of JSON syntax errors.
         serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| json_error(&e, file))?;
     }
+    no_non_finite(text, file)?;
     // A block key such as `cases:` at the start of a line marks a suite, the
     // usual shape: one parse then, not two. Anything else (or a guess that does
     // not parse as a suite) is settled by reading the shape first.
@@ -128,6 +129,17 @@ pub(crate) fn parse_text(text: &str, file: &str, json: bool) -> Result<ParsedFil
     }
 }
 
+/// Refuses NaN and infinities anywhere in the text, at their line and column.
+fn no_non_finite(text: &str, file: &str) -> Result<(), LoadError> {
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
+    };
+    serde_saphyr::from_str_with_options::<super::finite::Finite>(text, options)
+        .map(|_| ())
+        .map_err(|e| saphyr_error(&e, file))
+}
+
 /// True when a line starts with one of the [`SUITE_KEYS`] followed by `:`.
 fn has_suite_key_line(text: &str) -> bool {
     text.lines().any(|line| {
@@ -142,13 +154,16 @@ fn has_suite_key_line(text: &str) -> bool {
 /// YAML 1.2 booleans count (`y`, `no`, `on` stay strings); duplicate keys are errors.
 pub(crate) fn yaml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, LoadError> {
     let options = serde_saphyr::options! { strict_booleans: true };
-    serde_saphyr::from_str_with_options(text, options).map_err(|e| {
-        let location = match e.location() {
-            Some(l) => Location::at(file, l.line(), l.column()),
-            None => Location::file(file),
-        };
-        LoadError::new(location, did_you_mean(&first_line(&e.to_string())))
-    })
+    serde_saphyr::from_str_with_options(text, options).map_err(|e| saphyr_error(&e, file))
+}
+
+/// A YAML reader's error at its line and column, with a "did you mean".
+fn saphyr_error(e: &serde_saphyr::Error, file: &str) -> LoadError {
+    let location = match e.location() {
+        Some(l) => Location::at(file, l.line(), l.column()),
+        None => Location::file(file),
+    };
+    LoadError::new(location, did_you_mean(&first_line(&e.to_string())))
 }
 
 /// Strips serde-saphyr's `error: line L column C:` prefix and its snippet.

@@ -27,5 +27,5 @@ pub use cache_key::cache_key;
 pub use concurrency::Concurrency;
 pub use rate_limit::{RateLimit, RateLimited, estimate_prompt_tokens};
 pub(crate) use retry::retry_transient;
-pub use retry::{BASE_DELAY, MAX_DELAY, MAX_RETRY_AFTER, Retry};
+pub use retry::{BASE_DELAY, MALFORMED_RETRIES, MAX_DELAY, MAX_RETRY_AFTER, Retry};
 pub use timeout::Timeout;

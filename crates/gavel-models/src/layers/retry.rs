@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
 
-use crate::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelId};
+use gavel_core::Attempts;
+
+use crate::{ChatModel, ChatRequest, ChatResponse, ErrorKind, ModelError, ModelId};
 
 /// The first backoff step; each further one doubles, up to [`MAX_DELAY`].
 pub const BASE_DELAY: Duration = Duration::from_millis(500);
@@ -16,11 +18,16 @@ pub const BASE_DELAY: Duration = Duration::from_millis(500);
 pub const MAX_DELAY: Duration = Duration::from_secs(30);
 /// The longest wait a provider's Retry-After can ask for.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// How many times a malformed answer ([`ErrorKind::Malformed`]) is asked
+/// again (within `max_retries`) before it is returned as an error.
+pub const MALFORMED_RETRIES: u32 = 2;
 
 /// Tries a call again when it failed in a way worth retrying
-/// ([`ErrorKind::is_retryable`](crate::ErrorKind::is_retryable): rate-limited,
-/// transient, timed out), up to `max_retries` times, then returns the last error.
-/// Authentication, missing credentials and permanent errors return at once.
+/// ([`ErrorKind::is_retryable`]: rate-limited, transient, timed out), up to
+/// `max_retries` times, then returns the last error; a malformed answer is asked
+/// again at most [`MALFORMED_RETRIES`] times. Authentication, missing
+/// credentials and permanent errors return at once. The answer (or error)
+/// carries the tries in its `attempts`.
 ///
 /// Between tries it waits the provider's Retry-After when the error carries one
 /// (capped at [`MAX_RETRY_AFTER`]), otherwise an exponential backoff step from
@@ -40,10 +47,20 @@ impl Retry {
 #[async_trait::async_trait]
 impl ChatModel for Retry {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        retry_transient(self.inner.id(), self.max_retries, || {
+        let (result, attempts) = retry_counted(self.inner.id(), self.max_retries, || {
             self.inner.chat(request)
         })
-        .await
+        .await;
+        match result {
+            Ok(mut response) => {
+                response.attempts = attempts;
+                Ok(response)
+            }
+            Err(mut error) => {
+                error.attempts = attempts;
+                Err(error)
+            }
+        }
     }
 
     fn id(&self) -> &ModelId {
@@ -58,13 +75,28 @@ impl ChatModel for Retry {
 pub(crate) async fn retry_transient<T, F, Fut>(
     model: &(dyn fmt::Display + Sync),
     max_retries: u32,
-    mut call: F,
+    call: F,
 ) -> Result<T, ModelError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, ModelError>>,
 {
+    retry_counted(model, max_retries, call).await.0
+}
+
+/// [`retry_transient`], with the tries it took.
+async fn retry_counted<T, F, Fut>(
+    model: &(dyn fmt::Display + Sync),
+    max_retries: u32,
+    mut call: F,
+) -> (Result<T, ModelError>, Attempts)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, ModelError>>,
+{
     let attempts = AtomicU32::new(0);
+    let rate_limited = AtomicU32::new(0);
+    let malformed = AtomicU32::new(0);
     let backoff = ExponentialBuilder::default()
         .with_min_delay(BASE_DELAY)
         .with_max_delay(MAX_DELAY)
@@ -72,11 +104,25 @@ where
         .with_jitter();
     let result = (|| {
         attempts.fetch_add(1, Ordering::Relaxed);
-        call()
+        let pending = call();
+        let (rate_limited, malformed) = (&rate_limited, &malformed);
+        async move {
+            let result = pending.await;
+            match result.as_ref().map_err(|e| e.kind) {
+                Err(ErrorKind::RateLimited) => rate_limited.fetch_add(1, Ordering::Relaxed),
+                Err(ErrorKind::Malformed) => malformed.fetch_add(1, Ordering::Relaxed),
+                _ => 0,
+            };
+            result
+        }
     })
     .retry(backoff)
     .sleep(tokio::time::sleep)
-    .when(|error: &ModelError| error.kind.is_retryable())
+    .when(|error: &ModelError| {
+        error.kind.is_retryable()
+            || (error.kind == ErrorKind::Malformed
+                && malformed.load(Ordering::Relaxed) <= MALFORMED_RETRIES)
+    })
     .adjust(|error: &ModelError, step: Option<Duration>| {
         // `None`: the retries are spent.
         step.map(|step| {
@@ -93,7 +139,13 @@ where
     if attempts > 1 {
         tracing::debug!(%model, attempts, ok = result.is_ok(), "model call retried");
     }
-    result
+    let counts = Attempts {
+        attempts,
+        retries: attempts.saturating_sub(1),
+        rate_limited: rate_limited.into_inner(),
+        malformed: malformed.into_inner(),
+    };
+    (result, counts)
 }
 
 impl fmt::Debug for Retry {

@@ -29,7 +29,7 @@ pub(crate) fn classify(error: genai::Error) -> ModelError {
             cause,
             ..
         } => ModelError::new(
-            ErrorKind::Permanent,
+            ErrorKind::Malformed,
             format!(
                 "unexpected response ({}): {}",
                 one_line(&cause),
@@ -82,7 +82,7 @@ fn classify_webc(error: webc::Error) -> ModelError {
                 )
             } else {
                 ModelError::new(
-                    ErrorKind::Permanent,
+                    ErrorKind::Malformed,
                     format!(
                         "the response is not valid JSON ({}): {}",
                         one_line(&cause),
@@ -92,7 +92,7 @@ fn classify_webc(error: webc::Error) -> ModelError {
             }
         }
         webc::Error::ResponseFailedNotJson { content_type, body } => ModelError::new(
-            ErrorKind::Permanent,
+            ErrorKind::Malformed,
             format!(
                 "the response is `{}`, not JSON: {}",
                 if content_type.is_empty() {
@@ -171,7 +171,7 @@ pub(crate) fn classify_status<'a>(
 
 /// How long the provider asked us to wait: `retry-after-ms` (OpenAI, Anthropic),
 /// else `Retry-After` in seconds or as an HTTP date.
-pub(crate) fn retry_after<'a>(
+pub fn retry_after<'a>(
     header: &impl Fn(&str) -> Option<&'a str>,
     now: SystemTime,
 ) -> Option<Duration> {

@@ -20,6 +20,7 @@ mod model;
 
 use std::sync::Arc;
 
+pub use classify::retry_after;
 pub use config::ProviderConfig;
 pub use embed::EmbeddingProvider;
 

@@ -211,6 +211,7 @@ impl ProviderModel {
             latency_ms: 0,
             cached: false,
             finish_reason,
+            attempts: Default::default(),
         })
     }
 
@@ -224,7 +225,7 @@ impl ProviderModel {
         }
         check_shape(self.id.provider, raw)?;
         Err(ModelError::new(
-            ErrorKind::Permanent,
+            ErrorKind::Malformed,
             format!(
                 "unexpected response ({}): {}",
                 cause.lines().next().unwrap_or_default().trim(),
@@ -435,17 +436,21 @@ fn check_shape(provider: Provider, raw: &Value) -> Result<(), ModelError> {
     }
     let missing = |what: &str| {
         ModelError::new(
-            ErrorKind::Permanent,
+            ErrorKind::Malformed,
             format!("the response has no {what}: {}", excerpt(&raw.to_string())),
         )
     };
     match provider {
         Provider::OpenAi | Provider::OpenAiCompatible => {
-            if !raw
-                .pointer("/choices/0/message")
-                .is_some_and(Value::is_object)
-            {
+            let Some(message) = raw.pointer("/choices/0/message").filter(|m| m.is_object()) else {
                 return Err(missing("`choices[0].message`"));
+            };
+            // An answer says something: text, a refusal, or tool calls.
+            let said = |key: &str| message.get(key).is_some_and(|v| !v.is_null());
+            if !(said("content") || said("refusal") || said("tool_calls")) {
+                return Err(missing(
+                    "content, refusal or tool calls in `choices[0].message`",
+                ));
             }
         }
         Provider::Anthropic => {
@@ -527,6 +532,7 @@ fn openai_lenient(raw: &Value) -> Option<ChatResponse> {
         latency_ms: 0,
         cached: false,
         finish_reason,
+        attempts: Default::default(),
     })
 }
 
