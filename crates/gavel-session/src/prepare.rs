@@ -91,6 +91,11 @@ pub(crate) fn plan(
     config: &RunConfig,
     done: HashSet<(String, String, u32)>,
 ) -> Result<Plan, SessionError> {
+    // Before expanding anything: a huge product of cases × targets × repeats
+    // is refused, not allocated.
+    let planned = gavel_core::bounds::planned_executions(suite, config.selection.repeat);
+    gavel_core::bounds::executions(planned)
+        .map_err(|e| SessionError::config("--repeat", e.to_string()))?;
     let options = PlanOptions {
         tags: config.selection.tags.clone(),
         skip_tags: config.selection.skip_tags.clone(),

@@ -15,7 +15,6 @@ mod validate;
 mod worker;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -102,7 +101,7 @@ pub(crate) struct ModelArgs {
     #[arg(long)]
     strict: bool,
     /// Stop scheduling new work once the run has spent this many US dollars.
-    #[arg(long, value_name = "USD", value_parser = parse_cost)]
+    #[arg(long, value_name = "USD", value_parser = gavel::bounds::parse_usd)]
     max_cost: Option<f64>,
     /// Embedding model of `similar` checks (overrides the suite's judge.embedder):
     /// all-MiniLM-L6-v2 (default, local), a model folder, openai:NAME or
@@ -134,32 +133,6 @@ fn parse_judge(s: &str) -> Result<ModelId, String> {
         SessionError::Config { message, .. } => message,
         other => other.to_string(),
     })
-}
-
-/// A count of executions at once: 1 to 1024.
-pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(n) if (1..=1024).contains(&n) => Ok(n),
-        _ => Err(format!("`{s}` is not a count from 1 to 1024")),
-    }
-}
-
-/// Seconds: finite, positive, at most a day.
-pub(crate) fn parse_seconds(s: &str) -> Result<Duration, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(Duration::from_secs_f64(v)),
-        _ => Err(format!(
-            "`{s}` is not a number of seconds above 0 and at most 86400"
-        )),
-    }
-}
-
-/// US dollars: finite, not negative.
-fn parse_cost(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not an amount of US dollars (0 or more)")),
-    }
 }
 
 /// Options shared by commands that report.

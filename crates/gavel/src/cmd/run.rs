@@ -21,7 +21,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "NAME")]
     suite: Option<String>,
     /// Executions at once.
-    #[arg(short = 'j', long = "jobs", default_value_t = 4, value_parser = super::parse_jobs)]
+    #[arg(short = 'j', long = "jobs", default_value_t = 4, value_parser = gavel::bounds::parse_jobs)]
     jobs: usize,
     /// Only cases with this tag (repeatable: any of them).
     #[arg(long = "tag", value_name = "TAG")]
@@ -33,10 +33,10 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     filter: Option<String>,
     /// Run every case this many times.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_parser = gavel::bounds::parse_repeat)]
     repeat: Option<u32>,
     /// Per-execution timeout in seconds for cases that set none.
-    #[arg(long, default_value = "120", value_parser = super::parse_seconds)]
+    #[arg(long, default_value = "120", value_parser = gavel::bounds::parse_seconds)]
     timeout: Duration,
     /// Finish an interrupted run (an id, a unique prefix, or `latest`) from its
     /// stored suite snapshot: recorded results are kept, errored ones run again.

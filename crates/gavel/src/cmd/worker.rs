@@ -13,21 +13,21 @@ use super::{ModelArgs, StoreArgs};
 #[derive(Debug, Args)]
 pub(crate) struct WorkerArgs {
     /// Executions (claimed units) at once.
-    #[arg(short = 'j', long = "jobs", default_value_t = 1, value_parser = super::parse_jobs)]
+    #[arg(short = 'j', long = "jobs", default_value_t = 1, value_parser = gavel::bounds::parse_jobs)]
     jobs: usize,
     /// Seconds a claim stays this worker's without a heartbeat; after that another
     /// worker may take it again. Heartbeats come every third of it.
-    #[arg(long, default_value = "30", value_parser = super::parse_seconds)]
+    #[arg(long, default_value = "30", value_parser = gavel::bounds::parse_seconds)]
     lease: Duration,
     /// Seconds between looks at an empty queue.
-    #[arg(long, default_value = "1", value_parser = super::parse_seconds)]
+    #[arg(long, default_value = "1", value_parser = gavel::bounds::parse_seconds)]
     poll: Duration,
     /// Exit when the queue holds nothing to claim, instead of waiting for work.
     #[arg(long)]
     exit_when_idle: bool,
     /// An execution claimed this many times (each of its workers was lost) is
     /// recorded as an error instead of being run again.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, default_value_t = 3, value_parser = gavel::bounds::parse_attempts)]
     max_attempts: u32,
     #[command(flatten)]
     models: ModelArgs,
