@@ -133,12 +133,7 @@ pub async fn baselines(plan: &Plan, store: &Store) -> Result<Baselines, SessionE
         .collect();
     let mut out = Baselines::new();
     for reference in runs {
-        let run = match reference.as_str() {
-            "latest" => store.latest_run().await?.ok_or_else(|| {
-                SessionError::config("pairwise against", "run `latest`: the store holds no run")
-            })?,
-            id => store.run(id).await?,
-        };
+        let run = store.find_run(&reference).await?;
         let answers = store
             .executions(&run.id)
             .await?

@@ -150,14 +150,7 @@ pub(crate) async fn resumed(
     ),
     SessionError,
 > {
-    let run = if id == "latest" {
-        store
-            .latest_run()
-            .await?
-            .ok_or_else(|| SessionError::config("--resume", "the store holds no run to resume"))?
-    } else {
-        store.run(id).await?
-    };
+    let run = store.find_run(id).await?;
     let suite = store.suite(&run.id).await.map_err(|e| match e {
         gavel_store::StoreError::NotFound(_) => SessionError::config(
             "--resume",

@@ -75,6 +75,23 @@ impl Store {
         }
     }
 
+    /// The run a person means: `latest`, `previous` (the run before the latest),
+    /// an id, or a unique prefix of one.
+    pub async fn find_run(&self, reference: &str) -> Result<RunRecord, StoreError> {
+        match reference {
+            "latest" | "previous" => {
+                let skip = usize::from(reference == "previous");
+                self.runs(2).await?.into_iter().nth(skip).ok_or_else(|| {
+                    StoreError::NotFound(format!(
+                        "run `{reference}`: the store holds {skip} run{}",
+                        if skip == 1 { "" } else { "s" }
+                    ))
+                })
+            }
+            id => self.run(id).await,
+        }
+    }
+
     /// The most recently started run, if any.
     pub async fn latest_run(&self) -> Result<Option<RunRecord>, StoreError> {
         Ok(self.runs(1).await?.pop())

@@ -3,7 +3,6 @@
 
 use clap::Args;
 use gavel::report::Comparison;
-use gavel::store::Store;
 
 use super::{EXIT_GATE, EXIT_OK, StoreArgs};
 
@@ -25,9 +24,9 @@ pub(crate) struct CompareArgs {
 }
 
 pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<u8> {
-    let store = Store::open(&args.store.db).await?;
-    let a = find(&store, &args.run_a).await?;
-    let b = find(&store, &args.run_b).await?;
+    let store = args.store.open().await?;
+    let a = store.find_run(&args.run_a).await?;
+    let b = store.find_run(&args.run_b).await?;
     let comparison = Comparison::new(
         &a,
         store.executions(&a.id).await?,
@@ -51,26 +50,4 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         return Ok(EXIT_GATE);
     }
     Ok(EXIT_OK)
-}
-
-async fn find(store: &Store, reference: &str) -> anyhow::Result<gavel::RunRecord> {
-    match reference {
-        "latest" => store
-            .latest_run()
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("the store holds no run yet")),
-        "previous" => {
-            let latest = store
-                .latest_run()
-                .await?
-                .ok_or_else(|| anyhow::anyhow!("the store holds no run yet"))?;
-            store
-                .runs(2)
-                .await?
-                .into_iter()
-                .find(|r| r.id != latest.id)
-                .ok_or_else(|| anyhow::anyhow!("the store holds only one run"))
-        }
-        id => Ok(store.run(id).await?),
-    }
 }

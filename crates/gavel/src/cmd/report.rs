@@ -8,7 +8,7 @@ use super::{ReportOutArgs, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
-    /// A run id, a unique prefix of one, or `latest`.
+    /// A run id, a unique prefix of one, `latest` or `previous`.
     #[arg(default_value = "latest")]
     run: String,
     /// Instead of one run: pass rate and mean score over the latest runs, per
@@ -29,14 +29,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     if args.trend {
         return trend(&store, args.last, &args.out).await;
     }
-    let run = if args.run == "latest" {
-        store
-            .latest_run()
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("the store holds no run yet"))?
-    } else {
-        store.run(&args.run).await?
-    };
+    let run = store.find_run(&args.run).await?;
     let report =
         gavel_session::report::build(&store, &run.id, None, &args.out.gate(), None).await?;
     emit(&report, &args.out)
