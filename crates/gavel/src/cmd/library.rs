@@ -10,9 +10,13 @@ use gavel::store::SuiteDoc;
 use super::{EXIT_BAD_INPUT, EXIT_OK, StoreArgs, print_load_errors};
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct ImportArgs {
+    #[command(subcommand)]
+    from: Option<super::promptfoo::ImportFrom>,
     /// A suite file (YAML or JSON).
-    file: PathBuf,
+    #[arg(required = true)]
+    file: Option<PathBuf>,
     /// The suite's name in the store (default: the file's `name`, else its stem).
     #[arg(long)]
     name: Option<String>,
@@ -35,17 +39,24 @@ pub(crate) struct ExportArgs {
 }
 
 pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("reading {}", args.file.display()))?;
+    if let Some(from) = args.from {
+        return super::promptfoo::import(from);
+    }
+    let Some(file) = args.file else {
+        return Ok(EXIT_BAD_INPUT); // clap requires FILE without a subcommand
+    };
+    let text =
+        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     // The loader's checks first: a bad file is reported by file:line:col and
     // nothing is stored.
-    if let Err(errors) = gavel::load::parse_suite_str(&text, &args.file) {
+    if let Err(errors) = gavel::load::parse_suite_str(&text, &file) {
+        super::promptfoo::hint(std::slice::from_ref(&file));
         return Ok(print_load_errors(&errors));
     }
-    let doc = match parse_doc(&text, &args.file) {
+    let doc = match parse_doc(&text, &file) {
         Ok(doc) => doc,
         Err(message) => {
-            eprintln!("error: {}: {message}", args.file.display());
+            eprintln!("error: {}: {message}", file.display());
             return Ok(EXIT_BAD_INPUT);
         }
     };
@@ -58,11 +69,7 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
                 .and_then(|n| n.as_str())
                 .map(str::to_owned)
         })
-        .or_else(|| {
-            args.file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-        })
+        .or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .context("the suite needs a name: pass --name")?;
     let store = args.store.open().await?;
     let summary = store.import_suite(&name, &doc, &args.author).await?;
