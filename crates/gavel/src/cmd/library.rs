@@ -9,9 +9,13 @@ use clap::Args;
 use super::{EXIT_OK, StoreArgs};
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct ImportArgs {
+    #[command(subcommand)]
+    from: Option<super::promptfoo::ImportFrom>,
     /// A suite file (YAML or JSON).
-    file: PathBuf,
+    #[arg(required = true)]
+    file: Option<PathBuf>,
     /// The suite's name in the store (default: the file's `name`, else its stem).
     #[arg(long)]
     name: Option<String>,
@@ -34,20 +38,25 @@ pub(crate) struct ExportArgs {
 }
 
 pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("reading {}", args.file.display()))?;
+    if let Some(from) = args.from {
+        return super::promptfoo::import(from);
+    }
+    let Some(file) = args.file else {
+        return Ok(super::EXIT_BAD_INPUT); // clap requires FILE without a subcommand
+    };
+    let text =
+        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let store = args.store.open().await?;
-    let imported = gavel_session::import_suite(
-        &store,
-        &text,
-        &args.file,
-        args.name.as_deref(),
-        &args.author,
-    )
-    .await;
+    let imported =
+        gavel_session::import_suite(&store, &text, &file, args.name.as_deref(), &args.author).await;
     let (name, summary) = match imported {
         Ok(done) => done,
-        Err(e) => return Ok(super::session_error(&e)),
+        Err(e) => {
+            if matches!(e, gavel_session::SessionError::Load(_)) {
+                super::promptfoo::hint(std::slice::from_ref(&file));
+            }
+            return Ok(super::session_error(&e));
+        }
     };
     eprintln!(
         "suite {name}: {} added, {} changed, {} unchanged, {} removed",

@@ -7,6 +7,7 @@ mod compare;
 mod library;
 mod model_files;
 mod progress;
+mod promptfoo;
 mod report;
 mod run;
 mod schema;

@@ -16,7 +16,10 @@ pub(crate) struct ValidateArgs {
 pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
     let suite = match gavel::load::load_paths(&args.paths) {
         Ok(s) => s,
-        Err(errors) => return Ok(print_load_errors(&errors)),
+        Err(errors) => {
+            super::promptfoo::hint(&args.paths);
+            return Ok(print_load_errors(&errors));
+        }
     };
     let mut bad = 0;
     for case in &suite.cases {

@@ -1,0 +1,401 @@
+//! The conversion: configs read, each test × prompt made a case (the prompt
+//! rendered with the test's vars), providers made targets.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use gavel_core::{Case, JudgeSettings, TargetSpec};
+use serde_json::{Map, Value, json};
+
+use crate::asserts::{self, AssertCtx, Mapped};
+use crate::emit::{self, Doc};
+use crate::files::file_ref;
+use crate::merge::Test;
+use crate::node::{Node, Val};
+use crate::prompts::{self, Body, Prompt};
+use crate::providers::{self, Provider, model_id};
+use crate::render::render;
+use crate::testfiles::{self, TestSrc};
+use crate::{Conversion, ImportError, Unmapped};
+
+/// Cases one conversion makes at most.
+const MAX_CASES: usize = 100_000;
+
+#[derive(Default)]
+struct Config {
+    description: Option<String>,
+    prompts: Vec<Prompt>,
+    providers: Vec<Provider>,
+    tests: Vec<TestSrc>,
+    default_test: Option<TestSrc>,
+}
+
+impl Config {
+    fn read(
+        &mut self,
+        root: &Node,
+        base: &Path,
+        notes: &mut Vec<Unmapped>,
+    ) -> Result<(), ImportError> {
+        if !matches!(root.val, Val::Map(_)) {
+            return Err(ImportError::shape(
+                root,
+                "config",
+                "a promptfoo config is a mapping with `prompts`, `providers` and `tests`",
+            ));
+        }
+        for (key, value) in root.entries() {
+            match key.as_str() {
+                "description" => {
+                    if self.description.is_none() {
+                        self.description = value.scalar_text();
+                    }
+                }
+                "prompts" => self.prompts.extend(prompts::read(value, base, notes)?),
+                "providers" | "targets" => {
+                    self.providers.extend(providers::read(value, base, notes)?)
+                }
+                "tests" => testfiles::read(value, base, &mut self.tests, notes)?,
+                "defaultTest" => {
+                    let node = match value.as_str().and_then(file_ref) {
+                        Some(reference) => testfiles::read_map(reference, base, value)?,
+                        None => value.clone(),
+                    };
+                    self.default_test = Some(TestSrc {
+                        node,
+                        base: base.to_owned(),
+                    });
+                }
+                _ => notes.push(Unmapped::new(format!("config key '{key}'"), value, "")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Converts parsed configs, each with the folder its paths resolve against.
+pub(crate) fn build(configs: &[(Node, PathBuf)]) -> Result<Conversion, ImportError> {
+    let mut global = Vec::new();
+    let mut cfg = Config::default();
+    for (root, base) in configs {
+        cfg.read(root, base, &mut global)?;
+    }
+    let Some((first, first_base)) = configs.first() else {
+        return Err(ImportError::Syntax {
+            at: String::new(),
+            message: "no config given".into(),
+        });
+    };
+    if cfg.prompts.is_empty() {
+        global.push(Unmapped::new(
+            "prompts",
+            first,
+            "the config has no prompt gavel can send, so no cases were made",
+        ));
+    }
+    if cfg.tests.is_empty() {
+        // promptfoo runs every prompt once when there are no tests.
+        let node = Node::synthetic(Val::Map(Vec::new()), &first.file, first.line);
+        cfg.tests.push(TestSrc {
+            node,
+            base: first_base.clone(),
+        });
+    }
+    let judge = suite_judge(cfg.default_test.as_ref(), &mut global);
+    let routes = Routes::new(&cfg.providers, &cfg.prompts, &mut global);
+    let stem = Path::new(&*first.file).file_stem().map_or_else(
+        || "promptfoo".to_owned(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    let mut ids = HashSet::new();
+    let mut cases = Vec::new();
+    for (ti, src) in cfg.tests.iter().enumerate() {
+        let mut test_notes = Vec::new();
+        let test = Test::new(cfg.default_test.as_ref(), src, &mut test_notes)?;
+        let sets = test.var_sets(MAX_CASES, &src.node)?;
+        if cases.len() + sets.len() * cfg.prompts.len() > MAX_CASES {
+            return Err(ImportError::TooMany {
+                at: src.node.at(),
+                limit: MAX_CASES,
+            });
+        }
+        for (vi, vars) in sets.iter().enumerate() {
+            for (pi, prompt) in cfg.prompts.iter().enumerate() {
+                let mut notes = test_notes.clone();
+                let name = Naming {
+                    stem: &stem,
+                    test: ti,
+                    set: (vi, sets.len()),
+                    prompt: (pi, cfg.prompts.len()),
+                };
+                let case = one_case(
+                    &test,
+                    vars,
+                    prompt,
+                    &routes.per_prompt[pi],
+                    &judge,
+                    &name,
+                    &mut ids,
+                    &mut notes,
+                )?;
+                cases.extend(case.map(|c| (c, notes)));
+            }
+        }
+    }
+    let doc = Doc {
+        name: stem,
+        description: cfg.description,
+        sources: configs.iter().map(|(n, _)| n.file.to_string()).collect(),
+        judge,
+        targets: routes.targets,
+        header: global,
+        cases,
+    };
+    emit::emit(doc)
+}
+
+/// The suite judge: `defaultTest.options.provider`.
+fn suite_judge(default: Option<&TestSrc>, notes: &mut Vec<Unmapped>) -> JudgeSettings {
+    let mut judge = JudgeSettings::default();
+    if let Some(provider) = default
+        .and_then(|d| d.node.get("options"))
+        .and_then(|o| o.get("provider"))
+    {
+        let id = provider
+            .as_str()
+            .or_else(|| provider.get("id").and_then(Node::as_str));
+        judge.model = id.and_then(|id| model_id(id, provider.get("config")));
+        if judge.model.is_none() {
+            notes.push(Unmapped::new("grading provider", provider, ""));
+        }
+    }
+    judge
+}
+
+/// Targets, and which of them each prompt's cases run against.
+struct Routes {
+    targets: BTreeMap<String, TargetSpec>,
+    /// Per prompt: the target names (empty: every target).
+    per_prompt: Vec<Vec<String>>,
+}
+
+impl Routes {
+    /// A prompt with a system message gets its own copy of each chat target,
+    /// with that system prompt (its vars come from the case context).
+    fn new(providers: &[Provider], prompts: &[Prompt], notes: &mut Vec<Unmapped>) -> Routes {
+        let mut names = HashSet::new();
+        let named: Vec<(String, &TargetSpec)> = providers
+            .iter()
+            .map(|p| (unique(&p.name, &mut names), &p.spec))
+            .collect();
+        let systems: Vec<Option<String>> = prompts.iter().map(|p| system(p, notes)).collect();
+        let mut targets = BTreeMap::new();
+        if systems.iter().all(Option::is_none) {
+            for (name, spec) in &named {
+                targets.insert(name.clone(), (*spec).clone());
+            }
+            return Routes {
+                targets,
+                per_prompt: vec![Vec::new(); prompts.len()],
+            };
+        }
+        let mut per_prompt = Vec::new();
+        for (k, (prompt, system)) in prompts.iter().zip(&systems).enumerate() {
+            let mut route = Vec::new();
+            for (name, spec) in &named {
+                match (system, spec) {
+                    (Some(system), TargetSpec::Chat(chat)) => {
+                        let mut chat = chat.clone();
+                        chat.system = Some(system.clone());
+                        let own = format!("{name}#{}", k + 1);
+                        targets.insert(own.clone(), TargetSpec::Chat(chat));
+                        route.push(own);
+                    }
+                    (system, spec) => {
+                        if system.is_some() {
+                            notes.push(Unmapped::new(
+                                format!("system message for target '{name}'"),
+                                &prompt.node,
+                                "only chat targets take a system prompt",
+                            ));
+                        }
+                        targets.insert(name.clone(), (*spec).clone());
+                        route.push(name.clone());
+                    }
+                }
+            }
+            per_prompt.push(route);
+        }
+        Routes {
+            targets,
+            per_prompt,
+        }
+    }
+}
+
+/// A chat prompt's system messages (joined), noting assistant messages.
+fn system(prompt: &Prompt, notes: &mut Vec<Unmapped>) -> Option<String> {
+    let Body::Chat(messages) = &prompt.body else {
+        return None;
+    };
+    let mut system = Vec::new();
+    for m in messages {
+        match m.role.as_str() {
+            "system" | "developer" => system.push(m.content.clone()),
+            "user" => {}
+            role => notes.push(Unmapped::new(
+                format!("{role} message"),
+                &m.node,
+                "gavel sends the user messages as rounds; the target writes its own answers",
+            )),
+        }
+    }
+    (!system.is_empty()).then(|| system.join("\n\n"))
+}
+
+fn unique(name: &str, taken: &mut HashSet<String>) -> String {
+    let mut candidate = name.to_owned();
+    let mut n = 1;
+    while !taken.insert(candidate.clone()) {
+        n += 1;
+        candidate = format!("{name}-{n}");
+    }
+    candidate
+}
+
+/// Where a case sits in the test × var set × prompt matrix.
+struct Naming<'a> {
+    stem: &'a str,
+    test: usize,
+    set: (usize, usize),
+    prompt: (usize, usize),
+}
+
+impl Naming<'_> {
+    fn id(&self, description: Option<&str>) -> String {
+        let mut id = match description.map(slug).filter(|s| !s.is_empty()) {
+            Some(s) => s,
+            None => format!("{}-{}", self.stem, self.test + 1),
+        };
+        if self.set.1 > 1 {
+            id.push_str(&format!("-{}", self.set.0 + 1));
+        }
+        if self.prompt.1 > 1 {
+            id.push_str(&format!("-p{}", self.prompt.0 + 1));
+        }
+        id
+    }
+}
+
+fn slug(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.split('-')
+        .filter(|p| !p.is_empty())
+        .take(12)
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one_case(
+    test: &Test,
+    vars: &Map<String, Value>,
+    prompt: &Prompt,
+    targets: &[String],
+    judge: &JudgeSettings,
+    naming: &Naming<'_>,
+    ids: &mut HashSet<String>,
+    notes: &mut Vec<Unmapped>,
+) -> Result<Option<Case>, ImportError> {
+    let ctx_vars = Value::Object(vars.clone());
+    let mut rendered = |text: &str, node: &Node| match render(text, &ctx_vars) {
+        Ok(t) => t,
+        Err(why) => {
+            notes.push(Unmapped::new(
+                "prompt template",
+                node,
+                format!("{why}; the text is kept as written"),
+            ));
+            text.to_owned()
+        }
+    };
+    let mut inputs: Vec<String> = match &prompt.body {
+        Body::Text(text) => vec![rendered(text, &prompt.node)],
+        Body::Chat(messages) => messages
+            .iter()
+            .filter(|m| m.role == "user")
+            .map(|m| rendered(&m.content, &m.node))
+            .collect(),
+    };
+    let Some(first) = inputs.first_mut() else {
+        notes.push(Unmapped::new(
+            "prompt without a user message",
+            &prompt.node,
+            "a gavel case needs a user message",
+        ));
+        return Ok(None);
+    };
+    first.insert_str(0, &test.prefix);
+    if let Some(last) = inputs.last_mut() {
+        last.push_str(&test.suffix);
+    }
+    let grader = test
+        .grader
+        .as_deref()
+        .filter(|g| judge.model.as_deref() != Some(*g));
+    let mut mapped = Mapped::default();
+    for (node, base) in &test.asserts {
+        let ctx = AssertCtx {
+            vars: &ctx_vars,
+            base,
+            grader,
+        };
+        asserts::map(node, &ctx, &mut mapped, notes);
+    }
+    let mut tags = mapped.tags;
+    if naming.prompt.1 > 1 {
+        tags.push(format!("prompt-{}", naming.prompt.0 + 1));
+    }
+    let id = unique(&naming.id(test.description.as_deref()), ids);
+    let mut name = test.description.clone().unwrap_or_else(|| id.clone());
+    if naming.prompt.1 > 1 {
+        name = format!("{name} [{}]", prompt.label);
+    }
+    let mut fields = Map::new();
+    fields.insert("id".into(), Value::String(id));
+    fields.insert("name".into(), Value::String(name));
+    if inputs.len() == 1 {
+        fields.insert("input".into(), Value::String(inputs.remove(0)));
+    } else {
+        let rounds: Vec<Value> = inputs.into_iter().map(|i| json!({"input": i})).collect();
+        fields.insert("rounds".into(), Value::Array(rounds));
+    }
+    if !tags.is_empty() {
+        fields.insert("tags".into(), json!(tags));
+    }
+    if !vars.is_empty() {
+        fields.insert("context".into(), ctx_vars.clone());
+    }
+    if let Some(t) = test.threshold {
+        fields.insert("threshold".into(), json!(t));
+    }
+    if !targets.is_empty() {
+        fields.insert("targets".into(), json!(targets));
+    }
+    let mut case: Case =
+        serde_json::from_value(Value::Object(fields)).map_err(|e| ImportError::Syntax {
+            at: prompt.node.at(),
+            message: format!("the converted case is not valid: {e}"),
+        })?;
+    case.checks = mapped.checks;
+    Ok(Some(case))
+}

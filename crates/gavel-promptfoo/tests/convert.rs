@@ -1,0 +1,386 @@
+//! Conversions of promptfoo configs written in promptfoo's documented format:
+//! each converted suite loads with gavel's loader and compiles its checks.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use gavel_core::{CheckSpec, OneOrMany, Suite, TargetSpec};
+use gavel_promptfoo::{Conversion, convert};
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+/// Converts, then loads and compiles the suite as `gavel validate` would.
+fn converted(rel: &str) -> (Conversion, Suite) {
+    let conv = convert(&[fixture(rel)]).unwrap_or_else(|e| panic!("{e}"));
+    let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("suite.yaml"))
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", conv.yaml));
+    for case in &suite.cases {
+        gavel_checks::compile(case, &suite.judge)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{}", case.id, conv.yaml));
+    }
+    (conv, suite)
+}
+
+fn case<'a>(suite: &'a Suite, id: &str) -> &'a gavel_core::Case {
+    suite.cases.iter().find(|c| c.id == id).unwrap_or_else(|| {
+        panic!(
+            "no case {id}: {:?}",
+            suite.cases.iter().map(|c| &c.id).collect::<Vec<_>>()
+        )
+    })
+}
+
+#[test]
+fn prompts_times_providers_make_cases_and_targets() {
+    let (conv, suite) = converted("matrix/promptfooconfig.yaml");
+    // 4 prompts (inline, two `---` parts of pair.txt, chat JSON) × 3 var sets.
+    assert_eq!(suite.cases.len(), 12);
+    assert_eq!(conv.cases, 12);
+    let names: Vec<&str> = suite.targets.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "agent",
+            "claude",
+            "claude#4",
+            "local",
+            "local#4",
+            "openai:gpt-5-mini",
+            "openai:gpt-5-mini#4"
+        ]
+    );
+    let TargetSpec::Chat(claude) = &suite.targets["claude"] else {
+        panic!()
+    };
+    assert_eq!(claude.model, "anthropic:claude-sonnet-4-5");
+    assert_eq!(
+        (claude.temperature, claude.max_tokens),
+        (Some(0.2), Some(300))
+    );
+    let TargetSpec::Chat(local) = &suite.targets["local#4"] else {
+        panic!()
+    };
+    assert_eq!(
+        local.model,
+        "openai-compatible:llama3@http://127.0.0.1:8080/v1"
+    );
+    assert_eq!(
+        local.system.as_deref(),
+        Some("You are a travel agent. The user is in {{ city }}.")
+    );
+    let TargetSpec::Http(agent) = &suite.targets["agent"] else {
+        panic!()
+    };
+    assert_eq!(agent.response.output, "/reply/text");
+    assert_eq!(agent.headers["Authorization"], "Bearer ${AGENT_TOKEN}");
+    assert_eq!(
+        agent.body,
+        Some(serde_json::json!({"message": "{{ message }}", "city": "{{ context.city }}"}))
+    );
+
+    let inline = case(&suite, "capital-city-p1");
+    assert_eq!(
+        inline.rounds[0].input,
+        "Answer briefly: What is the capital of France?"
+    );
+    assert_eq!(
+        inline.targets,
+        ["openai:gpt-5-mini", "claude", "local", "agent"]
+    );
+    let part = case(&suite, "capital-city-p2");
+    assert_eq!(
+        part.rounds[0].input,
+        "You are a travel guide in Paris.\nQuestion: What is the capital of France?"
+    );
+    assert_eq!(
+        case(&suite, "capital-city-p3").rounds[0].input,
+        "Reply in one word: What is the capital of France?"
+    );
+    let chat = case(&suite, "capital-city-p4");
+    assert_eq!(chat.rounds[0].input, "What is the capital of France?");
+    assert_eq!(
+        chat.targets,
+        ["openai:gpt-5-mini#4", "claude#4", "local#4", "agent"]
+    );
+    assert_eq!(
+        chat.context.as_ref().unwrap()["city"],
+        "Paris",
+        "the system prompt's vars"
+    );
+    assert!(chat.tags.contains(&"prompt-4".to_owned()));
+    // Array vars expand: one case per value.
+    assert_eq!(
+        case(&suite, "structured-answer-1-p1").rounds[0].input,
+        "Answer briefly: Give the capital of Spain as JSON"
+    );
+    assert_eq!(
+        case(&suite, "structured-answer-2-p1").rounds[0].input,
+        "Answer briefly: Give the capital of Italy as JSON"
+    );
+    assert!(
+        !conv.yaml.contains("sk-not-a-real-key"),
+        "keys are never copied"
+    );
+}
+
+#[test]
+fn every_mapped_assertion_becomes_its_check() {
+    let (_, suite) = converted("matrix/promptfooconfig.yaml");
+    let c = case(&suite, "capital-city-p1");
+    let kinds: Vec<&str> = c.checks.iter().map(CheckSpec::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "latency", // defaultTest
+            "equals",
+            "regex",
+            "contains",
+            "regex",
+            "icontains",
+            "not-contains",
+            "contains",
+            "icontains",
+            "regex",
+            "regex",
+            "regex",
+            "not-contains",
+            "regex",
+            "regex",
+            "regex",
+            "regex",
+            "similar",
+            "judge",
+            "judge",
+            "judge",
+            "judge",
+            "judge",
+            "judge",
+            "judge",
+            "contains", // assert-set child
+            "contains", // weighted: mapped, weight listed
+        ]
+    );
+    assert_eq!(
+        c.checks[1],
+        CheckSpec::Equals {
+            value: Some("Paris".into()),
+            ignore_case: false,
+            trim: false
+        }
+    );
+    assert_eq!(
+        c.checks[2],
+        CheckSpec::Regex {
+            pattern: r"\ALondon\z".into(),
+            negate: true
+        }
+    );
+    assert_eq!(
+        c.checks[3],
+        CheckSpec::Contains {
+            value: OneOrMany::One("Paris".into())
+        },
+        "vars rendered"
+    );
+    assert_eq!(
+        c.checks[9],
+        CheckSpec::Regex {
+            pattern: "(?:Paris|Lutetia)".into(),
+            negate: false
+        }
+    );
+    assert_eq!(
+        c.checks[17],
+        CheckSpec::Similar {
+            value: Some(OneOrMany::One("The capital is Paris".into())),
+            threshold: Some(0.6)
+        }
+    );
+    let CheckSpec::Judge {
+        criteria,
+        threshold,
+        model,
+        ..
+    } = &c.checks[19]
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (criteria.as_deref(), *threshold, model.as_deref()),
+        (Some("Is concise"), Some(0.7), None)
+    );
+    assert_eq!(
+        suite.judge.model.as_deref(),
+        Some("openai:gpt-5-mini"),
+        "defaultTest.options.provider"
+    );
+    assert_eq!(c.threshold, Some(0.8));
+    assert_eq!(
+        c.tags,
+        ["accuracy", "quality", "prompt-1"],
+        "metric names become tags"
+    );
+    let json = case(&suite, "structured-answer-1-p1");
+    let kinds: Vec<&str> = json.checks.iter().map(CheckSpec::kind).collect();
+    assert_eq!(kinds, ["latency", "is-json", "json-schema"]);
+}
+
+#[test]
+fn unmapped_items_name_file_and_line_and_stay_as_comments() {
+    let (conv, _) = converted("matrix/promptfooconfig.yaml");
+    let config = fixture("matrix/promptfooconfig.yaml").display().to_string();
+    let expected = [
+        ("provider config 'apiKey'", 19),
+        ("provider 'exec:python agent.py'", 30),
+        ("options.transform", 39),
+        ("assert type 'javascript'", 94),
+        ("assert type 'python' value", 96),
+        ("assert type 'cost'", 98),
+        ("assert type 'levenshtein'", 100),
+        ("assert type 'contains-json'", 103),
+        ("assert type 'webhook'", 108),
+        ("assert type 'assert-set' with a threshold", 110),
+        ("assert weight", 117),
+        ("assert field 'transform' of 'contains'", 118),
+        ("assert type 'frobnicate'", 128),
+    ];
+    for (what, line) in expected {
+        let at = format!("{config}:{line}");
+        let found = conv.unmapped.iter().find(|u| u.what == what);
+        assert_eq!(
+            found.map(|u| u.at.as_str()),
+            Some(at.as_str()),
+            "{what}: {:#?}",
+            conv.unmapped
+        );
+        let comment = format!("# gavel import: unmapped {what} at {at}");
+        assert!(conv.yaml.contains(&comment), "{comment}\n{}", conv.yaml);
+    }
+    let system = conv
+        .unmapped
+        .iter()
+        .find(|u| u.what == "system message for target 'agent'")
+        .unwrap();
+    assert!(system.at.ends_with("prompts/chat.json:1"), "{}", system.at);
+    assert_eq!(
+        conv.unmapped.len(),
+        expected.len() + 1,
+        "each listed once: {:#?}",
+        conv.unmapped
+    );
+}
+
+#[test]
+fn vars_files_csv_json_yaml_and_globs() {
+    let (conv, suite) = converted("data/promptfooconfig.yaml");
+    let ids: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "arithmetic",
+            "promptfooconfig-2",
+            "promptfooconfig-3", // CSV rows
+            "promptfooconfig-4", // JSON file
+            "from-glob-a",
+            "from-glob-b",       // YAML glob
+            "promptfooconfig-7", // vars from a YAML file
+            "promptfooconfig-8", // a var from a text file
+        ]
+    );
+    let row = case(&suite, "promptfooconfig-2");
+    assert_eq!(row.rounds[0].input, "Q: Spell \"cat\"");
+    assert_eq!(
+        row.checks,
+        [CheckSpec::Icontains {
+            value: OneOrMany::One("CAT".into())
+        }]
+    );
+    let kinds: Vec<&str> = case(&suite, "promptfooconfig-3")
+        .checks
+        .iter()
+        .map(CheckSpec::kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        ["equals", "judge"],
+        "plain __expected is equals; grade: is a judge"
+    );
+    assert_eq!(
+        case(&suite, "promptfooconfig-7").checks,
+        [CheckSpec::Icontains {
+            value: OneOrMany::One("Everest".into())
+        }]
+    );
+    assert_eq!(
+        case(&suite, "promptfooconfig-8").rounds[0].input,
+        "Q: What is the longest river?\n"
+    );
+    let at = |what: &str| {
+        conv.unmapped
+            .iter()
+            .find(|u| u.what == what)
+            .map(|u| u.at.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        at("assert type 'javascript'").ends_with("data/questions.csv:2"),
+        "the CSV row's line"
+    );
+    assert!(at("assert type 'moderation'").ends_with("data/more.json:4"));
+    assert!(at("assert type 'perplexity'").ends_with("data/tests/b.yaml:5"));
+    let TargetSpec::Chat(t) = &suite.targets["openai:chat:mock"] else {
+        panic!()
+    };
+    assert_eq!(t.model, "openai-compatible:mock@http://127.0.0.1:9/v1");
+}
+
+#[test]
+fn chat_prompts_become_rounds_and_tests_are_optional() {
+    let config = r#"prompts:
+  - '[{"role": "user", "content": "Hi {{ name }}"}, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Bye"}]'
+providers: [openai:gpt-5-mini]
+defaultTest:
+  vars: {name: Ana}
+  assert:
+    - type: icontains
+      value: bye
+"#;
+    let conv = gavel_promptfoo::convert_str(config, Path::new("cfg.yaml")).unwrap();
+    let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("s.yaml")).unwrap();
+    assert_eq!(suite.cases.len(), 1, "no tests: each prompt runs once");
+    let c = &suite.cases[0];
+    let inputs: Vec<&serde_json::Value> = c.rounds.iter().map(|r| &r.input).collect();
+    assert_eq!(inputs, ["Hi Ana", "Bye"]);
+    assert_eq!(conv.unmapped.len(), 1);
+    assert_eq!(
+        (conv.unmapped[0].what.as_str(), conv.unmapped[0].at.as_str()),
+        ("assistant message", "cfg.yaml:2")
+    );
+}
+
+#[test]
+fn bad_configs_are_errors_with_file_and_line() {
+    let missing = gavel_promptfoo::convert_str(
+        "prompts: [hi]\ntests:\n  - file://nope.csv\n",
+        Path::new("c.yaml"),
+    );
+    let e = missing.unwrap_err().to_string();
+    assert!(e.starts_with("c.yaml:3: cannot read nope.csv"), "{e}");
+    let syntax = gavel_promptfoo::convert_str("prompts: [hi\n", Path::new("c.yaml")).unwrap_err();
+    assert!(syntax.to_string().starts_with("c.yaml:"), "{syntax}");
+    let shape = gavel_promptfoo::convert_str("prompts:\n  - 3\n", Path::new("c.yaml")).unwrap_err();
+    assert_eq!(
+        shape.to_string(),
+        "c.yaml:2: prompts[0]: expected a prompt text, `file://` path or `{raw|id, label}` object"
+    );
+    let many = "prompts: [x]\ntests:\n  - vars:\n      a: [1,2,3,4,5,6,7,8,9,10]\n      b: [1,2,3,4,5,6,7,8,9,10]\n      c: [1,2,3,4,5,6,7,8,9,10]\n      d: [1,2,3,4,5,6,7,8,9,10]\n      e: [1,2,3,4,5,6,7,8,9,10]\n      f: [1,2,3,4,5,6,7,8,9,10]\n";
+    let e = gavel_promptfoo::convert_str(many, Path::new("c.yaml")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "c.yaml:3: the tests expand to more than 100000 cases"
+    );
+}

@@ -1,0 +1,151 @@
+//! `gavel import promptfoo` end to end: a promptfoo config converted, validated
+//! and run against the local OpenAI-compatible mock (targets and judge).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+mod support;
+
+use support::{Mock, gavel_command};
+
+fn config(url: &str) -> String {
+    format!(
+        r#"description: Echo agent
+prompts:
+  - "Tell me about {{{{topic}}}}"
+providers:
+  - id: openai:chat:agent
+    label: agent
+    config:
+      apiBaseUrl: {url}/v1
+      temperature: 0
+defaultTest:
+  options:
+    provider:
+      id: openai:chat:judge
+      config:
+        apiBaseUrl: {url}/v1
+tests:
+  - file://topics.csv
+  - description: rubric
+    vars:
+      topic: whales
+    assert:
+      - type: icontains
+        value: "{{{{ topic }}}}"
+      - type: llm-rubric
+        value: Talks about whales
+      - type: javascript
+        value: output.length > 3
+"#
+    )
+}
+
+const TOPICS: &str =
+    "topic,__expected\nbeaches,contains: You said\nmountains,regex: mountains \\(agent\\)$\n";
+
+fn gavel(dir: &Path, args: &[&str]) -> Output {
+    gavel_command(dir).args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_promptfoo_config_is_imported_validated_and_run() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("promptfooconfig.yaml"), config(&mock.url)).unwrap();
+    std::fs::write(dir.path().join("topics.csv"), TOPICS).unwrap();
+
+    // validate names the import command for a promptfoo file.
+    let out = gavel(dir.path(), &["validate", "promptfooconfig.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("promptfooconfig.yaml looks like a promptfoo config: convert it with `gavel import promptfoo promptfooconfig.yaml -o suite.yaml`"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = gavel(
+        dir.path(),
+        &[
+            "import",
+            "promptfoo",
+            "promptfooconfig.yaml",
+            "-o",
+            "suite.yaml",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: unmapped assert type 'javascript' at promptfooconfig.yaml:26"),
+        "{err}"
+    );
+    assert!(
+        err.contains("3 cases, 1 target; 1 item not mapped"),
+        "{err}"
+    );
+    let suite = std::fs::read_to_string(dir.path().join("suite.yaml")).unwrap();
+    assert!(
+        suite.contains(
+            "# gavel import: unmapped assert type 'javascript' at promptfooconfig.yaml:26"
+        ),
+        "{suite}"
+    );
+
+    let out = gavel(dir.path(), &["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("ok: 3 cases (3 rounds), 1 target"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let out = gavel(
+        dir.path(),
+        &["run", "suite.yaml", "--db", &db, "--quiet", "-o", "r.json"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let results = report["detailed_results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    let verdicts = |id: &str| -> Vec<(String, String)> {
+        let r = results
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id}: {report:#}"));
+        r["repeats"][0]["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["kind"].as_str().unwrap().to_owned(),
+                    v["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let pass = |k: &str| (k.to_owned(), "pass".to_owned());
+    assert_eq!(verdicts("promptfooconfig-1"), [pass("contains")]);
+    assert_eq!(verdicts("promptfooconfig-2"), [pass("regex")]);
+    assert_eq!(verdicts("rubric"), [pass("icontains"), pass("judge")]);
+    assert!(
+        mock.requests() >= 4,
+        "three agent answers and one judgement"
+    );
+}
