@@ -34,6 +34,7 @@
 //!     started_at: "2026-01-02T03:04:05.000Z".into(),
 //!     finished_at: None,
 //!     config: serde_json::Value::Null,
+//!     planned: None,
 //! };
 //! let report = gavel_report::Report::new(run, vec![], vec![], 80.0);
 //! assert_eq!(report.gate.exit_code(), 0);

@@ -22,6 +22,7 @@ fn run(status: RunStatus) -> RunRecord {
         started_at: "2026-01-02T03:04:05.000Z".into(),
         finished_at: Some("2026-01-02T03:05:09.500Z".into()),
         config: json!({"concurrency": 4}),
+        planned: None,
     }
 }
 
