@@ -69,7 +69,7 @@ pub fn terminal(report: &Report, color: bool) -> String {
     if pairwise.comparisons > 0 {
         let _ = writeln!(
             out,
-            "Pairwise: {} comparisons judged in both orders, {} with position bias (the orders disagreed; scored as ties)",
+            "Pairwise: {} comparisons judged in both orders, {} with position bias (the orders disagreed; scored as ties, which fail unless the check sets biased_ties_pass)",
             pairwise.comparisons, pairwise.position_bias
         );
     }
