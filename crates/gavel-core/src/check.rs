@@ -270,6 +270,11 @@ pub enum CheckSpec {
         /// Judge model for this check.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// Whether a tie on which the two orders disagree (position bias: the
+        /// judge favoured a position, not an answer) passes; by default it fails.
+        /// A tie both orders agree on passes either way.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        biased_ties_pass: bool,
     },
     /// A judge panel: declared stages (checks or judges) run in order, context
     /// flowing forward; a failing critical stage stops the pipeline.

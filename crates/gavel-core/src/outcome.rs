@@ -136,6 +136,23 @@ impl Outcome {
         }
     }
 
+    /// The skipped verdicts of every repeat (a judge without a model, an oracle
+    /// unavailable, a check gated by an earlier failure), each with its reason.
+    pub fn skipped_checks(&self) -> impl Iterator<Item = (&Execution, &Verdict)> {
+        self.executions.iter().flat_map(|e| {
+            e.verdicts
+                .iter()
+                .filter(|v| v.status == Status::Skipped)
+                .map(move |v| (e, v))
+        })
+    }
+
+    /// Whether the outcome passed although some of its checks were skipped: a pass
+    /// that rests on fewer checks than the case asked for.
+    pub fn passed_with_skips(&self) -> bool {
+        self.status == Status::Pass && self.skipped_checks().next().is_some()
+    }
+
     /// The verdicts that did not pass, from every repeat (failures and errors).
     pub fn problems(&self) -> impl Iterator<Item = (&Execution, &Verdict)> {
         self.executions.iter().flat_map(|e| {
@@ -152,8 +169,11 @@ impl Outcome {
 pub struct TagStats {
     /// Outcomes counted.
     pub total: usize,
-    /// Passed.
+    /// Passed (including those passed with skipped checks).
     pub passed: usize,
+    /// Of `passed`, those with one or more skipped checks ([`Outcome::passed_with_skips`]).
+    #[serde(default)]
+    pub passed_with_skips: usize,
     /// Failed.
     pub failed: usize,
     /// Errored.
@@ -167,6 +187,11 @@ pub struct TagStats {
 }
 
 impl TagStats {
+    /// Passes with no skipped check.
+    pub fn plain_passes(&self) -> usize {
+        self.passed - self.passed_with_skips
+    }
+
     /// Computes the counts and rates of these outcomes.
     pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> TagStats {
         let mut s = TagStats::default();
@@ -174,7 +199,10 @@ impl TagStats {
         for o in outcomes {
             s.total += 1;
             match o.status {
-                Status::Pass => s.passed += 1,
+                Status::Pass => {
+                    s.passed += 1;
+                    s.passed_with_skips += usize::from(o.passed_with_skips());
+                }
                 Status::Fail => s.failed += 1,
                 Status::Error => s.errors += 1,
                 Status::Skipped => s.skipped += 1,
@@ -321,6 +349,29 @@ mod tests {
         );
         assert_eq!(s.overall.pass_rate, Some(50.0));
         assert_eq!(s.by_tag["smoke"].total, 2);
+    }
+
+    #[test]
+    fn passes_with_skipped_checks_are_counted_apart() {
+        let mut skipped_judge = exec("a", 0, Status::Pass, Some(1.0), &[]);
+        skipped_judge.verdicts = vec![
+            Verdict::new("contains", "contains", Status::Pass, "found"),
+            Verdict::new("judge", "judge", Status::Skipped, "no judge model"),
+        ];
+        let mut plain = exec("b", 0, Status::Pass, Some(1.0), &[]);
+        plain.verdicts = vec![Verdict::new("contains", "contains", Status::Pass, "found")];
+        let mut failed = exec("c", 0, Status::Fail, Some(0.0), &[]);
+        failed.verdicts = vec![
+            Verdict::new("contains", "contains", Status::Fail, "missing"),
+            Verdict::new("judge", "judge", Status::Skipped, "gated"),
+        ];
+        let outcomes = Outcome::group(vec![skipped_judge, plain, failed]);
+        assert!(outcomes[0].passed_with_skips());
+        assert!(!outcomes[1].passed_with_skips());
+        assert!(!outcomes[2].passed_with_skips(), "only passes count");
+        let s = TagStats::of(&outcomes);
+        assert_eq!((s.passed, s.passed_with_skips, s.plain_passes()), (2, 1, 1));
+        assert_eq!(s.pass_rate.map(|r| r.round()), Some(67.0));
     }
 
     #[test]

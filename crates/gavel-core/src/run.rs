@@ -62,4 +62,9 @@ pub struct RunRecord {
     pub finished_at: Option<String>,
     /// Configuration snapshot (files, filters, concurrency, targets) with no secrets.
     pub config: Value,
+    /// Executions the run planned (cases × targets × repeats, variants included),
+    /// set when the run is created; `None` for runs stored before it was recorded.
+    /// Reports count `planned` − recorded executions as not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<u64>,
 }

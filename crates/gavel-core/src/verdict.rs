@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Status;
+use crate::{Scale, Status};
 
 /// The result of one check applied to a turn or a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,5 +71,40 @@ impl Verdict {
         self.score = Some(score);
         self.threshold = threshold;
         self
+    }
+
+    /// The scale the check scored on, so that reports can show `3/5` beside the
+    /// normalised `0.50`: the `scale` its evidence records (pointwise judges), 1–5
+    /// for a `rubric` (its overall score is always on 1–5), else `None` (the score
+    /// is already on 0..=1).
+    pub fn scale(&self) -> Option<Scale> {
+        match self.evidence.get("scale") {
+            Some(scale) => Scale::deserialize(scale).ok(),
+            None => (self.kind == RUBRIC_KIND).then_some(Scale::OneToFive),
+        }
+    }
+}
+
+/// The kind of rubric verdicts, whose overall score is on 1–5.
+const RUBRIC_KIND: &str = "rubric";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_scale_comes_from_the_evidence_or_the_rubric_kind() {
+        let judged = Verdict::new("judge", "judge", Status::Pass, "ok")
+            .with_evidence(json!({"scale": "1-5", "score": 4}));
+        assert_eq!(judged.scale(), Some(Scale::OneToFive));
+        let ten = judged.clone().with_evidence(json!({"scale": "0-10"}));
+        assert_eq!(ten.scale(), Some(Scale::ZeroToTen));
+        let rubric = Verdict::new("rubric", "rubric", Status::Fail, "weak");
+        assert_eq!(rubric.scale(), Some(Scale::OneToFive));
+        let unknown = judged.with_evidence(json!({"scale": "1-7"}));
+        assert_eq!(unknown.scale(), None);
+        let contains = Verdict::new("contains", "contains", Status::Pass, "found");
+        assert_eq!(contains.scale(), None);
     }
 }

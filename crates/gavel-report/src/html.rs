@@ -28,6 +28,7 @@ struct View {
     finished_at: Option<String>,
     wall: Option<String>,
     gate: GateView,
+    not_run: Option<NotRunView>,
     cards: Vec<Card>,
     by_tag: Vec<StatsRow>,
     by_target: Vec<StatsRow>,
@@ -43,6 +44,12 @@ struct GateView {
 }
 
 #[derive(Serialize)]
+struct NotRunView {
+    sentence: String,
+    cases: Vec<String>,
+}
+
+#[derive(Serialize)]
 struct Card {
     label: &'static str,
     value: String,
@@ -54,6 +61,7 @@ struct StatsRow {
     name: String,
     total: usize,
     passed: usize,
+    passed_with_skips: usize,
     failed: usize,
     errors: usize,
     skipped: usize,
@@ -77,6 +85,7 @@ struct OutcomeView {
     expected: Option<String>,
     criteria: Option<String>,
     skip_reason: Option<String>,
+    skipped_checks: Option<String>,
     repeats: Vec<RepeatView>,
 }
 
@@ -160,6 +169,10 @@ fn view(report: &Report) -> View {
             line: text::gate_line(report),
             exit_code: g.exit_code(),
         },
+        not_run: g.unfinished.as_ref().map(|u| NotRunView {
+            sentence: u.sentence(),
+            cases: u.unrun_cases.clone(),
+        }),
         cards: vec![
             Card {
                 label: "Pass rate",
@@ -173,8 +186,13 @@ fn view(report: &Report) -> View {
             },
             Card {
                 label: "Passed",
-                value: s.passed.to_string(),
-                class: count_class(s.passed, "pass"),
+                value: s.plain_passes().to_string(),
+                class: count_class(s.plain_passes(), "pass"),
+            },
+            Card {
+                label: "Passed with skipped checks",
+                value: s.passed_with_skips.to_string(),
+                class: count_class(s.passed_with_skips, "skipped"),
             },
             Card {
                 label: "Failed",
@@ -190,6 +208,11 @@ fn view(report: &Report) -> View {
                 label: "Skipped",
                 value: s.skipped.to_string(),
                 class: count_class(s.skipped, "skipped"),
+            },
+            Card {
+                label: "Not run",
+                value: text::not_run(report),
+                class: if g.unfinished.is_some() { "error" } else { "" },
             },
             Card {
                 label: "Average score",
@@ -224,7 +247,8 @@ fn rows(stats: &BTreeMap<String, TagStats>) -> Vec<StatsRow> {
         .map(|(name, s)| StatsRow {
             name: name.clone(),
             total: s.total,
-            passed: s.passed,
+            passed: s.plain_passes(),
+            passed_with_skips: s.passed_with_skips,
             failed: s.failed,
             errors: s.errors,
             skipped: s.skipped,
@@ -258,6 +282,7 @@ fn outcome(report: &Report, o: &Outcome) -> OutcomeView {
         expected: (!expected.is_null()).then(|| text::json_text(&expected)),
         criteria: case.and_then(|c| c.criteria.clone()),
         skip_reason: (o.status == Status::Skipped).then(|| text::skip_reason(o)),
+        skipped_checks: o.passed_with_skips().then(|| text::skipped_checks(o)),
         repeats: o
             .executions
             .iter()
@@ -329,8 +354,8 @@ fn verdict(v: &Verdict) -> VerdictView {
             .round
             .map_or_else(|| "all".to_owned(), |r| (r + 1).to_string()),
         status: v.status.as_str(),
-        score: text::score(v.score),
-        threshold: text::score(v.threshold),
+        score: text::verdict_value(v, v.score),
+        threshold: text::verdict_value(v, v.threshold),
         reason: v.reason.clone(),
     }
 }

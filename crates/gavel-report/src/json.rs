@@ -31,10 +31,17 @@ struct JsonReport<'a> {
 #[derive(Serialize)]
 struct JsonSummary {
     total: usize,
+    /// Every pass, those with skipped checks included (the pass rate's numerator).
     passed: usize,
+    /// Of `passed`, outcomes that passed with one or more skipped checks.
+    passed_with_skipped_checks: usize,
     failed: usize,
     errors: usize,
     skipped: usize,
+    /// Executions the run planned; null when the run did not record its plan.
+    planned: Option<u64>,
+    /// Planned executions that did not run (null when the plan is unknown).
+    not_run: Option<u64>,
     /// Percent over decided outcomes; null when nothing was decided.
     pass_rate: Option<f64>,
     /// Mean score 0..=1; null when nothing scored.
@@ -53,6 +60,10 @@ struct JsonGate<'a> {
     decided: bool,
     passed: bool,
     errors: usize,
+    /// What the run left undone (null when it finished its plan): reason
+    /// (`budget-stopped`, `interrupted`, `crashed`, `failed`, `incomplete`),
+    /// planned, recorded, unrun, unrun_cases.
+    unfinished: Option<&'a crate::Unfinished>,
     exit_code: i32,
     verdict: &'static str,
     /// The calibrated-judge requirement (null when the suite sets none).
@@ -76,6 +87,7 @@ struct JsonStats {
     /// Passed (the seed's key).
     pass: usize,
     total: usize,
+    passed_with_skipped_checks: usize,
     failed: usize,
     errors: usize,
     skipped: usize,
@@ -88,6 +100,7 @@ impl From<&TagStats> for JsonStats {
         JsonStats {
             pass: s.passed,
             total: s.total,
+            passed_with_skipped_checks: s.passed_with_skips,
             failed: s.failed,
             errors: s.errors,
             skipped: s.skipped,
@@ -145,9 +158,15 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
         summary: JsonSummary {
             total: s.overall.total,
             passed: s.overall.passed,
+            passed_with_skipped_checks: s.overall.passed_with_skips,
             failed: s.overall.failed,
             errors: s.overall.errors,
             skipped: s.overall.skipped,
+            planned: report.run.planned,
+            not_run: match &g.unfinished {
+                Some(u) => u.unrun,
+                None => report.run.planned.map(|_| 0),
+            },
             pass_rate: s.overall.pass_rate,
             average_score: s.overall.average_score,
             cost_usd: s.cost_usd,
@@ -160,6 +179,7 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             decided: g.decided(),
             passed: g.passed,
             errors: g.errors,
+            unfinished: g.unfinished.as_ref(),
             exit_code: g.exit_code(),
             verdict: g.word(),
             calibration: g.calibration.as_ref(),

@@ -6,8 +6,8 @@ use std::time::Duration;
 use gavel_core::{Outcome, Status};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-use crate::Report;
 use crate::text::{self, Problem};
+use crate::{Report, Unfinished};
 
 /// The longest failure message attribute, in characters (the body has everything).
 const MESSAGE_MAX: usize = 500;
@@ -40,7 +40,35 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
         ts.set_time(Duration::from_millis(ms));
         junit.add_test_suite(ts);
     }
+    if let Some(u) = &report.gate.unfinished {
+        junit.add_test_suite(not_run(report, u));
+    }
     Ok(junit.to_string()?)
+}
+
+/// The suite `<suite>/not run` of a run that did not finish its plan: one errored
+/// test case per case that has no execution, else one for the run as a whole, so
+/// that CI test tabs show the work that never ran.
+fn not_run(report: &Report, u: &Unfinished) -> TestSuite {
+    let suite = &report.run.suite;
+    let mut ts = TestSuite::new(format!("{suite}/not run"));
+    ts.add_property(Property::new("gavel.run_id", report.run.id.as_str()));
+    ts.add_property(Property::new("gavel.unfinished", u.sentence()));
+    let errored = |name: &str, message: String| {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_type("not-run");
+        status.set_message(text::one_line(&message, MESSAGE_MAX));
+        let mut case = TestCase::new(name, status);
+        case.set_classname(suite.as_str());
+        case
+    };
+    if u.unrun_cases.is_empty() {
+        ts.add_test_case(errored("run", u.sentence()));
+    }
+    for id in &u.unrun_cases {
+        ts.add_test_case(errored(id, format!("not run: {}", u.reason.describe())));
+    }
+    ts
 }
 
 fn test_case(suite: &str, o: &Outcome) -> (TestCase, u64) {
@@ -73,6 +101,12 @@ fn test_case(suite: &str, o: &Outcome) -> (TestCase, u64) {
     };
     let mut case = TestCase::new(o.case_id.as_str(), status);
     case.set_classname(suite);
+    if o.passed_with_skips() {
+        case.add_property(Property::new(
+            "gavel.skipped_checks",
+            text::one_line(&text::skipped_checks(o), MESSAGE_MAX),
+        ));
+    }
     case.set_time(Duration::from_millis(ms));
     case.set_assertions(o.executions.iter().map(|e| e.verdicts.len()).sum());
     let mut out = String::new();
@@ -100,7 +134,13 @@ fn body(o: &Outcome, problems: &[Problem<'_>]) -> String {
         if many {
             let _ = write!(out, "[repeat {}] ", p.execution.repeat_index + 1);
         }
-        let _ = writeln!(out, "{} {}{}:", p.status, p.check, p.score_note());
+        let _ = writeln!(
+            out,
+            "{} {}{}:",
+            p.status,
+            p.check,
+            p.verdict.map(text::verdict_score).unwrap_or_default()
+        );
         for line in p.reason.lines() {
             let _ = writeln!(out, "    {line}");
         }

@@ -11,7 +11,12 @@
 //! The pass rate is `passed / (passed + failed)` over outcomes, in percent. Errors
 //! (the harness, a provider or the target's infrastructure broke) and skips are kept
 //! out of it: an infrastructure failure is never counted as the agent failing. The
-//! [`Gate`] passes when cases were decided and the pass rate is at least the minimum.
+//! [`Gate`] passes when cases were decided, the pass rate is at least the minimum,
+//! and the run finished its plan: a run that stopped at `--max-cost`, was
+//! interrupted, failed, or still says `running` (its process died), or that
+//! recorded fewer executions than it planned ([`RunRecord::planned`]), never passes
+//! ([`Unfinished`]). Passes with skipped checks (a judge without a model, say) count
+//! as passes and are shown apart in every summary.
 //!
 //! # Exit codes
 //!
@@ -19,9 +24,9 @@
 //!
 //! | code | meaning | word |
 //! | --- | --- | --- |
-//! | `0` ([`EXIT_PASSED`]) | the gate passed and nothing errored; also when nothing was decided (every outcome skipped, or none at all) and nothing errored: reports then say "no case was decided" | `PASS` / `UNDECIDED` |
-//! | `1` ([`EXIT_GATE_FAILED`]) | the pass rate over decided outcomes is below the minimum (whether or not some also errored) | `FAIL` |
-//! | `3` ([`EXIT_ERRORS`]) | some outcomes errored, so they got no verdict, while the gate passed or nothing was decided | `ERROR` |
+//! | `0` ([`EXIT_PASSED`]) | the gate passed, nothing errored and the run finished its plan; also when nothing was decided (every outcome skipped, or none at all) and nothing errored: reports then say "no case was decided" | `PASS` / `UNDECIDED` |
+//! | `1` ([`EXIT_GATE_FAILED`]) | the pass rate over decided outcomes is below the minimum (whether or not some also errored or did not run), or a required judge calibration does not qualify the judge | `FAIL` |
+//! | `3` ([`EXIT_ERRORS`]) | the run did not finish: executions planned did not run (budget stopped, interrupted, crashed, failed), or errors kept cases from a verdict, while the pass rate over what ran met the minimum (or nothing was decided) | `INCOMPLETE` / `ERROR` |
 //!
 //! Code `2` is left to the command line for usage and configuration errors.
 //!
@@ -34,6 +39,7 @@
 //!     started_at: "2026-01-02T03:04:05.000Z".into(),
 //!     finished_at: None,
 //!     config: serde_json::Value::Null,
+//!     planned: Some(0),
 //! };
 //! let report = gavel_report::Report::new(run, vec![], vec![], 80.0);
 //! assert_eq!(report.gate.exit_code(), 0);
@@ -56,15 +62,19 @@ pub mod robust;
 mod terminal;
 mod text;
 pub mod trend;
+mod unfinished;
 
 pub use compare::Comparison;
 pub use terminal::terminal;
+pub use unfinished::{Unfinished, UnfinishedReason};
 
 /// Exit code: the gate passed (or nothing was decided) and nothing errored.
 pub const EXIT_PASSED: i32 = 0;
 /// Exit code: the pass rate over decided outcomes is below the minimum.
 pub const EXIT_GATE_FAILED: i32 = 1;
-/// Exit code: outcomes errored (no verdict) while the gate passed or nothing was decided.
+/// Exit code: the run did not finish (planned executions did not run, or errors
+/// kept outcomes from a verdict) while the pass rate over what ran met the minimum
+/// or nothing was decided.
 pub const EXIT_ERRORS: i32 = 3;
 
 /// Everything a report needs; built from live results or from the store alike.
@@ -86,7 +96,8 @@ pub struct Report {
 
 impl Report {
     /// Groups the executions into outcomes, summarises them and applies the gate
-    /// (`min_pass_rate` in percent, e.g. `80.0`).
+    /// (`min_pass_rate` in percent, e.g. `80.0`), which fails when the run did not
+    /// finish its plan (its status, and `run.planned` against the executions).
     pub fn new(
         run: RunRecord,
         cases: Vec<Case>,
@@ -97,7 +108,8 @@ impl Report {
         let mut outcomes = Outcome::group(executions);
         robust::decide(&mut outcomes, |id| cases.get(*case_positions.get(id)?));
         let summary = Summary::of(&outcomes);
-        let gate = Gate::new(&summary.overall, min_pass_rate);
+        let unfinished = Unfinished::of(&run, &cases, &outcomes);
+        let gate = Gate::new(&summary.overall, min_pass_rate, unfinished);
         Report {
             run,
             cases,
@@ -148,10 +160,13 @@ pub struct Gate {
     pub min_pass_rate: f64,
     /// The pass rate over decided outcomes, in percent; `None` when nothing was decided.
     pub pass_rate: Option<f64>,
-    /// True only when something was decided and the pass rate met the minimum.
+    /// True only when something was decided, the pass rate met the minimum, the
+    /// judge qualified (when a calibration is required) and the run finished its plan.
     pub passed: bool,
     /// Outcomes that errored (no verdict on the agent).
     pub errors: usize,
+    /// What the run left undone, when it did not finish its plan.
+    pub unfinished: Option<Unfinished>,
     /// The suite's calibrated-judge requirement (`judge.calibration`), when it has one.
     pub calibration: Option<CalibrationGate>,
 }
@@ -171,16 +186,26 @@ pub struct CalibrationGate {
 const RATE_EPSILON: f64 = 1e-9;
 
 impl Gate {
-    /// Applies the minimum pass rate (percent) to overall statistics.
-    pub fn new(overall: &TagStats, min_pass_rate: f64) -> Gate {
+    /// Applies the minimum pass rate (percent) to overall statistics; a run that
+    /// left work `unfinished` does not pass (pass the report's own
+    /// `report.gate.unfinished` when gating on a subset of its outcomes).
+    pub fn new(overall: &TagStats, min_pass_rate: f64, unfinished: Option<Unfinished>) -> Gate {
         let pass_rate = overall.pass_rate;
+        let rate_met = pass_rate.is_some_and(|r| r + RATE_EPSILON >= min_pass_rate);
         Gate {
             min_pass_rate,
             pass_rate,
-            passed: pass_rate.is_some_and(|r| r + RATE_EPSILON >= min_pass_rate),
+            passed: rate_met && unfinished.is_none(),
             errors: overall.errors,
+            unfinished,
             calibration: None,
         }
+    }
+
+    /// Whether something was decided and the pass rate met the minimum.
+    fn rate_met(&self) -> bool {
+        self.pass_rate
+            .is_some_and(|r| r + RATE_EPSILON >= self.min_pass_rate)
     }
 
     /// The gate with a calibrated-judge requirement: a judge it does not qualify
@@ -196,24 +221,29 @@ impl Gate {
         self.pass_rate.is_some()
     }
 
-    /// `0` gate passed and no errors; `1` gate failed (pass rate over decided cases
-    /// below the minimum, or a required calibration that does not qualify the judge); `3` errors kept cases from a verdict while the gate passed
-    /// (or nothing was decided). Nothing decided and no errors is `0`.
+    /// `0` gate passed, no errors, plan finished; `1` gate failed (pass rate over
+    /// decided cases below the minimum, or a required calibration that does not
+    /// qualify the judge); `3` the run did not finish its plan or errors kept cases
+    /// from a verdict, while the pass rate met the minimum (or nothing was decided).
+    /// Nothing decided, no errors and a finished plan is `0`.
     pub fn exit_code(&self) -> i32 {
-        if self.calibration.as_ref().is_some_and(|c| !c.passed) || (self.decided() && !self.passed)
+        if self.calibration.as_ref().is_some_and(|c| !c.passed)
+            || (self.decided() && !self.rate_met())
         {
             EXIT_GATE_FAILED
-        } else if self.errors > 0 {
+        } else if self.errors > 0 || self.unfinished.is_some() {
             EXIT_ERRORS
         } else {
             EXIT_PASSED
         }
     }
 
-    /// The one-word verdict reports lead with: `PASS`, `FAIL`, `ERROR` or `UNDECIDED`.
+    /// The one-word verdict reports lead with: `PASS`, `FAIL`, `INCOMPLETE` (the
+    /// run did not finish its plan), `ERROR` or `UNDECIDED`.
     pub fn word(&self) -> &'static str {
         match self.exit_code() {
             EXIT_GATE_FAILED => "FAIL",
+            EXIT_ERRORS if self.unfinished.is_some() => "INCOMPLETE",
             EXIT_ERRORS => "ERROR",
             _ if self.decided() => "PASS",
             _ => "UNDECIDED",

@@ -41,16 +41,18 @@ pub(crate) fn render(report: &Report) -> String {
     let _ = writeln!(md, "**{}**\n", inline(&text::gate_line(report)));
 
     md.push_str("## Summary\n\n");
-    md.push_str("| Total | Passed | Failed | Errors | Skipped | Pass rate | Average score | Cost | Gate |\n");
-    md.push_str("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    md.push_str("| Total | Passed | Passed with skipped checks | Failed | Errors | Skipped | Not run | Pass rate | Average score | Cost | Gate |\n");
+    md.push_str("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     let _ = writeln!(
         md,
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} (min {}) |\n",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} (min {}) |\n",
         s.total,
-        s.passed,
+        s.plain_passes(),
+        s.passed_with_skips,
         s.failed,
         s.errors,
         s.skipped,
+        text::not_run(report),
         text::pct(s.pass_rate),
         text::score(s.average_score),
         text::cost(report.summary.cost_usd),
@@ -114,8 +116,8 @@ pub(crate) fn render(report: &Report) -> String {
                     p.execution.repeat_index + 1,
                     cell(p.check),
                     p.status,
-                    text::score(v.and_then(|v| v.score)),
-                    text::score(v.and_then(|v| v.threshold)),
+                    v.map_or_else(|| "-".to_owned(), |v| text::verdict_value(v, v.score)),
+                    v.map_or_else(|| "-".to_owned(), |v| text::verdict_value(v, v.threshold)),
                     cell(&one),
                 );
             }
@@ -165,7 +167,51 @@ pub(crate) fn render(report: &Report) -> String {
         }
         md.push('\n');
     }
+    passed_with_skips(&mut md, report);
+    not_run(&mut md, report);
     md
+}
+
+/// The passes that rest on fewer checks than asked, with the skipped checks' reasons.
+fn passed_with_skips(md: &mut String, report: &Report) {
+    let with_skips: Vec<_> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.passed_with_skips())
+        .collect();
+    if with_skips.is_empty() {
+        return;
+    }
+    md.push_str("## Passed with skipped checks\n\n");
+    for o in with_skips.iter().take(DETAILED_MAX) {
+        let reason = text::one_line(&text::skipped_checks(o), 300);
+        let _ = writeln!(
+            md,
+            "- {} · {}: {}",
+            inline(&o.case_id),
+            inline(&o.target),
+            inline(&reason)
+        );
+    }
+    if with_skips.len() > DETAILED_MAX {
+        let _ = writeln!(md, "- …and {} more", with_skips.len() - DETAILED_MAX);
+    }
+    md.push('\n');
+}
+
+/// What the run left undone, and the cases that have no execution.
+fn not_run(md: &mut String, report: &Report) {
+    let Some(u) = &report.gate.unfinished else {
+        return;
+    };
+    let _ = writeln!(md, "## Not run\n\n{}\n", inline(&u.sentence()));
+    if !u.unrun_cases.is_empty() {
+        let _ = writeln!(
+            md,
+            "Cases with no execution: {}\n",
+            inline(&text::unrun_cases(&u.unrun_cases, DETAILED_MAX))
+        );
+    }
 }
 
 /// The agent's spread across repeats beside the judges' own (`rejudge`), then
@@ -204,16 +250,17 @@ fn stats_table(md: &mut String, title: &str, what: &str, stats: &BTreeMap<String
     let _ = writeln!(md, "## {title}\n");
     let _ = writeln!(
         md,
-        "| {what} | Total | Passed | Failed | Errors | Skipped | Pass rate | Average score |"
+        "| {what} | Total | Passed | Passed with skipped checks | Failed | Errors | Skipped | Pass rate | Average score |"
     );
-    md.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    md.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (name, s) in stats {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(name),
             s.total,
-            s.passed,
+            s.plain_passes(),
+            s.passed_with_skips,
             s.failed,
             s.errors,
             s.skipped,

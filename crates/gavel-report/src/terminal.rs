@@ -15,7 +15,8 @@ const REASON_MAX: usize = 300;
 const LISTED_MAX: usize = 30;
 
 /// The end-of-run summary as plain text: a header, totals, per-tag and per-target
-/// tables, the failures with their reasons, the skips, and the gate line last.
+/// tables, the failures with their reasons, the skips, the passes with skipped
+/// checks, what did not run, and the gate line last.
 /// With `color`, the status words carry ANSI colours; without, the text has no
 /// escape codes at all.
 pub fn terminal(report: &Report, color: bool) -> String {
@@ -41,6 +42,7 @@ pub fn terminal(report: &Report, color: bool) -> String {
     let mut totals = table(&[
         "Total",
         "Passed",
+        "Passed w/ skips",
         "Failed",
         "Errors",
         "Skipped",
@@ -51,7 +53,8 @@ pub fn terminal(report: &Report, color: bool) -> String {
     ]);
     totals.add_row(vec![
         s.total.to_string(),
-        s.passed.to_string(),
+        s.plain_passes().to_string(),
+        s.passed_with_skips.to_string(),
         s.failed.to_string(),
         s.errors.to_string(),
         s.skipped.to_string(),
@@ -60,13 +63,13 @@ pub fn terminal(report: &Report, color: bool) -> String {
         text::cost(report.summary.cost_usd),
         text::duration(report.execution_ms()),
     ]);
-    right_align(&mut totals, 0..9);
+    right_align(&mut totals, 0..10);
     let _ = writeln!(out, "{totals}");
     let pairwise = report.summary.pairwise;
     if pairwise.comparisons > 0 {
         let _ = writeln!(
             out,
-            "Pairwise: {} comparisons judged in both orders, {} with position bias (the orders disagreed; scored as ties)",
+            "Pairwise: {} comparisons judged in both orders, {} with position bias (the orders disagreed; scored as ties, which fail unless the check sets biased_ties_pass)",
             pairwise.comparisons, pairwise.position_bias
         );
     }
@@ -143,7 +146,7 @@ pub fn terminal(report: &Report, color: bool) -> String {
                     let _ = writeln!(out, "    - {}", text::one_line(reason, REASON_MAX));
                 }
                 for p in mine {
-                    let _ = writeln!(out, "    - {}{}", p.line(REASON_MAX), p.score_note());
+                    let _ = writeln!(out, "    - {}", p.line(REASON_MAX));
                 }
             }
         }
@@ -175,6 +178,39 @@ pub fn terminal(report: &Report, color: bool) -> String {
         }
         if skipped.len() > LISTED_MAX {
             let _ = writeln!(out, "  …and {} more", skipped.len() - LISTED_MAX);
+        }
+    }
+
+    let with_skips: Vec<_> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.passed_with_skips())
+        .collect();
+    if !with_skips.is_empty() {
+        out.push_str("\nPassed with skipped checks\n");
+        for o in with_skips.iter().take(LISTED_MAX) {
+            let reason = text::one_line(&text::skipped_checks(o), REASON_MAX);
+            let _ = writeln!(
+                out,
+                "  {} {} [{}]: {reason}",
+                paint.status(Status::Pass),
+                plain(&o.case_id),
+                plain(&o.target)
+            );
+        }
+        if with_skips.len() > LISTED_MAX {
+            let _ = writeln!(out, "  …and {} more", with_skips.len() - LISTED_MAX);
+        }
+    }
+
+    if let Some(u) = &report.gate.unfinished {
+        let _ = writeln!(out, "\nNot run\n  {}", text::one_line(&u.sentence(), 400));
+        if !u.unrun_cases.is_empty() {
+            let _ = writeln!(
+                out,
+                "  cases with no execution: {}",
+                text::unrun_cases(&u.unrun_cases, LISTED_MAX)
+            );
         }
     }
 
@@ -210,6 +246,7 @@ fn stats_table(what: &str, stats: &BTreeMap<String, TagStats>) -> Table {
         what,
         "Total",
         "Passed",
+        "Passed w/ skips",
         "Failed",
         "Errors",
         "Skipped",
@@ -220,7 +257,8 @@ fn stats_table(what: &str, stats: &BTreeMap<String, TagStats>) -> Table {
         t.add_row(vec![
             text::one_line(name, 60),
             s.total.to_string(),
-            s.passed.to_string(),
+            s.plain_passes().to_string(),
+            s.passed_with_skips.to_string(),
             s.failed.to_string(),
             s.errors.to_string(),
             s.skipped.to_string(),
@@ -228,7 +266,7 @@ fn stats_table(what: &str, stats: &BTreeMap<String, TagStats>) -> Table {
             text::score(s.average_score),
         ]);
     }
-    right_align(&mut t, 1..8);
+    right_align(&mut t, 1..9);
     t
 }
 

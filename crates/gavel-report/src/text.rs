@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use gavel_core::{Execution, Outcome, Status, Verdict};
+use gavel_core::{Execution, Outcome, Scale, Status, TagStats, Verdict};
 use serde_json::Value;
 
 use crate::Report;
@@ -26,6 +26,25 @@ pub(crate) fn num(x: f64, decimals: usize) -> String {
 /// A 0..=1 score with two decimals, `-` when absent.
 pub(crate) fn score(score: Option<f64>) -> String {
     score.map_or_else(|| "-".to_owned(), |s| format!("{s:.2}"))
+}
+
+/// A 0..=1 value shown on its own scale beside the normalised value: `3/5 (0.50)`,
+/// `7/10 (0.70)`, `pass` or `fail` on the binary scale, `0.82` on 0–1 (or with no
+/// scale known).
+pub(crate) fn on_scale(scale: Option<Scale>, x: f64) -> String {
+    match scale {
+        None | Some(Scale::ZeroToOne) => format!("{x:.2}"),
+        Some(Scale::Binary) => if x >= 0.5 { "pass" } else { "fail" }.to_owned(),
+        Some(scale) => {
+            let (lo, hi) = scale.bounds();
+            format!("{}/{} ({x:.2})", num(lo + x * (hi - lo), 2), num(hi, 0))
+        }
+    }
+}
+
+/// A verdict's score or threshold on its own scale ([`on_scale`]), `-` when absent.
+pub(crate) fn verdict_value(v: &Verdict, x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |x| on_scale(v.scale(), x))
 }
 
 /// A cost in US dollars, `-` when unknown.
@@ -140,14 +159,18 @@ pub(crate) struct Problem<'a> {
 }
 
 impl Problem<'_> {
-    /// `check: reason` on one line of at most `max` characters.
+    /// `check [score 3/5 (0.50), threshold 4/5 (0.75)]: reason` on one line of at
+    /// most `max` characters (the score first, so that cutting keeps it).
     pub(crate) fn line(&self, max: usize) -> String {
-        one_line(&format!("{}: {}", self.check, self.reason), max)
-    }
-
-    /// Score and threshold, e.g. ` (score 0.20, threshold 0.70)`, or nothing.
-    pub(crate) fn score_note(&self) -> String {
-        self.verdict.map(verdict_score).unwrap_or_default()
+        one_line(
+            &format!(
+                "{}{}: {}",
+                self.check,
+                self.verdict.map(verdict_score).unwrap_or_default(),
+                self.reason
+            ),
+            max,
+        )
     }
 }
 
@@ -316,13 +339,71 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
     out
 }
 
-/// ` (score 0.20, threshold 0.70)`-style note for a verdict, or nothing.
+/// ` [score 3/5 (0.50), threshold 4/5 (0.75)]`: a verdict's score and threshold
+/// on its own scale ([`on_scale`]), or nothing when it has no score. The binary
+/// scale shows its score alone (` [score fail]`): its threshold is always `pass`.
 pub(crate) fn verdict_score(v: &Verdict) -> String {
-    match (v.score, v.threshold) {
-        (Some(s), Some(t)) => format!(" (score {s:.2}, threshold {t:.2})"),
-        (Some(s), None) => format!(" (score {s:.2})"),
-        _ => String::new(),
+    let Some(score) = v.score else {
+        return String::new();
+    };
+    let scale = v.scale();
+    match v.threshold {
+        Some(t) if scale != Some(Scale::Binary) => format!(
+            " [score {}, threshold {}]",
+            on_scale(scale, score),
+            on_scale(scale, t)
+        ),
+        _ => format!(" [score {}]", on_scale(scale, score)),
     }
+}
+
+/// The distinct `check: reason` of an outcome's skipped checks, joined by `; `.
+pub(crate) fn skipped_checks(outcome: &Outcome) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for (_, v) in outcome.skipped_checks() {
+        let line = format!("{}: {}", v.check, v.reason);
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines.join("; ")
+}
+
+/// `3 passed, 1 passed with skipped checks, 1 failed, 0 errors, 0 skipped`: plain
+/// passes apart from passes with skipped checks (named only when there are any).
+pub(crate) fn counts(s: &TagStats) -> String {
+    let with_skips = if s.passed_with_skips > 0 {
+        format!(", {} passed with skipped checks", s.passed_with_skips)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} passed{with_skips}, {} failed, {} errors, {} skipped",
+        s.plain_passes(),
+        s.failed,
+        s.errors,
+        s.skipped
+    )
+}
+
+/// Executions that did not run, for summary tables: `0` for a run that finished
+/// its plan, the count when the plan is known, else `unknown`.
+pub(crate) fn not_run(report: &Report) -> String {
+    match &report.gate.unfinished {
+        None => "0".to_owned(),
+        Some(u) => u
+            .unrun
+            .map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
+    }
+}
+
+/// The case ids that did not run, at most `max` of them, then `…and N more`.
+pub(crate) fn unrun_cases(ids: &[String], max: usize) -> String {
+    let mut shown: Vec<String> = ids.iter().take(max).map(|id| one_line(id, 120)).collect();
+    if ids.len() > max {
+        shown.push(format!("…and {} more", ids.len() - max));
+    }
+    shown.join(", ")
 }
 
 /// The status word in capitals, as the terminal and Markdown print it.
@@ -337,12 +418,8 @@ pub(crate) fn status_word(status: Status) -> &'static str {
 
 /// The sentence that ends every summary: `PASS: pass rate 85.7% (min 80%), …`.
 pub(crate) fn gate_line(report: &Report) -> String {
-    let s = &report.summary.overall;
     let g = &report.gate;
-    let counts = format!(
-        "{} passed, {} failed, {} errors, {} skipped",
-        s.passed, s.failed, s.errors, s.skipped
-    );
+    let counts = counts(&report.summary.overall);
     let mut line = if g.decided() {
         format!(
             "{}: pass rate {} (min {}), {counts}",
@@ -353,6 +430,9 @@ pub(crate) fn gate_line(report: &Report) -> String {
     } else {
         format!("{}: no case was decided ({counts})", g.word())
     };
+    if let Some(u) = &g.unfinished {
+        line.push_str(&format!(" — {}", u.sentence()));
+    }
     if g.errors > 0 && g.exit_code() == crate::EXIT_ERRORS {
         line.push_str(" — errors kept cases from a verdict");
     }
@@ -408,6 +488,40 @@ mod tests {
         assert_eq!(duration(1_250), "1.2s");
         assert_eq!(duration(184_000), "3m 04s");
         assert_eq!(cost(Some(0.001_23)), "$0.0012");
+    }
+
+    #[test]
+    fn scores_show_on_their_own_scale() {
+        assert_eq!(on_scale(Some(Scale::OneToFive), 0.5), "3/5 (0.50)");
+        assert_eq!(on_scale(Some(Scale::OneToFive), 0.35), "2.4/5 (0.35)");
+        assert_eq!(on_scale(Some(Scale::ZeroToTen), 0.7), "7/10 (0.70)");
+        assert_eq!(on_scale(Some(Scale::OneToFour), 1.0), "4/4 (1.00)");
+        assert_eq!(on_scale(Some(Scale::ZeroToOne), 0.823), "0.82");
+        assert_eq!(on_scale(None, 0.823), "0.82");
+        assert_eq!(on_scale(Some(Scale::Binary), 0.0), "fail");
+        assert_eq!(on_scale(Some(Scale::Binary), 1.0), "pass");
+
+        let judged = |scale: &str, score: f64, threshold: f64| {
+            Verdict::new("judge", "judge", Status::Fail, "meh")
+                .with_score(score, Some(threshold))
+                .with_evidence(serde_json::json!({ "scale": scale }))
+        };
+        assert_eq!(
+            verdict_score(&judged("1-5", 0.5, 0.75)),
+            " [score 3/5 (0.50), threshold 4/5 (0.75)]"
+        );
+        assert_eq!(verdict_score(&judged("binary", 0.0, 1.0)), " [score fail]");
+        assert_eq!(
+            verdict_score(&judged("0-1", 0.82, 0.7)),
+            " [score 0.82, threshold 0.70]"
+        );
+        let rubric = Verdict::new("rubric", "rubric", Status::Fail, "thin").with_score(0.5, None);
+        assert_eq!(verdict_score(&rubric), " [score 3/5 (0.50)]");
+        assert_eq!(verdict_value(&rubric, None), "-");
+        assert_eq!(
+            verdict_score(&Verdict::new("c", "contains", Status::Pass, "")),
+            ""
+        );
     }
 
     #[test]

@@ -162,6 +162,7 @@ fn main() {
             started_at: gavel_core::now_rfc3339(),
             finished_at: None,
             config: json!({}),
+            planned: None,
         };
         store.create_run(&run).await.unwrap_or_else(|e| panic!("{e}"));
         phase("SQLite store recorder", &suite, jobs, &mut StoreSink(store, run.id)).await;

@@ -12,6 +12,7 @@ pub(crate) fn run(suite: &str) -> RunRecord {
         started_at: "2026-11-24T00:00:00Z".to_owned(),
         finished_at: None,
         config: json!({}),
+        planned: None,
     }
 }
 

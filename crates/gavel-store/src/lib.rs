@@ -20,6 +20,7 @@
 //!     started_at: gavel_core::now_rfc3339(),
 //!     finished_at: None,
 //!     config: serde_json::json!({ "concurrency": 4 }),
+//!     planned: None,
 //! };
 //! store.create_run(&run).await?;
 //! store.finish_run(&run.id, RunStatus::Completed, &gavel_core::now_rfc3339()).await?;

@@ -61,7 +61,7 @@ fn parse_word<T: std::str::FromStr<Err = String>>(
 /// The columns of `runs` that [`RunRow`] reads, for `concat!` into static SQL.
 macro_rules! run_columns {
     () => {
-        "id, suite, status, started_at, finished_at, config_json"
+        "id, suite, status, started_at, finished_at, config_json, planned"
     };
 }
 pub(crate) use run_columns;
@@ -74,13 +74,19 @@ pub(crate) struct RunRow {
     started_at: String,
     finished_at: Option<String>,
     config_json: String,
+    planned: Option<i64>,
 }
 
 impl RunRow {
     pub(crate) fn into_record(self) -> Result<RunRecord, StoreError> {
         let id = self.id;
+        let planned = match self.planned {
+            Some(n) => Some(from_i64(n, || format!("run {id} planned"))?),
+            None => None,
+        };
         Ok(RunRecord {
             status: parse_word(&self.status, || format!("run {id} status"))?,
+            planned,
             config: from_json(&self.config_json, || format!("run {id} config_json"))?,
             suite: self.suite,
             started_at: self.started_at,
@@ -99,6 +105,7 @@ impl FromRow<'_, AnyRow> for RunRow {
             started_at: row.try_get("started_at")?,
             finished_at: row.try_get("finished_at")?,
             config_json: row.try_get("config_json")?,
+            planned: row.try_get("planned")?,
         })
     }
 }

@@ -13,8 +13,8 @@ use crate::tx::{Param, WriteTx};
 use crate::{Engine, Store, StoreError};
 
 const INSERT_RUN: &str = "INSERT INTO runs \
-         (id, suite, status, started_at, finished_at, config_json) \
-     VALUES ($1, $2, $3, $4, $5, $6)";
+         (id, suite, status, started_at, finished_at, config_json, planned) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
 /// The next insertion sequence of a run: executions are numbered in order of
 /// first recording.
@@ -57,6 +57,10 @@ impl Store {
     /// Records a new run. Its id must not exist yet.
     pub async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         let config = to_json(&run.config, || format!("run {} config", run.id))?;
+        let planned = match run.planned {
+            Some(n) => Some(to_i64(n, || format!("run {} planned", run.id))?),
+            None => None,
+        };
         sqlx::query(INSERT_RUN)
             .bind(run.id.as_str())
             .bind(run.suite.as_str())
@@ -64,6 +68,7 @@ impl Store {
             .bind(run.started_at.as_str())
             .bind(run.finished_at.as_deref())
             .bind(config)
+            .bind(planned)
             .execute(&self.pool)
             .await?;
         Ok(())

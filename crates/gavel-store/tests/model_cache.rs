@@ -94,6 +94,7 @@ async fn staged_story(url: String) -> TestResult {
         started_at: gavel_core::now_rfc3339(),
         finished_at: None,
         config: serde_json::json!({}),
+        planned: None,
     };
     store.create_run(&run).await?;
     let key = |i: u32| format!("s{i:063}");

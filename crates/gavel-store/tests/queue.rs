@@ -31,6 +31,7 @@ async fn queue_story(url: String) -> TestResult {
             started_at: gavel_core::now_rfc3339(),
             finished_at: None,
             config: json!({}),
+            planned: None,
         })
         .await?;
     let suite = gavel_core::load::parse_suite_str(
@@ -155,6 +156,7 @@ async fn labels_and_points_story(url: String) -> TestResult {
                 started_at: started_at.into(),
                 finished_at: None,
                 config: json!({}),
+                planned: None,
             })
             .await?;
     }

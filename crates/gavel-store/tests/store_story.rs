@@ -58,6 +58,7 @@ fn run_record(id: &str, started_at: &str) -> RunRecord {
             "filters": { "tags": ["smoke"] },
             "ratio": 0.1,
         }),
+        planned: Some(7),
     }
 }
 
@@ -234,7 +235,12 @@ async fn story(url: String, engine: Engine) -> TestResult {
     assert!(store.runs(10).await?.is_empty());
 
     // Runs: two, started one day apart.
-    let older = run_record(OLDER_RUN_ID, "2026-01-01T00:00:00.000Z");
+    // `planned` round-trips: a count (7, from `run_record`) and unknown (runs
+    // stored before it was recorded).
+    let older = RunRecord {
+        planned: None,
+        ..run_record(OLDER_RUN_ID, "2026-01-01T00:00:00.000Z")
+    };
     let run = run_record(RUN_ID, "2026-01-02T00:00:00.000Z");
     store.create_run(&run).await?;
     store.create_run(&older).await?;

@@ -85,6 +85,7 @@ async fn seed_run(store: &Store) {
             started_at: gavel_core::now_rfc3339(),
             finished_at: Some(gavel_core::now_rfc3339()),
             config: json!({}),
+            planned: None,
         })
         .await
         .unwrap();
@@ -537,6 +538,7 @@ async fn two_runs_compare_execution_by_execution() {
             started_at: gavel_core::now_rfc3339(),
             finished_at: None,
             config: json!({}),
+            planned: None,
         })
         .await
         .unwrap();

@@ -40,6 +40,7 @@ async fn seed_hostile_run(store: &Store) {
             started_at: "2026-01-01T00:00:00.000Z".into(),
             finished_at: Some("2026-01-01T00:00:01.000Z".into()),
             config: serde_json::json!({}),
+            planned: None,
         })
         .await
         .unwrap();

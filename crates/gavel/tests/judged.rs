@@ -39,7 +39,7 @@ cases:
       - {{type: contains, value: "You said"}}
       - {{type: judge, scale: "1-5", threshold: 4}}
       - {{type: rubric}}
-      - {{type: pairwise, against: {{target: other}}}}
+      - {{type: pairwise, against: {{target: other}}, biased_ties_pass: true}}
 "#
     )
 }
@@ -136,6 +136,10 @@ fn a_mixed_suite_is_judged_stored_and_served_from_the_cache_the_second_time() {
     assert_eq!(
         pairwise["score"], 0.5,
         "the mock always answers A: the orders disagree, a tie: {pairwise:#}"
+    );
+    assert_eq!(
+        pairwise["status"], "pass",
+        "a biased tie passes only with biased_ties_pass: {pairwise:#}"
     );
     assert_eq!(pairwise["evidence"]["position_bias"], true);
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();

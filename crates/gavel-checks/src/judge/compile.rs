@@ -389,6 +389,7 @@ impl<'a> Env<'a> {
                 against,
                 criteria: own,
                 model,
+                biased_ties_pass,
             } => {
                 check_model(model.as_ref())?;
                 if against.target.is_some() == against.run.is_some() {
@@ -405,6 +406,7 @@ impl<'a> Env<'a> {
                     model: model.clone(),
                     round: level.round,
                     template: self.templates.pairwise.clone(),
+                    biased_ties_pass: *biased_ties_pass,
                 }))
             }
             other => Err(FieldError::new(

@@ -9,13 +9,15 @@
 //! | output better | pass | 1.0 | `win` |
 //! | other better | fail | 0.0 | `loss` |
 //! | tie | pass | 0.5 | `tie` |
-//! | different things | pass | 0.5 | `tie` (evidence `position_bias: true`) |
+//! | different things | fail (pass with `biased_ties_pass`) | 0.5 | `tie` (evidence `position_bias: true`) |
 //!
 //! Disagreement between the orders means the judge's preference followed the
 //! position (or was unsure): it is scored as a tie, and the evidence records
 //! `position_bias: true` and, per order, which position (`A`, `B` or `tie`) and
 //! which answer it favoured, so runs can count how often the judge is biased.
-//! Identical answers (trimmed) are a tie without any call.
+//! Such a tie is no evidence that the output holds its own, so it fails (with
+//! no threshold: the score did not decide it) unless the check sets
+//! `biased_ties_pass: true`. Identical answers (trimmed) are a tie without any call.
 
 use gavel_core::judge::PairwiseAgainst;
 use gavel_core::{Status, Verdict};
@@ -47,6 +49,8 @@ pub struct PairwiseSpec {
     pub round: Option<usize>,
     /// The prompt template (the built-in one unless the suite overrides it).
     pub template: JudgeTemplate,
+    /// Whether a tie on which the two orders disagree passes (default: it fails).
+    pub biased_ties_pass: bool,
 }
 
 impl PairwiseSpec {
@@ -59,6 +63,7 @@ impl PairwiseSpec {
             model: None,
             round: None,
             template: JudgeTemplate::builtin(TemplateKind::Pairwise),
+            biased_ties_pass: false,
         }
     }
 
@@ -242,13 +247,22 @@ pub async fn pairwise(
             format!("tie with {label}: {}", a1.reasoning),
         ),
         (f1, f2) => (
-            Status::Pass,
+            if spec.biased_ties_pass {
+                Status::Pass
+            } else {
+                Status::Fail
+            },
             0.5,
             "tie",
             format!(
-                "tie with {label}: the two orders disagree (with this output shown first the judge favoured {}, shown second {}), a sign of position bias",
+                "tie with {label}: the two orders disagree (with this output shown first the judge favoured {}, shown second {}), a sign of position bias; {}",
                 f1.describe(),
-                f2.describe()
+                f2.describe(),
+                if spec.biased_ties_pass {
+                    "passed as the check sets biased_ties_pass"
+                } else {
+                    "a biased tie fails unless the check sets biased_ties_pass: true"
+                }
             ),
         ),
     };
@@ -262,9 +276,11 @@ pub async fn pairwise(
         ]),
     );
     calls.evidence(template, &mut evidence);
+    // A failing biased tie was not decided by its score (0.5 reaches 0.5).
+    let threshold = (status == Status::Pass || !position_bias).then_some(0.5);
     let mut v = head
         .verdict(status, reason)
-        .with_score(score, Some(0.5))
+        .with_score(score, threshold)
         .with_evidence(Value::Object(evidence));
     set_raws(&mut v.evidence, &c1, &c2);
     v.cost_usd = calls.cost_usd;

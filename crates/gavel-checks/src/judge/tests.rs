@@ -902,12 +902,17 @@ mod pairwise {
         let always_a = Scripted::with(|_| reply(r#"{"reasoning":"A reads better","winner":"A"}"#));
         let models = Models::new(always_a);
         let v = pairwise(&s, &input("GOOD answer", "weak answer"), &models.runtime()).await;
-        assert_eq!((v.status, v.score), (Status::Pass, Some(0.5)));
+        // A biased tie fails by default, with no threshold (0.5 reaches 0.5).
+        assert_eq!(
+            (v.status, v.score, v.threshold),
+            (Status::Fail, Some(0.5), None)
+        );
         assert!(
             v.reason.starts_with("tie with target baseline"),
             "{}",
             v.reason
         );
+        assert!(v.reason.contains("biased_ties_pass: true"), "{}", v.reason);
         assert_eq!(v.evidence["outcome"], json!("tie"));
         assert_eq!(v.evidence["position_bias"], json!(true));
         let orders = &v.evidence["orders"];
@@ -915,6 +920,25 @@ mod pairwise {
         assert_eq!(orders[1]["favoured_position"], json!("A"));
         assert_eq!(orders[0]["favoured"], json!("output"));
         assert_eq!(orders[1]["favoured"], json!("other"));
+
+        // `biased_ties_pass: true` in the suite lets it pass.
+        let lenient = plan(
+            "criteria: Accurate\ninput: q\nchecks: [{type: pairwise, against: {target: baseline}, biased_ties_pass: true}]\n",
+        )
+        .pairwise()
+        .remove(0);
+        assert!(lenient.biased_ties_pass && !s.biased_ties_pass);
+        let v = pairwise(
+            &lenient,
+            &input("GOOD answer", "weak answer"),
+            &models.runtime(),
+        )
+        .await;
+        assert_eq!(
+            (v.status, v.score, v.threshold),
+            (Status::Pass, Some(0.5), Some(0.5))
+        );
+        assert_eq!(v.evidence["position_bias"], json!(true));
     }
 
     #[tokio::test]
