@@ -111,7 +111,12 @@ pub(crate) fn plan(
 }
 
 /// A new run's record: its configuration snapshot holds no secrets.
-pub(crate) fn new_run(suite: &Suite, config: &RunConfig, judge: Option<&str>) -> RunRecord {
+pub(crate) fn new_run(
+    suite: &Suite,
+    config: &RunConfig,
+    plan: &Plan,
+    judge: Option<&str>,
+) -> RunRecord {
     let stored = StoredConfig {
         files: suite.files.clone(),
         selection: config.selection.clone(),
@@ -132,6 +137,7 @@ pub(crate) fn new_run(suite: &Suite, config: &RunConfig, judge: Option<&str>) ->
         started_at: gavel_core::now_rfc3339(),
         finished_at: None,
         config: serde_json::to_value(&stored).unwrap_or_default(),
+        planned: u64::try_from(plan.items.len() + plan.already_done).ok(),
     }
 }
 

@@ -27,7 +27,11 @@ pub async fn build(
             .outcomes
             .iter()
             .filter(|o| o.tags.iter().any(|t| gate.tags.contains(t)));
-        report.gate = Gate::new(&TagStats::of(gated), gate.min_pass_rate);
+        report.gate = Gate::new(
+            &TagStats::of(gated),
+            gate.min_pass_rate,
+            report.gate.unfinished.clone(),
+        );
     }
     if let Some(c) = calibration {
         report.gate = report.gate.clone().with_calibration(c);

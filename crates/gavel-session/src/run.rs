@@ -90,7 +90,8 @@ impl PreparedRun {
         }
         let baselines = models::baselines(&plan, &store).await?;
         let pool = models::pool(config.models.cache, &suite.judge, &store, true, config.jobs);
-        let run = run.unwrap_or_else(|| prepare::new_run(&suite, &config, judge.model.as_deref()));
+        let run =
+            run.unwrap_or_else(|| prepare::new_run(&suite, &config, &plan, judge.model.as_deref()));
         Ok(PreparedRun {
             store,
             config,

@@ -127,6 +127,7 @@ impl Runs {
             started_at: now.clone(),
             finished_at: Some(now),
             config: serde_json::json!({ "tags": request.tags }),
+            planned: None,
         };
         let stored = async {
             self.store.create_run(&run).await?;
