@@ -43,6 +43,11 @@ pub struct Round {
     /// forked session of their own, unseen by the other branches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The agent is expected to answer this round with a clarifying question:
+    /// follow-up handling leaves it unanswered (no hint, no model reply), and a
+    /// check fails the round unless the answer asks one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expect_clarification: bool,
 }
 
 impl Round {
@@ -148,6 +153,11 @@ pub struct Case {
     /// follow-up handling off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_followups: Option<u32>,
+    /// With a single `input`: the agent should answer it with a clarifying
+    /// question (moved onto the round by the loader; see
+    /// [`Round::expect_clarification`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expect_clarification: bool,
     /// A model plays this user instead of fixed rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated_user: Option<SimulatedUser>,

@@ -183,3 +183,98 @@ async fn an_undefined_system_variable_fails_the_turn_and_no_credentials_make_the
     assert!(matches!(err, TargetError::Unavailable { .. }));
     assert!(err.to_string().contains("NO_KEY is not set"));
 }
+
+/// A model at a local OpenAI-compatible server (wiremock) that answers every
+/// request with a call of `tool`.
+async fn always_calling(tool: &str) -> (wiremock::MockServer, Arc<dyn ChatModel>) {
+    use wiremock::matchers::{method, path};
+    let server = wiremock::MockServer::start().await;
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": tool, "arguments": "{}"}}]
+        }}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    });
+    wiremock::Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(body))
+        .mount(&server)
+        .await;
+    let model = gavel_models::provider_with(
+        &"openai:gpt-4o-mini".parse().unwrap(),
+        gavel_models::ProviderConfig::default()
+            .with_api_key("sk-test")
+            .with_base_url(format!("{}/v1", server.uri())),
+    )
+    .unwrap();
+    (server, model)
+}
+
+struct Fixed(Arc<dyn ChatModel>);
+
+impl ModelSource for Fixed {
+    fn model(&self, _id: &str) -> Result<Arc<dyn ChatModel>, ModelError> {
+        Ok(self.0.clone())
+    }
+}
+
+#[tokio::test]
+async fn running_out_of_steps_is_an_error_not_an_empty_answer() {
+    let (server, model) = always_calling("get_listings").await;
+    let spec: TargetSpec = serde_json::from_value(json!({
+        "type": "chat",
+        "model": "openai:gpt-4o-mini",
+        "system": "Today is {{ today }} ({{ date }}).",
+        "max_steps": 2,
+        "tools": [{"name": "get_listings", "description": "List listings", "result": {"count": 3}}]
+    }))
+    .unwrap();
+    let target = gavel_targets::build("agent", &spec, &Fixed(model)).unwrap();
+    let mut session = target.open("s").await.unwrap();
+    let turn = session
+        .send(&TurnRequest {
+            message: "Listings?",
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    let failure = turn.failure.expect("out of steps is a failure");
+    assert_eq!(failure, gavel_targets::tool_loop::out_of_steps(2));
+    assert!(!failure.transient);
+    assert_eq!(turn.output, "");
+    assert_eq!(turn.tool_calls.len(), 2, "both steps' calls are recorded");
+    assert_eq!(turn.usage.unwrap().input_tokens, 20);
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 2);
+    let first: serde_json::Value = requests[0].body_json().unwrap();
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        !system.contains("{{"),
+        "both date variables render: {system}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_without_a_configured_result_answers_an_error() {
+    let (_server, model) = always_calling("get_bookings").await;
+    let spec: TargetSpec = serde_json::from_value(json!({
+        "type": "chat", "model": "openai:gpt-4o-mini", "max_steps": 1,
+        "tools": [{"name": "get_bookings", "description": "Bookings"}]
+    }))
+    .unwrap();
+    let target = gavel_targets::build("agent", &spec, &Fixed(model)).unwrap();
+    let mut session = target.open("s").await.unwrap();
+    let turn = session
+        .send(&TurnRequest {
+            message: "Bookings?",
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    let result = turn.tool_calls[0].result.as_ref().unwrap();
+    assert_eq!(
+        result["error"],
+        json!("no result configured for tool `get_bookings`")
+    );
+}

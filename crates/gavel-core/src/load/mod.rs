@@ -380,6 +380,14 @@ fn check_variants(case: &Case) -> Result<(), LoadError> {
 
 /// Turns `input` into a single round; rejects cases with both or neither.
 fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
+    if case.simulated_user.is_some() && case.expect_clarification {
+        return Err(case_error(
+            case,
+            "`expect_clarification` marks a fixed round; a simulated user's conversation has none"
+                .into(),
+        )
+        .field("expect_clarification"));
+    }
     if case.simulated_user.is_some() {
         return match case.input.is_some() || !case.rounds.is_empty() {
             true => Err(case_error(
@@ -391,6 +399,13 @@ fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
         };
     }
     check_branches(case)?;
+    if case.expect_clarification && !case.rounds.is_empty() {
+        return Err(case_error(
+            case,
+            "`expect_clarification` on the case goes with a single `input`; with `rounds`, set it on the round that should be answered with a question".into(),
+        )
+        .field("expect_clarification"));
+    }
     match (case.input.take(), case.rounds.is_empty()) {
         (Some(_), false) => Err(case_error(
             case,
@@ -411,6 +426,7 @@ fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
                 expected_tools: Vec::new(),
                 threshold: None,
                 branch: None,
+                expect_clarification: std::mem::take(&mut case.expect_clarification),
             });
             Ok(())
         }
