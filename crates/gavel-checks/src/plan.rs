@@ -558,12 +558,11 @@ impl Planned {
                 tools,
                 mode,
                 strict,
-            } => Check::Tools(ToolsCheck::compile(
-                tools.as_deref(),
-                *mode,
-                *strict,
-                expected,
-            )?),
+                allow_errors,
+            } => Check::Tools(
+                ToolsCheck::compile(tools.as_deref(), *mode, *strict, expected)?
+                    .allowing_errors(*allow_errors),
+            ),
             CheckSpec::Latency { max_ms } => Check::Latency(LatencyCheck::new(*max_ms)),
             CheckSpec::Stream {
                 min_deltas,
