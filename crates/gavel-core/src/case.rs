@@ -108,6 +108,11 @@ pub struct Case {
         skip_serializing_if = "Option::is_none"
     )]
     pub criteria: Option<String>,
+    /// What grades `criteria` when no explicit `judge` or `rubric` check does:
+    /// a pointwise `judge` (default) or seed 002's six-dimension `rubric`
+    /// (the default for seed 002 `{"examples": …}` datasets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criteria_judge: Option<CriteriaJudge>,
     /// Judge pass threshold (`judge_threshold`).
     #[serde(
         default,
@@ -167,6 +172,16 @@ pub struct Case {
     pub source: String,
 }
 
+/// The judge that a case's or round's `criteria` add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CriteriaJudge {
+    /// A pointwise judge on the suite's scale (seed 000).
+    Judge,
+    /// Seed 002's multi-dimension rubric: six dimensions 1-5, pass at 3.5.
+    Rubric,
+}
+
 /// A user played by a model: who they are and what they want.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -215,6 +230,9 @@ pub struct SuiteDefaults {
     /// Checks added to every case.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckSpec>,
+    /// What grades `criteria` for cases that do not say (`judge` or `rubric`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criteria_judge: Option<CriteriaJudge>,
     /// Context merged under each case's own context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Value>,

@@ -283,6 +283,7 @@ fn apply_defaults(case: &mut Case, d: &SuiteDefaults) {
         case.targets = d.targets.clone();
     }
     case.threshold = case.threshold.or(d.threshold);
+    case.criteria_judge = case.criteria_judge.or(d.criteria_judge);
     case.repeat = case.repeat.or(d.repeat);
     case.rejudge = case.rejudge.or(d.rejudge);
     if !case.variants.is_empty() {
