@@ -19,6 +19,9 @@
 //! - a case's `checks` read the last turn, except `tools-called` (every tool call of
 //!   the transcript), `latency` (every turn) and `step-score` (every step);
 //! - `expected_tools` (case or round) add a `tools-called` check in `set` mode;
+//! - `expect_clarification: true` (a round, or a single-input case) adds a
+//!   `clarification` check: the round's answer must be a clarifying question
+//!   ([`looks_like_clarification`]);
 //! - `criteria` (case or round) add a pointwise `judge` on that level unless the
 //!   level has an explicit `judge` or `rubric`, which then uses those criteria.
 //!
@@ -78,6 +81,7 @@
 //! ```
 
 mod branches;
+mod clarify;
 mod database;
 mod error;
 mod gate;
@@ -96,6 +100,7 @@ mod tools;
 mod trajectory;
 mod verify;
 
+pub use clarify::looks_like_clarification;
 pub use error::CheckError;
 pub use gate::GATING_KINDS;
 pub use grounding::GROUND_TRUTH_UNAVAILABLE;

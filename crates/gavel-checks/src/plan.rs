@@ -7,6 +7,7 @@ use gavel_core::{Case, CheckSpec, JudgeSettings, Status, Transcript, Turn, Verdi
 use serde_json::Value;
 
 use crate::branches::IsolationCheck;
+use crate::clarify::ClarificationCheck;
 use crate::error::{CheckError, FieldError};
 use crate::grounding::GroundingCheck;
 use crate::json::JsonCheck;
@@ -135,6 +136,12 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
             plan.checks.push(Planned::new(
                 scope,
                 Check::Tools(ToolsCheck::implicit(&round.expected_tools)),
+            ));
+        }
+        if round.expect_clarification {
+            plan.checks.push(Planned::new(
+                scope,
+                Check::Clarification(ClarificationCheck),
             ));
         }
         plan.add_implicit_judge(case, &round.checks, &env, &level, scope)
@@ -513,6 +520,7 @@ enum Check {
     Latency(LatencyCheck),
     Stream(StreamCheck),
     Isolation(IsolationCheck),
+    Clarification(ClarificationCheck),
 }
 
 impl Planned {
@@ -526,6 +534,7 @@ impl Planned {
             Check::Latency(c) => c.name(),
             Check::Stream(c) => c.name(),
             Check::Isolation(c) => c.name(),
+            Check::Clarification(c) => c.name(),
         };
         Planned { name, scope, check }
     }
@@ -549,12 +558,11 @@ impl Planned {
                 tools,
                 mode,
                 strict,
-            } => Check::Tools(ToolsCheck::compile(
-                tools.as_deref(),
-                *mode,
-                *strict,
-                expected,
-            )?),
+                allow_errors,
+            } => Check::Tools(
+                ToolsCheck::compile(tools.as_deref(), *mode, *strict, expected)?
+                    .allowing_errors(*allow_errors),
+            ),
             CheckSpec::Latency { max_ms } => Check::Latency(LatencyCheck::new(*max_ms)),
             CheckSpec::Stream {
                 min_deltas,
@@ -610,6 +618,7 @@ impl Planned {
             Check::Latency(_) => "latency",
             Check::Stream(_) => "stream",
             Check::Isolation(_) => "branch-isolation",
+            Check::Clarification(_) => ClarificationCheck::KIND,
         }
     }
 
@@ -633,6 +642,7 @@ impl Planned {
             Check::Latency(c) => c.evaluate(&subject.turns),
             Check::Stream(c) => c.evaluate(&subject),
             Check::Isolation(c) => c.evaluate(&subject),
+            Check::Clarification(c) => c.evaluate(subject.answer),
         };
         let head = VerdictHead {
             name: &self.name,

@@ -1,7 +1,7 @@
 //! tools-called: the tools the target called against the tools expected.
 
-use gavel_core::Turn;
 use gavel_core::check::ToolMatch;
+use gavel_core::{ToolCall, Turn};
 use serde_json::{Value, json};
 
 use crate::error::FieldError;
@@ -15,6 +15,8 @@ pub(crate) struct ToolsCheck {
     expected: Vec<String>,
     mode: ToolMatch,
     strict: bool,
+    /// Whether an expected call that returned an error still counts.
+    allow_errors: bool,
 }
 
 /// Where the calls first depart from the expected sequence (order and exact modes).
@@ -48,7 +50,14 @@ impl ToolsCheck {
             expected: tools.to_vec(),
             mode,
             strict,
+            allow_errors: false,
         })
+    }
+
+    /// Lets expected calls that returned an error count as made (`allow_errors`).
+    pub(crate) fn allowing_errors(mut self, allow: bool) -> Self {
+        self.allow_errors = allow;
+        self
     }
 
     /// The check `expected_tools` adds: each tool called at least once.
@@ -57,6 +66,7 @@ impl ToolsCheck {
             expected: tools.to_vec(),
             mode: ToolMatch::Set,
             strict: false,
+            allow_errors: false,
         }
     }
 
@@ -94,6 +104,12 @@ impl ToolsCheck {
             ToolMatch::Exact => exact_mismatch(&expected, &called),
         };
         let strict = self.strict || self.mode == ToolMatch::Exact;
+        let errored: Vec<Value> = turns
+            .iter()
+            .flat_map(|t| t.tool_calls.iter())
+            .filter(|c| expected.contains(&c.name.as_str()))
+            .filter_map(|c| tool_error(c).map(|e| json!({"tool": c.name, "error": e})))
+            .collect();
 
         let mut problems = Vec::new();
         if let Some(m) = &mismatch {
@@ -105,6 +121,13 @@ impl ToolsCheck {
         if strict && !unexpected.is_empty() && mismatch.is_none() {
             problems.push(format!("unexpected: {}", unexpected.join(", ")));
         }
+        if !self.allow_errors && !errored.is_empty() {
+            let names: Vec<&str> = errored.iter().filter_map(|e| e["tool"].as_str()).collect();
+            problems.push(format!(
+                "returned an error: {} (set `allow_errors: true` if errors are expected)",
+                distinct(names.into_iter()).join(", ")
+            ));
+        }
         let called_text = called_text(&called);
         let mut evidence = json!({
             "mode": mode_name(self.mode),
@@ -113,6 +136,8 @@ impl ToolsCheck {
             "called": called,
             "missing": missing,
             "unexpected": unexpected,
+            "errors": errored,
+            "allow_errors": self.allow_errors,
         });
         if let Some(m) = mismatch {
             evidence["first_mismatch"] = m.evidence;
@@ -130,6 +155,24 @@ impl ToolsCheck {
         } else {
             Finding::fail(format!("{}; {called_text}", problems.join("; ")), evidence)
         }
+    }
+}
+
+/// The error a tool call returned: its result's `error` (any value but `null` and
+/// `false`), or its text when the result says `isError` / `is_error: true`.
+fn tool_error(call: &ToolCall) -> Option<String> {
+    let result = call.result.as_ref()?.as_object()?;
+    let flagged = ["isError", "is_error"]
+        .iter()
+        .any(|k| result.get(*k) == Some(&Value::Bool(true)));
+    let error = result
+        .get("error")
+        .filter(|e| !matches!(e, Value::Null | Value::Bool(false)));
+    match error {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+        None if flagged => Some(Value::Object(result.clone()).to_string()),
+        None => None,
     }
 }
 
@@ -272,6 +315,37 @@ mod tests {
             v.reason,
             "missing: get_listings, get_prices; no tool was called"
         );
+    }
+
+    #[test]
+    fn an_expected_call_that_returned_an_error_fails_unless_allowed() {
+        let mut t = calls(0, &["get_listings", "log"]);
+        t.tool_calls[0].result = Some(json!({"error": "database is down"}));
+        t.tool_calls[1].result = Some(json!({"error": "ignored: not expected"}));
+        let c = case("input: q\nchecks: [{type: tools-called, tools: [get_listings]}]\n");
+        let v = run_one(&c, vec![t.clone()]);
+        assert_eq!(v.status, Status::Fail);
+        assert_eq!(
+            v.reason,
+            "returned an error: get_listings (set `allow_errors: true` if errors are expected); called: get_listings, log"
+        );
+        assert_eq!(
+            v.evidence["errors"],
+            json!([{"tool": "get_listings", "error": "database is down"}])
+        );
+        let c = case(
+            "input: q\nchecks: [{type: tools-called, tools: [get_listings], allow_errors: true}]\n",
+        );
+        assert_eq!(run_one(&c, vec![t.clone()]).status, Status::Pass);
+
+        // MCP's flag counts; `error: null` and `false` do not.
+        let c = case("input: q\nexpected_tools: [get_listings]\n");
+        t.tool_calls[0].result = Some(json!({"isError": true, "content": "boom"}));
+        assert_eq!(run_one(&c, vec![t.clone()]).status, Status::Fail);
+        t.tool_calls[0].result = Some(json!({"error": null, "items": []}));
+        assert_eq!(run_one(&c, vec![t.clone()]).status, Status::Pass);
+        t.tool_calls[0].result = Some(json!({"error": false}));
+        assert_eq!(run_one(&c, vec![t]).status, Status::Pass);
     }
 
     #[test]

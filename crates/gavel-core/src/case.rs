@@ -43,6 +43,11 @@ pub struct Round {
     /// forked session of their own, unseen by the other branches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The agent is expected to answer this round with a clarifying question:
+    /// follow-up handling leaves it unanswered (no hint, no model reply), and a
+    /// check fails the round unless the answer asks one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expect_clarification: bool,
 }
 
 impl Round {
@@ -103,6 +108,11 @@ pub struct Case {
         skip_serializing_if = "Option::is_none"
     )]
     pub criteria: Option<String>,
+    /// What grades `criteria` when no explicit `judge` or `rubric` check does:
+    /// a pointwise `judge` (default) or seed 002's six-dimension `rubric`
+    /// (the default for seed 002 `{"examples": …}` datasets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criteria_judge: Option<CriteriaJudge>,
     /// Judge pass threshold (`judge_threshold`).
     #[serde(
         default,
@@ -164,6 +174,11 @@ pub struct Case {
     /// follow-up handling off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_followups: Option<u32>,
+    /// With a single `input`: the agent should answer it with a clarifying
+    /// question (moved onto the round by the loader; see
+    /// [`Round::expect_clarification`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expect_clarification: bool,
     /// A model plays this user instead of fixed rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated_user: Option<SimulatedUser>,
@@ -171,6 +186,16 @@ pub struct Case {
     #[serde(skip)]
     #[schemars(skip)]
     pub source: String,
+}
+
+/// The judge that a case's or round's `criteria` add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CriteriaJudge {
+    /// A pointwise judge on the suite's scale (seed 000).
+    Judge,
+    /// Seed 002's multi-dimension rubric: six dimensions 1-5, pass at 3.5.
+    Rubric,
 }
 
 /// A user played by a model: who they are and what they want.
@@ -233,6 +258,9 @@ pub struct SuiteDefaults {
     /// Checks added to every case.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckSpec>,
+    /// What grades `criteria` for cases that do not say (`judge` or `rubric`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criteria_judge: Option<CriteriaJudge>,
     /// Context merged under each case's own context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Value>,

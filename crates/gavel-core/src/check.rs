@@ -151,6 +151,10 @@ pub enum CheckSpec {
         /// Also fail when a tool outside the expected set was called.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         strict: bool,
+        /// Count an expected call that returned an error (a result with an
+        /// `error` key, or `isError: true`) as made; by default it fails the check.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        allow_errors: bool,
     },
     /// Each expected tool call checked: tool, arguments, result; weighted score
     /// per call and per case; missing, unexpected and out-of-order calls listed.

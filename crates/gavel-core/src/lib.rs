@@ -29,7 +29,7 @@ pub mod transcript;
 pub mod verdict;
 
 pub use calibration::{CalibrationRun, ExecutionKey, Label};
-pub use case::{Case, Round, SimulatedUser, Suite, SuiteDefaults};
+pub use case::{Case, CriteriaJudge, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::{CheckSpec, OneOrMany};
 pub use error::{LoadError, Location};
 pub use judge::{JudgeSettings, Scale};

@@ -307,8 +307,8 @@ pub struct StartSpec {
 pub struct ChatTarget {
     /// The model id, e.g. `openai:gpt-5-mini` or `openai-compatible:NAME@URL`.
     pub model: String,
-    /// The system prompt, a template over the case's `context` plus `today`
-    /// (e.g. `Today's date is {{ today }}. Respond in {{ locale }}.`).
+    /// The system prompt, a template over the case's `context` plus today's date
+    /// as `today` and `date` (e.g. `Today's date is {{ today }}. Respond in {{ locale }}.`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     /// Tools the model may call; each call is recorded with its arguments.
@@ -320,7 +320,8 @@ pub struct ChatTarget {
     /// Answer length cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
-    /// Model calls per user message while the model keeps calling tools (default 5).
+    /// Model calls per user message while the model keeps calling tools (default
+    /// 5); a model still calling tools after them makes the turn an `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
 }
@@ -333,8 +334,8 @@ pub struct ChatTarget {
 pub struct McpAgentTarget {
     /// The model id, e.g. `openai:gpt-5-mini` or `openai-compatible:NAME@URL`.
     pub model: String,
-    /// The system prompt, a template over `vars`, the case's `context` and `date`
-    /// (today, `YYYY-MM-DD`), e.g. `Today is {{ date }}. Answer in {{ locale }}.`
+    /// The system prompt, a template over `vars`, the case's `context` and today's
+    /// date (`YYYY-MM-DD`) as `date` and `today`, e.g. `Today is {{ date }}. Answer in {{ locale }}.`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     /// Template variables for the system prompt (`locale` and anything else).
@@ -342,7 +343,8 @@ pub struct McpAgentTarget {
     pub vars: serde_json::Map<String, Value>,
     /// The MCP servers whose tools the agent may call (at least one).
     pub servers: Vec<McpServer>,
-    /// Model calls per user message while the model keeps calling tools (default 8).
+    /// Model calls per user message while the model keeps calling tools (default
+    /// 8); a model still calling tools after them makes the turn an `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
 }

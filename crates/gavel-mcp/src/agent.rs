@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gavel_core::target::{McpAgentTarget, McpServer};
-use gavel_core::{TargetFailure, ToolCall, Turn, Usage};
-use gavel_models::{ChatModel, ChatRequest, ErrorKind, Message, ModelSource, Role, ToolDef};
+use gavel_core::{TargetFailure, Turn};
+use gavel_models::{ChatModel, ErrorKind, Message, ModelSource, ToolDef};
+use gavel_targets::tool_loop::{ToolLoop, ToolRunner, check_system, render_system};
 use gavel_targets::{Session, Target, TargetError, TurnRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -54,18 +55,24 @@ impl McpAgent {
     /// An agent named `name` (the target's name, which keys its checkpoints).
     ///
     /// `system` is a minijinja template over `vars`, the case's `context` and
-    /// `date` (today, `YYYY-MM-DD`); `vars` may set `locale` and anything else.
+    /// today's date (`YYYY-MM-DD`) as `date` and `today`; `vars` may set `locale`
+    /// and anything else.
     pub fn new(
         name: impl Into<String>,
         model: Arc<dyn ChatModel>,
         servers: Vec<McpServer>,
         checkpoints: Arc<dyn Checkpoints>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, TargetError> {
+        let name = name.into();
         if servers.is_empty() {
-            return Err("an mcp-agent needs at least one MCP server".into());
+            return Err(TargetError::config(
+                &name,
+                "servers",
+                "an mcp-agent needs at least one MCP server",
+            ));
         }
         Ok(McpAgent {
-            name: name.into(),
+            name,
             model,
             system: None,
             vars: Map::new(),
@@ -76,10 +83,12 @@ impl McpAgent {
     }
 
     /// Sets the system prompt template and its variables; the template must parse.
-    pub fn with_system(mut self, template: &str, vars: Map<String, Value>) -> Result<Self, String> {
-        minijinja::Environment::new()
-            .template_from_str(template)
-            .map_err(|e| format!("system prompt: {e}"))?;
+    pub fn with_system(
+        mut self,
+        template: &str,
+        vars: Map<String, Value>,
+    ) -> Result<Self, TargetError> {
+        check_system(&self.name, template)?;
         self.system = Some(template.to_owned());
         self.vars = vars;
         Ok(self)
@@ -101,12 +110,9 @@ impl McpAgent {
             },
             _ => TargetError::config(name, "model", e.message),
         })?;
-        let mut agent = McpAgent::new(name, model, spec.servers.clone(), checkpoints)
-            .map_err(|e| TargetError::config(name, "servers", e))?;
+        let mut agent = McpAgent::new(name, model, spec.servers.clone(), checkpoints)?;
         if let Some(system) = &spec.system {
-            agent = agent
-                .with_system(system, spec.vars.clone())
-                .map_err(|e| TargetError::config(name, "system", e))?;
+            agent = agent.with_system(system, spec.vars.clone())?;
         }
         if let Some(steps) = spec.max_steps {
             agent = agent.with_max_steps(steps);
@@ -235,12 +241,31 @@ impl Session for McpSession {
             input: req.message.to_owned(),
             ..Turn::default()
         };
-        match self.system(req.context) {
+        let system = match &self.system {
+            Some(template) => render_system(template, &self.vars, req.context).map(Some),
+            None => Ok(None),
+        };
+        match system {
             Ok(system) => {
                 self.messages.push(Message::user(req.message));
-                turn.failure = self.react(system, &mut turn).await.err();
+                let tool_loop = ToolLoop {
+                    model: self.model.as_ref(),
+                    system: system.as_deref(),
+                    tools: &self.tools,
+                    temperature: None,
+                    max_tokens: None,
+                    max_steps: self.max_steps,
+                };
+                let mut servers = Servers {
+                    connections: &self.connections,
+                    route: &self.route,
+                };
+                turn.failure = tool_loop
+                    .run(&mut self.messages, &mut turn, &mut servers)
+                    .await
+                    .err();
             }
-            Err(message) => turn.failure = Some(permanent(message)),
+            Err(failure) => turn.failure = Some(failure),
         }
         if turn.failure.is_none() {
             turn.failure = self.save().await.err().map(permanent);
@@ -263,96 +288,29 @@ fn permanent(message: String) -> TargetFailure {
     }
 }
 
+/// Runs tool calls on the MCP server that offers each tool.
+struct Servers<'a> {
+    connections: &'a [Connection],
+    route: &'a BTreeMap<String, usize>,
+}
+
+#[async_trait::async_trait]
+impl ToolRunner for Servers<'_> {
+    async fn call(&mut self, name: &str, arguments: &Value) -> Result<Value, TargetFailure> {
+        match self.route.get(name) {
+            Some(&i) => self.connections[i]
+                .call(name, arguments)
+                .await
+                .map_err(|message| TargetFailure {
+                    message,
+                    transient: true,
+                }),
+            None => Ok(json!({ "error": format!("no MCP server offers a tool named `{name}`") })),
+        }
+    }
+}
+
 impl McpSession {
-    /// The loop: ask the model; run the tools it asks for; until it answers.
-    async fn react(
-        &mut self,
-        system: Option<String>,
-        turn: &mut Turn,
-    ) -> Result<(), TargetFailure> {
-        let mut usage = Usage::default();
-        for _ in 0..self.max_steps {
-            let request = ChatRequest {
-                system: system.clone(),
-                messages: self.messages.clone(),
-                tools: self.tools.clone(),
-                ..ChatRequest::default()
-            };
-            let answer = self.model.chat(&request).await.map_err(|e| TargetFailure {
-                transient: e.kind.is_retryable(),
-                message: e.message,
-            })?;
-            usage.input_tokens += answer.usage.input_tokens;
-            usage.output_tokens += answer.usage.output_tokens;
-            if let Some(cost) = answer.cost_usd {
-                *usage.cost_usd.get_or_insert(0.0) += cost;
-            }
-            turn.usage = Some(usage);
-            self.messages.push(Message {
-                role: Role::Assistant,
-                content: answer.text.clone(),
-                tool_calls: answer.tool_calls.clone(),
-                tool_call_id: None,
-            });
-            if answer.tool_calls.is_empty() {
-                turn.output = answer.text;
-                return Ok(());
-            }
-            for call in answer.tool_calls {
-                let result = match self.route.get(&call.name) {
-                    Some(&i) => self.connections[i]
-                        .call(&call.name, &call.arguments)
-                        .await
-                        .map_err(|e| TargetFailure {
-                            message: e,
-                            transient: true,
-                        })?,
-                    None => {
-                        json!({ "error": format!("no MCP server offers a tool named `{}`", call.name) })
-                    }
-                };
-                turn.tool_calls.push(ToolCall {
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    result: Some(result.clone()),
-                });
-                self.messages.push(Message {
-                    role: Role::Tool,
-                    content: match &result {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    },
-                    tool_calls: Vec::new(),
-                    tool_call_id: Some(call.id),
-                });
-            }
-        }
-        Err(permanent(format!(
-            "the model was still calling tools after {} steps",
-            self.max_steps
-        )))
-    }
-
-    /// The system prompt over the variables, the case context and `date`.
-    fn system(&self, context: Option<&Value>) -> Result<Option<String>, String> {
-        let Some(template) = &self.system else {
-            return Ok(None);
-        };
-        let mut vars = self.vars.clone();
-        if let Some(Value::Object(ctx)) = context {
-            vars.extend(ctx.clone());
-        }
-        let now = gavel_core::now_rfc3339();
-        vars.entry("date")
-            .or_insert_with(|| json!(now.get(..10).unwrap_or(&now)));
-        let mut env = minijinja::Environment::new();
-        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-        let ctx = minijinja::Value::from(minijinja::value::Serde(&Value::Object(vars)));
-        gavel_core::template::render_str(&env, template, &ctx)
-            .map(Some)
-            .map_err(|e| format!("system prompt: {e}"))
-    }
-
     async fn save(&self) -> Result<(), String> {
         let state = serde_json::to_string(&Checkpoint {
             version: CHECKPOINT_VERSION,

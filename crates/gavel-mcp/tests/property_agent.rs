@@ -18,7 +18,9 @@ use tokio::io::AsyncBufReadExt;
 /// The example agent's binary, built if missing.
 fn agent_bin() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let bin = root.join("target/debug/property-agent");
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let bin = target.join("debug/property-agent");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let ok = std::process::Command::new(cargo)
         .args(["build", "-q", "-p", "property-agent"])
@@ -29,8 +31,8 @@ fn agent_bin() -> PathBuf {
     bin
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_example_agents_tools_over_mcp() {
+/// The example agent, started on a free port, and its base URL.
+async fn start_agent() -> (tokio::process::Child, String) {
     let mut agent_process = tokio::process::Command::new(agent_bin())
         .args(["--addr", "127.0.0.1:0"])
         .env_remove("PROPERTY_AGENT_BUG")
@@ -48,7 +50,12 @@ async fn the_example_agents_tools_over_mcp() {
         .strip_prefix("property-agent listening on ")
         .unwrap()
         .to_owned();
+    (agent_process, base)
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_agents_tools_over_mcp() {
+    let (_agent_process, base) = start_agent().await;
     let (model, _seen) = common::scripted_model(
         "get_revenue_data",
         json!({"listing_id": 3, "month": "2026-02"}),
@@ -96,4 +103,39 @@ async fn the_example_agents_tools_over_mcp() {
         "{}",
         verdict.reason
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_out_of_steps_is_the_same_error_as_on_a_chat_target() {
+    let (_agent_process, base) = start_agent().await;
+    let (model, _seen) = common::scripted_model("get_listings", json!({})).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
+        .await
+        .unwrap();
+    let agent = McpAgent::new(
+        "property-mcp",
+        model,
+        vec![McpServer::StreamableHttp {
+            url: format!("{base}/mcp"),
+        }],
+        Arc::new(store),
+    )
+    .unwrap()
+    .with_max_steps(1);
+    let mut session = agent.open("s1").await.unwrap();
+    let turn = session
+        .send(&TurnRequest {
+            message: "What are my listings?",
+            ..TurnRequest::new("s1", "c")
+        })
+        .await;
+    session.close().await;
+    assert_eq!(
+        turn.failure,
+        Some(gavel_targets::tool_loop::out_of_steps(1)),
+        "{turn:?}"
+    );
+    assert_eq!(turn.tool_calls[0].name, "get_listings");
+    assert!(turn.tool_calls[0].result.is_some());
 }

@@ -230,7 +230,7 @@ fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
             .and_then(|c| crate::robust::Robustness::of(c, o)),
         scores: scores(o),
         reasoning: text::reasoning(o),
-        suggestions: None,
+        suggestions: crate::rubric::suggestions(o),
         repeats: o
             .executions
             .iter()
@@ -249,7 +249,15 @@ fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
     }
 }
 
-/// `overall`, then each scored check's mean score over the repeats, in check order.
+/// Seed 002's rubric keys (`accuracy` … `mcp_usage`), each dimension's mean on
+/// the 0-1 scale (`null` when it did not apply), when a rubric scored the outcome.
+fn rubric_scores(o: &Outcome, map: &mut Map<String, Value>) {
+    for (key, mean) in crate::rubric::dimension_scores(o) {
+        map.insert(key.to_owned(), mean.map(crate::rubric::normalised).into());
+    }
+}
+
+/// `overall`, then (after a rubric) its dimensions, then each scored check's mean score over the repeats, in check order.
 /// A check name used in several rounds gets one key per round (`name (round 2)`).
 fn scores(o: &Outcome) -> Map<String, Value> {
     let verdicts = || {
@@ -288,6 +296,7 @@ fn scores(o: &Outcome) -> Map<String, Value> {
     }
     let mut map = Map::new();
     map.insert("overall".to_owned(), o.score.into());
+    rubric_scores(o, &mut map);
     for key in order {
         let (sum, n) = sums[&key];
         map.insert(key, (sum / n as f64).into());

@@ -59,6 +59,7 @@ mod markdown;
 pub mod noise;
 pub mod repeats;
 pub mod robust;
+mod rubric;
 mod terminal;
 mod text;
 pub mod trend;

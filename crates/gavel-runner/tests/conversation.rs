@@ -171,6 +171,47 @@ async fn the_model_detector_decides_and_writes_the_reply() {
 }
 
 #[tokio::test]
+async fn an_expected_clarifying_question_is_left_unanswered_and_checked() {
+    // A judge model that would answer every question: it is never asked.
+    let model = scripted(vec![
+        r#"{"needs_followup": true, "followup_response": "Lyon"}"#,
+    ]);
+    let m = model.clone();
+    let models =
+        move |_id: Option<&str>| -> Result<Arc<dyn ChatModel>, ModelError> { Ok(m.clone()) };
+    let c = case(
+        "cases:\n  - id: c\n    input: Weather?\n    expect_clarification: true\n    followups: [Paris]\n",
+    );
+    let e = run_case(&c, &asking_agent(), SECS, &models).await.unwrap();
+    assert_eq!(e.status, Status::Pass, "{:?}", e.verdicts);
+    assert_eq!(e.transcript.turns.len(), 1);
+    assert_eq!(model.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(e.verdicts[0].kind, "clarification");
+
+    // On a round: that round's question stays; the next round goes on.
+    let c = case(
+        "cases:\n  - id: c\n    rounds:\n      - {input: Weather?, expect_clarification: true}\n      - {input: Paris, checks: [{type: contains, value: Sunny in Paris}]}\n",
+    );
+    let e = run_case(&c, &asking_agent(), SECS, &models).await.unwrap();
+    assert_eq!(e.status, Status::Pass, "{:?}", e.verdicts);
+    let inputs: Vec<&str> = e
+        .transcript
+        .turns
+        .iter()
+        .map(|t| t.input.as_str())
+        .collect();
+    assert_eq!(inputs, ["Weather?", "Paris"]);
+
+    // An agent that answers instead of asking fails the round.
+    let answering = FnTarget::new(|_req: FnRequest| std::future::ready(FnReply::text("Sunny.")));
+    let c = case("cases:\n  - id: c\n    input: Weather?\n    expect_clarification: true\n");
+    let e = run_case(&c, &answering, SECS, &NoJudgeModels)
+        .await
+        .unwrap();
+    assert_eq!(e.status, Status::Fail, "{:?}", e.verdicts);
+}
+
+#[tokio::test]
 async fn branches_see_the_parent_and_themselves_only() {
     // Answers with the user messages it has seen in this conversation.
     let agent = FnTarget::new(|req: FnRequest| async move {

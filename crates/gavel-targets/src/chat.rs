@@ -5,11 +5,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gavel_core::target::{ChatTarget, ChatTool};
-use gavel_core::{ToolCall, Turn, Usage};
-use gavel_models::{ChatModel, ChatRequest, ErrorKind, Message, ModelSource, Role, ToolDef};
-use serde_json::{Value, json};
+use gavel_core::{TargetFailure, Turn};
+use gavel_models::{ChatModel, ErrorKind, Message, ModelSource, ToolDef};
+use serde_json::{Map, Value, json};
 
-use crate::{Session, Target, TargetError, TurnRequest, elapsed_ms, permanent, transient};
+use crate::tool_loop::{ToolLoop, ToolRunner, check_system, render_system};
+use crate::{Session, Target, TargetError, TurnRequest, elapsed_ms};
+
+/// Model calls per user message while the model keeps calling tools, by default.
+const DEFAULT_MAX_STEPS: u32 = 5;
 
 /// Talks to a model directly.
 #[derive(Debug)]
@@ -26,9 +30,7 @@ impl ChatAdapter {
         models: &dyn ModelSource,
     ) -> Result<Self, TargetError> {
         if let Some(system) = &spec.system {
-            minijinja::Environment::new()
-                .template_from_str(system)
-                .map_err(|e| TargetError::config(name, "system", e.to_string()))?;
+            check_system(name, system)?;
         }
         let model = models.model(&spec.model).map_err(|e| match e.kind {
             ErrorKind::NoCredentials => TargetError::Unavailable {
@@ -86,72 +88,31 @@ struct ChatSession {
 impl Session for ChatSession {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
         let clock = Instant::now();
-        let mut turn = Turn {
-            round: req.round,
-            input: req.message.to_owned(),
-            ..Turn::default()
-        };
-        let system = match self.system(req.context) {
-            Ok(s) => s,
-            Err(message) => {
-                turn.failure = Some(permanent(message));
-                return turn;
-            }
+        let mut turn = req.turn();
+        let system = match &self.spec.system {
+            Some(template) => match render_system(template, &Map::new(), req.context) {
+                Ok(s) => Some(s),
+                Err(failure) => {
+                    turn.failure = Some(failure);
+                    return turn;
+                }
+            },
+            None => None,
         };
         self.messages.push(Message::user(req.message));
-        let mut usage = Usage::default();
-        for _ in 0..self.spec.max_steps.unwrap_or(5).max(1) {
-            let request = ChatRequest {
-                system: system.clone(),
-                messages: self.messages.clone(),
-                temperature: self.spec.temperature,
-                max_tokens: self.spec.max_tokens,
-                tools: self.tools.clone(),
-                ..ChatRequest::default()
-            };
-            let answer = match self.model.chat(&request).await {
-                Ok(a) => a,
-                Err(e) => {
-                    let failure = if e.kind.is_retryable() {
-                        transient(e.message)
-                    } else {
-                        permanent(e.message)
-                    };
-                    turn.failure = Some(failure);
-                    break;
-                }
-            };
-            usage.input_tokens += answer.usage.input_tokens;
-            usage.output_tokens += answer.usage.output_tokens;
-            if let Some(cost) = answer.cost_usd {
-                *usage.cost_usd.get_or_insert(0.0) += cost;
-            }
-            self.messages.push(Message {
-                role: Role::Assistant,
-                content: answer.text.clone(),
-                tool_calls: answer.tool_calls.clone(),
-                tool_call_id: None,
-            });
-            if answer.tool_calls.is_empty() {
-                turn.output = answer.text;
-                break;
-            }
-            for call in answer.tool_calls {
-                let result = self.result_of(&call.name);
-                turn.tool_calls.push(ToolCall {
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    result: Some(result.clone()),
-                });
-                self.messages.push(Message {
-                    role: Role::Tool,
-                    content: result.to_string(),
-                    tool_calls: Vec::new(),
-                    tool_call_id: Some(call.id),
-                });
-            }
-        }
-        turn.usage = Some(usage);
+        let tool_loop = ToolLoop {
+            model: self.model.as_ref(),
+            system: system.as_deref(),
+            tools: &self.tools,
+            temperature: self.spec.temperature,
+            max_tokens: self.spec.max_tokens,
+            max_steps: self.spec.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+        };
+        let mut results = Configured(&self.spec.tools);
+        turn.failure = tool_loop
+            .run(&mut self.messages, &mut turn, &mut results)
+            .await
+            .err();
         turn.latency_ms = elapsed_ms(clock);
         turn
     }
@@ -159,33 +120,17 @@ impl Session for ChatSession {
     async fn close(self: Box<Self>) {}
 }
 
-impl ChatSession {
-    /// The system prompt rendered over the case context and today's date.
-    fn system(&self, context: Option<&Value>) -> Result<Option<String>, String> {
-        let Some(template) = &self.spec.system else {
-            return Ok(None);
-        };
-        let mut vars = match context {
-            Some(Value::Object(map)) => map.clone(),
-            _ => serde_json::Map::new(),
-        };
-        let today = gavel_core::now_rfc3339();
-        vars.entry("today")
-            .or_insert_with(|| json!(today.get(..10).unwrap_or(&today)));
-        let mut env = minijinja::Environment::new();
-        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-        let ctx = minijinja::Value::from(minijinja::value::Serde(&Value::Object(vars)));
-        gavel_core::template::render_str(&env, template, &ctx)
-            .map(Some)
-            .map_err(|e| format!("system prompt: {e}"))
-    }
+/// Answers tool calls from the results the suite configured.
+struct Configured<'a>(&'a [ChatTool]);
 
-    fn result_of(&self, tool: &str) -> Value {
-        self.spec
-            .tools
+#[async_trait::async_trait]
+impl ToolRunner for Configured<'_> {
+    async fn call(&mut self, name: &str, _arguments: &Value) -> Result<Value, TargetFailure> {
+        Ok(self
+            .0
             .iter()
-            .find(|t| t.name == tool)
+            .find(|t| t.name == name)
             .and_then(|t| t.result.clone())
-            .unwrap_or_else(|| json!({"error": format!("no result configured for tool `{tool}`")}))
+            .unwrap_or_else(|| json!({"error": format!("no result configured for tool `{name}`")})))
     }
 }

@@ -10,6 +10,8 @@
 //!   [`gavel_core::TargetSpec`], expanding `${VAR}` from the environment.
 //! - [`FnTarget`] wraps an async function, for library users and benchmarks.
 //! - [`start`] launches a target's server process and waits until it is ready.
+//! - [`tool_loop`] is the model-and-tools loop of the targets gavel drives itself
+//!   (`chat` here, `mcp-agent` in gavel-mcp).
 //!
 //! ```
 //! use gavel_targets::{FnReply, FnRequest, FnTarget, Target, TurnRequest};
@@ -40,6 +42,7 @@ mod response;
 mod retry;
 mod start;
 mod stream;
+pub mod tool_loop;
 
 use std::sync::Arc;
 use std::time::Instant;

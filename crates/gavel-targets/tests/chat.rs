@@ -183,3 +183,132 @@ async fn an_undefined_system_variable_fails_the_turn_and_no_credentials_make_the
     assert!(matches!(err, TargetError::Unavailable { .. }));
     assert!(err.to_string().contains("NO_KEY is not set"));
 }
+
+/// A model at a local OpenAI-compatible server (wiremock) that answers with a
+/// call of `tool` (the first `calls` requests, else every one), then with text.
+async fn calling(tool: &str, calls: Option<u64>) -> (wiremock::MockServer, Arc<dyn ChatModel>) {
+    use wiremock::matchers::{method, path};
+    let server = wiremock::MockServer::start().await;
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": tool, "arguments": "{}"}}]
+        }}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    });
+    let call = wiremock::Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(body));
+    match calls {
+        Some(n) => call.up_to_n_times(n).mount(&server).await,
+        None => call.mount(&server).await,
+    }
+    let text = json!({
+        "id": "chatcmpl-2", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Sorry, that failed."}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    });
+    wiremock::Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(text))
+        .mount(&server)
+        .await;
+    let model = gavel_models::provider_with(
+        &"openai:gpt-4o-mini".parse().unwrap(),
+        gavel_models::ProviderConfig::default()
+            .with_api_key("sk-test")
+            .with_base_url(format!("{}/v1", server.uri())),
+    )
+    .unwrap();
+    (server, model)
+}
+
+struct Fixed(Arc<dyn ChatModel>);
+
+impl ModelSource for Fixed {
+    fn model(&self, _id: &str) -> Result<Arc<dyn ChatModel>, ModelError> {
+        Ok(self.0.clone())
+    }
+}
+
+#[tokio::test]
+async fn running_out_of_steps_is_an_error_not_an_empty_answer() {
+    let (server, model) = calling("get_listings", None).await;
+    let spec: TargetSpec = serde_json::from_value(json!({
+        "type": "chat",
+        "model": "openai:gpt-4o-mini",
+        "system": "Today is {{ today }} ({{ date }}).",
+        "max_steps": 2,
+        "tools": [{"name": "get_listings", "description": "List listings", "result": {"count": 3}}]
+    }))
+    .unwrap();
+    let target = gavel_targets::build("agent", &spec, &Fixed(model)).unwrap();
+    let mut session = target.open("s").await.unwrap();
+    let turn = session
+        .send(&TurnRequest {
+            message: "Listings?",
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    let failure = turn.failure.expect("out of steps is a failure");
+    assert_eq!(failure, gavel_targets::tool_loop::out_of_steps(2));
+    assert!(!failure.transient);
+    assert_eq!(turn.output, "");
+    assert_eq!(turn.tool_calls.len(), 2, "both steps' calls are recorded");
+    assert_eq!(turn.usage.unwrap().input_tokens, 20);
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 2);
+    let first: serde_json::Value = requests[0].body_json().unwrap();
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        !system.contains("{{"),
+        "both date variables render: {system}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_without_a_configured_result_answers_an_error_that_fails_tools_called() {
+    let (_server, model) = calling("get_bookings", Some(1)).await;
+    let spec: TargetSpec = serde_json::from_value(json!({
+        "type": "chat", "model": "openai:gpt-4o-mini",
+        "tools": [{"name": "get_bookings", "description": "Bookings"}]
+    }))
+    .unwrap();
+    let target = gavel_targets::build("agent", &spec, &Fixed(model)).unwrap();
+    let mut session = target.open("s").await.unwrap();
+    let turn = session
+        .send(&TurnRequest {
+            message: "Bookings?",
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    assert_eq!(turn.failure, None);
+    assert_eq!(turn.output, "Sorry, that failed.");
+    let result = turn.tool_calls[0].result.as_ref().unwrap();
+    assert_eq!(
+        result["error"],
+        json!("no result configured for tool `get_bookings`")
+    );
+
+    // The failed call fails tools-called, unless the check allows errors.
+    let transcript = gavel_core::Transcript {
+        session_id: "s".into(),
+        turns: vec![turn],
+    };
+    for (allow, status) in [
+        (false, gavel_core::Status::Fail),
+        (true, gavel_core::Status::Pass),
+    ] {
+        let yaml = format!(
+            "cases:\n  - id: c\n    input: q\n    checks: [{{type: tools-called, tools: [get_bookings], allow_errors: {allow}}}]\n"
+        );
+        let suite = gavel_core::load::parse_suite_str(&yaml, "t.yaml".as_ref()).unwrap();
+        let plan =
+            gavel_checks::compile(&suite.cases[0], &gavel_core::JudgeSettings::default()).unwrap();
+        let verdict = &plan.run_code(&transcript)[0];
+        assert_eq!(verdict.status, status, "{}", verdict.reason);
+    }
+}

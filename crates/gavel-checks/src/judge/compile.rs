@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use gavel_core::{Case, CheckSpec, JudgeSettings, Scale};
+use gavel_core::{Case, CheckSpec, CriteriaJudge, JudgeSettings, Scale};
 use serde_json::Value;
 
 use super::{
@@ -198,6 +198,8 @@ pub(crate) struct Env<'a> {
     pub(crate) templates: Templates,
     pub(crate) scale: Scale,
     pub(crate) context: Option<&'a Value>,
+    /// What grades a level's own `criteria`.
+    criteria_judge: CriteriaJudge,
 }
 
 impl<'a> Env<'a> {
@@ -206,6 +208,7 @@ impl<'a> Env<'a> {
             templates,
             scale: settings.scale.unwrap_or(Scale::ZeroToOne),
             context: case.context.as_ref(),
+            criteria_judge: case.criteria_judge.unwrap_or(CriteriaJudge::Judge),
         }
     }
 
@@ -246,13 +249,30 @@ impl<'a> Env<'a> {
         )
     }
 
-    /// The pointwise judge that a level's own `criteria` add when no explicit
-    /// judge or rubric sits on that level.
+    /// The judge that a level's own `criteria` add when no explicit judge or
+    /// rubric sits on that level: pointwise, or the rubric with
+    /// `criteria_judge: rubric` (its threshold on the 1-5 scale).
     pub(crate) fn implicit(
         &self,
         level: &Level<'_>,
         criteria: &str,
     ) -> Result<TurnJudge, FieldError> {
+        if self.criteria_judge == CriteriaJudge::Rubric {
+            let material = self.material(
+                criteria.to_owned(),
+                level.reference,
+                level,
+                None,
+                &self.templates.rubric,
+            );
+            let threshold = level.threshold.as_ref();
+            return RubricJudge::compile(material, threshold.map(|(t, _)| *t), &BTreeMap::new())
+                .map(TurnJudge::Rubric)
+                .map_err(|e| match threshold {
+                    Some((_, at)) => FieldError::new(at.clone(), e.message),
+                    None => e,
+                });
+        }
         let threshold = self.threshold(None, level)?;
         let material = self.material(
             criteria.to_owned(),

@@ -341,6 +341,7 @@ fn apply_defaults(case: &mut Case, d: &SuiteDefaults) {
         case.targets = d.targets.clone();
     }
     case.threshold = case.threshold.or(d.threshold);
+    case.criteria_judge = case.criteria_judge.or(d.criteria_judge);
     case.repeat = case.repeat.or(d.repeat);
     case.rejudge = case.rejudge.or(d.rejudge);
     if !case.variants.is_empty() {
@@ -438,6 +439,14 @@ fn check_variants(case: &Case) -> Result<(), LoadError> {
 
 /// Turns `input` into a single round; rejects cases with both or neither.
 fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
+    if case.simulated_user.is_some() && case.expect_clarification {
+        return Err(case_error(
+            case,
+            "`expect_clarification` marks a fixed round; a simulated user's conversation has none"
+                .into(),
+        )
+        .field("expect_clarification"));
+    }
     if case.simulated_user.is_some() {
         return match case.input.is_some() || !case.rounds.is_empty() {
             true => Err(case_error(
@@ -449,6 +458,13 @@ fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
         };
     }
     check_branches(case)?;
+    if case.expect_clarification && !case.rounds.is_empty() {
+        return Err(case_error(
+            case,
+            "`expect_clarification` on the case goes with a single `input`; with `rounds`, set it on the round that should be answered with a question".into(),
+        )
+        .field("expect_clarification"));
+    }
     match (case.input.take(), case.rounds.is_empty()) {
         (Some(_), false) => Err(case_error(
             case,
@@ -469,6 +485,7 @@ fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
                 expected_tools: Vec::new(),
                 threshold: None,
                 branch: None,
+                expect_clarification: std::mem::take(&mut case.expect_clarification),
             });
             Ok(())
         }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use crate::error::did_you_mean;
-use crate::{Case, JudgeSettings, LoadError, Location, SuiteDefaults, TargetSpec};
+use crate::{Case, CriteriaJudge, JudgeSettings, LoadError, Location, SuiteDefaults, TargetSpec};
 
 /// A data-driven block: one case per dataset row.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -42,10 +42,15 @@ pub(crate) struct SuiteFile {
     /// Judge and model settings.
     #[serde(default)]
     judge: JudgeSettings,
-    /// The cases (`examples` in seed 002 datasets, `test_cases` also accepted).
-    #[serde(default, alias = "examples", alias = "test_cases")]
+    /// The cases (`test_cases` also accepted).
+    #[serde(default, alias = "test_cases")]
     #[schemars(with = "Vec<Case>")]
     cases: Vec<Spanned<Case>>,
+    /// Seed 002's dataset cases: their `criteria` (`success_criteria`) are graded
+    /// by the six-dimension rubric unless `defaults.criteria_judge` says `judge`.
+    #[serde(default)]
+    #[schemars(with = "Vec<Case>")]
+    examples: Vec<Spanned<Case>>,
     /// Data-driven cases: one per CSV/JSONL row, rendered from a template.
     #[serde(default)]
     datasets: Vec<DatasetSpec>,
@@ -64,12 +69,16 @@ pub(crate) struct ParsedFile {
 
 impl From<SuiteFile> for ParsedFile {
     fn from(f: SuiteFile) -> Self {
+        let mut defaults = f.defaults;
+        if !f.examples.is_empty() {
+            defaults.criteria_judge.get_or_insert(CriteriaJudge::Rubric);
+        }
         ParsedFile {
             name: f.name,
             targets: f.targets,
-            defaults: f.defaults,
+            defaults,
             judge: f.judge,
-            cases: f.cases.into_iter().map(line_of).collect(),
+            cases: f.cases.into_iter().chain(f.examples).map(line_of).collect(),
             datasets: f.datasets,
         }
     }

@@ -3,33 +3,13 @@
 //!
 //! With a judge model, the model decides (a structured answer: `needs_followup`,
 //! `followup_response`); without one, or when its call fails, a deterministic
-//! detector stands in: the answer ends with a question and either is a single
-//! question or that question uses a clarification phrase ("which … do you
-//! mean", "could you clarify", …). An answer with no `?` at all is never taken for
+//! detector stands in ([`gavel_checks::looks_like_clarification`]). An answer with no `?` at all is never taken for
 //! a clarifying question, so plain answers cost no model call.
 
 use gavel_checks::JudgeRuntime;
 use gavel_core::{Case, Usage};
 use gavel_models::{ChatRequest, Message, OutputSchema};
 use serde_json::{Value, json};
-
-/// Phrases that mark a question as a request for clarification.
-const PHRASES: [&str; 14] = [
-    "do you mean",
-    "did you mean",
-    "could you clarify",
-    "can you clarify",
-    "please clarify",
-    "could you specify",
-    "can you specify",
-    "please specify",
-    "which one",
-    "which listing",
-    "which of",
-    "could you tell me which",
-    "can you tell me which",
-    "what do you mean",
-];
 
 /// Characters of the answer and the request shown to the detector model.
 const SHOWN_CHARS: usize = 4000;
@@ -41,23 +21,8 @@ pub(crate) struct Clarification {
     pub(crate) proposed: Option<String>,
 }
 
-/// Whether `output` asks for clarification, by its form and phrasing alone.
-pub(crate) fn looks_like_clarification(output: &str) -> bool {
-    let text = output.trim();
-    if !text.ends_with('?') {
-        return false;
-    }
-    let body = text.trim_end_matches('?');
-    let last = body
-        .rfind(['.', '!', '?', '\n'])
-        .map_or(body, |i| &body[i + 1..])
-        .to_lowercase();
-    let single = !body.contains(['.', '!', '?', '\n']) || body.len() == last.len();
-    single || PHRASES.iter().any(|p| last.contains(p))
-}
-
 /// Decides whether `output` (the answer to `request`) asks for clarification:
-/// the judge model when there is one, else [`looks_like_clarification`].
+/// the judge model when there is one, else [`gavel_checks::looks_like_clarification`].
 /// What the model call cost goes to `spent`.
 pub(crate) async fn detect(
     case: &Case,
@@ -73,7 +38,8 @@ pub(crate) async fn detect(
         Ok(answer) => answer,
         Err(why) => {
             tracing::debug!(case = %case.id, "follow-up detector without a model: {why}");
-            looks_like_clarification(output).then_some(Clarification { proposed: None })
+            gavel_checks::looks_like_clarification(output)
+                .then_some(Clarification { proposed: None })
         }
     }
 }
@@ -161,31 +127,5 @@ fn truncate(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::looks_like_clarification as clarifies;
-
-    #[test]
-    fn questions_asking_which_one_are_clarifications() {
-        assert!(clarifies(
-            "Which listing do you mean: Beach House, Mountain Cabin or City Apartment?"
-        ));
-        assert!(clarifies("For which month?"));
-        assert!(clarifies(
-            "I can help with that. Could you clarify which property you mean?"
-        ));
-    }
-
-    #[test]
-    fn answers_and_polite_closing_questions_are_not() {
-        assert!(!clarifies("You have 3 listings."));
-        assert!(!clarifies(
-            "You have 3 listings: A, B and C. Anything else I can help with?"
-        ));
-        assert!(!clarifies("Is it booked? No: it is free in March."));
-        assert!(!clarifies(""));
     }
 }

@@ -149,7 +149,9 @@ impl Conversation<'_> {
     }
 
     /// Sends one round's message, then answers clarifying questions with
-    /// follow-ups, up to the case's limit.
+    /// follow-ups, up to the case's limit. A round that expects a clarifying
+    /// question (`expect_clarification`) is left unanswered: the question is what
+    /// its checks grade.
     async fn round(
         &mut self,
         session: &mut dyn Session,
@@ -158,7 +160,11 @@ impl Conversation<'_> {
     ) -> Result<(), Stopped> {
         let mut message = round.message();
         let branch = round.branch.as_deref();
-        let limit = self.case.followup_limit();
+        let limit = if round.expect_clarification {
+            0
+        } else {
+            self.case.followup_limit()
+        };
         let mut sent = 0;
         loop {
             let turn = self

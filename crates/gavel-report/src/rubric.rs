@@ -1,0 +1,63 @@
+//! What `rubric` verdicts (seed 002's multi-dimension judge) add to a report:
+//! per-dimension scores and the judge's improvement suggestions.
+
+use gavel_core::{Outcome, Verdict};
+use serde_json::Value;
+
+/// The rubric's dimensions, each with the key seed 002's `test-report.json` uses
+/// for it under `scores` (`tool_usage` is its `mcp_usage`).
+pub(crate) const DIMENSIONS: [(&str, &str); 6] = [
+    ("accuracy", "accuracy"),
+    ("completeness", "completeness"),
+    ("format_compliance", "format_compliance"),
+    ("scope_adherence", "scope_adherence"),
+    ("context_usage", "context_usage"),
+    ("tool_usage", "mcp_usage"),
+];
+
+/// The outcome's rubric verdicts that were scored (every repeat's).
+fn scored(o: &Outcome) -> impl Iterator<Item = &Verdict> {
+    o.executions
+        .iter()
+        .flat_map(|e| &e.verdicts)
+        .filter(|v| v.kind == "rubric" && v.evidence["dimensions"].is_object())
+}
+
+/// Each dimension's mean 1-5 score over the outcome's rubric verdicts, keyed the
+/// seed's way; `None` for a dimension no verdict scored (tool usage without
+/// expected tools). Empty when no rubric scored the outcome.
+pub(crate) fn dimension_scores(o: &Outcome) -> Vec<(&'static str, Option<f64>)> {
+    if scored(o).next().is_none() {
+        return Vec::new();
+    }
+    DIMENSIONS
+        .iter()
+        .map(|(name, key)| {
+            let scores: Vec<f64> = scored(o)
+                .filter_map(|v| v.evidence["dimensions"][*name]["score"].as_f64())
+                .collect();
+            let mean =
+                (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
+            (*key, mean)
+        })
+        .collect()
+}
+
+/// A 1-5 rubric score on the report's 0-1 scale.
+pub(crate) fn normalised(score: f64) -> f64 {
+    ((score - 1.0) / 4.0).clamp(0.0, 1.0)
+}
+
+/// The rubric judges' improvement suggestions, each distinct one once, in order.
+pub(crate) fn suggestions(o: &Outcome) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for v in scored(o) {
+        if let Some(Value::String(s)) = v.evidence.get("improvement_suggestions") {
+            let s = s.trim();
+            if !s.is_empty() && !seen.contains(&s) {
+                seen.push(s);
+            }
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join("\n"))
+}
