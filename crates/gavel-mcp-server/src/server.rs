@@ -116,11 +116,11 @@ impl ServerHandler for EvalServer {
         std::future::ready(EvalServer::tools().map(ListToolsResult::with_all_items))
     }
 
-    fn call_tool(
+    async fn call_tool(
         &self,
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_ {
-        async move { self.call(request).await.map(CallToolResponse::from) }
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request).await.map(CallToolResponse::from)
     }
 }
