@@ -28,6 +28,6 @@ mod repeats;
 
 pub use agreement::{Confusion, Weights};
 pub use correlation::{pearson, ranks, spearman};
-pub use describe::{mean, stddev, variance};
+pub use describe::{mean, percentile_sorted, stddev, variance};
 pub use paired::{PairedTest, sign_test, wilcoxon};
 pub use repeats::{pass_at_k, pass_hat_k};

@@ -37,6 +37,7 @@ mod direct;
 mod driver;
 mod embeddings;
 mod error;
+mod evaluations;
 #[cfg(test)]
 mod fixtures;
 mod labels;
@@ -53,6 +54,9 @@ use std::fmt;
 use sqlx::AnyPool;
 
 pub use error::{StoreError, mask_url};
+pub use evaluations::{
+    CLASSIFIER_KINDS, Evaluation, EvaluationFilter, EvaluationPage, EvaluatorType, LLM_KINDS, Page,
+};
 pub use labels::Label;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
 pub use open::Engine;

@@ -5,6 +5,7 @@
 mod calibrate;
 mod compare;
 mod library;
+mod mcp;
 mod model_files;
 mod progress;
 mod promptfoo;
@@ -62,6 +63,8 @@ enum Command {
     Export(library::ExportArgs),
     /// Serve the web UI over the store.
     Serve(serve::ServeArgs),
+    /// Serve the stored evaluations over MCP (stdio, or Streamable HTTP with --http).
+    Mcp(mcp::McpArgs),
     /// Claim and run the executions of distributed runs (`gavel run --distributed`).
     Worker(worker::WorkerArgs),
     /// Model files run on this machine: list, pull from the hub, print a path.
@@ -216,6 +219,7 @@ impl Cli {
             Command::Import(args) => library::import(args).await,
             Command::Export(args) => library::export(args).await,
             Command::Serve(args) => serve::serve(args).await,
+            Command::Mcp(args) => mcp::mcp(args).await,
             Command::Worker(args) => worker::worker(args).await,
             Command::Models(args) => model_files::models(args).await,
         }

@@ -1,0 +1,401 @@
+//! Evaluations as one flat, filterable list: every stored verdict, and every human
+//! label of a stored execution, with the run, case and target it belongs to. What
+//! `gavel mcp`'s `query_evaluations` reads.
+//!
+//! Filters are applied in SQL (portable: plain comparisons, `LIKE` and `CASE`);
+//! only the per-verdict model is read with each engine's own JSON function. A tag
+//! is matched in SQL as a substring of the stored JSON array, then exactly here.
+
+use gavel_core::{RunRecord, Status};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, FromRow, Row};
+
+use crate::rows::{RunRow, from_json, run_columns, to_i64};
+use crate::{Engine, Store, StoreError};
+
+/// Who or what produced an evaluation.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum EvaluatorType {
+    /// A model judged: judge, rubric, pairwise, step-score, DAG and panel checks.
+    Llm,
+    /// A person labelled the execution (calibration labels).
+    Human,
+    /// A deterministic check (contains, regex, tools-called, latency, …).
+    Rule,
+    /// A trained model scored without judging: embedding similarity.
+    Classifier,
+}
+
+/// Check kinds whose verdict is a model's judgment.
+pub const LLM_KINDS: &[&str] = &[
+    "judge",
+    "llm-judge",
+    "rubric",
+    "pairwise",
+    "step-score",
+    "dag",
+    "procedural",
+    "consensus",
+    "reactive",
+];
+
+/// Check kinds scored by a classifier model.
+pub const CLASSIFIER_KINDS: &[&str] = &["similar"];
+
+impl EvaluatorType {
+    /// The word used in queries and results: `llm`, `human`, `rule`, `classifier`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvaluatorType::Llm => "llm",
+            EvaluatorType::Human => "human",
+            EvaluatorType::Rule => "rule",
+            EvaluatorType::Classifier => "classifier",
+        }
+    }
+
+    /// The evaluator type of a verdict of check kind `kind`.
+    pub fn of_kind(kind: &str) -> EvaluatorType {
+        if LLM_KINDS.contains(&kind) {
+            EvaluatorType::Llm
+        } else if CLASSIFIER_KINDS.contains(&kind) {
+            EvaluatorType::Classifier
+        } else {
+            EvaluatorType::Rule
+        }
+    }
+
+    fn parse(word: &str) -> Option<EvaluatorType> {
+        [
+            EvaluatorType::Llm,
+            EvaluatorType::Human,
+            EvaluatorType::Rule,
+            EvaluatorType::Classifier,
+        ]
+        .into_iter()
+        .find(|t| t.as_str() == word)
+    }
+}
+
+/// Which evaluations to read; every field set must match.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EvaluationFilter {
+    /// The run's suite name.
+    pub suite: Option<String>,
+    /// The run id (exact).
+    pub run_id: Option<String>,
+    /// The target (agent) name.
+    pub target: Option<String>,
+    /// The case id.
+    pub case_id: Option<String>,
+    /// A tag the case carries.
+    pub tag: Option<String>,
+    /// The check's display name (a human label's label set).
+    pub check: Option<String>,
+    /// The check kind (`contains`, `judge`, …; `label` for human labels).
+    pub kind: Option<String>,
+    /// The evaluator type.
+    pub evaluator: Option<EvaluatorType>,
+    /// The status word.
+    pub status: Option<Status>,
+    /// The model recorded in the verdict's evidence (judges, similarity).
+    pub model: Option<String>,
+    /// At or after this time (RFC 3339 UTC, the store's fixed-width form).
+    pub since: Option<String>,
+    /// Before this time (same form).
+    pub until: Option<String>,
+}
+
+/// One stored evaluation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// The run.
+    pub run_id: String,
+    /// The run's suite.
+    pub suite: String,
+    /// The execution it grades.
+    pub execution_id: String,
+    /// The case id.
+    pub case_id: String,
+    /// The target (agent) name.
+    pub target: String,
+    /// The case's tags.
+    pub tags: Vec<String>,
+    /// The check's display name, or the label set of a human label.
+    pub check: String,
+    /// The check kind, or `label`.
+    pub kind: String,
+    /// Who evaluated.
+    pub evaluator: EvaluatorType,
+    /// The status; `None` for a human label that is not pass or fail (A, B, tie).
+    pub status: Option<Status>,
+    /// The score on 0..=1, when there is one.
+    pub score: Option<f64>,
+    /// The model that judged, when the verdict records one.
+    pub model: Option<String>,
+    /// When: the execution's start, or the label's time.
+    pub at: String,
+    /// The labeller of a human label.
+    pub labeller: Option<String>,
+}
+
+/// One page of evaluations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluationPage {
+    /// The evaluations, in listing order.
+    pub evaluations: Vec<Evaluation>,
+    /// Rows read: `page.limit` unless the listing ended.
+    pub scanned: u64,
+}
+
+/// A page of a listing: skip `offset` rows, return at most `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// Rows to skip.
+    pub offset: u64,
+    /// Rows to return at most.
+    pub limit: u64,
+}
+
+/// The listing's columns, in the order [`Evaluation::from_row`] reads them.
+const COLUMNS: &str = "run_id, suite, execution_id, case_id, target, tags_json, check_name, \
+                       kind, evaluator, status, score, model, at, seq, labeller";
+
+impl Store {
+    /// The evaluations matching `filter`, newest first (then by execution and
+    /// check), one page of them. The page counts rows read before the exact tag
+    /// match, so the next page starts at `page.offset + scanned`.
+    pub async fn evaluations(
+        &self,
+        filter: &EvaluationFilter,
+        page: Page,
+    ) -> Result<EvaluationPage, StoreError> {
+        let (sql, params) = select(self.engine, filter);
+        let sql = format!(
+            "{sql} ORDER BY at DESC, execution_id, seq, check_name, labeller_key \
+             LIMIT ${} OFFSET ${}",
+            params.len() + 1,
+            params.len() + 2
+        );
+        // Built from constants only: every value is a bound parameter.
+        let mut query = sqlx::query(AssertSqlSafe(sql));
+        for param in &params {
+            query = query.bind(param.as_str());
+        }
+        let rows = query
+            .bind(count(page.limit, "limit")?)
+            .bind(count(page.offset, "offset")?)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let evaluation = Evaluation::from_row(row)?;
+            if filter
+                .tag
+                .as_ref()
+                .is_none_or(|tag| evaluation.tags.contains(tag))
+            {
+                out.push(evaluation);
+            }
+        }
+        Ok(EvaluationPage {
+            evaluations: out,
+            scanned: rows.len() as u64,
+        })
+    }
+
+    /// One page of runs, most recently started first, of suite `suite` when given.
+    pub async fn run_page(
+        &self,
+        suite: Option<&str>,
+        page: Page,
+    ) -> Result<Vec<RunRecord>, StoreError> {
+        let rows: Vec<RunRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE ($1 = '' OR suite = $1) \
+             ORDER BY started_at DESC, id DESC LIMIT $2 OFFSET $3"
+        ))
+        .bind(suite.unwrap_or(""))
+        .bind(count(page.limit, "limit")?)
+        .bind(count(page.offset, "offset")?)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(RunRow::into_record).collect()
+    }
+}
+
+/// A page bound as BIGINT.
+fn count(n: u64, what: &str) -> Result<i64, StoreError> {
+    to_i64(n, || format!("page {what}"))
+}
+
+/// The filtered union of verdicts and human labels, and its parameters.
+fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
+    let quoted = |kinds: &[&str]| {
+        kinds
+            .iter()
+            .map(|k| format!("'{k}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let model = match engine {
+        Engine::Sqlite => "json_extract(v.evidence_json, '$.model')",
+        Engine::Postgres => "(v.evidence_json::jsonb ->> 'model')",
+    };
+    let union = format!(
+        "SELECT r.id AS run_id, r.suite, e.id AS execution_id, e.case_id, e.target, e.tags_json, \
+             v.check_name, v.kind, \
+             CASE WHEN v.kind IN ({llm}) THEN 'llm' WHEN v.kind IN ({classifier}) THEN 'classifier' \
+                  ELSE 'rule' END AS evaluator, \
+             v.status, v.score, {model} AS model, e.started_at AS at, v.seq, \
+             NULL AS labeller, '' AS labeller_key \
+         FROM verdicts v JOIN executions e ON e.id = v.execution_id JOIN runs r ON r.id = e.run_id \
+         UNION ALL \
+         SELECT r.id, r.suite, e.id, e.case_id, e.target, e.tags_json, l.label_set, 'label', \
+             'human', CASE WHEN l.label IN ('pass', 'fail') THEN l.label ELSE NULL END, \
+             l.score, NULL, l.created_at, -1, l.labeller, l.labeller \
+         FROM labels l JOIN executions e ON e.run_id = l.run_id AND e.case_id = l.case_id \
+             AND e.target = l.target AND e.repeat_index = l.repeat_index \
+             JOIN runs r ON r.id = e.run_id",
+        llm = quoted(LLM_KINDS),
+        classifier = quoted(CLASSIFIER_KINDS),
+    );
+    let mut params: Vec<String> = Vec::new();
+    let mut conditions: Vec<String> = Vec::new();
+    let mut add = |condition: &str, value: String| {
+        params.push(value);
+        conditions.push(condition.replace('?', &format!("${}", params.len())));
+    };
+    let equal = [
+        ("suite", &filter.suite),
+        ("run_id", &filter.run_id),
+        ("target", &filter.target),
+        ("case_id", &filter.case_id),
+        ("check_name", &filter.check),
+        ("kind", &filter.kind),
+        ("model", &filter.model),
+    ];
+    for (column, value) in equal {
+        if let Some(value) = value {
+            add(&format!("{column} = ?"), value.clone());
+        }
+    }
+    if let Some(evaluator) = filter.evaluator {
+        add("evaluator = ?", evaluator.as_str().to_owned());
+    }
+    if let Some(status) = filter.status {
+        add("status = ?", status.as_str().to_owned());
+    }
+    if let Some(since) = &filter.since {
+        add("at >= ?", since.clone());
+    }
+    if let Some(until) = &filter.until {
+        add("at < ?", until.clone());
+    }
+    if let Some(tag) = &filter.tag {
+        // The tag as it appears in the JSON array, LIKE wildcards escaped.
+        let json = serde_json::Value::String(tag.clone()).to_string();
+        let escaped = json
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        add("tags_json LIKE ? ESCAPE '\\'", format!("%{escaped}%"));
+    }
+    let mut sql = format!("SELECT {COLUMNS}, labeller_key FROM ({union}) q");
+    if !conditions.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&conditions.join(" AND "));
+    }
+    (sql, params)
+}
+
+impl Evaluation {
+    fn from_row(row: &AnyRow) -> Result<Evaluation, StoreError> {
+        let raw = RawEvaluation::from_row(row)?;
+        let what = |column: &str| format!("evaluation of execution {} {column}", raw.execution_id);
+        let status = match raw.status.as_deref() {
+            None => None,
+            Some(word) => Some(
+                word.parse::<Status>()
+                    .map_err(|e| StoreError::corrupt(what("status"), e))?,
+            ),
+        };
+        let evaluator = EvaluatorType::parse(&raw.evaluator)
+            .ok_or_else(|| StoreError::corrupt(what("evaluator"), raw.evaluator.clone()))?;
+        Ok(Evaluation {
+            tags: from_json(&raw.tags_json, || what("tags_json"))?,
+            run_id: raw.run_id,
+            suite: raw.suite,
+            execution_id: raw.execution_id,
+            case_id: raw.case_id,
+            target: raw.target,
+            check: raw.check_name,
+            kind: raw.kind,
+            evaluator,
+            status,
+            score: raw.score,
+            model: raw.model,
+            at: raw.at,
+            labeller: raw.labeller,
+        })
+    }
+}
+
+/// A row of the listing as the database returns it.
+struct RawEvaluation {
+    run_id: String,
+    suite: String,
+    execution_id: String,
+    case_id: String,
+    target: String,
+    tags_json: String,
+    check_name: String,
+    kind: String,
+    evaluator: String,
+    status: Option<String>,
+    score: Option<f64>,
+    model: Option<String>,
+    at: String,
+    labeller: Option<String>,
+}
+
+impl FromRow<'_, AnyRow> for RawEvaluation {
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(RawEvaluation {
+            run_id: row.try_get("run_id")?,
+            suite: row.try_get("suite")?,
+            execution_id: row.try_get("execution_id")?,
+            case_id: row.try_get("case_id")?,
+            target: row.try_get("target")?,
+            tags_json: row.try_get("tags_json")?,
+            check_name: row.try_get("check_name")?,
+            kind: row.try_get("kind")?,
+            evaluator: row.try_get("evaluator")?,
+            status: row.try_get("status")?,
+            score: row.try_get("score")?,
+            model: row.try_get("model")?,
+            at: row.try_get("at")?,
+            labeller: row.try_get("labeller")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EvaluatorType;
+
+    #[test]
+    fn kinds_map_to_evaluator_types() {
+        assert_eq!(EvaluatorType::of_kind("rubric"), EvaluatorType::Llm);
+        assert_eq!(EvaluatorType::of_kind("consensus"), EvaluatorType::Llm);
+        assert_eq!(EvaluatorType::of_kind("similar"), EvaluatorType::Classifier);
+        assert_eq!(EvaluatorType::of_kind("contains"), EvaluatorType::Rule);
+        assert_eq!(EvaluatorType::parse("human"), Some(EvaluatorType::Human));
+        assert_eq!(EvaluatorType::parse("robot"), None);
+    }
+}
