@@ -50,7 +50,8 @@ use std::fmt;
 
 use sqlx::AnyPool;
 
-pub use error::{StoreError, mask_url};
+pub use error::StoreError;
+pub use gavel_core::secrets::mask_url;
 pub use labels::Label;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
 pub use open::Engine;

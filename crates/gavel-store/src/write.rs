@@ -57,6 +57,7 @@ impl Store {
     /// Records a new run. Its id must not exist yet.
     pub async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         let config = to_json(&run.config, || format!("run {} config", run.id))?;
+        let config = gavel_core::secrets::redact(&config).into_owned();
         sqlx::query(INSERT_RUN)
             .bind(run.id.as_str())
             .bind(run.suite.as_str())
