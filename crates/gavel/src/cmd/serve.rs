@@ -35,6 +35,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
     let config = Config {
         bind: args.bind,
         token: args.token.clone(),
+        allowed_hosts: Vec::new(),
         launcher: launcher(args.store.db.clone(), args.with.clone())?,
     };
     eprintln!(
