@@ -85,75 +85,81 @@ struct ChatSession {
 #[async_trait::async_trait]
 impl Session for ChatSession {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
-        let clock = Instant::now();
-        let mut turn = Turn {
-            round: req.round,
-            input: req.message.to_owned(),
-            ..Turn::default()
-        };
-        let system = match self.system(req.context) {
-            Ok(s) => s,
-            Err(message) => {
-                turn.failure = Some(permanent(message));
-                return turn;
-            }
-        };
-        self.messages.push(Message::user(req.message));
-        let mut usage = Usage::default();
-        for _ in 0..self.spec.max_steps.unwrap_or(5).max(1) {
-            let request = ChatRequest {
-                system: system.clone(),
-                messages: self.messages.clone(),
-                temperature: self.spec.temperature,
-                max_tokens: self.spec.max_tokens,
-                tools: self.tools.clone(),
-                ..ChatRequest::default()
+        // Secrets (header values, keys) an agent echoes are redacted before the
+        // turn leaves the adapter: nothing downstream ever sees them.
+        let turn = async {
+            let clock = Instant::now();
+            let mut turn = Turn {
+                round: req.round,
+                input: req.message.to_owned(),
+                ..Turn::default()
             };
-            let answer = match self.model.chat(&request).await {
-                Ok(a) => a,
-                Err(e) => {
-                    let failure = if e.kind.is_retryable() {
-                        transient(e.message)
-                    } else {
-                        permanent(e.message)
-                    };
-                    turn.failure = Some(failure);
-                    break;
+            let system = match self.system(req.context) {
+                Ok(s) => s,
+                Err(message) => {
+                    turn.failure = Some(permanent(message));
+                    return turn;
                 }
             };
-            usage.input_tokens += answer.usage.input_tokens;
-            usage.output_tokens += answer.usage.output_tokens;
-            if let Some(cost) = answer.cost_usd {
-                *usage.cost_usd.get_or_insert(0.0) += cost;
-            }
-            self.messages.push(Message {
-                role: Role::Assistant,
-                content: answer.text.clone(),
-                tool_calls: answer.tool_calls.clone(),
-                tool_call_id: None,
-            });
-            if answer.tool_calls.is_empty() {
-                turn.output = answer.text;
-                break;
-            }
-            for call in answer.tool_calls {
-                let result = self.result_of(&call.name);
-                turn.tool_calls.push(ToolCall {
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    result: Some(result.clone()),
-                });
+            self.messages.push(Message::user(req.message));
+            let mut usage = Usage::default();
+            for _ in 0..self.spec.max_steps.unwrap_or(5).max(1) {
+                let request = ChatRequest {
+                    system: system.clone(),
+                    messages: self.messages.clone(),
+                    temperature: self.spec.temperature,
+                    max_tokens: self.spec.max_tokens,
+                    tools: self.tools.clone(),
+                    ..ChatRequest::default()
+                };
+                let answer = match self.model.chat(&request).await {
+                    Ok(a) => a,
+                    Err(e) => {
+                        let failure = if e.kind.is_retryable() {
+                            transient(e.message)
+                        } else {
+                            permanent(e.message)
+                        };
+                        turn.failure = Some(failure);
+                        break;
+                    }
+                };
+                usage.input_tokens += answer.usage.input_tokens;
+                usage.output_tokens += answer.usage.output_tokens;
+                if let Some(cost) = answer.cost_usd {
+                    *usage.cost_usd.get_or_insert(0.0) += cost;
+                }
                 self.messages.push(Message {
-                    role: Role::Tool,
-                    content: result.to_string(),
-                    tool_calls: Vec::new(),
-                    tool_call_id: Some(call.id),
+                    role: Role::Assistant,
+                    content: answer.text.clone(),
+                    tool_calls: answer.tool_calls.clone(),
+                    tool_call_id: None,
                 });
+                if answer.tool_calls.is_empty() {
+                    turn.output = answer.text;
+                    break;
+                }
+                for call in answer.tool_calls {
+                    let result = self.result_of(&call.name);
+                    turn.tool_calls.push(ToolCall {
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        result: Some(result.clone()),
+                    });
+                    self.messages.push(Message {
+                        role: Role::Tool,
+                        content: result.to_string(),
+                        tool_calls: Vec::new(),
+                        tool_call_id: Some(call.id),
+                    });
+                }
             }
+            turn.usage = Some(usage);
+            turn.latency_ms = elapsed_ms(clock);
+            turn
         }
-        turn.usage = Some(usage);
-        turn.latency_ms = elapsed_ms(clock);
-        turn
+        .await;
+        crate::redacted(turn)
     }
 
     async fn close(self: Box<Self>) {}

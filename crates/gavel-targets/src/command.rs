@@ -56,7 +56,12 @@ impl CommandAdapter {
         let env = spec
             .env
             .iter()
-            .map(|(k, v)| Ok((k.clone(), error::expand(name, || format!("env.{k}"), v)?)))
+            .map(|(k, v)| {
+                Ok((
+                    k.clone(),
+                    error::expand_secret(name, || format!("env.{k}"), v)?,
+                ))
+            })
             .collect::<Result<Vec<_>, TargetError>>()?;
         response::validate(name, &spec.response)?;
         let timeout = error::timeout(name, "timeout_s", spec.timeout_s, 60.0)?;
@@ -185,64 +190,70 @@ impl CommandSession {
 #[async_trait::async_trait]
 impl Session for CommandSession {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
-        let mut turn = req.turn();
-        if let Some(failure) = &self.broken {
-            turn.failure = Some(failure.clone());
-            return turn;
+        // Secrets (header values, keys) an agent echoes are redacted before the
+        // turn leaves the adapter: nothing downstream ever sees them.
+        let turn = async {
+            let mut turn = req.turn();
+            if let Some(failure) = &self.broken {
+                turn.failure = Some(failure.clone());
+                return turn;
+            }
+            let mut line = req.to_json().to_string();
+            line.push('\n');
+            let started = Instant::now();
+            let result = tokio::time::timeout(self.spec.timeout, self.exchange(line.as_bytes())).await;
+            turn.latency_ms = crate::elapsed_ms(started);
+            let answer = match result {
+                Ok(Ok(answer)) => answer,
+                Err(_) => {
+                    let secs = self.spec.timeout.as_secs_f64();
+                    // A late answer would be read as the next message's: the session
+                    // cannot go on.
+                    self.broken = Some(permanent(format!(
+                        "target `{}`: an earlier message timed out after {secs}s; the process is out of step",
+                        self.spec.name
+                    )));
+                    turn.failure = Some(transient(format!("timed out after {secs}s")));
+                    return turn;
+                }
+                Ok(Err(NoAnswer::Read(e))) => {
+                    let failure = permanent(format!(
+                        "target `{}`: cannot read stdout: {e}",
+                        self.spec.name
+                    ));
+                    self.broken = Some(failure.clone());
+                    turn.failure = Some(failure);
+                    return turn;
+                }
+                Ok(Err(NoAnswer::Gone)) => {
+                    let failure = self.gone().await;
+                    self.broken = Some(failure.clone());
+                    turn.failure = Some(failure);
+                    return turn;
+                }
+            };
+            let json = match serde_json::from_str::<Value>(&answer) {
+                Ok(json) => json,
+                Err(e) => {
+                    let excerpt = process::truncate(answer.trim(), 200);
+                    turn.failure = Some(permanent(format!(
+                        "response is not JSON: {e}; line: {excerpt}"
+                    )));
+                    return turn;
+                }
+            };
+            match response::extract(&json, &self.spec.response) {
+                Ok((output, tool_calls)) => {
+                    turn.output = output;
+                    turn.tool_calls = tool_calls;
+                }
+                Err(message) => turn.failure = Some(permanent(message)),
+            }
+            turn.response = Some(json);
+            turn
         }
-        let mut line = req.to_json().to_string();
-        line.push('\n');
-        let started = Instant::now();
-        let result = tokio::time::timeout(self.spec.timeout, self.exchange(line.as_bytes())).await;
-        turn.latency_ms = crate::elapsed_ms(started);
-        let answer = match result {
-            Ok(Ok(answer)) => answer,
-            Err(_) => {
-                let secs = self.spec.timeout.as_secs_f64();
-                // A late answer would be read as the next message's: the session
-                // cannot go on.
-                self.broken = Some(permanent(format!(
-                    "target `{}`: an earlier message timed out after {secs}s; the process is out of step",
-                    self.spec.name
-                )));
-                turn.failure = Some(transient(format!("timed out after {secs}s")));
-                return turn;
-            }
-            Ok(Err(NoAnswer::Read(e))) => {
-                let failure = permanent(format!(
-                    "target `{}`: cannot read stdout: {e}",
-                    self.spec.name
-                ));
-                self.broken = Some(failure.clone());
-                turn.failure = Some(failure);
-                return turn;
-            }
-            Ok(Err(NoAnswer::Gone)) => {
-                let failure = self.gone().await;
-                self.broken = Some(failure.clone());
-                turn.failure = Some(failure);
-                return turn;
-            }
-        };
-        let json = match serde_json::from_str::<Value>(&answer) {
-            Ok(json) => json,
-            Err(e) => {
-                let excerpt = process::truncate(answer.trim(), 200);
-                turn.failure = Some(permanent(format!(
-                    "response is not JSON: {e}; line: {excerpt}"
-                )));
-                return turn;
-            }
-        };
-        match response::extract(&json, &self.spec.response) {
-            Ok((output, tool_calls)) => {
-                turn.output = output;
-                turn.tool_calls = tool_calls;
-            }
-            Err(message) => turn.failure = Some(permanent(message)),
-        }
-        turn.response = Some(json);
-        turn
+        .await;
+        crate::redacted(turn)
     }
 
     async fn close(mut self: Box<Self>) {

@@ -66,9 +66,22 @@ impl fmt::Debug for HttpAdapter {
     }
 }
 
+/// Headers whose values are plain protocol words, not secrets; every other header
+/// value is registered for redaction.
+const NOT_SECRET_HEADERS: &[&str] = &[
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "cache-control",
+    "connection",
+    "content-type",
+    "user-agent",
+];
+
 impl HttpAdapter {
     pub(crate) fn build(name: &str, spec: &HttpTarget) -> Result<Self, TargetError> {
         let url_text = error::expand(name, || "url".into(), &spec.url)?;
+        gavel_core::secrets::register_url(&url_text);
         let url =
             Url::parse(&url_text).map_err(|e| TargetError::config(name, "url", e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -91,7 +104,10 @@ impl HttpAdapter {
             let field = || format!("headers.{key}");
             let header = HeaderName::from_bytes(key.as_bytes())
                 .map_err(|_| TargetError::config(name, field(), "not a valid header name"))?;
-            let value = error::expand(name, field, template)?;
+            let value = error::expand_secret(name, field, template)?;
+            if !NOT_SECRET_HEADERS.contains(&header.as_str()) {
+                gavel_core::secrets::register(&value);
+            }
             // The message never includes the value: it may hold a secret.
             let mut value = HeaderValue::from_str(&value).map_err(|_| {
                 TargetError::config(
@@ -237,74 +253,80 @@ struct HttpSession {
 #[async_trait::async_trait]
 impl Session for HttpSession {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
-        let inner = &self.inner;
-        let mut turn = req.turn();
-        let body = match gavel_core::template::render_json(&inner.body, &req.to_json()) {
-            Ok(body) => body,
-            Err(e) => {
-                turn.failure = Some(permanent(format!("target `{}`: body: {e}", inner.name)));
+        // Secrets (header values, keys) an agent echoes are redacted before the
+        // turn leaves the adapter: nothing downstream ever sees them.
+        let turn = async {
+            let inner = &self.inner;
+            let mut turn = req.turn();
+            let body = match gavel_core::template::render_json(&inner.body, &req.to_json()) {
+                Ok(body) => body,
+                Err(e) => {
+                    turn.failure = Some(permanent(format!("target `{}`: body: {e}", inner.name)));
+                    return turn;
+                }
+            };
+            tracing::debug!(target = %inner.name, session = %self.session_id, round = req.round, "http request");
+            let started = Instant::now();
+            if let Some(map) = &inner.stream {
+                inner.stream_turn(body, map, started, &mut turn).await;
                 return turn;
             }
-        };
-        tracing::debug!(target = %inner.name, session = %self.session_id, round = req.round, "http request");
-        let started = Instant::now();
-        if let Some(map) = &inner.stream {
-            inner.stream_turn(body, map, started, &mut turn).await;
-            return turn;
-        }
-        let result = tokio::time::timeout(inner.timeout, inner.exchange(body)).await;
-        turn.latency_ms = crate::elapsed_ms(started);
-        let (status, bytes) = match result {
-            Err(_) => {
-                let secs = inner.timeout.as_secs_f64();
-                turn.failure = Some(transient(format!("timed out after {secs}s")));
-                return turn;
-            }
-            Ok(Err(failure)) => {
-                turn.failure = Some(failure);
-                return turn;
-            }
-            Ok(Ok(answer)) => answer,
-        };
-        let json = serde_json::from_slice::<Value>(&bytes);
-        if !status.is_success() {
-            let text = String::from_utf8_lossy(&bytes);
-            let message = format!(
-                "{} {} answered HTTP {status}: {}",
-                inner.method,
-                display_url(&inner.url),
-                crate::process::truncate(text.trim(), BODY_EXCERPT)
-            );
-            let retry = status == StatusCode::TOO_MANY_REQUESTS
-                || status == StatusCode::REQUEST_TIMEOUT
-                || status.is_server_error();
-            turn.failure = Some(TargetFailure {
-                message,
-                transient: retry,
-            });
-            turn.response = json.ok();
-            return turn;
-        }
-        let json = match json {
-            Ok(json) => json,
-            Err(e) => {
+            let result = tokio::time::timeout(inner.timeout, inner.exchange(body)).await;
+            turn.latency_ms = crate::elapsed_ms(started);
+            let (status, bytes) = match result {
+                Err(_) => {
+                    let secs = inner.timeout.as_secs_f64();
+                    turn.failure = Some(transient(format!("timed out after {secs}s")));
+                    return turn;
+                }
+                Ok(Err(failure)) => {
+                    turn.failure = Some(failure);
+                    return turn;
+                }
+                Ok(Ok(answer)) => answer,
+            };
+            let json = serde_json::from_slice::<Value>(&bytes);
+            if !status.is_success() {
                 let text = String::from_utf8_lossy(&bytes);
-                let excerpt = crate::process::truncate(text.trim(), BODY_EXCERPT);
-                turn.failure = Some(permanent(format!(
-                    "response is not JSON: {e}; body: {excerpt}"
-                )));
+                let message = format!(
+                    "{} {} answered HTTP {status}: {}",
+                    inner.method,
+                    display_url(&inner.url),
+                    crate::process::truncate(text.trim(), BODY_EXCERPT)
+                );
+                let retry = status == StatusCode::TOO_MANY_REQUESTS
+                    || status == StatusCode::REQUEST_TIMEOUT
+                    || status.is_server_error();
+                turn.failure = Some(TargetFailure {
+                    message,
+                    transient: retry,
+                });
+                turn.response = json.ok();
                 return turn;
             }
-        };
-        match response::extract(&json, &inner.response) {
-            Ok((output, tool_calls)) => {
-                turn.output = output;
-                turn.tool_calls = tool_calls;
+            let json = match json {
+                Ok(json) => json,
+                Err(e) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    let excerpt = crate::process::truncate(text.trim(), BODY_EXCERPT);
+                    turn.failure = Some(permanent(format!(
+                        "response is not JSON: {e}; body: {excerpt}"
+                    )));
+                    return turn;
+                }
+            };
+            match response::extract(&json, &inner.response) {
+                Ok((output, tool_calls)) => {
+                    turn.output = output;
+                    turn.tool_calls = tool_calls;
+                }
+                Err(message) => turn.failure = Some(permanent(message)),
             }
-            Err(message) => turn.failure = Some(permanent(message)),
+            turn.response = Some(json);
+            turn
         }
-        turn.response = Some(json);
-        turn
+        .await;
+        crate::redacted(turn)
     }
 
     async fn close(self: Box<Self>) {}
