@@ -22,6 +22,7 @@ pub mod load;
 pub mod outcome;
 pub mod panel;
 pub mod run;
+pub mod secrets;
 pub mod status;
 pub mod target;
 pub mod template;

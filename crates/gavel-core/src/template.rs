@@ -66,10 +66,41 @@ pub fn expand_env(s: &str) -> Result<String, String> {
         .map_err(|e| format!("`{s}`: environment variable {} is not set", e.var_name))
 }
 
+/// Expands `${VAR}` like [`expand_env`] for a value that is a secret (a header
+/// value, a process's environment): every variable's value, and the whole result
+/// when it holds one, are registered with [`crate::secrets::register`].
+pub fn expand_secret(s: &str) -> Result<String, String> {
+    let lookup = |name: &str| -> Result<Option<String>, std::env::VarError> {
+        let value = std::env::var(name)?;
+        crate::secrets::register(&value);
+        Ok(Some(value))
+    };
+    let expanded = shellexpand::env_with_context(s, lookup)
+        .map(|c| c.into_owned())
+        .map_err(|e| format!("`{s}`: environment variable {} is not set", e.var_name))?;
+    if expanded != s {
+        crate::secrets::register(&expanded);
+    }
+    Ok(expanded)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn expanded_secrets_are_registered() {
+        // SAFETY: no other test of this binary reads this variable.
+        unsafe { std::env::set_var("GAVEL_TEMPLATE_TEST_TOKEN", "tmpl-token-value") };
+        let header = expand_secret("Bearer ${GAVEL_TEMPLATE_TEST_TOKEN}").unwrap();
+        assert_eq!(header, "Bearer tmpl-token-value");
+        assert_eq!(
+            crate::secrets::redact("echo: tmpl-token-value"),
+            "echo: [redacted]"
+        );
+        assert!(expand_secret("${GAVEL_TEMPLATE_TEST_UNSET_VAR}").is_err());
+    }
 
     #[test]
     fn whole_leaf_keeps_json_type_and_text_is_rendered() {

@@ -74,6 +74,7 @@ impl FromStr for ModelId {
                         "`{s}`: the base URL must start with http:// or https://"
                     ));
                 }
+                gavel_core::secrets::register_url(url);
                 (name.to_owned(), Some(url.trim_end_matches('/').to_owned()))
             }
             _ => (rest.to_owned(), None),
@@ -89,11 +90,14 @@ impl FromStr for ModelId {
     }
 }
 
+/// Shows the id with the base URL's password and key-like query values masked
+/// (`openai-compatible:m@http://u:***@h/v1?api_key=***`): ids are logged, stored
+/// with verdicts and shown in reports.
 impl fmt::Display for ModelId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.provider.prefix(), self.model)?;
         if let Some(url) = &self.base_url {
-            write!(f, "@{url}")?;
+            write!(f, "@{}", gavel_core::secrets::mask_url(url))?;
         }
         Ok(())
     }
@@ -116,6 +120,17 @@ mod tests {
             let id: ModelId = s.parse().unwrap();
             assert_eq!(id.to_string(), s);
         }
+        let id: ModelId = "openai-compatible:x@http://u:id-pw-77@h:1/v1?api_key=id-key-77"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            id.to_string(),
+            "openai-compatible:x@http://u:***@h:1/v1?api_key=***"
+        );
+        assert_eq!(
+            gavel_core::secrets::redact("id-pw-77 id-key-77"),
+            "[redacted] [redacted]"
+        );
         let id: ModelId = "openai-compatible:x@http://h:1/v1/".parse().unwrap();
         assert_eq!(id.base_url.as_deref(), Some("http://h:1/v1"));
         let id: ModelId = "local:C:/models/a.gguf".parse().unwrap();

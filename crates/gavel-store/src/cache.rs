@@ -111,7 +111,7 @@ impl Store {
             let mut queue = self.cache_queue.lock();
             queue
                 .entries
-                .insert(key.to_owned(), (model.to_owned(), response_json.to_owned()));
+                .insert(key.to_owned(), entry(model, response_json));
             if queue.writing {
                 return Ok(());
             }
@@ -131,7 +131,7 @@ impl Store {
         self.cache_queue
             .lock()
             .entries
-            .insert(key.to_owned(), (model.to_owned(), response_json.to_owned()));
+            .insert(key.to_owned(), entry(model, response_json));
     }
 
     /// Writes queued entries, a transaction per batch, until the queue is empty.
@@ -265,4 +265,12 @@ impl Drop for Reader<'_> {
         lookups.reading = false;
         lookups.waiting.clear();
     }
+}
+
+/// A queued cache entry: the model id and answer, secrets redacted.
+fn entry(model: &str, response_json: &str) -> (String, String) {
+    (
+        gavel_core::secrets::redact(model).into_owned(),
+        gavel_core::secrets::redact(response_json).into_owned(),
+    )
 }

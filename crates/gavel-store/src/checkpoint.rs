@@ -28,7 +28,7 @@ impl Store {
     }
 
     /// Saves `state_json` as this target's session checkpoint, replacing any
-    /// earlier one.
+    /// earlier one; registered secrets are redacted.
     pub async fn checkpoint_put(
         &self,
         target: &str,
@@ -38,7 +38,7 @@ impl Store {
         sqlx::query(UPSERT_CHECKPOINT)
             .bind(target)
             .bind(session_id)
-            .bind(state_json)
+            .bind(gavel_core::secrets::redact(state_json).into_owned())
             .bind(gavel_core::now_rfc3339())
             .execute(&self.pool)
             .await?;

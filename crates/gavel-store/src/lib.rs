@@ -53,10 +53,11 @@ use std::fmt;
 
 use sqlx::AnyPool;
 
-pub use error::{StoreError, mask_url};
+pub use error::StoreError;
 pub use evaluations::{
     CLASSIFIER_KINDS, Evaluation, EvaluationFilter, EvaluationPage, EvaluatorType, LLM_KINDS, Page,
 };
+pub use gavel_core::secrets::mask_url;
 pub use labels::Label;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
 pub use open::Engine;

@@ -8,8 +8,8 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
 
 use crate::direct::DirectConnection;
-use crate::error::mask_url;
 use crate::{Store, StoreError};
+use gavel_core::secrets::{mask_url, register_url};
 
 /// The schema, embedded from `migrations/`; the same files serve both engines.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();
@@ -179,9 +179,11 @@ impl Store {
     /// path, taken as a SQLite file. Migrations run on every open; those already
     /// applied are skipped. SQLite files use WAL, a busy timeout and foreign keys.
     ///
-    /// Errors name the URL with any password masked.
+    /// Errors name the URL with any password masked; the password is registered
+    /// as a secret ([`gavel_core::secrets::register_url`]).
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
+        register_url(url);
         let masked = mask_url(url);
         let open_error = |source: sqlx::Error| StoreError::Open {
             url: masked.clone(),

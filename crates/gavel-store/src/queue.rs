@@ -77,6 +77,7 @@ impl Store {
     /// that workers elsewhere can run its executions. Replaces an earlier one.
     pub async fn save_suite(&self, run_id: &str, suite: &Suite) -> Result<(), StoreError> {
         let json = to_json(suite, || format!("suite of run {run_id}"))?;
+        let json = gavel_core::secrets::redact(&json).into_owned();
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM run_suites WHERE run_id = $1")
             .bind(run_id)

@@ -61,6 +61,7 @@ impl Store {
             Some(n) => Some(to_i64(n, || format!("run {} planned", run.id))?),
             None => None,
         };
+        let config = gavel_core::secrets::redact(&config).into_owned();
         sqlx::query(INSERT_RUN)
             .bind(run.id.as_str())
             .bind(run.suite.as_str())
@@ -197,13 +198,14 @@ impl Store {
 
     /// Marks a run failed and keeps why (shown with the run in the UI and API).
     pub async fn fail_run(&self, run_id: &str, error: &str) -> Result<(), StoreError> {
+        let error = gavel_core::secrets::redact(error);
         let done = sqlx::query(
             "UPDATE runs SET status = $2, error = $3, \
              finished_at = COALESCE(finished_at, $4) WHERE id = $1",
         )
         .bind(run_id)
         .bind(RunStatus::Failed.as_str())
-        .bind(error)
+        .bind(error.as_ref())
         .bind(gavel_core::now_rfc3339())
         .execute(&self.pool)
         .await?;

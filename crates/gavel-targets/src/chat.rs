@@ -94,7 +94,7 @@ impl Session for ChatSession {
                 Ok(s) => Some(s),
                 Err(failure) => {
                     turn.failure = Some(failure);
-                    return turn;
+                    return crate::redacted(turn);
                 }
             },
             None => None,
@@ -114,7 +114,8 @@ impl Session for ChatSession {
             .await
             .err();
         turn.latency_ms = elapsed_ms(clock);
-        turn
+        // Secrets an agent echoes are redacted before the turn leaves the adapter.
+        crate::redacted(turn)
     }
 
     async fn close(self: Box<Self>) {}

@@ -61,7 +61,12 @@ impl CommandAdapter {
         let env = spec
             .env
             .iter()
-            .map(|(k, v)| Ok((k.clone(), error::expand(name, || format!("env.{k}"), v)?)))
+            .map(|(k, v)| {
+                Ok((
+                    k.clone(),
+                    error::expand_secret(name, || format!("env.{k}"), v)?,
+                ))
+            })
             .collect::<Result<Vec<_>, TargetError>>()?;
         response::validate(name, &spec.response)?;
         let timeout = error::timeout(name, "timeout_s", spec.timeout_s, 60.0)?;
@@ -197,8 +202,10 @@ impl CommandSession {
 #[async_trait::async_trait]
 impl Session for CommandSession {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
+        // Secrets (header values, keys) an agent echoes are redacted before the
+        // turn leaves the adapter: nothing downstream ever sees them.
         let Some(policy) = self.spec.retry else {
-            return self.send_once(req).await;
+            return crate::redacted(self.send_once(req).await);
         };
         let mut waits = policy.backoff().build();
         let mut tries = 0;
@@ -215,7 +222,7 @@ impl Session for CommandSession {
             };
             if !again {
                 turn.attempts = Some(retry::counted(tries, 0));
-                return turn;
+                return crate::redacted(turn);
             }
         }
     }

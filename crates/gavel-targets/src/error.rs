@@ -65,6 +65,18 @@ pub(crate) fn expand(
         .map_err(|message| TargetError::config(target, field(), message))
 }
 
+/// Expands `${VAR}` in a field whose value is a secret (a header, a process's
+/// environment): the values are registered for redaction
+/// ([`gavel_core::template::expand_secret`]).
+pub(crate) fn expand_secret(
+    target: &str,
+    field: impl FnOnce() -> String,
+    value: &str,
+) -> Result<String, TargetError> {
+    gavel_core::template::expand_secret(value)
+        .map_err(|message| TargetError::config(target, field(), message))
+}
+
 /// Parses a timeout in seconds (`None` → `default`), rejecting non-positive or
 /// non-finite values.
 pub(crate) fn timeout(

@@ -225,41 +225,47 @@ where
     Fut::Output: IntoReply,
 {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
-        let mut turn = req.turn();
-        let request = FnRequest {
-            session_id: req.session_id.to_owned(),
-            case_id: req.case_id.to_owned(),
-            round: req.round,
-            message: req.message.to_owned(),
-            context: req.context.cloned(),
-            history: req.history.to_vec(),
-        };
-        let started = Instant::now();
-        let result = AssertUnwindSafe(async { (self.f)(request).await.into_reply() })
-            .catch_unwind()
-            .await;
-        turn.latency_ms = crate::elapsed_ms(started);
-        match result {
-            Ok(Ok(reply)) => {
-                turn.output = reply.output;
-                turn.tool_calls = reply.tool_calls;
-                turn.response = reply.response;
-                turn.usage = reply.usage;
+        // Secrets (header values, keys) an agent echoes are redacted before the
+        // turn leaves the adapter: nothing downstream ever sees them.
+        let turn = async {
+            let mut turn = req.turn();
+            let request = FnRequest {
+                session_id: req.session_id.to_owned(),
+                case_id: req.case_id.to_owned(),
+                round: req.round,
+                message: req.message.to_owned(),
+                context: req.context.cloned(),
+                history: req.history.to_vec(),
+            };
+            let started = Instant::now();
+            let result = AssertUnwindSafe(async { (self.f)(request).await.into_reply() })
+                .catch_unwind()
+                .await;
+            turn.latency_ms = crate::elapsed_ms(started);
+            match result {
+                Ok(Ok(reply)) => {
+                    turn.output = reply.output;
+                    turn.tool_calls = reply.tool_calls;
+                    turn.response = reply.response;
+                    turn.usage = reply.usage;
+                }
+                Ok(Err(failure)) => turn.failure = Some(failure),
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "no message".to_owned());
+                    turn.failure = Some(TargetFailure {
+                        message: format!("the target function panicked: {what}"),
+                        transient: false,
+                    });
+                }
             }
-            Ok(Err(failure)) => turn.failure = Some(failure),
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "no message".to_owned());
-                turn.failure = Some(TargetFailure {
-                    message: format!("the target function panicked: {what}"),
-                    transient: false,
-                });
-            }
+            turn
         }
-        turn
+        .await;
+        crate::redacted(turn)
     }
 
     async fn close(self: Box<Self>) {}

@@ -70,9 +70,22 @@ impl fmt::Debug for HttpAdapter {
     }
 }
 
+/// Headers whose values are plain protocol words, not secrets; every other header
+/// value is registered for redaction.
+const NOT_SECRET_HEADERS: &[&str] = &[
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "cache-control",
+    "connection",
+    "content-type",
+    "user-agent",
+];
+
 impl HttpAdapter {
     pub(crate) fn build(name: &str, spec: &HttpTarget) -> Result<Self, TargetError> {
         let url_text = error::expand(name, || "url".into(), &spec.url)?;
+        gavel_core::secrets::register_url(&url_text);
         let url =
             Url::parse(&url_text).map_err(|e| TargetError::config(name, "url", e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -95,7 +108,10 @@ impl HttpAdapter {
             let field = || format!("headers.{key}");
             let header = HeaderName::from_bytes(key.as_bytes())
                 .map_err(|_| TargetError::config(name, field(), "not a valid header name"))?;
-            let value = error::expand(name, field, template)?;
+            let value = error::expand_secret(name, field, template)?;
+            if !NOT_SECRET_HEADERS.contains(&header.as_str()) {
+                gavel_core::secrets::register(&value);
+            }
             // The message never includes the value: it may hold a secret.
             let mut value = HeaderValue::from_str(&value).map_err(|_| {
                 TargetError::config(
@@ -257,9 +273,13 @@ impl Session for HttpSession {
             inner
                 .stream_turn(body, map, Instant::now(), &mut turn)
                 .await;
-            return turn;
+            return crate::redacted(turn);
         }
-        retry::send(inner.retry, || inner.try_once(body.clone(), turn.clone())).await
+        // Secrets (header values, keys) an agent echoes are redacted before the
+        // turn leaves the adapter: nothing downstream ever sees them.
+        crate::redacted(
+            retry::send(inner.retry, || inner.try_once(body.clone(), turn.clone())).await,
+        )
     }
 
     async fn close(self: Box<Self>) {}

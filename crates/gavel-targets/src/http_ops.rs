@@ -52,6 +52,7 @@ fn method(name: &str, field: &str, m: Option<&str>) -> Result<Method, TargetErro
 
 fn url(name: &str, field: &str, text: &str) -> Result<Url, TargetError> {
     let text = error::expand(name, || field.to_owned(), text)?;
+    gavel_core::secrets::register_url(&text);
     Url::parse(&text).map_err(|e| TargetError::config(name, field, e.to_string()))
 }
 

@@ -196,20 +196,26 @@ pub fn build(
     })
 }
 
-/// A failure that trying again will not fix.
+/// A failure that trying again will not fix, its message redacted.
 pub(crate) fn permanent(message: impl Into<String>) -> TargetFailure {
-    TargetFailure {
-        message: message.into(),
-        transient: false,
-    }
+    failure(message.into(), false)
 }
 
-/// A failure that trying again might fix.
+/// A failure that trying again might fix, its message redacted.
 pub(crate) fn transient(message: impl Into<String>) -> TargetFailure {
-    TargetFailure {
-        message: message.into(),
-        transient: true,
-    }
+    failure(message.into(), true)
+}
+
+fn failure(message: String, transient: bool) -> TargetFailure {
+    let mut failure = TargetFailure { message, transient };
+    failure.redact_secrets();
+    failure
+}
+
+/// `turn` with every registered secret redacted ([`gavel_core::secrets`]).
+pub(crate) fn redacted(mut turn: Turn) -> Turn {
+    turn.redact_secrets();
+    turn
 }
 
 /// Milliseconds since `start`, saturating.

@@ -109,7 +109,7 @@ pub async fn start(name: &str, spec: &StartSpec) -> Result<Started, TargetError>
         .map(|(k, v)| {
             Ok((
                 k.clone(),
-                error::expand(name, || format!("start.env.{k}"), v)?,
+                error::expand_secret(name, || format!("start.env.{k}"), v)?,
             ))
         })
         .collect::<Result<Vec<_>, TargetError>>()?;

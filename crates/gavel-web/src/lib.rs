@@ -3,14 +3,16 @@
 //! labelling, all server-rendered over the store, plus the same under `/api/` as
 //! JSON. Templates, htmx and uPlot are embedded: the binary serves everything.
 //!
-//! Security: loopback binds only unless an auth token is set; every state-changing
-//! request carries the CSRF token; everything from agents and models is escaped
+//! Security: loopback binds only unless an auth token is set; a request's `Host`
+//! must be this server's (DNS rebinding) and a state-changing request's `Origin`
+//! this same host; every state-changing request carries the CSRF token; everything from agents and models is escaped
 //! (minijinja autoescapes every `.html` template).
 
 mod api;
 mod assets;
 mod error;
 mod forms;
+mod hosts;
 mod live;
 mod pages;
 mod runs;
@@ -44,6 +46,9 @@ pub struct Config {
     pub bind: SocketAddr,
     /// The auth token requests must carry (required for a non-loopback bind).
     pub token: Option<String>,
+    /// Host names (`name` or `name:port`; `*` for any) the UI answers to besides
+    /// its bind address (and, on loopback, `localhost`, `127.0.0.1`, `[::1]`).
+    pub allowed_hosts: Vec<String>,
     /// What runs started from the UI use besides the stored suite.
     pub runs: RunDefaults,
 }
@@ -56,6 +61,7 @@ pub(crate) struct AppState {
     live: live::Live,
     csrf: Arc<str>,
     token: Option<Arc<str>>,
+    hosts: Arc<hosts::HostPolicy>,
     templates: Arc<minijinja::Environment<'static>>,
 }
 
@@ -68,6 +74,7 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
         store,
         csrf: security::random_token().into(),
         token: config.token.as_deref().map(Arc::from),
+        hosts: Arc::new(hosts::HostPolicy::new(config.bind, &config.allowed_hosts)),
         templates: Arc::new(view::templates()?),
     };
     let mut router = Router::new()

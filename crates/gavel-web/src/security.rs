@@ -1,4 +1,5 @@
-//! Who may talk to the UI and how: loopback binds unless a token is set, the token
+//! Who may talk to the UI and how: loopback binds unless a token is set, only this
+//! server's `Host` and, for changes, its `Origin` ([`crate::hosts`]), the token
 //! on every request when it is, the CSRF token on every state-changing request,
 //! and headers that keep pages from running anything but their own scripts.
 
@@ -45,8 +46,15 @@ fn same_secret(a: &str, b: &str) -> bool {
             == 0
 }
 
-/// Authentication (when a token is set) and CSRF protection, for every route.
+/// Host and origin checks, authentication (when a token is set) and CSRF
+/// protection, for every route.
 pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if let Some(refused) = state
+        .hosts
+        .refuse(request.method(), request.uri(), request.headers())
+    {
+        return refused;
+    }
     let path = request.uri().path();
     let public = path.starts_with("/assets/") || path == "/login";
     let bearer = request

@@ -1,5 +1,6 @@
 //! The web UI over a real store and a real socket: escaping, CSRF, auth, case
-//! validation by field, labels, and the OpenAPI document.
+//! validation by field, labels, DNS rebinding and cross-origin refusals, and the
+//! OpenAPI document.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
@@ -34,16 +35,17 @@ async fn start(token: Option<&str>) -> Ui {
         "targets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\n",
     )
     .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
     let config = Config {
-        bind: "127.0.0.1:0".parse().unwrap(),
+        bind: addr,
         token: token.map(str::to_owned),
+        allowed_hosts: vec!["gavel.internal".into()],
         runs: RunDefaults {
             with: vec![targets],
             ..RunDefaults::default()
         },
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
     let app = gavel_web::app(store.clone(), &config).unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     Ui {
@@ -454,6 +456,7 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
     let open = Config {
         bind: "0.0.0.0:0".parse().unwrap(),
         token: None,
+        allowed_hosts: vec![],
         runs: RunDefaults::default(),
     };
     let dir = tempfile::tempdir().unwrap();
@@ -492,6 +495,117 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn rebinding_and_cross_origin_requests_are_refused() {
+    let ui = start(None).await;
+    seed_run(&ui.store).await;
+    let csrf = ui.csrf().await;
+    let port = ui.base.rsplit(':').next().unwrap().to_owned();
+    let case = json!({"id": "planted", "input": "Hi"});
+    let create_case = |host: &str, origin: Option<&str>| {
+        let mut request = ui
+            .client
+            .post(format!("{}/api/suites/web/cases", ui.base))
+            .header("host", host)
+            .header("x-csrf-token", &csrf)
+            .json(&case);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send()
+    };
+    let start_run = |host: &str, origin: &str| {
+        ui.client
+            .post(format!("{}/runs", ui.base))
+            .header("host", host)
+            .header("origin", origin)
+            .form(&[("_csrf", csrf.as_str()), ("suite", "web")])
+            .send()
+    };
+
+    // A page of attacker.example resolved to 127.0.0.1 (DNS rebinding).
+    let evil = format!("attacker.example:{port}");
+    let evil_origin = format!("http://{evil}");
+    for path in ["/runs", &format!("/runs/{RUN}"), "/api/runs", "/suites"] {
+        let r = ui
+            .client
+            .get(format!("{}{path}", ui.base))
+            .header("host", &evil)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::MISDIRECTED_REQUEST, "{path}");
+        let text = r.text().await.unwrap();
+        assert!(
+            text.contains("--allow-host") && !text.contains(&csrf),
+            "{text}"
+        );
+    }
+    let r = create_case(&evil, Some(&evil_origin)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::MISDIRECTED_REQUEST);
+    let r = start_run(&evil, &evil_origin).await.unwrap();
+    assert_eq!(r.status(), StatusCode::MISDIRECTED_REQUEST);
+    // Another loopback port is another origin, too.
+    let other_port = format!("localhost:{}", port.parse::<u16>().unwrap() ^ 1);
+    assert_eq!(
+        ui.client
+            .get(format!("{}/runs", ui.base))
+            .header("host", &other_port)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::MISDIRECTED_REQUEST
+    );
+
+    // The right host, but posted from another site's page: refused even without
+    // a token configured, by Origin or (absent it) by Referer.
+    let own = format!("127.0.0.1:{port}");
+    let r = create_case(&own, Some("https://attacker.example"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(r.text().await.unwrap().contains("cross-origin"));
+    let r = create_case(&own, Some("null")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = ui
+        .client
+        .post(format!("{}/runs", ui.base))
+        .header("referer", format!("{evil_origin}/page"))
+        .form(&[("_csrf", csrf.as_str()), ("suite", "web")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = start_run(&own, &evil_origin).await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(ui.launched.lock().unwrap().is_empty());
+    assert!(
+        ui.store.export_suite("web").await.is_err(),
+        "no case was created"
+    );
+
+    // Same origin works, under every loopback name and an allowed host.
+    let r = create_case(&own, Some(&format!("http://{own}")))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let local = format!("localhost:{port}");
+    let r = start_run(&local, &format!("http://{local}")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(ui.launched.lock().unwrap().len(), 1);
+    for host in [format!("[::1]:{port}"), "gavel.internal".to_owned()] {
+        let r = ui
+            .client
+            .get(format!("{}/runs", ui.base))
+            .header("host", &host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{host}");
+    }
 }
 
 #[tokio::test]

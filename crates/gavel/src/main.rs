@@ -15,7 +15,8 @@ fn main() -> ExitCode {
     let cli = cmd::Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("GAVEL_LOG"))
-        .with_writer(std::io::stderr)
+        // Secrets gavel knows never reach a log line, even at trace level.
+        .with_writer(|| gavel::secrets::Redacting::new(std::io::stderr()))
         .init();
     // One thread: gavel waits on agents, models and the store; a single-threaded
     // runtime spends less CPU per case than a work-stealing one.
@@ -32,7 +33,7 @@ fn main() -> ExitCode {
     match runtime.block_on(cli.dispatch()) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", gavel::secrets::redact(&format!("{e:#}")));
             ExitCode::from(cmd::EXIT_BAD_INPUT)
         }
     }

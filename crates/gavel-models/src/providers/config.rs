@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use gavel_core::secrets::{mask_url, register, register_url};
+
 use crate::{ErrorKind, ModelError, ModelId, Provider};
 
 const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
@@ -193,6 +195,11 @@ pub(crate) fn resolve(
         Provider::Anthropic => versioned(&base, &["v1"], "v1"),
         Provider::Gemini => versioned(&base, &["v1beta", "v1"], "v1beta"),
     };
+    // Whatever is shown, logged or stored from now on is scrubbed of these.
+    register_url(&base);
+    if let Some(key) = &api_key {
+        register(key);
+    }
     Ok(Resolved {
         endpoint,
         display_base: mask_url(&base),
@@ -238,31 +245,6 @@ fn versioned(base: &str, accepted: &[&str], append: &str) -> String {
         format!("{trimmed}/")
     } else {
         format!("{trimmed}/{append}/")
-    }
-}
-
-/// `url` fit to show: a password or token in the userinfo and the query string
-/// are replaced by `***`.
-pub(crate) fn mask_url(url: &str) -> String {
-    let (url, had_query) = match url.split_once('?') {
-        Some((path, _)) => (path, true),
-        None => (url, false),
-    };
-    let masked = match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority_end = rest.find('/').unwrap_or(rest.len());
-            let (authority, path) = rest.split_at(authority_end);
-            match authority.rsplit_once('@') {
-                Some((_, host)) => format!("{scheme}://***@{host}{path}"),
-                None => format!("{scheme}://{rest}"),
-            }
-        }
-        None => url.to_owned(),
-    };
-    if had_query {
-        format!("{masked}?***")
-    } else {
-        masked
     }
 }
 
@@ -452,7 +434,10 @@ mod tests {
             query.endpoint,
             "https://h/openai/v1/?api-version=2025-01-01"
         );
-        assert_eq!(query.display_base, "https://h/openai/v1?***");
+        assert_eq!(
+            query.display_base, "https://h/openai/v1?api-version=2025-01-01",
+            "a query without secrets is shown"
+        );
     }
 
     #[test]
@@ -493,7 +478,10 @@ mod tests {
         assert!(!shown.contains("sk-very-secret"), "{shown}");
         assert!(!shown.contains("pw"), "{shown}");
         assert!(!shown.contains("abc"), "{shown}");
-        assert_eq!(mask_url("https://user:pw@h:1/v1"), "https://***@h:1/v1");
+        assert_eq!(
+            mask_url("https://user:pw@h:1/v1"),
+            "https://user:***@h:1/v1"
+        );
         assert_eq!(mask_url("http://h:1/v1"), "http://h:1/v1");
     }
 }

@@ -23,7 +23,6 @@ pub struct EmbeddingProvider {
     label: String,
     client: Client,
     target: ServiceTarget,
-    api_key: Option<String>,
     per_try: Duration,
     max_retries: u32,
 }
@@ -85,7 +84,6 @@ impl EmbeddingProvider {
             label,
             client,
             target,
-            api_key: resolved.api_key,
             per_try: settings.timeout,
             max_retries: settings.max_retries,
         })
@@ -145,12 +143,10 @@ impl EmbeddingProvider {
         Ok(slots.into_iter().flatten().collect())
     }
 
-    /// Prefixes the id and scrubs the key from a failure's message.
+    /// Prefixes the id and scrubs every registered secret from a failure's message.
     fn finish_error(&self, error: ModelError) -> ModelError {
-        let mut message = format!("{}: {}", self.label, error.message);
-        if let Some(key) = self.api_key.as_deref().filter(|key| !key.is_empty()) {
-            message = message.replace(key, "[redacted]");
-        }
+        let message = format!("{}: {}", self.label, error.message);
+        let message = gavel_core::secrets::redact(&message).into_owned();
         ModelError { message, ..error }
     }
 }

@@ -33,8 +33,6 @@ pub(crate) struct ProviderModel {
     label: String,
     /// The base URL, masked, for `Debug`.
     display_base: String,
-    /// Only to scrub it from messages; never shown.
-    api_key: Option<String>,
 }
 
 impl fmt::Debug for ProviderModel {
@@ -86,7 +84,6 @@ impl ProviderModel {
             client,
             target,
             display_base: resolved.display_base,
-            api_key: resolved.api_key,
         })
     }
 
@@ -235,12 +232,11 @@ impl ProviderModel {
     }
 
     /// The error for a failed call: classified, prefixed with the model id, and
-    /// scrubbed of the API key should the provider have echoed it.
+    /// scrubbed of every registered secret (the API key, URL credentials) should
+    /// the provider have echoed one.
     fn finish_error(&self, error: ModelError) -> ModelError {
-        let mut message = format!("{}: {}", self.label, error.message);
-        if let Some(key) = self.api_key.as_deref().filter(|key| !key.is_empty()) {
-            message = message.replace(key, "[redacted]");
-        }
+        let message = format!("{}: {}", self.label, error.message);
+        let message = gavel_core::secrets::redact(&message).into_owned();
         ModelError { message, ..error }
     }
 }

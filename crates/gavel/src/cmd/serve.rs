@@ -17,6 +17,10 @@ pub(crate) struct ServeArgs {
     /// Token every request must carry (`Authorization: Bearer …`, or open /login?token=…).
     #[arg(long, env = "GAVEL_WEB_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Also answer to this host name (`name`, `name:port`, or `*`): the UI refuses
+    /// other Host headers (DNS rebinding). Repeatable.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_hosts: Vec<String>,
     /// Suite files added to every run started from the UI (e.g. the targets file).
     #[arg(long = "with", value_name = "FILE")]
     with: Vec<PathBuf>,
@@ -31,6 +35,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
     let config = Config {
         bind: args.bind,
         token: args.token.clone(),
+        allowed_hosts: args.allow_hosts.clone(),
         runs: RunDefaults {
             with: args.with.clone(),
             models: args.models.options(),
