@@ -3,13 +3,17 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
-use gavel::calibration::{Judge, LabelledTurn, Record, Report, judge_all, load_jsonl};
+use gavel::calibration::{
+    GatePolicy, Judge, LabelledTurn, NotCalibrated, Record, Report, judge_all, load_jsonl,
+};
 use gavel::checks::JudgeRuntime;
 use gavel::store::Store;
-use gavel::{CalibrationRun, Execution, ExecutionKey, JudgeSettings};
+use gavel::{CalibrationRequirement, CalibrationRun, Execution, ExecutionKey, JudgeSettings};
+use gavel_models::{CacheStore, ModelPool, ModelSettings};
 use serde_json::json;
 
 use super::models::{self, ModelArgs};
@@ -32,9 +36,22 @@ pub(crate) struct CalibrateArgs {
     /// Take judge settings (model, prices, templates, limits) from this suite file.
     #[arg(long, value_name = "FILE")]
     suite: Option<PathBuf>,
-    /// Only the first N items of each set.
+    /// Judge N items of each set, sampled across its strata (dataset × human
+    /// label) in proportion, deterministically (seed 0): not its first N lines.
     #[arg(long)]
     limit: Option<usize>,
+    /// Fewer labelled items than this make the judge not fit to gate.
+    #[arg(long, value_name = "N", default_value_t = GatePolicy::default().min_items)]
+    min_items: usize,
+    /// Judge coverage (items with a verdict / items) under this makes the judge
+    /// not fit to gate: abstentions count against it. 0 to 1.
+    #[arg(long, value_name = "SHARE", default_value_t = GatePolicy::default().min_coverage,
+          value_parser = share)]
+    min_coverage: f64,
+    /// Serve answers already in the model cache. Without it every item is a
+    /// fresh call (answers are still written to the cache).
+    #[arg(long)]
+    use_cache: bool,
     /// Items judged at once.
     #[arg(short = 'j', long = "jobs", default_value_t = 4)]
     jobs: usize,
@@ -78,6 +95,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
         }
     }
     let choice = models::default_judge(&args.models, &settings).await;
+    let choice_model = choice.model.clone();
     let (judge, judge_name) = match (&args.baseline, &choice.model) {
         (Some(b), _) => (Judge::Length, format!("baseline:{b}")),
         (None, Some(m)) => (
@@ -93,7 +111,21 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             return Ok(EXIT_BAD_INPUT);
         }
     };
-    let pool = models::pool(&args.models, &settings, &store, false);
+    let pool = if args.use_cache {
+        models::pool(&args.models, &settings, &store, false)
+    } else {
+        let cache: Arc<dyn CacheStore> = Arc::new(WriteOnlyCache(store.clone()));
+        ModelPool::new(
+            ModelSettings::from_judge(&settings),
+            Some(cache),
+            models::provider,
+        )
+    };
+    let policy = GatePolicy {
+        min_items: args.min_items,
+        min_coverage: args.min_coverage,
+        ..GatePolicy::default()
+    };
     let judges = models::RunJudges {
         pool: &pool,
         default: choice,
@@ -104,17 +136,37 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     let mut reports = Vec::new();
     let mut all_failed = true;
     for (name, mut records) in sets {
+        let all = records.len();
         if let Some(limit) = args.limit {
-            records.truncate(limit);
+            records = gavel::calibration::stratified_sample(records, limit, 0);
         }
+        let fingerprint = match (&judge, &choice_model) {
+            (Judge::Model { .. }, Some(model)) => {
+                let kinds = gavel::calibration::template_kinds(&records);
+                match gavel::calibration::fingerprint(model, &settings, &kinds) {
+                    Ok(f) => Some(f),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return Ok(EXIT_BAD_INPUT);
+                    }
+                }
+            }
+            _ => None,
+        };
         let verdicts = judge_all(&judge, &records, &rt, args.jobs).await;
-        let report = match Report::new(&name, &judge_name, &records, &verdicts) {
+        let mut report = match Report::new(&name, &judge_name, &records, &verdicts, &policy) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
                 return Ok(EXIT_BAD_INPUT);
             }
         };
+        if records.len() < all {
+            report.notes.push(format!(
+                "--limit: {} of {all} items, sampled across strata (dataset × human label) in proportion, seed 0",
+                records.len()
+            ));
+        }
         all_failed &= report.judged == 0;
         let id = uuid::Uuid::now_v7().to_string();
         store
@@ -128,6 +180,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
                 agreement: report.agreement,
                 kappa: report.kappa,
                 fit_to_gate: report.fit_to_gate,
+                fingerprint,
                 report: serde_json::to_value(&report)?,
             })
             .await?;
@@ -221,37 +274,47 @@ async fn store_records(
     ))
 }
 
-/// Whether the stored calibration run `id` qualifies `judge` to gate: it exists,
-/// was made with the same judge, and agreed with people at least 80%.
+/// Reads `--min-coverage`: a share from 0 to 1.
+fn share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{text}` is not a share from 0 to 1 (e.g. 0.95)")),
+    }
+}
+
+/// The model cache as `gavel calibrate` uses it by default: answers are kept,
+/// never served, so a calibration always measures the judge afresh.
+struct WriteOnlyCache(Store);
+
+#[async_trait::async_trait]
+impl CacheStore for WriteOnlyCache {
+    async fn get(&self, _key: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+
+    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String> {
+        self.0
+            .cache_put(key, model, value)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Whether the stored calibration run the suite requires qualifies its judge
+/// `model` under `settings` ([`gavel::calibration::check_calibration`]); the
+/// error is the reason, for the report's gate line.
 pub(crate) async fn require_calibrated(
     store: &Store,
-    id: &str,
-    judge: Option<&str>,
+    requirement: &CalibrationRequirement,
+    model: Option<&str>,
+    settings: &JudgeSettings,
 ) -> anyhow::Result<Result<(), String>> {
-    let run = match store.calibration(id).await {
-        Ok(run) => run,
-        Err(gavel::store::StoreError::NotFound(_)) => {
-            return Ok(Err(format!(
-                "judge.calibration `{id}`: no such calibration run in the store (run `gavel calibrate` first)"
-            )));
-        }
+    let checked = match store.calibration(&requirement.id).await {
+        Ok(run) => gavel::calibration::check_calibration(&run, requirement, model, settings),
+        Err(gavel::store::StoreError::NotFound(_)) => Err(NotCalibrated::Missing {
+            id: requirement.id.clone(),
+        }),
         Err(e) => return Err(e.into()),
     };
-    let pct = run
-        .agreement
-        .map_or("n/a".to_owned(), |a| format!("{:.1}%", a * 100.0));
-    Ok(if Some(run.judge.as_str()) != judge {
-        Err(format!(
-            "judge.calibration `{id}` calibrated judge {} but this run's judge is {}",
-            run.judge,
-            judge.unwrap_or("none")
-        ))
-    } else if !run.fit_to_gate {
-        Err(format!(
-            "judge.calibration `{id}`: the judge agreed with people {pct} on {}, under 80%: not fit to gate",
-            run.dataset
-        ))
-    } else {
-        Ok(())
-    })
+    Ok(checked.map_err(|e| e.to_string()))
 }

@@ -76,7 +76,7 @@ pub(crate) fn pool(
 
 /// Builds the raw model for an id: `local:` ids run in-process through
 /// gavel-local, every other provider through gavel-models.
-fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
+pub(crate) fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
     #[cfg(feature = "local")]
     if id.provider == gavel_models::Provider::Local {
         return gavel_local::provider(id);

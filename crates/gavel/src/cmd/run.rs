@@ -230,15 +230,19 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         .await?;
     let calibration = match &suite.judge.calibration {
         None => None,
-        Some(id) => {
-            let checked =
-                super::calibrate::require_calibrated(&store, id, judges.default.model.as_deref())
-                    .await?;
+        Some(required) => {
+            let checked = super::calibrate::require_calibrated(
+                &store,
+                required,
+                judges.default.model.as_deref(),
+                &suite.judge,
+            )
+            .await?;
             if let Err(why) = &checked {
                 eprintln!("gate failed: {why}");
             }
             Some(gavel::report::CalibrationGate {
-                id: id.clone(),
+                id: required.id.clone(),
                 passed: checked.is_ok(),
                 reason: checked.err(),
             })
