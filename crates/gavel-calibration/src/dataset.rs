@@ -17,6 +17,24 @@ pub enum Task {
     Pairwise,
 }
 
+impl Task {
+    /// The judge template a model judges this mode with.
+    pub fn template_kind(self) -> gavel_checks::TemplateKind {
+        match self {
+            Task::Pointwise => gavel_checks::TemplateKind::Judge,
+            Task::Pairwise => gavel_checks::TemplateKind::Pairwise,
+        }
+    }
+}
+
+/// The judge templates a model judges `records` with, each once.
+pub fn template_kinds(records: &[Record]) -> Vec<gavel_checks::TemplateKind> {
+    let mut kinds: Vec<_> = records.iter().map(|r| r.task.template_kind()).collect();
+    kinds.sort_by_key(|k| k.as_str());
+    kinds.dedup();
+    kinds
+}
+
 /// The human label's scale.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -46,6 +64,9 @@ pub enum ScaleSpec {
 pub struct Record {
     /// Unique id.
     pub id: String,
+    /// The dataset the record comes from (a stratum of `--limit` samples).
+    #[serde(default)]
+    pub dataset: Option<String>,
     /// The judging mode.
     pub task: Task,
     /// What the label judges, in words: the judge's criteria.

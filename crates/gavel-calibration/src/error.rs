@@ -26,6 +26,14 @@ pub enum CalibrationError {
         /// What is wrong, naming the field.
         message: String,
     },
+    /// The judge cannot be fingerprinted: a bad model id or template.
+    #[error("{field}: {message}")]
+    Judge {
+        /// The setting at fault, e.g. `judge.templates.judge`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The set cannot be reported as one: it is empty or mixes kinds of labels.
     #[error("{0}")]
     Set(String),

@@ -1,7 +1,7 @@
 //! Running a judge over labelled items.
 
 use futures::StreamExt;
-use gavel_checks::{JudgeRuntime, PairwiseInput, PairwiseSpec};
+use gavel_checks::{JudgeRuntime, JudgeTemplate, PairwiseInput, PairwiseSpec, TemplateKind};
 use gavel_core::judge::PairwiseAgainst;
 use gavel_core::{Case, JudgeSettings, Status, Transcript, Turn, Verdict};
 use serde::Serialize;
@@ -12,9 +12,11 @@ use crate::{Record, ScaleSpec, Task};
 /// What judges the items.
 #[derive(Debug, Clone)]
 pub enum Judge {
-    /// gavel's own judges through a model: the pointwise `judge` (scale `binary` or
-    /// `1-5`, the record's criterion, reference and context shown) and `pairwise`
-    /// (both orders). `model`: the model id, `None` for the runtime's default.
+    /// gavel's own judges through a model: the pointwise `judge` (scale `1-5` on
+    /// Likert sets; on binary sets the settings' `scale`, else `binary`, pass/fail
+    /// as the verdict's status; the record's criterion, reference and context
+    /// shown) and `pairwise` (both orders). The settings' template overrides
+    /// apply. `model`: the model id, `None` for the runtime's default.
     Model {
         /// The model id.
         model: Option<String>,
@@ -79,7 +81,9 @@ async fn judge_one(judge: &Judge, record: &Record, rt: &JudgeRuntime<'_>) -> Ite
     match (judge, record.task) {
         (Judge::Length, Task::Pairwise) => length_pairwise(record),
         (Judge::Length, Task::Pointwise) => length_pointwise(record),
-        (Judge::Model { model, .. }, Task::Pairwise) => model_pairwise(model, record, rt).await,
+        (Judge::Model { model, settings }, Task::Pairwise) => {
+            model_pairwise(model, settings, record, rt).await
+        }
         (Judge::Model { model, settings }, Task::Pointwise) => {
             model_pointwise(model, settings, record, rt).await
         }
@@ -150,6 +154,7 @@ fn no_grade(v: &Verdict) -> Option<String> {
 
 async fn model_pairwise(
     model: &Option<String>,
+    settings: &JudgeSettings,
     record: &Record,
     rt: &JudgeRuntime<'_>,
 ) -> ItemVerdict {
@@ -157,6 +162,16 @@ async fn model_pairwise(
         target: Some("response B".into()),
         run: None,
     });
+    let kind = TemplateKind::Pairwise;
+    if let Some(path) = settings.templates.get(kind.as_str()) {
+        match JudgeTemplate::from_file(kind, path) {
+            Ok(template) => spec.template = template,
+            Err(e) => {
+                let reason = format!("error: judge.templates.pairwise {path}: {e}");
+                return ItemVerdict::failed(reason, None);
+            }
+        }
+    }
     spec.model.clone_from(model);
     spec.criteria = Some(record.criterion.clone());
     let input = PairwiseInput {
@@ -190,16 +205,22 @@ async fn model_pointwise(
     record: &Record,
     rt: &JudgeRuntime<'_>,
 ) -> ItemVerdict {
+    // Likert sets are judged on 1-5; binary sets on the suite's scale, else binary.
     let scale = match record.scale {
-        ScaleSpec::Likert { .. } => "1-5",
-        _ => "binary",
+        ScaleSpec::Likert { .. } => Some("1-5"),
+        _ if settings.scale.is_some() => None,
+        _ => Some("binary"),
     };
+    let mut check = json!({"type": "judge", "criteria": record.criterion, "model": model});
+    if let Some(scale) = scale {
+        check["scale"] = json!(scale);
+    }
     let case = json!({
         "id": record.id,
         "input": record.input,
         "context": record.context,
         "expected_output": record.reference,
-        "checks": [{"type": "judge", "criteria": record.criterion, "scale": scale, "model": model}],
+        "checks": [check],
     });
     let plan = serde_json::from_value::<Case>(case)
         .map_err(|e| e.to_string())
@@ -228,7 +249,7 @@ async fn model_pointwise(
     };
     let label = match record.scale {
         ScaleSpec::Likert { .. } => None,
-        _ if score >= 1.0 => Some("pass".to_owned()),
+        _ if v.status == Status::Pass => Some("pass".to_owned()),
         _ => Some("fail".to_owned()),
     };
     ItemVerdict {

@@ -84,6 +84,7 @@ pub fn records_from_labels(
         };
         let record = Record {
             id: item_id.to_owned(),
+            dataset: Some(votes[0].label_set.clone()),
             task: Task::Pointwise,
             criterion: criterion
                 .map(str::to_owned)

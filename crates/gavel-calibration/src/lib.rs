@@ -7,19 +7,23 @@
 //! `pairwise` judges through a model, or the `length` baseline — and
 //! [`Report::new`] compares its verdicts with the people's:
 //!
-//! - agreement (exact), Cohen's kappa (unweighted on nominal labels,
-//!   quadratic-weighted on Likert scores, the human mean rounded half up), a
-//!   confusion matrix (rows human, columns judge);
-//! - Spearman and Pearson between the judge's score and the human score
-//!   (pointwise sets);
+//! - coverage: the share of items the judge gave a verdict on (errors, refusals
+//!   and skips are abstentions, left out of the statistics but counted against
+//!   the judge), and agreement over all items with abstentions as disagreements;
+//! - agreement (exact, Wilson 95% interval), Cohen's kappa (unweighted on nominal
+//!   labels, quadratic-weighted on Likert scores, the human mean rounded half up;
+//!   bootstrap interval), a confusion matrix (rows human, columns judge);
+//! - Spearman, Kendall τ-b (bootstrap intervals) and Pearson between the judge's
+//!   score and the human score (pointwise sets);
 //! - position consistency (pairwise sets): the share of pairs whose verdict is the
-//!   same in both presentation orders. Pairs whose orders disagree count as a
-//!   `tie`; on sets without ties a judge's tie counts as a disagreement;
-//! - `fit_to_gate`: agreement of at least [`GATE_AGREEMENT`]; a judge below is
-//!   "not fit to gate".
+//!   same in both presentation orders, and agreement over those pairs. Pairs whose
+//!   orders disagree count as a `tie`; on sets without ties a judge's tie counts
+//!   as a disagreement;
+//! - `fit_to_gate` by a [`GatePolicy`] (at least 30 items, 95% coverage, 80%
+//!   agreement, kappa 0.4 by default), every shortfall named in `not_fit`.
 //!
-//! Items the judge gave no verdict on (errors, skips) stay out of the statistics
-//! and are counted apart.
+//! A calibration is bound to the judge's [`fingerprint`]; [`check_calibration`]
+//! decides whether a stored run qualifies a suite's judge.
 //!
 //! ```
 //! use gavel_calibration::{Judge, Record, Report, judge_all};
@@ -29,24 +33,33 @@
 //! let records = vec![serde_json::from_str::<Record>(line).unwrap()];
 //! let rt = JudgeRuntime::new(&NoJudgeModels);
 //! let verdicts = futures::executor::block_on(judge_all(&Judge::Length, &records, &rt, 4));
-//! let report = Report::new("x", "baseline:length", &records, &verdicts).unwrap();
+//! let report = Report::new("x", "baseline:length", &records, &verdicts, &Default::default()).unwrap();
 //! assert_eq!(report.agreement, Some(1.0));
 //! assert_eq!(report.position_consistency, Some(1.0));
-//! assert!(report.fit_to_gate);
+//! // One item is no evidence: not fit to gate, and the report says why.
+//! assert!(!report.fit_to_gate);
+//! assert!(report.not_fit[0].contains("only 1 labelled items"));
 //! ```
 #![deny(missing_docs)]
 
 mod dataset;
 mod error;
+mod figures;
+mod fingerprint;
+mod gate;
 mod judge;
 mod labels;
+mod policy;
 mod report;
+mod sample;
+mod text;
 
-pub use dataset::{Record, ScaleSpec, Task, load_jsonl};
+pub use dataset::{Record, ScaleSpec, Task, load_jsonl, template_kinds};
 pub use error::CalibrationError;
+pub use fingerprint::fingerprint;
+pub use gate::{NotCalibrated, check_calibration};
 pub use judge::{ItemVerdict, Judge, judge_all};
 pub use labels::{DEFAULT_CRITERION, LabelledTurn, records_from_labels};
+pub use policy::GatePolicy;
 pub use report::{Confusion, ItemResult, Report};
-
-/// The agreement a judge needs with people to gate CI: 80%.
-pub const GATE_AGREEMENT: f64 = 0.8;
+pub use sample::stratified_sample;

@@ -1,11 +1,11 @@
 //! Comparing a judge's verdicts with the human labels.
 
-use std::fmt::Write as _;
-
-use gavel_stats::Weights;
+use gavel_stats::{Interval, Weights};
 use serde::Serialize;
 
-use crate::{CalibrationError, GATE_AGREEMENT, ItemVerdict, Record, ScaleSpec, Task};
+use crate::figures::Pairs;
+use crate::policy::{below, coverage};
+use crate::{CalibrationError, GatePolicy, ItemVerdict, Record, ScaleSpec, Task};
 
 /// A confusion matrix with its category names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,24 +50,46 @@ pub struct Report {
     pub items: usize,
     /// Items with a verdict.
     pub judged: usize,
-    /// Items without one (errors, skips).
+    /// Items without one: abstentions (errors, refusals, skips).
     pub errors: usize,
+    /// `judged / items`: below the policy's minimum the judge is not fit to gate.
+    pub coverage: f64,
     /// Exact agreement over the judged items.
     pub agreement: Option<f64>,
+    /// Wilson 95% interval of `agreement`.
+    pub agreement_ci: Option<Interval>,
+    /// Exact agreement over every item, abstentions counted as disagreements.
+    pub agreement_all_items: Option<f64>,
     /// Cohen's kappa.
     pub kappa: Option<f64>,
+    /// Bootstrap 95% interval of `kappa`.
+    pub kappa_ci: Option<Interval>,
     /// The kappa's weighting: `none` or `quadratic`.
     pub kappa_weights: &'static str,
     /// Spearman's ρ between judge and human scores (pointwise sets).
     pub spearman: Option<f64>,
+    /// Bootstrap 95% interval of `spearman`.
+    pub spearman_ci: Option<Interval>,
+    /// Kendall's τ-b between judge and human scores (pointwise sets).
+    pub kendall: Option<f64>,
+    /// Bootstrap 95% interval of `kendall`.
+    pub kendall_ci: Option<Interval>,
     /// Pearson's r between judge and human scores (pointwise sets).
     pub pearson: Option<f64>,
     /// Pairwise: the share of judged pairs with the same verdict in both orders.
     pub position_consistency: Option<f64>,
+    /// Pairwise: judged pairs with the same verdict in both orders.
+    pub consistent_pairs: Option<usize>,
+    /// Pairwise: exact agreement over the position-consistent pairs only.
+    pub consistent_agreement: Option<f64>,
     /// Rows human, columns judge.
     pub confusion: Confusion,
-    /// Agreement of at least 80%.
+    /// The criteria `fit_to_gate` was decided by.
+    pub policy: GatePolicy,
+    /// Whether the judge may gate: no entry in `not_fit`.
     pub fit_to_gate: bool,
+    /// Why the judge is not fit to gate, one reason each.
+    pub not_fit: Vec<String>,
     /// The judge's cost in US dollars, over the priced calls.
     pub cost_usd: Option<f64>,
     /// How the numbers were made, where a choice was made.
@@ -96,17 +118,51 @@ fn categories(kind: &str) -> Vec<String> {
 }
 
 /// A Likert mean rounded half up to a category ("4.5" → "5").
-fn likert_category(score: f64) -> String {
+pub(crate) fn likert_category(score: f64) -> String {
     format!("{}", (score + 0.5).floor().clamp(1.0, 5.0) as i64)
 }
 
+/// The judged items' categories and scores, gathered in one pass.
+#[derive(Default)]
+struct Judged {
+    human: Vec<usize>,
+    judge: Vec<usize>,
+    human_scores: Vec<f64>,
+    judge_scores: Vec<f64>,
+    /// Per judged pair: (both orders the same, agreed with people).
+    pairs: Vec<(bool, bool)>,
+    cost: Option<f64>,
+}
+
+/// The notes that say how a kind's numbers were made.
+fn notes_of(kind: &str, scale: &ScaleSpec) -> Vec<String> {
+    let mut notes = vec![
+        "abstentions (errors, refusals, no verdict) are left out of the statistics and count against the judge through coverage; `agreement_all_items` counts them as disagreements".to_owned(),
+        "95% intervals: Wilson for agreement; percentile bootstrap (1,000 resamples, seed 0) for kappa, Spearman and Kendall".to_owned(),
+    ];
+    if kind == "pairwise" {
+        notes.push("pairs whose two presentation orders disagree count as `tie`".into());
+        if let ScaleSpec::Pairwise { labels } = scale
+            && !labels.iter().any(|l| l == "tie")
+        {
+            notes.push("the set has no ties: a judge's tie counts as a disagreement".into());
+        }
+    }
+    if kind == "likert" {
+        notes.push("kappa and agreement on the human mean rounded half up (2.5 → 3); Spearman, Kendall and Pearson on the mean itself".into());
+    }
+    notes
+}
+
 impl Report {
-    /// Compares `verdicts` (one per record, in order) with the records' labels.
+    /// Compares `verdicts` (one per record, in order) with the records' labels,
+    /// and decides by `policy` whether the judge is fit to gate.
     pub fn new(
         dataset: &str,
         judge: &str,
         records: &[Record],
         verdicts: &[ItemVerdict],
+        policy: &GatePolicy,
     ) -> Result<Report, CalibrationError> {
         let first = records
             .first()
@@ -130,9 +186,7 @@ impl Report {
         let labels = categories(kind);
         let index = |name: &str| labels.iter().position(|l| l == name);
         let mut results = Vec::with_capacity(records.len());
-        let (mut human_ix, mut judge_ix) = (Vec::new(), Vec::new());
-        let (mut human_scores, mut judge_scores) = (Vec::new(), Vec::new());
-        let (mut consistent, mut cost) = (Vec::new(), None::<f64>);
+        let mut j = Judged::default();
         for (record, verdict) in records.iter().zip(verdicts) {
             let human = match kind {
                 "likert" => likert_category(record.human_score.unwrap_or(f64::NAN)),
@@ -143,22 +197,21 @@ impl Report {
                 _ => verdict.label.clone(),
             };
             if let Some(c) = verdict.cost_usd {
-                cost = Some(cost.unwrap_or(0.0) + c);
+                j.cost = Some(j.cost.unwrap_or(0.0) + c);
             }
             let item_consistent = verdict.orders.as_ref().map(|[a, b]| a == b);
-            let decided = verdict.error.is_none();
-            if let (true, Some(h), Some(j)) = (
-                decided,
+            if let (None, Some(h), Some(ji)) = (
+                &verdict.error,
                 index(&human),
                 judge_label.as_deref().and_then(index),
             ) {
-                human_ix.push(h);
-                judge_ix.push(j);
+                j.human.push(h);
+                j.judge.push(ji);
                 if let (Some(hs), Some(js)) = (record.human_score, verdict.score) {
-                    human_scores.push(hs);
-                    judge_scores.push(js);
+                    j.human_scores.push(hs);
+                    j.judge_scores.push(js);
                 }
-                consistent.extend(item_consistent);
+                j.pairs.extend(item_consistent.map(|c| (c, h == ji)));
             }
             results.push(ItemResult {
                 id: record.id.clone(),
@@ -171,28 +224,39 @@ impl Report {
                 reasoning: verdict.reasoning.clone(),
             });
         }
-        let matrix = gavel_stats::Confusion::new(labels.len(), &human_ix, &judge_ix)
+        let matrix = gavel_stats::Confusion::new(labels.len(), &j.human, &j.judge)
             .ok_or_else(|| CalibrationError::Set(format!("{dataset}: a label is out of range")))?;
         let weights = if kind == "likert" {
             Weights::Quadratic
         } else {
             Weights::None
         };
-        let agreement = matrix.agreement();
+        let pairs = Pairs {
+            categories: labels.len(),
+            human: &j.human,
+            judge: &j.judge,
+            judge_scores: &j.judge_scores,
+            human_scores: &j.human_scores,
+        };
         let pointwise = kind != "pairwise";
-        let mut notes = Vec::new();
-        if kind == "pairwise" {
-            notes.push("pairs whose two presentation orders disagree count as `tie`".into());
-            if let Some(ScaleSpec::Pairwise { labels }) = Some(&first.scale)
-                && !labels.iter().any(|l| l == "tie")
-            {
-                notes.push("the set has no ties: a judge's tie counts as a disagreement".into());
-            }
-        }
-        if kind == "likert" {
-            notes.push("kappa and agreement on the human mean rounded half up; Spearman and Pearson on the mean itself".into());
-        }
-        let judged = human_ix.len();
+        let agreement = pairs.agreement();
+        let kappa = pairs.kappa(weights);
+        let correlation = |f| pointwise.then(|| pairs.correlation(f)).flatten();
+        let (spearman, kendall) = (
+            correlation(gavel_stats::spearman),
+            correlation(gavel_stats::kendall),
+        );
+        let judged = j.human.len();
+        let share = |part: usize, of: usize| (of > 0).then(|| part as f64 / of as f64);
+        let consistent: Vec<bool> = j.pairs.iter().filter(|p| p.0).map(|p| p.1).collect();
+        let agreed = j.human.iter().zip(&j.judge).filter(|(h, ji)| h == ji);
+        let mut not_fit = policy.shortfalls(records.len(), judged);
+        not_fit.extend(below(
+            "agreement",
+            agreement.map(|a| a.value),
+            policy.min_agreement,
+        ));
+        not_fit.extend(below("kappa", kappa.map(|k| k.value), policy.min_kappa));
         Ok(Report {
             dataset: dataset.to_owned(),
             judge: judge.to_owned(),
@@ -200,104 +264,40 @@ impl Report {
             items: records.len(),
             judged,
             errors: records.len() - judged,
-            agreement,
-            kappa: matrix.kappa(weights),
+            coverage: coverage(records.len(), judged),
+            agreement: agreement.map(|a| a.value),
+            agreement_ci: agreement.and_then(|a| a.interval),
+            agreement_all_items: share(agreed.count(), records.len()),
+            kappa: kappa.map(|k| k.value),
+            kappa_ci: kappa.and_then(|k| k.interval),
             kappa_weights: if kind == "likert" {
                 "quadratic"
             } else {
                 "none"
             },
-            spearman: pointwise
-                .then(|| gavel_stats::spearman(&judge_scores, &human_scores))
-                .flatten(),
+            spearman: spearman.map(|e| e.value),
+            spearman_ci: spearman.and_then(|e| e.interval),
+            kendall: kendall.map(|e| e.value),
+            kendall_ci: kendall.and_then(|e| e.interval),
             pearson: pointwise
-                .then(|| gavel_stats::pearson(&judge_scores, &human_scores))
+                .then(|| gavel_stats::pearson(&j.judge_scores, &j.human_scores))
                 .flatten(),
-            position_consistency: (!consistent.is_empty()).then(|| {
-                consistent.iter().filter(|c| **c).count() as f64 / consistent.len() as f64
-            }),
+            position_consistency: share(consistent.len(), j.pairs.len()),
+            consistent_pairs: (!pointwise).then_some(consistent.len()),
+            consistent_agreement: share(
+                consistent.iter().filter(|a| **a).count(),
+                consistent.len(),
+            ),
             confusion: Confusion {
                 labels,
                 counts: matrix.counts().to_vec(),
             },
-            fit_to_gate: agreement.is_some_and(|a| a >= GATE_AGREEMENT),
-            cost_usd: cost,
-            notes,
+            policy: *policy,
+            fit_to_gate: not_fit.is_empty(),
+            not_fit,
+            cost_usd: j.cost,
+            notes: notes_of(kind, &first.scale),
             results,
         })
-    }
-
-    /// The report for people: the statistics, the confusion matrix and the gate.
-    pub fn text(&self) -> String {
-        let num = |v: Option<f64>| v.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.3}"));
-        let pct =
-            |v: Option<f64>| v.map_or_else(|| "n/a".to_owned(), |v| format!("{:.1}%", v * 100.0));
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{} · judge {} · {} · {} items, {} judged, {} without a verdict",
-            self.dataset, self.judge, self.kind, self.items, self.judged, self.errors
-        );
-        let _ = writeln!(out, "  agreement            {}", pct(self.agreement));
-        let _ = writeln!(
-            out,
-            "  Cohen's kappa        {} ({})",
-            num(self.kappa),
-            if self.kappa_weights == "quadratic" {
-                "quadratic-weighted"
-            } else {
-                "unweighted"
-            }
-        );
-        if self.kind != "pairwise" {
-            let _ = writeln!(out, "  Spearman             {}", num(self.spearman));
-            let _ = writeln!(out, "  Pearson              {}", num(self.pearson));
-        } else {
-            let _ = writeln!(
-                out,
-                "  position consistency {}",
-                pct(self.position_consistency)
-            );
-        }
-        if let Some(cost) = self.cost_usd {
-            let _ = writeln!(out, "  cost                 ${cost:.4}");
-        }
-        let _ = writeln!(out, "  confusion (rows human, columns judge):");
-        let width = self
-            .confusion
-            .labels
-            .iter()
-            .map(String::len)
-            .max()
-            .unwrap_or(1)
-            .max(5);
-        let _ = write!(out, "    {:>width$}", "");
-        for l in &self.confusion.labels {
-            let _ = write!(out, " {l:>width$}");
-        }
-        out.push('\n');
-        for (l, row) in self.confusion.labels.iter().zip(&self.confusion.counts) {
-            let _ = write!(out, "    {l:>width$}");
-            for c in row {
-                let _ = write!(out, " {c:>width$}");
-            }
-            out.push('\n');
-        }
-        for note in &self.notes {
-            let _ = writeln!(out, "  note: {note}");
-        }
-        let _ = writeln!(
-            out,
-            "  {}",
-            if self.fit_to_gate {
-                "fit to gate (agreement ≥ 80%)".to_owned()
-            } else {
-                format!(
-                    "NOT FIT TO GATE: agreement {} is under 80%",
-                    pct(self.agreement)
-                )
-            }
-        );
-        out
     }
 }

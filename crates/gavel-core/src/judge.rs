@@ -168,10 +168,10 @@ pub struct JudgeSettings {
     )]
     pub max_cost: Option<f64>,
     /// A stored calibration run (`gavel calibrate`) that must qualify the judge:
-    /// the gate fails unless it used the same judge model and agreed with people
-    /// at least 80%.
+    /// its id, or `{id, metric, min, use_lower_bound}`. The gate fails unless the
+    /// run's judge fingerprint matches this judge and it qualifies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibration: Option<String>,
+    pub calibration: Option<crate::CalibrationRequirement>,
     /// The embedding model of `similar` checks: `all-MiniLM-L6-v2` (default, run
     /// locally), a model folder, or `openai:NAME` / `openai-compatible:NAME@URL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

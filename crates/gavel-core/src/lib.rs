@@ -29,7 +29,9 @@ pub mod template;
 pub mod transcript;
 pub mod verdict;
 
-pub use calibration::{CalibrationRun, ExecutionKey, Label};
+pub use calibration::{
+    CalibrationRequirement, CalibrationRun, ExecutionKey, GateMetric, JudgeFingerprint, Label,
+};
 pub use case::{Case, CriteriaJudge, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::{CheckSpec, OneOrMany};
 pub use error::{LoadError, Location};

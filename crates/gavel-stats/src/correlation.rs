@@ -1,4 +1,4 @@
-//! Pearson and Spearman correlation.
+//! Pearson, Spearman and Kendall correlation.
 
 /// Pearson's r; `None` when the lengths differ, under two pairs, or when either
 /// side has no variance.
@@ -49,6 +49,39 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
     pearson(&ranks(x), &ranks(y))
 }
 
+/// Kendall's τ-b (ties corrected, as SciPy's default): concordant minus
+/// discordant pairs over √((n₀ − n₁)(n₀ − n₂)); `None` when the lengths differ,
+/// under two pairs, or when either side is all ties. O(n²).
+pub fn kendall(x: &[f64], y: &[f64]) -> Option<f64> {
+    if x.len() != y.len() || x.len() < 2 {
+        return None;
+    }
+    let (mut score, mut untied_x, mut untied_y) = (0.0, 0.0, 0.0);
+    for i in 0..x.len() {
+        for j in i + 1..x.len() {
+            let (dx, dy) = (sign(x[i], x[j]), sign(y[i], y[j]));
+            score += dx * dy;
+            untied_x += dx.abs();
+            untied_y += dy.abs();
+        }
+    }
+    if untied_x == 0.0 || untied_y == 0.0 {
+        return None;
+    }
+    Some((score / (untied_x * untied_y).sqrt()).clamp(-1.0, 1.0))
+}
+
+/// 1, −1 or 0 as `a` is above, below or equal to `b`.
+fn sign(a: f64, b: f64) -> f64 {
+    if a > b {
+        1.0
+    } else if a < b {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +99,17 @@ mod tests {
         assert!((pearson(&x, &[4.0, 3.0, 2.0, 1.0]).unwrap() + 1.0).abs() < 1e-12);
         assert_eq!(pearson(&x, &[1.0; 4]), None);
         assert_eq!(pearson(&x, &[1.0]), None);
+    }
+
+    #[test]
+    fn kendall_tau_b_corrects_for_ties() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        assert!((kendall(&x, &[10.0, 20.0, 30.0, 40.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert!((kendall(&x, &[4.0, 3.0, 2.0, 1.0]).unwrap() + 1.0).abs() < 1e-12);
+        // 3 concordant, 0 discordant, 3 pairs tied in y: 3 / √(6 · 3).
+        let tied = kendall(&x, &[1.0, 1.0, 1.0, 2.0]).unwrap();
+        assert!((tied - 3.0 / 18f64.sqrt()).abs() < 1e-12, "{tied}");
+        assert_eq!(kendall(&x, &[1.0; 4]), None);
+        assert_eq!(kendall(&x, &[1.0]), None);
     }
 }

@@ -1,6 +1,6 @@
 //! Statistics gavel reports and gates on, as pure functions over plain slices:
 //! descriptive statistics of repeats, pass@k and pass^k, correlation (Pearson,
-//! Spearman), agreement and Cohen's kappa (unweighted, linear or quadratic) from a
+//! Spearman, Kendall τ-b), confidence intervals (Wilson, seeded bootstrap), agreement and Cohen's kappa (unweighted, linear or quadratic) from a
 //! confusion matrix, and paired tests for comparing two runs (Wilcoxon
 //! signed-rank, exact sign test).
 //!
@@ -23,11 +23,13 @@
 mod agreement;
 mod correlation;
 mod describe;
+mod interval;
 mod paired;
 mod repeats;
 
 pub use agreement::{Confusion, Weights};
-pub use correlation::{pearson, ranks, spearman};
+pub use correlation::{kendall, pearson, ranks, spearman};
 pub use describe::{mean, percentile_sorted, stddev, variance};
+pub use interval::{Bootstrap, Interval, wilson};
 pub use paired::{PairedTest, sign_test, wilcoxon};
 pub use repeats::{pass_at_k, pass_hat_k};

@@ -23,11 +23,11 @@ const SELECT_LABELS: &str = "SELECT label_set, item_id, labeller, run_id, case_i
 
 const INSERT_CALIBRATION: &str = "INSERT INTO calibration_runs \
          (id, created_at, dataset, judge, items, judged, agreement, kappa, fit_to_gate, \
-         report_json) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+         report_json, fingerprint_json) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
-const CALIBRATION_COLUMNS: &str =
-    "id, created_at, dataset, judge, items, judged, agreement, kappa, fit_to_gate, report_json";
+const CALIBRATION_COLUMNS: &str = "id, created_at, dataset, judge, items, judged, agreement, \
+     kappa, fit_to_gate, report_json, fingerprint_json";
 
 impl Store {
     /// Keeps a label, replacing the same labeller's earlier label of the item.
@@ -86,6 +86,12 @@ impl Store {
             .bind(Float(run.kappa))
             .bind(i64::from(run.fit_to_gate))
             .bind(to_json(&run.report, what)?)
+            .bind(
+                run.fingerprint
+                    .as_ref()
+                    .map(|f| to_json(f, what))
+                    .transpose()?,
+            )
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -151,6 +157,7 @@ fn calibration_from_row(row: &AnyRow) -> Result<CalibrationRun, StoreError> {
     let judged: i64 = row.try_get("judged")?;
     let fit: i64 = row.try_get("fit_to_gate")?;
     let report: String = row.try_get("report_json")?;
+    let fingerprint: Option<String> = row.try_get("fingerprint_json")?;
     Ok(CalibrationRun {
         created_at: row.try_get("created_at")?,
         dataset: row.try_get("dataset")?,
@@ -161,6 +168,9 @@ fn calibration_from_row(row: &AnyRow) -> Result<CalibrationRun, StoreError> {
         kappa: row.try_get("kappa")?,
         fit_to_gate: fit != 0,
         report: from_json(&report, || what("report_json"))?,
+        fingerprint: fingerprint
+            .map(|f| from_json(&f, || what("fingerprint_json")))
+            .transpose()?,
         id,
     })
 }

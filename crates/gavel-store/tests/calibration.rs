@@ -5,7 +5,7 @@
 
 use std::error::Error;
 
-use gavel_core::{CalibrationRun, ExecutionKey, Label};
+use gavel_core::{CalibrationRun, ExecutionKey, JudgeFingerprint, Label};
 use gavel_store::{Store, StoreError};
 use serde_json::json;
 use sqlx::{AssertSqlSafe, Connection, Executor};
@@ -87,6 +87,7 @@ async fn story(url: String) -> TestResult {
         kappa: None,
         fit_to_gate: false,
         report: json!({"items": []}),
+        fingerprint: None,
     };
     store.save_calibration(&undecided).await?;
     let fit = CalibrationRun {
@@ -97,6 +98,15 @@ async fn story(url: String) -> TestResult {
         kappa: Some(0.7012345678901234),
         fit_to_gate: true,
         report: json!({"agreement": 0.825, "confusion": {"labels": ["A", "B", "tie"]}}),
+        fingerprint: Some(JudgeFingerprint {
+            provider: "openai-compatible".into(),
+            model: "judge".into(),
+            base_url_host: Some("127.0.0.1".into()),
+            templates: [("pairwise".to_owned(), "0123456789abcdef".to_owned())].into(),
+            temperature: 0.25,
+            max_tokens: 1024,
+            scale: Some("1-5".into()),
+        }),
         ..undecided.clone()
     };
     store.save_calibration(&fit).await?;

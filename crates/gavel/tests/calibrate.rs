@@ -175,33 +175,8 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
     assert!(stdout.contains("NOT FIT TO GATE"), "{stdout}");
     let unfit = qags["calibration_id"].as_str().unwrap().to_owned();
 
-    // A labelled set where people passed everything: the mock judge agrees fully.
-    let all_pass = dir.path().join("all_pass.jsonl");
-    let line = r#"{"id":"p-N","task":"pointwise","criterion":"Answers the question.","input":"What is 2+2?","response":"4","human_label":"pass","human_score":1,"scale":{"type":"binary","labels":["pass","fail"]}}"#;
-    let lines: Vec<String> = (0..5)
-        .map(|i| line.replace("p-N", &format!("p-{i}")))
-        .collect();
-    std::fs::write(&all_pass, lines.join("\n")).unwrap();
-    let out = gavel(
-        dir.path(),
-        &[
-            "calibrate",
-            "--judge",
-            &judge,
-            "--db",
-            &db,
-            all_pass.to_str().unwrap(),
-        ],
-    );
-    let stdout = text(&out.stdout);
-    assert!(stdout.contains("fit to gate (agreement ≥ 80%)"), "{stdout}");
-    let fit = stdout
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("calibration run "))
-        .unwrap()
-        .to_owned();
-
-    // A suite that requires a calibrated judge gates only with a fit calibration.
+    // A suite that requires a calibrated judge gates only with a fit calibration
+    // (`a_scripted_judge_that_is_right_qualifies_its_suite` shows the pass).
     let suite = |calibration: &str| {
         format!(
             "name: gated\njudge:\n  model: {judge}\n  calibration: {calibration}\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@{url}/v1\ncases:\n  - id: hi\n    input: Hello\n    checks: [{{type: contains, value: You said}}]\n",
@@ -209,29 +184,10 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
         )
     };
     let path = dir.path().join("suite.yaml");
-    std::fs::write(&path, suite(&fit)).unwrap();
     let gate_of = |report: &std::path::Path| -> Value {
         let json: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
         json["gate"].clone()
     };
-    let fit_report = dir.path().join("fit.json");
-    let out = gavel(
-        dir.path(),
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--db",
-            &db,
-            "--quiet",
-            "-o",
-            fit_report.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let gate = gate_of(&fit_report);
-    assert_eq!(gate["calibration"]["id"], fit.as_str(), "{gate:#}");
-    assert_eq!(gate["calibration"]["passed"], true);
-    assert_eq!(gate["passed"], true);
     std::fs::write(&path, suite(&unfit)).unwrap();
     let unfit_report = dir.path().join("unfit.json");
     let out = gavel(
@@ -334,6 +290,7 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
     assert_eq!(team["items"], 1);
     assert_eq!(team["results"][0]["human"], "pass", "the majority of three");
     assert_eq!(team["agreement"], 1.0);
+    assert_eq!(team["fit_to_gate"], false, "one item is no evidence");
 
     // Bad input names the file and line.
     let bad = dir.path().join("bad.jsonl");
@@ -355,4 +312,378 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// How a scripted judge answers, knowing the human labels.
+#[derive(Clone, Copy)]
+enum Script {
+    /// The human label, every time.
+    Oracle,
+    /// `pass` where people said pass; `[ERROR]` (an abstention) where they said
+    /// fail, i.e. on every item a "pass" judge would get wrong.
+    PassOrAbstain,
+    /// `fail`, every time.
+    ConstantFail,
+}
+
+/// A judge on the OpenAI wire format (wiremock) that finds the judged response in
+/// the prompt's `agent_output` fence and answers per its script.
+struct ScriptedJudge {
+    script: Script,
+    /// Response text (as fenced) → human label.
+    labels: std::collections::HashMap<String, String>,
+}
+
+impl ScriptedJudge {
+    fn new(script: Script, file: &Path) -> Self {
+        let labels = std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|r| {
+                let response = r["response"].as_str().unwrap().replace("<<<", "‹‹‹");
+                (response, r["human_label"].as_str().unwrap().to_owned())
+            })
+            .collect();
+        ScriptedJudge { script, labels }
+    }
+
+    fn answer(&self, prompt: &str) -> Value {
+        let body = prompt
+            .split_once("<<<agent_output ")
+            .and_then(|(_, rest)| rest.split_once(">>>\n"))
+            .and_then(|(_, rest)| rest.split_once("\n<<<end agent_output"))
+            .map(|(body, _)| body)
+            .expect("the judged response is fenced");
+        let human = self.labels.get(body).expect("a response of the set");
+        let (status, score) = match (self.script, human.as_str()) {
+            (Script::Oracle, "pass") | (Script::PassOrAbstain, "pass") => ("ok", json!(1)),
+            (Script::PassOrAbstain, _) => ("[ERROR]", Value::Null),
+            _ => ("ok", json!(0)),
+        };
+        json!({"status": status, "reasoning": "scripted", "score": score})
+    }
+}
+
+impl wiremock::Respond for ScriptedJudge {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let prompt: String = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let content = self.answer(&prompt).to_string();
+        wiremock::ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "judge",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop"
+            }],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        }))
+    }
+}
+
+/// A scripted judge server, its tokio runtime alive as long as it is.
+struct JudgeServer {
+    server: wiremock::MockServer,
+    rt: tokio::runtime::Runtime,
+}
+
+impl JudgeServer {
+    fn start(script: Script, file: &Path) -> Self {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let server = rt.block_on(wiremock::MockServer::start());
+        let judge = JudgeServer { server, rt };
+        judge.mount(script, file);
+        judge
+    }
+
+    fn mount(&self, script: Script, file: &Path) {
+        let judge = ScriptedJudge::new(script, file);
+        self.rt.block_on(
+            wiremock::Mock::given(wiremock::matchers::method("POST"))
+                .and(wiremock::matchers::path("/v1/chat/completions"))
+                .respond_with(judge)
+                .mount(&self.server),
+        );
+    }
+
+    /// Another judge behind the same URL; the request count starts again.
+    fn rescript(&self, script: Script, file: &Path) {
+        self.rt.block_on(self.server.reset());
+        self.mount(script, file);
+    }
+
+    fn model(&self) -> String {
+        format!("openai-compatible:judge@{}/v1", self.server.uri())
+    }
+
+    fn requests(&self) -> usize {
+        self.rt
+            .block_on(self.server.received_requests())
+            .map_or(0, |r| r.len())
+    }
+}
+
+/// A suite gated on calibration `requirement` (YAML), judged by `judge` with
+/// `extra` judge settings, its one case answered by the mock agent.
+fn gated_suite(judge: &str, extra: &str, requirement: &str, agent: &Mock) -> String {
+    format!(
+        "name: gated\njudge:\n  model: {judge}\n{extra}  calibration: {requirement}\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@{url}/v1\ncases:\n  - id: hi\n    input: Hello\n    checks: [{{type: contains, value: You said}}]\n",
+        url = agent.url
+    )
+}
+
+/// `gavel run` of the suite at `path`: exit code, stderr and the JSON gate.
+fn run_gated(dir: &Path, db: &str, path: &Path) -> (Option<i32>, String, Value) {
+    let report = dir.join("gated.json");
+    let out = gavel(
+        dir,
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--db",
+            db,
+            "--quiet",
+            "-o",
+            report.to_str().unwrap(),
+        ],
+    );
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    (out.status.code(), text(&out.stderr), json["gate"].clone())
+}
+
+/// `gavel calibrate` with `args`; its stdout and the one report written.
+fn calibrate(dir: &Path, db: &str, args: &[&str]) -> (String, Value) {
+    let out_path = dir.join("cal.json");
+    let mut all = vec!["calibrate", "--db", db, "-o", out_path.to_str().unwrap()];
+    all.extend(args);
+    let out = gavel(dir, &all);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    (stdout, read_json(&out_path)[0].clone())
+}
+
+#[test]
+fn an_abstaining_judge_is_not_fit_to_gate_and_its_suite_fails() {
+    let agent = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
+    let qags = calibration_dir().join("qags.jsonl");
+    let judge = JudgeServer::start(Script::PassOrAbstain, &qags);
+    let model = judge.model();
+    let (stdout, report) = calibrate(
+        dir.path(),
+        &db,
+        &["--judge", &model, qags.to_str().unwrap()],
+    );
+    // Where it spoke it was always right; it abstained on every fail.
+    assert_eq!(report["agreement"], 1.0, "{report:#}");
+    assert_eq!(report["items"], 200);
+    let coverage = report["coverage"].as_f64().unwrap();
+    assert!(coverage < 0.6, "{coverage}");
+    assert_eq!(report["fit_to_gate"], false);
+    assert!(
+        stdout.contains("NOT FIT TO GATE: coverage 49.5%"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("abstentions count against the judge"),
+        "{stdout}"
+    );
+    let id = report["calibration_id"].as_str().unwrap();
+
+    let path = dir.path().join("suite.yaml");
+    std::fs::write(&path, gated_suite(&model, "", id, &agent)).unwrap();
+    let (code, stderr, gate) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(gate["pass_rate"], 100.0, "the case passed: {gate:#}");
+    assert_eq!(gate["passed"], false);
+    assert!(
+        stderr.contains("not fit to gate: coverage 49.5%"),
+        "{stderr}"
+    );
+    // Naming a metric does not waive coverage.
+    let by_agreement = format!("{{id: {id}, metric: agreement, min: 0.8}}");
+    std::fs::write(&path, gated_suite(&model, "", &by_agreement, &agent)).unwrap();
+    let (code, stderr, _) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("coverage 49.5%"), "{stderr}");
+
+    // One item is no evidence, however it went (here: judged right).
+    let one = dir.path().join("one.jsonl");
+    let first_pass = std::fs::read_to_string(&qags)
+        .unwrap()
+        .lines()
+        .find(|l| l.contains(r#""human_label": "pass""#))
+        .unwrap()
+        .to_owned();
+    std::fs::write(&one, first_pass).unwrap();
+    let (stdout, report) = calibrate(dir.path(), &db, &["--judge", &model, one.to_str().unwrap()]);
+    assert_eq!(
+        (&report["items"], &report["agreement"]),
+        (&json!(1), &json!(1.0))
+    );
+    assert_eq!(report["fit_to_gate"], false);
+    assert!(
+        stdout.contains("only 1 labelled items; at least 30 are needed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_constant_judge_on_skewed_labels_fails_the_kappa_gate() {
+    let agent = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
+    // Every fail of TruthfulQA and its first 20 passes: 152 fail, 20 pass.
+    let source = std::fs::read_to_string(calibration_dir().join("truthfulqa_judge.jsonl")).unwrap();
+    let mut passes = 0;
+    let skewed: Vec<&str> = source
+        .lines()
+        .filter(|l| {
+            let pass = l.contains(r#""human_label": "pass""#);
+            passes += usize::from(pass);
+            !pass || passes <= 20
+        })
+        .collect();
+    let file = dir.path().join("skewed.jsonl");
+    std::fs::write(&file, skewed.join("\n")).unwrap();
+    let judge = JudgeServer::start(Script::ConstantFail, &file);
+    let model = judge.model();
+    let (stdout, report) = calibrate(
+        dir.path(),
+        &db,
+        &["--judge", &model, file.to_str().unwrap()],
+    );
+    assert_eq!(report["items"], 172, "{report:#}");
+    let agreement = report["agreement"].as_f64().unwrap();
+    assert!((agreement - 152.0 / 172.0).abs() < 1e-9, "{agreement}");
+    assert_eq!(report["kappa"], 0.0);
+    assert_eq!(report["fit_to_gate"], false);
+    assert!(stdout.contains("kappa 0.000 is under 0.4"), "{stdout}");
+    let id = report["calibration_id"].as_str().unwrap();
+
+    let path = dir.path().join("suite.yaml");
+    // Agreement alone is fooled by the skew...
+    let by_agreement = format!("{{id: {id}, metric: agreement, min: 0.8}}");
+    std::fs::write(&path, gated_suite(&model, "", &by_agreement, &agent)).unwrap();
+    let (code, stderr, gate) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(gate["calibration"]["passed"], true, "{gate:#}");
+    // ...kappa is not, nor is the plain id (whose verdict needs kappa too).
+    for requirement in [
+        format!("{{id: {id}, metric: kappa, min: 0.6}}"),
+        id.to_owned(),
+    ] {
+        std::fs::write(&path, gated_suite(&model, "", &requirement, &agent)).unwrap();
+        let (code, stderr, gate) = run_gated(dir.path(), &db, &path);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert_eq!(gate["calibration"]["passed"], false, "{gate:#}");
+        assert!(stderr.contains("kappa 0.000 is under"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_calibration_holds_for_its_judge_only_and_is_made_afresh() {
+    let agent = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
+    let qags = calibration_dir().join("qags.jsonl");
+    let judge = JudgeServer::start(Script::Oracle, &qags);
+    let model = judge.model();
+    // Calibrate through the suite itself: its judge settings are the fingerprint's.
+    let path = dir.path().join("suite.yaml");
+    std::fs::write(&path, gated_suite(&model, "", "pending", &agent)).unwrap();
+    let args = [
+        "--suite",
+        path.to_str().unwrap(),
+        "--limit",
+        "40",
+        qags.to_str().unwrap(),
+    ];
+    let (stdout, report) = calibrate(dir.path(), &db, &args);
+    assert_eq!(report["items"], 40);
+    assert_eq!(report["fit_to_gate"], true, "{stdout}");
+    assert!(
+        stdout.contains("--limit: 40 of 200 items, sampled across strata"),
+        "{stdout}"
+    );
+    let human = |r: &Value, label: &str| {
+        r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["human"] == label)
+            .count()
+    };
+    // QAGS lists its XSum items first; the sample spans both labels in proportion.
+    assert_eq!((human(&report, "pass"), human(&report, "fail")), (20, 20));
+    assert_eq!(judge.requests(), 40);
+    let id = report["calibration_id"].as_str().unwrap().to_owned();
+
+    std::fs::write(&path, gated_suite(&model, "", &id, &agent)).unwrap();
+    let (code, stderr, gate) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(gate["calibration"]["passed"], true, "{gate:#}");
+    let lower = format!("{{id: {id}, metric: kappa, min: 0.9, use_lower_bound: true}}");
+    std::fs::write(&path, gated_suite(&model, "", &lower, &agent)).unwrap();
+    let (code, stderr, _) = run_gated(dir.path(), &db, &path);
+    assert_eq!(
+        code,
+        Some(0),
+        "a perfect judge's kappa interval is [1, 1]: {stderr}"
+    );
+
+    // Another temperature, or another template, is another judge.
+    std::fs::write(
+        &path,
+        gated_suite(&model, "  temperature: 1.5\n", &id, &agent),
+    )
+    .unwrap();
+    let (code, stderr, gate) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(1), "{stderr}");
+    let reason = gate["calibration"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("not calibrated: temperature 1.5 ≠ 0 at calibration"),
+        "{reason}"
+    );
+    let builtin = support::workspace().join("crates/gavel-checks/templates/judge.j2");
+    let mine = dir.path().join("judge.j2");
+    let source = std::fs::read_to_string(builtin).unwrap();
+    std::fs::write(
+        &mine,
+        source.replacen("impartial expert", "strict expert", 1),
+    )
+    .unwrap();
+    let templated = "  templates:\n    judge: judge.j2\n";
+    std::fs::write(&path, gated_suite(&model, templated, &id, &agent)).unwrap();
+    let (code, stderr, _) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not calibrated: `judge` template "),
+        "{stderr}"
+    );
+
+    // The judge behind the same id changes (a new deployment): calibrating again
+    // calls it afresh and reports its new numbers (the cache is written, not read).
+    std::fs::write(&path, gated_suite(&model, "", "pending", &agent)).unwrap();
+    judge.rescript(Script::ConstantFail, &qags);
+    let (_, again) = calibrate(dir.path(), &db, &args);
+    assert_eq!(judge.requests(), 40, "every item asked again");
+    assert_eq!(again["agreement"], 0.5, "{again:#}");
+    assert_ne!(again["calibration_id"], report["calibration_id"]);
+    // `--use-cache` opts in to the cache: no request at all.
+    let mut cached = args.to_vec();
+    cached.push("--use-cache");
+    calibrate(dir.path(), &db, &cached);
+    assert_eq!(judge.requests(), 40, "served from the cache");
 }

@@ -3,13 +3,15 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
-use gavel::calibration::{Judge, LabelledTurn, Record, Report, judge_all, load_jsonl};
+use gavel::calibration::{GatePolicy, Judge, LabelledTurn, Record, Report, judge_all, load_jsonl};
 use gavel::checks::JudgeRuntime;
 use gavel::store::Store;
 use gavel::{CalibrationRun, Execution, ExecutionKey, JudgeSettings};
+use gavel_models::{CacheStore, ModelPool, ModelSettings};
 use serde_json::json;
 
 use super::ModelArgs;
@@ -32,9 +34,22 @@ pub(crate) struct CalibrateArgs {
     /// Take judge settings (model, prices, templates, limits) from this suite file.
     #[arg(long, value_name = "FILE")]
     suite: Option<PathBuf>,
-    /// Only the first N items of each set.
+    /// Judge N items of each set, sampled across its strata (dataset × human
+    /// label) in proportion, deterministically (seed 0): not its first N lines.
     #[arg(long)]
     limit: Option<usize>,
+    /// Fewer labelled items than this make the judge not fit to gate.
+    #[arg(long, value_name = "N", default_value_t = GatePolicy::default().min_items)]
+    min_items: usize,
+    /// Judge coverage (items with a verdict / items) under this makes the judge
+    /// not fit to gate: abstentions count against it. 0 to 1.
+    #[arg(long, value_name = "SHARE", default_value_t = GatePolicy::default().min_coverage,
+          value_parser = share)]
+    min_coverage: f64,
+    /// Serve answers already in the model cache. Without it every item is a
+    /// fresh call (answers are still written to the cache).
+    #[arg(long)]
+    use_cache: bool,
     /// Items judged at once.
     #[arg(short = 'j', long = "jobs", default_value_t = 4)]
     jobs: usize,
@@ -79,6 +94,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     }
     let options = args.models.options();
     let choice = gavel_session::default_judge(&options, &settings).await;
+    let choice_model = choice.model.clone();
     let (judge, judge_name) = match (&args.baseline, &choice.model) {
         (Some(b), _) => (Judge::Length, format!("baseline:{b}")),
         (None, Some(m)) => (
@@ -94,7 +110,21 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             return Ok(EXIT_BAD_INPUT);
         }
     };
-    let pool = gavel_session::pool(options.cache, &settings, &store, false, args.jobs);
+    let pool = if args.use_cache {
+        gavel_session::pool(options.cache, &settings, &store, false, args.jobs)
+    } else {
+        let cache: Arc<dyn CacheStore> = Arc::new(WriteOnlyCache(store.clone()));
+        ModelPool::new(
+            ModelSettings::from_judge(&settings),
+            Some(cache),
+            gavel_session::provider,
+        )
+    };
+    let policy = GatePolicy {
+        min_items: args.min_items,
+        min_coverage: args.min_coverage,
+        ..GatePolicy::default()
+    };
     let judges = gavel_session::RunJudges {
         pool: &pool,
         default: choice,
@@ -105,17 +135,37 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     let mut reports = Vec::new();
     let mut all_failed = true;
     for (name, mut records) in sets {
+        let all = records.len();
         if let Some(limit) = args.limit {
-            records.truncate(limit);
+            records = gavel::calibration::stratified_sample(records, limit, 0);
         }
+        let fingerprint = match (&judge, &choice_model) {
+            (Judge::Model { .. }, Some(model)) => {
+                let kinds = gavel::calibration::template_kinds(&records);
+                match gavel::calibration::fingerprint(model, &settings, &kinds) {
+                    Ok(f) => Some(f),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return Ok(EXIT_BAD_INPUT);
+                    }
+                }
+            }
+            _ => None,
+        };
         let verdicts = judge_all(&judge, &records, &rt, args.jobs).await;
-        let report = match Report::new(&name, &judge_name, &records, &verdicts) {
+        let mut report = match Report::new(&name, &judge_name, &records, &verdicts, &policy) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
                 return Ok(EXIT_BAD_INPUT);
             }
         };
+        if records.len() < all {
+            report.notes.push(format!(
+                "--limit: {} of {all} items, sampled across strata (dataset × human label) in proportion, seed 0",
+                records.len()
+            ));
+        }
         all_failed &= report.judged == 0;
         let id = uuid::Uuid::now_v7().to_string();
         store
@@ -129,6 +179,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
                 agreement: report.agreement,
                 kappa: report.kappa,
                 fit_to_gate: report.fit_to_gate,
+                fingerprint,
                 report: serde_json::to_value(&report)?,
             })
             .await?;
@@ -220,4 +271,30 @@ async fn store_records(
     Ok(gavel::calibration::records_from_labels(
         &labels, criteria, find,
     ))
+}
+
+/// Reads `--min-coverage`: a share from 0 to 1.
+fn share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{text}` is not a share from 0 to 1 (e.g. 0.95)")),
+    }
+}
+
+/// The model cache as `gavel calibrate` uses it by default: answers are kept,
+/// never served, so a calibration always measures the judge afresh.
+struct WriteOnlyCache(Store);
+
+#[async_trait::async_trait]
+impl CacheStore for WriteOnlyCache {
+    async fn get(&self, _key: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+
+    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String> {
+        self.0
+            .cache_put(key, model, value)
+            .await
+            .map_err(|e| e.to_string())
+    }
 }
