@@ -83,7 +83,7 @@ pub(crate) async fn finish(sink: Option<Arc<OtelSink>>, finished: &Finished) {
 /// `gavel export`: a stored suite as YAML, or a stored run to OpenTelemetry.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub(crate) struct ExportArgs {
+pub(crate) struct ExportCommand {
     #[command(subcommand)]
     to: Option<ExportTo>,
     #[command(flatten)]
@@ -113,7 +113,7 @@ struct ExportOtelArgs {
 }
 
 /// Runs `gavel export`.
-pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<u8> {
+pub(crate) async fn export(args: ExportCommand) -> anyhow::Result<u8> {
     match (args.to, args.suite) {
         (Some(ExportTo::Otel(a)), _) => export_otel(a).await,
         (None, Some(suite)) => super::library::export(suite).await,

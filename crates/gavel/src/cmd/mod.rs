@@ -61,7 +61,7 @@ enum Command {
     Import(library::ImportArgs),
     /// Write a suite stored in the database as a YAML file; `export otel RUN_ID`
     /// sends a stored run to OpenTelemetry.
-    Export(export_otel::ExportArgs),
+    Export(export_otel::ExportCommand),
     /// Serve the web UI over the store.
     Serve(serve::ServeArgs),
     /// Claim and run the executions of distributed runs (`gavel run --distributed`).
