@@ -4,6 +4,7 @@
 
 mod calibrate;
 mod compare;
+mod export_otel;
 mod library;
 mod mcp;
 mod model_files;
@@ -59,8 +60,9 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Store a suite file's cases in the database, versioned.
     Import(library::ImportArgs),
-    /// Write a suite stored in the database as a YAML file.
-    Export(library::ExportArgs),
+    /// Write a suite stored in the database as a YAML file; `export otel RUN_ID`
+    /// sends a stored run to OpenTelemetry.
+    Export(export_otel::ExportCommand),
     /// Serve the web UI over the store.
     Serve(serve::ServeArgs),
     /// Serve the stored evaluations over MCP (stdio, or Streamable HTTP with --http).
@@ -217,7 +219,7 @@ impl Cli {
             Command::Calibrate(args) => calibrate::calibrate(args).await,
             Command::Compare(args) => compare::compare(args).await,
             Command::Import(args) => library::import(args).await,
-            Command::Export(args) => library::export(args).await,
+            Command::Export(args) => export_otel::export(args).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Mcp(args) => mcp::mcp(args).await,
             Command::Worker(args) => worker::worker(args).await,

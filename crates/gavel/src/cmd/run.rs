@@ -61,6 +61,8 @@ pub(crate) struct RunArgs {
     store: StoreArgs,
     #[command(flatten)]
     out: ReportOutArgs,
+    #[command(flatten)]
+    otel: super::export_otel::OtelArgs,
 }
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
@@ -109,12 +111,13 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let cancel = CancellationToken::new();
     super::watch_ctrl_c(cancel.clone());
     let progress = Arc::new(Progress::new(planned, !args.quiet));
-    let sinks = Sinks::new().with(progress.clone());
+    let (sinks, otel) = args.otel.attach(Sinks::new().with(progress.clone()))?;
     let finished = match prepared.execute(&sinks, &cancel).await {
         Ok(f) => f,
         Err(e) => return Ok(super::session_error(&e)),
     };
     progress.finish();
+    super::export_otel::finish(otel, &finished).await;
     let code = super::report::emit(&finished.report, &args.out)?;
     if let Some(e) = &finished.error {
         eprintln!("error: {e}");

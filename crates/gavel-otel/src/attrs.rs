@@ -1,0 +1,60 @@
+//! Attribute names and small attribute helpers.
+
+use opentelemetry::KeyValue;
+
+/// The GenAI operation (`invoke_agent`, `execute_tool`, `chat`).
+pub(crate) const OPERATION: &str = "gen_ai.operation.name";
+/// The session id of a conversation.
+pub(crate) const CONVERSATION: &str = "gen_ai.conversation.id";
+/// The event name of a verdict.
+pub(crate) const EVALUATION_EVENT: &str = "gen_ai.evaluation.result";
+
+/// A string attribute.
+pub(crate) fn text(key: &'static str, value: impl Into<String>) -> KeyValue {
+    KeyValue::new(key, value.into())
+}
+
+/// An integer attribute (saturating at `i64::MAX`).
+pub(crate) fn int(key: &'static str, value: impl TryInto<i64>) -> KeyValue {
+    KeyValue::new(key, value.try_into().unwrap_or(i64::MAX))
+}
+
+/// A model id (`provider:model`, `openai-compatible:model@URL`) as
+/// `gen_ai.provider.name` and `gen_ai.request.model`. The URL part of an
+/// `@URL` id is left out: it is configuration, not the model's name.
+pub(crate) fn model(id: &str) -> Vec<KeyValue> {
+    let (provider, name) = match id.split_once(':') {
+        Some((p, rest)) => (Some(p), rest),
+        None => (None, id),
+    };
+    let name = name.split_once('@').map_or(name, |(n, _)| n);
+    let mut kvs = vec![text("gen_ai.request.model", name)];
+    if let Some(p) = provider {
+        kvs.push(text("gen_ai.provider.name", p));
+    }
+    kvs
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_ids_split_into_provider_and_model_without_urls() {
+        let kvs = model("openai-compatible:qwen@http://user:pw@host:8080/v1");
+        let shown: Vec<String> = kvs
+            .iter()
+            .map(|k| format!("{}={}", k.key, k.value))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "gen_ai.request.model=qwen",
+                "gen_ai.provider.name=openai-compatible"
+            ]
+        );
+        assert_eq!(model("gpt")[0].value.as_str(), "gpt");
+        assert_eq!(model("gpt").len(), 1);
+    }
+}

@@ -1,0 +1,197 @@
+//! Verdicts as `gen_ai.evaluation.result` events: a log record linked to the
+//! span judged and, when enabled, a span event with the same attributes. Round
+//! verdicts land on the round's last turn, transcript verdicts on the case's
+//! root span, step scores and tool verifications on their tool spans.
+
+use std::time::{Duration, SystemTime};
+
+use gavel_core::{Execution, Verdict};
+use opentelemetry::logs::{LogRecord, Logger, Severity};
+use opentelemetry::trace::TraceContextExt;
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::logs::SdkLogger;
+use opentelemetry_sdk::trace::SdkTracer;
+use serde_json::Value;
+
+use crate::attrs::{EVALUATION_EVENT, text};
+use crate::trace::ExecutionSpans;
+
+/// One evaluation result, before it is attached.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Evaluation {
+    pub(crate) name: String,
+    pub(crate) score: Option<f64>,
+    pub(crate) label: String,
+    pub(crate) explanation: String,
+}
+
+impl Evaluation {
+    /// The convention's attributes.
+    pub(crate) fn attributes(&self) -> Vec<KeyValue> {
+        let mut kvs = vec![
+            text("gen_ai.evaluation.name", self.name.clone()),
+            text("gen_ai.evaluation.score.label", self.label.clone()),
+            text("gen_ai.evaluation.explanation", self.explanation.clone()),
+        ];
+        if let Some(s) = self.score {
+            kvs.push(KeyValue::new("gen_ai.evaluation.score.value", s));
+        }
+        kvs
+    }
+}
+
+/// Where evaluations go: the logger (when logs are on) and whether span events are added.
+pub(crate) struct Targets<'a> {
+    pub(crate) tracer: &'a SdkTracer,
+    pub(crate) logger: Option<&'a SdkLogger>,
+    pub(crate) span_events: bool,
+}
+
+/// Attaches every verdict of `e` (and its per-tool parts) to `spans`.
+pub(crate) fn attach(targets: &Targets<'_>, e: &Execution, spans: &mut ExecutionSpans) {
+    for verdict in &e.verdicts {
+        let (cx, at) = judged_span(e, spans, verdict);
+        let eval = Evaluation {
+            name: verdict.check.clone(),
+            score: verdict.score,
+            label: verdict.status.to_string(),
+            explanation: verdict.reason.clone(),
+        };
+        emit(targets, &cx, at, &eval, &verdict.kind);
+        if let Some(model) = verdict.evidence.get("model").and_then(Value::as_str) {
+            let tokens = (
+                number(&verdict.evidence, "input_tokens"),
+                number(&verdict.evidence, "output_tokens"),
+            );
+            let latency = Duration::from_millis(number(&verdict.evidence, "latency_ms"));
+            spans.judge_chat(targets.tracer, &cx, model, tokens, latency);
+        }
+        for (index, eval) in per_tool(e, spans, verdict) {
+            let tool = &spans.tools[index];
+            emit(targets, &tool.cx, tool.at.end, &eval, &verdict.kind);
+        }
+    }
+}
+
+/// The span a verdict judged, and when it ended.
+fn judged_span(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> (Context, SystemTime) {
+    let turn = v.round.and_then(|r| {
+        e.transcript
+            .turns
+            .iter()
+            .rposition(|t| t.round == r && t.branch.is_none())
+    });
+    match turn.and_then(|i| spans.turns.get(i)) {
+        Some((cx, at)) => (cx.clone(), at.end),
+        None => (spans.root.clone(), spans.whole.end),
+    }
+}
+
+/// Step scores (`step-score`) and per-call grades (`tool-verification`) that
+/// belong to a tool span: (index into `spans.tools`, evaluation).
+fn per_tool(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> Vec<(usize, Evaluation)> {
+    let list = |key: &str| {
+        v.evidence
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    match v.kind.as_str() {
+        "step-score" => {
+            let mut used = vec![false; spans.tools.len()];
+            list("steps")
+                .iter()
+                .filter_map(|step| {
+                    let tool = step.get("tool")?.as_str()?;
+                    let round = step.get("round")?.as_u64()? as usize;
+                    let index = (0..spans.tools.len()).find(|&i| {
+                        !used[i] && spans.tools[i].round == round && spans.tools[i].name == tool
+                    })?;
+                    used[index] = true;
+                    let score = step.get("score").and_then(Value::as_f64);
+                    let failure = step.get("failure").and_then(Value::as_str);
+                    Some((
+                        index,
+                        Evaluation {
+                            name: format!("{} step {}", v.check, number(step, "step")),
+                            score,
+                            label: if score.is_some() { "scored" } else { "error" }.into(),
+                            explanation: step
+                                .get("explanation")
+                                .and_then(Value::as_str)
+                                .or(failure)
+                                .unwrap_or_default()
+                                .to_string(),
+                        },
+                    ))
+                })
+                .collect()
+        }
+        "tool-verification" => list("calls")
+            .iter()
+            .filter_map(|call| {
+                let index = call.get("call_index")?.as_u64()? as usize;
+                (index < e.transcript.tool_calls().count()).then_some(())?;
+                let ok = |k: &str| call.get(k).and_then(Value::as_bool) != Some(false);
+                let passed = ok("tool_correct") && ok("args_correct") && ok("result_correct");
+                let problems: Vec<&str> = call
+                    .get("problems")
+                    .and_then(Value::as_array)
+                    .map(|p| p.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                Some((
+                    index,
+                    Evaluation {
+                        name: format!("{}: {}", v.check, call.get("expected")?.as_str()?),
+                        score: call.get("score").and_then(Value::as_f64),
+                        label: if passed { "pass" } else { "fail" }.into(),
+                        explanation: problems.join("; "),
+                    },
+                ))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Sends one evaluation: the log record, and the span event when enabled.
+fn emit(targets: &Targets<'_>, cx: &Context, at: SystemTime, eval: &Evaluation, kind: &str) {
+    let mut attrs = eval.attributes();
+    attrs.push(text("gavel.check.kind", kind.to_string()));
+    let span = cx.span();
+    if let Some(logger) = targets.logger {
+        let sc = span.span_context();
+        let mut record = logger.create_log_record();
+        record.set_event_name(EVALUATION_EVENT);
+        record.set_timestamp(at);
+        record.set_observed_timestamp(SystemTime::now());
+        record.set_severity_number(Severity::Info);
+        record.set_trace_context(sc.trace_id(), sc.span_id(), Some(sc.trace_flags()));
+        record.add_attributes(
+            attrs
+                .iter()
+                .map(|kv| (kv.key.clone(), any_value(&kv.value))),
+        );
+        logger.emit(record);
+    }
+    if targets.span_events {
+        span.add_event_with_timestamp(EVALUATION_EVENT, at, attrs);
+    }
+}
+
+/// A span attribute value as a log attribute value.
+fn any_value(v: &opentelemetry::Value) -> opentelemetry::logs::AnyValue {
+    use opentelemetry::logs::AnyValue;
+    match v {
+        opentelemetry::Value::F64(f) => AnyValue::Double(*f),
+        opentelemetry::Value::I64(i) => AnyValue::Int(*i),
+        opentelemetry::Value::Bool(b) => AnyValue::Boolean(*b),
+        other => AnyValue::String(other.as_str().into_owned().into()),
+    }
+}
+
+/// A non-negative integer field, 0 when absent.
+fn number(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}

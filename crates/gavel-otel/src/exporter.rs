@@ -1,0 +1,273 @@
+//! The OTLP pipeline (tracer and logger providers with batch processors) and
+//! what it exports: run spans and execution traces.
+
+use std::time::SystemTime;
+
+use gavel_core::{Execution, RunRecord};
+use gavel_report::Gate;
+use opentelemetry::logs::LoggerProvider;
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_otlp::{LogExporter, SpanExporter, WithExportConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::logs::{BatchLogProcessor, SdkLogger, SdkLoggerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
+};
+
+use crate::attrs::{int, text};
+use crate::evaluation::{Targets, attach};
+use crate::timeline::{self, parse_time};
+use crate::trace::{ExecutionSpans, RunContext};
+use crate::{OtelError, Protocol, Settings};
+
+/// Spans and log records waiting to be sent, at most: a run of thousands of
+/// cases against a slow receiver keeps everything instead of dropping.
+const QUEUE: usize = 1 << 16;
+
+/// The instrumentation scope's name.
+const SCOPE: &str = "gavel";
+
+/// An OTLP export pipeline for gavel runs.
+pub struct Exporter {
+    tracer_provider: SdkTracerProvider,
+    tracer: SdkTracer,
+    logger_provider: Option<SdkLoggerProvider>,
+    logger: Option<SdkLogger>,
+    settings: Settings,
+}
+
+/// A run's open span: case traces link to it; [`Exporter::finish_run`] ends it.
+pub struct RunSpan {
+    cx: Context,
+    run: RunContext,
+}
+
+impl RunSpan {
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.run.run_id
+    }
+}
+
+impl Exporter {
+    /// Builds the pipeline. Must be called inside a Tokio runtime when the
+    /// protocol is gRPC (the channel runs on it).
+    pub fn new(settings: Settings) -> Result<Exporter, OtelError> {
+        let resource = Resource::builder().with_service_name("gavel").build();
+        let spans = span_exporter(&settings)?;
+        let tracer_provider = SdkTracerProvider::builder()
+            .with_span_processor(
+                BatchSpanProcessor::builder(spans)
+                    .with_batch_config(
+                        BatchConfigBuilder::default()
+                            .with_max_queue_size(QUEUE)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .with_resource(resource.clone())
+            .build();
+        let tracer = tracer_provider.tracer(SCOPE);
+        let logger_provider = if settings.logs {
+            let logs = log_exporter(&settings)?;
+            Some(
+                SdkLoggerProvider::builder()
+                    .with_log_processor(
+                        BatchLogProcessor::builder(logs)
+                            .with_batch_config(
+                                opentelemetry_sdk::logs::BatchConfigBuilder::default()
+                                    .with_max_queue_size(QUEUE)
+                                    .build(),
+                            )
+                            .build(),
+                    )
+                    .with_resource(resource)
+                    .build(),
+            )
+        } else {
+            None
+        };
+        let logger = logger_provider.as_ref().map(|p| p.logger(SCOPE));
+        Ok(Exporter {
+            tracer_provider,
+            tracer,
+            logger_provider,
+            logger,
+            settings,
+        })
+    }
+
+    /// Opens the span of `run`, started at its recorded start.
+    pub fn start_run(&self, run: &RunRecord) -> RunSpan {
+        let start = parse_time(&run.started_at).unwrap_or_else(SystemTime::now);
+        let span = self
+            .tracer
+            .span_builder(format!("run {}", run.suite))
+            .with_kind(SpanKind::Internal)
+            .with_start_time(start)
+            .with_attributes([
+                text("gavel.run.id", run.id.clone()),
+                text("gavel.suite", run.suite.clone()),
+            ])
+            .start_with_context(&self.tracer, &Context::new());
+        let cx = Context::new().with_span(span);
+        let sc = cx.span().span_context().clone();
+        RunSpan {
+            run: RunContext {
+                run_id: run.id.clone(),
+                suite: run.suite.clone(),
+                span: Some(sc),
+            },
+            cx,
+        }
+    }
+
+    /// Queues the trace of one recorded execution of `run`, with its evaluations.
+    pub fn execution(&self, run: &RunSpan, e: &Execution) {
+        let (whole, turns) = timeline::execution(e, SystemTime::now());
+        let mut spans = ExecutionSpans::start(
+            &self.tracer,
+            &run.run,
+            e,
+            whole,
+            &turns,
+            self.settings.redact_content,
+        );
+        let targets = Targets {
+            tracer: &self.tracer,
+            logger: self.logger.as_ref(),
+            span_events: self.settings.span_events,
+        };
+        attach(&targets, e, &mut spans);
+        spans.end();
+    }
+
+    /// Ends the run span with the run's status, how many executions it
+    /// recorded and, when known, the gate's result.
+    pub fn finish_run(&self, span: RunSpan, run: &RunRecord, recorded: usize, gate: Option<&Gate>) {
+        let s = span.cx.span();
+        s.set_attribute(text("gavel.run.status", run.status.as_str()));
+        s.set_attribute(int("gavel.run.executions", recorded));
+        if let Some(g) = gate {
+            s.set_attribute(text("gavel.gate.result", g.word()));
+            s.set_attribute(KeyValue::new("gavel.gate.passed", g.passed));
+            s.set_attribute(KeyValue::new("gavel.gate.min_pass_rate", g.min_pass_rate));
+            if let Some(rate) = g.pass_rate {
+                s.set_attribute(KeyValue::new("gavel.gate.pass_rate", rate));
+            }
+            if !g.passed && g.decided() {
+                s.set_status(Status::error("gate failed"));
+            }
+        }
+        let end = run
+            .finished_at
+            .as_deref()
+            .and_then(parse_time)
+            .unwrap_or_else(SystemTime::now);
+        s.end_with_timestamp(end);
+    }
+
+    /// Sends everything queued and stops the pipeline. Blocks until the
+    /// receiver answered or the export timed out: call it off the async
+    /// executor (`tokio::task::spawn_blocking`).
+    pub fn shutdown(&self) -> Result<(), OtelError> {
+        let traces = self
+            .tracer_provider
+            .shutdown()
+            .map_err(|e| OtelError::Export {
+                signal: "traces",
+                message: e.to_string(),
+            });
+        let logs = match &self.logger_provider {
+            Some(p) => p.shutdown().map_err(|e| OtelError::Export {
+                signal: "logs",
+                message: e.to_string(),
+            }),
+            None => Ok(()),
+        };
+        traces.and(logs)
+    }
+}
+
+/// Sends stored run `run`: its span, one trace per execution, and the gate.
+/// Blocks until sent (see [`Exporter::shutdown`]).
+pub fn export_stored(
+    exporter: Exporter,
+    run: &RunRecord,
+    executions: &[Execution],
+    gate: Option<&Gate>,
+) -> Result<(), OtelError> {
+    let span = exporter.start_run(run);
+    for e in executions {
+        exporter.execution(&span, e);
+    }
+    exporter.finish_run(span, run, executions.len(), gate);
+    exporter.shutdown()
+}
+
+/// The OTLP/HTTP URL of a signal under a base endpoint.
+fn signal_url(base: &str, path: &str) -> String {
+    format!("{}/{path}", base.trim_end_matches('/'))
+}
+
+/// The span exporter for the settings' protocol and endpoint.
+fn span_exporter(s: &Settings) -> Result<SpanExporter, OtelError> {
+    let built = match s.protocol {
+        Protocol::Grpc => {
+            let b = SpanExporter::builder().with_tonic();
+            match &s.endpoint {
+                Some(e) => b.with_endpoint(e.clone()).build(),
+                None => b.build(),
+            }
+        }
+        p => {
+            let b = SpanExporter::builder()
+                .with_http()
+                .with_protocol(otlp_protocol(p));
+            match &s.endpoint {
+                Some(e) => b.with_endpoint(signal_url(e, "v1/traces")).build(),
+                None => b.build(),
+            }
+        }
+    };
+    built.map_err(|e| OtelError::Build {
+        signal: "traces",
+        message: e.to_string(),
+    })
+}
+
+/// The log exporter for the settings' protocol and endpoint.
+fn log_exporter(s: &Settings) -> Result<LogExporter, OtelError> {
+    let built = match s.protocol {
+        Protocol::Grpc => {
+            let b = LogExporter::builder().with_tonic();
+            match &s.endpoint {
+                Some(e) => b.with_endpoint(e.clone()).build(),
+                None => b.build(),
+            }
+        }
+        p => {
+            let b = LogExporter::builder()
+                .with_http()
+                .with_protocol(otlp_protocol(p));
+            match &s.endpoint {
+                Some(e) => b.with_endpoint(signal_url(e, "v1/logs")).build(),
+                None => b.build(),
+            }
+        }
+    };
+    built.map_err(|e| OtelError::Build {
+        signal: "logs",
+        message: e.to_string(),
+    })
+}
+
+/// The SDK's protocol value for an HTTP protocol.
+fn otlp_protocol(p: Protocol) -> opentelemetry_otlp::Protocol {
+    match p {
+        Protocol::HttpJson => opentelemetry_otlp::Protocol::HttpJson,
+        Protocol::Grpc => opentelemetry_otlp::Protocol::Grpc,
+        Protocol::HttpProtobuf => opentelemetry_otlp::Protocol::HttpBinary,
+    }
+}

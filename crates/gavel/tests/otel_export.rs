@@ -1,0 +1,233 @@
+//! `gavel run --otel` and `gavel export otel` against a local OTLP/HTTP
+//! receiver: the requests are decoded with opentelemetry-proto's generated
+//! types; log records link to the spans they judge, and a canary API key
+//! appears in none of the bytes sent.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod otel;
+mod support;
+
+use std::collections::HashSet;
+
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+use support::{Mock, gavel_command};
+use wiremock::matchers::method;
+use wiremock::{MockServer, ResponseTemplate};
+
+/// Everything one receiver got.
+#[derive(Default)]
+struct Received {
+    spans: Vec<Span>,
+    logs: Vec<LogRecord>,
+    bytes: Vec<u8>,
+}
+
+async fn receiver() -> MockServer {
+    let server = MockServer::start().await;
+    wiremock::Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn received(server: &MockServer) -> Received {
+    let mut out = Received::default();
+    for r in server.received_requests().await.unwrap() {
+        out.bytes.extend_from_slice(&r.body);
+        for (name, value) in &r.headers {
+            out.bytes.extend_from_slice(name.as_str().as_bytes());
+            out.bytes.extend_from_slice(value.as_bytes());
+        }
+        match r.url.path() {
+            "/v1/traces" => {
+                let req = ExportTraceServiceRequest::decode(r.body.as_slice()).unwrap();
+                for rs in req.resource_spans {
+                    out.spans
+                        .extend(rs.scope_spans.into_iter().flat_map(|s| s.spans));
+                }
+            }
+            "/v1/logs" => {
+                let req = ExportLogsServiceRequest::decode(r.body.as_slice()).unwrap();
+                for rl in req.resource_logs {
+                    out.logs
+                        .extend(rl.scope_logs.into_iter().flat_map(|s| s.log_records));
+                }
+            }
+            other => panic!("unexpected request to {other}"),
+        }
+    }
+    out
+}
+
+fn string(attrs: &[KeyValue], key: &str) -> Option<String> {
+    attrs.iter().find(|kv| kv.key == key).and_then(|kv| {
+        match kv.value.as_ref()?.value.as_ref()? {
+            Value::StringValue(s) => Some(s.clone()),
+            _ => None,
+        }
+    })
+}
+
+/// Runs gavel with the canary as every provider key; fails the test on a non-zero exit.
+async fn gavel(dir: &std::path::Path, args: Vec<String>) -> String {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let out = gavel_command(&dir)
+            .args(&args)
+            .env("OPENAI_API_KEY", otel::CANARY)
+            .env("OPENAI_COMPATIBLE_API_KEY", otel::CANARY)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        stderr
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_judged_run_exports_linked_evaluation_logs_and_no_key_live_and_after_the_fact() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(&suite, otel::suite(&mock.url)).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let live = receiver().await;
+    let stderr = gavel(
+        dir.path(),
+        [
+            "run",
+            suite.to_str().unwrap(),
+            "--db",
+            &db,
+            "--quiet",
+            "--otel",
+            "--otel-endpoint",
+            &live.uri(),
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await;
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let got = received(&live).await;
+
+    let roots: Vec<&Span> = got
+        .spans
+        .iter()
+        .filter(|s| s.name.starts_with("case "))
+        .collect();
+    assert_eq!(roots.len(), 2, "one trace per execution");
+    let run = got
+        .spans
+        .iter()
+        .find(|s| s.name == "run otel-export")
+        .unwrap();
+    assert!(string(&run.attributes, "gavel.gate.result").is_some());
+    let tools: Vec<&Span> = got
+        .spans
+        .iter()
+        .filter(|s| s.name.starts_with("execute_tool "))
+        .collect();
+    assert_eq!(tools.len(), 4);
+    // Every evaluation log record points at a span gavel sent, in the same trace.
+    let ids: HashSet<(&[u8], &[u8])> = got
+        .spans
+        .iter()
+        .map(|s| (s.trace_id.as_slice(), s.span_id.as_slice()))
+        .collect();
+    assert!(!got.logs.is_empty());
+    for log in &got.logs {
+        assert_eq!(log.event_name, "gen_ai.evaluation.result");
+        assert!(
+            ids.contains(&(log.trace_id.as_slice(), log.span_id.as_slice())),
+            "{log:?}"
+        );
+    }
+    let on_tools = got
+        .logs
+        .iter()
+        .filter(|l| tools.iter().any(|t| t.span_id == l.span_id))
+        .filter_map(|l| string(&l.attributes, "gen_ai.evaluation.name"))
+        .collect::<Vec<_>>();
+    assert!(
+        on_tools.iter().any(|n| n.starts_with("step-score")),
+        "{on_tools:?}"
+    );
+    assert!(
+        on_tools.iter().any(|n| n.contains("get_revenue_data")),
+        "{on_tools:?}"
+    );
+    let judge = got.spans.iter().find(|s| s.name == "chat judge").unwrap();
+    assert_eq!(
+        string(&judge.attributes, "gen_ai.provider.name").as_deref(),
+        Some("openai-compatible")
+    );
+
+    // The stored run, sent again after the fact, gives the same spans.
+    let after = receiver().await;
+    gavel(
+        dir.path(),
+        [
+            "export",
+            "otel",
+            "latest",
+            "--db",
+            &db,
+            "--otel-endpoint",
+            &after.uri(),
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await;
+    let again = received(&after).await;
+    let names = |r: &Received| {
+        let mut n: Vec<String> = r.spans.iter().map(|s| s.name.clone()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(&again), names(&got));
+    assert_eq!(again.logs.len(), got.logs.len());
+
+    for r in [&got, &again] {
+        let needle = otel::CANARY.as_bytes();
+        assert_eq!(
+            r.bytes
+                .windows(needle.len())
+                .filter(|w| *w == needle)
+                .count(),
+            0,
+            "the key was exported"
+        );
+    }
+}
+
+#[test]
+fn a_bad_protocol_is_refused_at_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gavel_command(dir.path())
+        .args([
+            "export",
+            "otel",
+            "latest",
+            "--otel-protocol",
+            "smoke-signals",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`smoke-signals` is not an OTLP protocol"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# CPU cost of `--otel` per judged case: the same judged suite (one case run
+# CASES times, default 1,000, answer cache off) against examples/mock-openai, in
+# alternating rounds (default 3; the order flips each round) with and without
+# `--otel` sending to a local OTLP/HTTP receiver that answers 200. Prints gavel's
+# own CPU (user + system, from /usr/bin/time) per case for each run and the
+# medians; the difference is the export's overhead.
+#
+#   GAVEL=target/debug/gavel MOCK=target/debug/mock-openai scripts/bench-otel.sh [CASES] [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cases="${1:-1000}"
+rounds="${2:-3}"
+gavel="${GAVEL:-target/debug/gavel}"
+mock="${MOCK:-target/debug/mock-openai}"
+work="$(mktemp -d)"
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+
+"$mock" --addr 127.0.0.1:0 > "$work/mock.out" &
+pids+=($!)
+until [ -s "$work/mock.out" ]; do sleep 0.1; done
+url="$(head -1 "$work/mock.out" | awk '{print $NF}')"
+
+python3 - "$work/receiver.port" <<'PY' &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200); self.send_header("content-length", "0"); self.end_headers()
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.serve_forever()
+PY
+pids+=($!)
+until [ -s "$work/receiver.port" ]; do sleep 0.1; done
+receiver="http://127.0.0.1:$(cat "$work/receiver.port")"
+
+cat > "$work/suite.yaml" <<YAML
+name: bench-otel
+judge:
+  model: openai-compatible:judge@$url/v1
+targets:
+  agent:
+    type: chat
+    model: openai-compatible:agent@$url/v1
+cases:
+  - id: judged
+    input: What are my listings?
+    criteria: Names the user's listings.
+    checks:
+      - {type: judge, scale: "1-5", threshold: 4}
+YAML
+
+one() { # $1 = label, rest = extra flags; prints CPU ms per case
+  local label="$1"; shift
+  rm -f "$work/g.db"
+  /usr/bin/time -f "%U %S" -o "$work/time" "$gavel" run "$work/suite.yaml" --db "sqlite://$work/g.db" \
+    --repeat "$cases" --no-cache --quiet -j 8 "$@" > /dev/null 2> "$work/err" || true
+  grep -q warning "$work/err" && { cat "$work/err" >&2; exit 1; }
+  awk -v c="$cases" -v l="$label" '{printf "%s %.3f\n", l, ($1 + $2) * 1000 / c}' "$work/time"
+}
+
+for round in $(seq 1 "$rounds"); do
+  if [ $((round % 2)) -eq 1 ]; then
+    one plain; one otel --otel --otel-endpoint "$receiver"
+  else
+    one otel --otel --otel-endpoint "$receiver"; one plain
+  fi
+done | tee "$work/results"
+for label in plain otel; do
+  grep "^$label " "$work/results" | awk '{print $2}' | sort -n | awk -v l="$label" \
+    '{a[NR]=$1} END {printf "median %s: %.3f ms CPU per judged case\n", l, a[int((NR+1)/2)]}'
+done
