@@ -163,12 +163,11 @@ fn check_project(phoenix: &Phoenix, project: &str, session_check: bool) {
         .iter()
         .filter_map(|e| attr(&e["attributes"], "gen_ai.evaluation.name").and_then(Value::as_str))
         .collect();
+    assert!(names.iter().any(|n| n.starts_with("judge ")), "{names:?}");
     assert!(
-        names.contains(&"criteria") || names.iter().any(|n| n.contains("judge")),
-        "{names:?}"
-    );
-    assert!(
-        names.iter().any(|n| n.starts_with("step-score step")),
+        names
+            .iter()
+            .any(|n| n.starts_with("step-score") && n.ends_with(" step 1")),
         "{names:?}"
     );
     let on_tool = fetch["events"].as_array().unwrap();
