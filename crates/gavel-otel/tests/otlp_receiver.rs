@@ -88,6 +88,7 @@ async fn export(settings: impl FnOnce(String) -> Settings) -> Received {
     let gate = Gate::new(
         &gavel_core::TagStats::of(std::iter::empty::<&gavel_core::Outcome>()),
         80.0,
+        None,
     );
     let executions = vec![
         execution("book", "session-1"),

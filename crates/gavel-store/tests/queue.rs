@@ -230,6 +230,7 @@ async fn driver_and_units_story(url: String) -> TestResult {
             started_at: gavel_core::now_rfc3339(),
             finished_at: None,
             config: json!({}),
+            planned: None,
         })
         .await?;
     let lease = Duration::from_secs(60);

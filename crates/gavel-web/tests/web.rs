@@ -581,7 +581,10 @@ async fn rebinding_and_cross_origin_requests_are_refused() {
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     let r = start_run(&own, &evil_origin).await.unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    assert!(ui.launched.lock().unwrap().is_empty());
+    assert!(
+        ui.store.runs(10).await.unwrap().is_empty(),
+        "no run started"
+    );
     assert!(
         ui.store.export_suite("web").await.is_err(),
         "no case was created"
@@ -595,7 +598,7 @@ async fn rebinding_and_cross_origin_requests_are_refused() {
     let local = format!("localhost:{port}");
     let r = start_run(&local, &format!("http://{local}")).await.unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
-    assert_eq!(ui.launched.lock().unwrap().len(), 1);
+    assert_eq!(ui.store.runs(10).await.unwrap().len(), 1, "one run started");
     for host in [format!("[::1]:{port}"), "gavel.internal".to_owned()] {
         let r = ui
             .client

@@ -1,7 +1,7 @@
 //! A judged run exported to a local Arize Phoenix (the OTLP receiver) and read
 //! back through Phoenix's REST API: traces, spans, tool spans, sessions and
 //! `gen_ai.evaluation.result` span events; live over OTLP/HTTP protobuf, and
-//! after the fact over gRPC. Phoenix comes from scripts/setup.d/50-phoenix.sh;
+//! after the fact over gRPC. Phoenix comes from scripts/phoenix.sh;
 //! without it the test skips and says why (GAVEL_TEST_REQUIRE_PHOENIX=1 makes
 //! that a failure).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -194,7 +194,7 @@ fn check_project(phoenix: &Phoenix, project: &str, session_check: bool) {
 #[test]
 fn a_judged_run_reads_back_from_phoenix_over_http_and_grpc() {
     let Some(bin) = phoenix_bin() else {
-        let why = "skipped: Arize Phoenix is not installed (run scripts/setup.d/50-phoenix.sh)";
+        let why = "skipped: Arize Phoenix is not installed (run scripts/phoenix.sh)";
         assert!(
             std::env::var("GAVEL_TEST_REQUIRE_PHOENIX").as_deref() != Ok("1"),
             "{why}"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Optional (not run by scripts/setup: its gRPC export check does not finish yet):
 # Arize Phoenix, the OTLP receiver of the OpenTelemetry export test
 # (crates/gavel/tests/otel_phoenix.rs), installed from PyPI into the
 # project-local virtualenv .gavel/phoenix (git-ignored). Skipped, with a note,
