@@ -87,7 +87,7 @@ pub(crate) struct ExportCommand {
     #[command(subcommand)]
     to: Option<ExportTo>,
     #[command(flatten)]
-    suite: Option<super::library::ExportArgs>,
+    suite: super::library::ExportArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -98,7 +98,7 @@ enum ExportTo {
 
 #[derive(Debug, Args)]
 struct ExportOtelArgs {
-    /// A run id, a unique prefix of one, or `latest`.
+    /// A run id, a unique prefix of one, `latest` or `previous`.
     run: String,
     /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8.
     #[arg(long, default_value = "80", value_parser = super::parse_rate)]
@@ -114,24 +114,16 @@ struct ExportOtelArgs {
 
 /// Runs `gavel export`.
 pub(crate) async fn export(args: ExportCommand) -> anyhow::Result<u8> {
-    match (args.to, args.suite) {
-        (Some(ExportTo::Otel(a)), _) => export_otel(a).await,
-        (None, Some(suite)) => super::library::export(suite).await,
-        (None, None) => anyhow::bail!("give a stored suite's name, or `otel RUN_ID`"),
+    match args.to {
+        Some(ExportTo::Otel(a)) => export_otel(a).await,
+        None => super::library::export(args.suite).await,
     }
 }
 
 /// Sends stored run `args.run`, its executions and its gate.
 async fn export_otel(args: ExportOtelArgs) -> anyhow::Result<u8> {
     let store = args.store.open().await?;
-    let run = if args.run == "latest" {
-        store
-            .latest_run()
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("the store holds no run yet"))?
-    } else {
-        store.run(&args.run).await?
-    };
+    let run = store.find_run(&args.run).await?;
     let gate = gavel_session::GateConfig {
         min_pass_rate: args.min_pass_rate,
         tags: args.gate_tags.clone(),

@@ -29,7 +29,8 @@ pub(crate) struct ImportArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {
     /// The suite's name in the store.
-    suite: String,
+    #[arg(required = true)]
+    suite: Option<String>,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
@@ -66,8 +67,11 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
 }
 
 pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<u8> {
+    let Some(suite) = args.suite else {
+        return Ok(super::EXIT_BAD_INPUT); // clap requires SUITE without a subcommand
+    };
     let store = args.store.open().await?;
-    let yaml = match gavel_session::stored_yaml(&store, &args.suite).await {
+    let yaml = match gavel_session::stored_yaml(&store, &suite).await {
         Ok(yaml) => yaml,
         Err(e) => return Ok(super::session_error(&e)),
     };
