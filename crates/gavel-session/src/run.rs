@@ -44,6 +44,9 @@ pub struct Finished {
     pub error: Option<SessionError>,
     /// The report, gate applied.
     pub report: Report,
+    /// What the run found worth telling once its targets were up (e.g. which
+    /// embedder `similar` checks used), besides [`PreparedRun::notes`].
+    pub notes: Vec<Note>,
 }
 
 impl PreparedRun {
@@ -193,9 +196,9 @@ impl PreparedRun {
             judge,
             pool,
             baselines,
-            mut notes,
             ..
         } = self;
+        let mut notes = Vec::new();
         let start = RunStart {
             run: run.clone(),
             planned: plan.items.len(),
@@ -299,6 +302,7 @@ impl PreparedRun {
             outcome,
             error,
             report,
+            notes,
         })
     }
 

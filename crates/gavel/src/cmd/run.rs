@@ -117,6 +117,9 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         Err(e) => return Ok(super::session_error(&e)),
     };
     progress.finish();
+    for note in &finished.notes {
+        eprintln!("{note}");
+    }
     super::export_otel::finish(otel, &finished).await;
     let code = super::report::emit(&finished.report, &args.out)?;
     if let Some(e) = &finished.error {
