@@ -12,7 +12,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use gavel::store::Store;
-use sqlx::{AssertSqlSafe, Connection, Executor};
 use support::Mock;
 
 fn suite(url: &str) -> String {
@@ -198,31 +197,10 @@ async fn distributed_grades_like_local_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn distributed_grades_like_local_on_postgres() {
-    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!("note: GAVEL_TEST_DATABASE_URL is not set; skipping the PostgreSQL parity test");
-        return;
-    };
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await.unwrap();
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await
-        .unwrap();
-    let base = admin_url.rsplit_once('/').unwrap().0;
     let dir = tempfile::tempdir().unwrap();
     let local = format!("sqlite://{}", dir.path().join("local.db").display());
-    let outcome = tokio::spawn(local_equals_distributed(
-        local,
-        format!("{base}/{database}"),
-    ))
+    support::on_fresh_postgres("the PostgreSQL parity test", |db| {
+        local_equals_distributed(local, db)
+    })
     .await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await
-        .unwrap();
-    if let Err(join) = outcome {
-        std::panic::resume_unwind(join.into_panic());
-    }
 }

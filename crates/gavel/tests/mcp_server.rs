@@ -15,7 +15,6 @@ use std::process::{Command, Stdio};
 use gavel::store::Store;
 use gavel::{Execution, RunRecord, RunStatus, Status, Verdict};
 use serde_json::{Value, json};
-use sqlx::{AssertSqlSafe, Connection, Executor};
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
 
@@ -211,33 +210,17 @@ async fn mcp_server_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn mcp_server_on_postgres() {
-    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!("skipped: GAVEL_TEST_DATABASE_URL is not set");
-        return;
-    };
     if let Some(why) = python_mcp_missing() {
         eprintln!("skipped: {why}");
         return;
     }
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await.unwrap();
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await
-        .unwrap();
-    let base = admin_url.rsplit_once('/').unwrap().0;
-    let db = format!("{base}/{database}");
-    seed(&db).await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().to_owned();
-    let outcome = tokio::task::spawn_blocking(move || all_transports(&path, &db)).await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await
-        .unwrap();
-    if let Err(join) = outcome {
-        std::panic::resume_unwind(join.into_panic());
-    }
+    support::on_fresh_postgres("the PostgreSQL MCP test", |db| async move {
+        seed(&db).await;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_owned();
+        tokio::task::spawn_blocking(move || all_transports(&path, &db))
+            .await
+            .unwrap();
+    })
+    .await;
 }

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gavel::store::Store;
-use sqlx::{AssertSqlSafe, Connection, Executor};
+use sqlx::Connection;
 
 const CASES: usize = 12;
 
@@ -172,25 +172,5 @@ async fn workers_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_on_postgres() {
-    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!("note: GAVEL_TEST_DATABASE_URL is not set; skipping the PostgreSQL workers test");
-        return;
-    };
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await.unwrap();
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await
-        .unwrap();
-    let base = admin_url.rsplit_once('/').unwrap().0;
-    let outcome = tokio::spawn(three_workers_one_killed(format!("{base}/{database}"))).await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await
-        .unwrap();
-    if let Err(join) = outcome {
-        std::panic::resume_unwind(join.into_panic());
-    }
+    support::on_fresh_postgres("the PostgreSQL workers test", three_workers_one_killed).await;
 }
