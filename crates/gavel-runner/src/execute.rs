@@ -100,23 +100,7 @@ impl<'a> ExecuteOptions<'a> {
 /// new executions wait once 256 results beyond those in flight are unrecorded.
 /// Cancelling `cancel` stops new work and drops the executions in flight; the
 /// results that had landed are still recorded.
-///
-/// The future is boxed: it is `Send` for every lifetime of its arguments, so a
-/// server can spawn a run (rustc cannot prove that of the unboxed future).
-pub fn execute<'a>(
-    plan: &'a Plan,
-    targets: &'a PreparedTargets,
-    run_id: &'a str,
-    options: &'a ExecuteOptions<'a>,
-    cancel: &'a CancellationToken,
-    recorders: &'a mut [&'a mut dyn Recorder],
-) -> futures::future::BoxFuture<'a, Result<RunReport, RunnerError>> {
-    Box::pin(execute_plan(
-        plan, targets, run_id, options, cancel, recorders,
-    ))
-}
-
-async fn execute_plan(
+pub async fn execute(
     plan: &Plan,
     targets: &PreparedTargets,
     run_id: &str,
