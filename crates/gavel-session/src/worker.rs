@@ -93,11 +93,25 @@ async fn lane(
             continue;
         };
         let run_id = head.run_id.clone();
-        if head.attempts > config.max_attempts {
-            let why = format!(
+        let lost = if head.attempts > config.max_attempts {
+            Some(format!(
                 "abandoned: {} workers were lost while running it",
                 config.max_attempts
-            );
+            ))
+        } else {
+            let ran = async {
+                let context = context(store, config, runs, &run_id).await?;
+                tokio::select! {
+                    done = run_unit(store, &context, &unit, sinks) => done,
+                    never = heartbeat(store, &unit, config.lease) => never,
+                }
+            };
+            // The harness broke, not the agent: `error`, and the next claim goes on.
+            ran.await
+                .err()
+                .map(|e| format!("the worker could not run it: {e}"))
+        };
+        if let Some(why) = lost {
             let lost: Vec<Execution> = unit.iter().map(|c| unrun(c, why.clone())).collect();
             StoreSink::new(store, &run_id, sinks)
                 .record_batch(&lost)
@@ -108,28 +122,6 @@ async fn lane(
                         source,
                     })
                 })?;
-        } else {
-            let ran = async {
-                let context = context(store, config, runs, &run_id).await?;
-                tokio::select! {
-                    done = run_unit(store, &context, &unit, sinks) => done,
-                    never = heartbeat(store, &unit, config.lease) => never,
-                }
-            };
-            if let Err(e) = ran.await {
-                // The harness broke, not the agent: `error`, and the next claim goes on.
-                let why = format!("the worker could not run it: {e}");
-                let lost: Vec<Execution> = unit.iter().map(|c| unrun(c, why.clone())).collect();
-                StoreSink::new(store, &run_id, sinks)
-                    .record_batch(&lost)
-                    .await
-                    .map_err(|source| {
-                        SessionError::Run(gavel_runner::RunnerError::Record {
-                            case: head.case_id.clone(),
-                            source,
-                        })
-                    })?;
-            }
         }
         for claim in &unit {
             store.complete(claim).await?;
