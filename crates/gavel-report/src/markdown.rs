@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use gavel_core::{Status, TagStats};
+use gavel_core::{Outcome, Status, TagStats};
 
 use crate::Report;
 use crate::text;
@@ -150,23 +150,7 @@ pub(crate) fn render(report: &Report) -> String {
         .iter()
         .filter(|o| o.status == Status::Skipped)
         .collect();
-    if !skipped.is_empty() {
-        md.push_str("## Skipped\n\n");
-        for o in skipped.iter().take(DETAILED_MAX) {
-            let reason = text::one_line(&text::skip_reason(o), 300);
-            let _ = writeln!(
-                md,
-                "- {} · {}: {}",
-                inline(&o.case_id),
-                inline(&o.target),
-                inline(&reason)
-            );
-        }
-        if skipped.len() > DETAILED_MAX {
-            let _ = writeln!(md, "- …and {} more", skipped.len() - DETAILED_MAX);
-        }
-        md.push('\n');
-    }
+    reasons(&mut md, "Skipped", &skipped, text::skip_reason);
     passed_with_skips(&mut md, report);
     not_run(&mut md, report);
     md
@@ -179,12 +163,23 @@ fn passed_with_skips(md: &mut String, report: &Report) {
         .iter()
         .filter(|o| o.passed_with_skips())
         .collect();
-    if with_skips.is_empty() {
+    reasons(
+        md,
+        "Passed with skipped checks",
+        &with_skips,
+        text::skipped_checks,
+    );
+}
+
+/// A `## title` section listing each outcome with its reason (at most
+/// [`DETAILED_MAX`]); nothing when there are none.
+fn reasons(md: &mut String, title: &str, outcomes: &[&Outcome], reason: fn(&Outcome) -> String) {
+    if outcomes.is_empty() {
         return;
     }
-    md.push_str("## Passed with skipped checks\n\n");
-    for o in with_skips.iter().take(DETAILED_MAX) {
-        let reason = text::one_line(&text::skipped_checks(o), 300);
+    let _ = writeln!(md, "## {title}\n");
+    for o in outcomes.iter().take(DETAILED_MAX) {
+        let reason = text::one_line(&reason(o), 300);
         let _ = writeln!(
             md,
             "- {} · {}: {}",
@@ -193,8 +188,8 @@ fn passed_with_skips(md: &mut String, report: &Report) {
             inline(&reason)
         );
     }
-    if with_skips.len() > DETAILED_MAX {
-        let _ = writeln!(md, "- …and {} more", with_skips.len() - DETAILED_MAX);
+    if outcomes.len() > DETAILED_MAX {
+        let _ = writeln!(md, "- …and {} more", outcomes.len() - DETAILED_MAX);
     }
     md.push('\n');
 }
