@@ -19,4 +19,10 @@ pub enum OtelError {
         /// What the SDK said.
         message: String,
     },
+    /// The stored run could not be read.
+    #[error(transparent)]
+    Session(#[from] gavel_session::SessionError),
+    /// The export thread stopped before it finished.
+    #[error("OpenTelemetry export stopped: {0}")]
+    Stopped(String),
 }

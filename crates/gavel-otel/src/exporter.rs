@@ -206,6 +206,33 @@ pub fn export_stored(
     exporter.shutdown()
 }
 
+/// Sends stored run `run` (an id, a unique prefix, `latest` or `previous`) with
+/// its gate under `gate`, off the async executor; returns how many executions
+/// were sent.
+pub async fn export_run(
+    exporter: Exporter,
+    store: &gavel_store::Store,
+    run: &str,
+    gate: &gavel_session::GateConfig,
+) -> Result<usize, OtelError> {
+    let run = store
+        .find_run(run)
+        .await
+        .map_err(gavel_session::SessionError::from)?;
+    let report = gavel_session::report::build(store, &run.id, None, gate, None).await?;
+    let executions = store
+        .executions(&run.id)
+        .await
+        .map_err(gavel_session::SessionError::from)?;
+    let count = executions.len();
+    tokio::task::spawn_blocking(move || {
+        export_stored(exporter, &run, &executions, Some(&report.gate))
+    })
+    .await
+    .map_err(|e| OtelError::Stopped(e.to_string()))??;
+    Ok(count)
+}
+
 /// The OTLP/HTTP URL of a signal under a base endpoint.
 fn signal_url(base: &str, path: &str) -> String {
     format!("{}/{path}", base.trim_end_matches('/'))

@@ -27,6 +27,6 @@ mod timeline;
 mod trace;
 
 pub use error::OtelError;
-pub use exporter::{Exporter, RunSpan, export_stored};
+pub use exporter::{Exporter, RunSpan, export_run, export_stored};
 pub use settings::{Protocol, Settings, UnknownProtocol};
 pub use sink::OtelSink;

@@ -1,7 +1,7 @@
 //! A live run's export: a [`gavel_session::Sink`] that sends each execution's
 //! trace as soon as it is recorded.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use gavel_core::RunRecord;
 use gavel_report::Gate;
@@ -44,6 +44,17 @@ impl OtelSink {
             self.exporter.finish_run(span, run, recorded, gate);
         }
         self.exporter.shutdown()
+    }
+
+    /// [`OtelSink::finish`] on a blocking thread, for async callers.
+    pub async fn finish_async(
+        self: Arc<Self>,
+        run: RunRecord,
+        gate: Gate,
+    ) -> Result<(), OtelError> {
+        tokio::task::spawn_blocking(move || self.finish(&run, Some(&gate)))
+            .await
+            .map_err(|e| OtelError::Stopped(e.to_string()))?
     }
 }
 

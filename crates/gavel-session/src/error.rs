@@ -29,6 +29,9 @@ pub enum SessionError {
     /// The targets could not be started.
     #[error("starting the targets: {0}")]
     Targets(gavel_runner::RunnerError),
+    /// A labelled set cannot be read or judged.
+    #[error(transparent)]
+    Calibration(#[from] gavel_calibration::CalibrationError),
     /// The run itself broke (a result could not be recorded).
     #[error(transparent)]
     Run(gavel_runner::RunnerError),
@@ -51,6 +54,7 @@ impl SessionError {
                 | SessionError::Config { .. }
                 | SessionError::NothingSelected
                 | SessionError::Plan(_)
+                | SessionError::Calibration(_)
         )
     }
 }

@@ -10,6 +10,7 @@
 //! typed [`Event`]s to [`Sink`]s on the way. [`PreparedRun::enqueue`] hands the
 //! executions to [`worker::work`] processes instead.
 
+mod calibrate;
 mod config;
 mod distributed;
 mod drive;
@@ -27,6 +28,7 @@ pub mod report;
 mod run;
 pub mod worker;
 
+pub use calibrate::{CalibrateConfig, Calibrated, calibrate};
 pub use config::{GateConfig, ModelOptions, RunConfig, Selection, Sources};
 pub use distributed::wait;
 pub use error::SessionError;

@@ -92,7 +92,13 @@ impl PreparedRun {
             notes.push(Note::warning(w));
         }
         let baselines = models::baselines(&plan, &store).await?;
-        let pool = models::pool(config.models.cache, &suite.judge, &store, true, config.jobs);
+        let pool = models::pool(
+            config.models.cache(),
+            &suite.judge,
+            &store,
+            true,
+            config.jobs,
+        );
         let run =
             run.unwrap_or_else(|| prepare::new_run(&suite, &config, &plan, judge.model.as_deref()));
         Ok(PreparedRun {

@@ -19,24 +19,42 @@ use crate::record::StoreSink;
 use crate::run::{Execution as With, execute_plan};
 use crate::{GateConfig, JudgeChoice, ModelOptions, RunConfig, SessionError, Sources, models};
 
-/// How a worker works.
-#[derive(Debug, Clone)]
+/// How a worker works (also `gavel worker`'s flags).
+#[derive(Debug, Clone, clap::Args)]
 pub struct WorkerConfig {
-    /// The worker's name in claims.
+    /// The worker's name in claims (default: HOST-PID-RANDOM).
+    #[arg(long, default_value_t = default_name(), hide_default_value = true)]
     pub name: String,
-    /// Units run at once.
+    /// Executions (claimed units) at once.
+    #[arg(short = 'j', long = "jobs", default_value_t = 1, value_parser = gavel_core::bounds::parse_jobs)]
     pub jobs: usize,
-    /// How long a claim stays this worker's without a heartbeat.
+    /// Seconds a claim stays this worker's without a heartbeat; after that another
+    /// worker may take it again. Heartbeats come every third of it.
+    #[arg(long, default_value = "30", value_parser = gavel_core::bounds::parse_seconds)]
     pub lease: Duration,
-    /// How long to wait between looks at an empty queue.
+    /// Seconds between looks at an empty queue.
+    #[arg(long, default_value = "1", value_parser = gavel_core::bounds::parse_seconds)]
     pub poll: Duration,
-    /// Return when nothing is claimable instead of waiting for work.
+    /// Exit when the queue holds nothing to claim, instead of waiting for work.
+    #[arg(long)]
     pub exit_when_idle: bool,
-    /// An execution claimed more often than this (its workers were lost) is
-    /// recorded as an error instead of run again.
+    /// An execution claimed this many times (each of its workers was lost) is
+    /// recorded as an error instead of being run again.
+    #[arg(long, default_value_t = 3, value_parser = gavel_core::bounds::parse_attempts)]
     pub max_attempts: u32,
     /// Model choices (the judge, the cache).
+    #[command(flatten)]
     pub models: ModelOptions,
+}
+
+/// A worker name unique across machines and processes: host, pid, random tail.
+pub fn default_name() -> String {
+    format!(
+        "{}-{}-{}",
+        std::env::var("HOSTNAME").unwrap_or_else(|_| "worker".to_owned()),
+        std::process::id(),
+        &uuid::Uuid::now_v7().simple().to_string()[24..]
+    )
 }
 
 /// What a worker keeps per run: its plan, compiled once, and started targets.
@@ -165,7 +183,13 @@ async fn context(
             )
         })
         .collect();
-    let pool = models::pool(config.models.cache, &suite.judge, store, false, worker.jobs);
+    let pool = models::pool(
+        config.models.cache(),
+        &suite.judge,
+        store,
+        false,
+        worker.jobs,
+    );
     let targets = {
         let extra = models::store_targets(&pool, store);
         PreparedTargets::prepare(&suite, &plan, &pool, &extra)

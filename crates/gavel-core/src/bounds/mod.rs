@@ -89,6 +89,7 @@ const REJUDGE: &str = "rejudge must be between 0 and 100";
 const VARIANTS: &str = "a case has at most 1000 variants";
 const EXECUTIONS: &str = "a run plans at most 1000000 executions (cases × targets × repeats × variants): lower `repeat`, variants or targets, or split the suite";
 const FINITE: &str = "numbers must be finite";
+const RATE: &str = "a rate must be within 0..100% (as 80, 80% or 0.8)";
 
 /// A duration in seconds: finite, above 0, at most [`MAX_SECONDS`].
 pub fn seconds(value: f64) -> Result<Duration, BoundsError> {
@@ -205,6 +206,22 @@ pub fn parse_usd(text: &str) -> Result<f64, BoundsError> {
 /// `--repeat`: see [`repeat`].
 pub fn parse_repeat(text: &str) -> Result<u32, BoundsError> {
     repeat(number(text, REPEAT)?)
+}
+
+/// `--min-pass-rate`: a rate in percent. `80`, `80%` and `0.8` all mean 80%: a
+/// number up to 1 without `%` is a fraction.
+pub fn parse_rate(text: &str) -> Result<f64, BoundsError> {
+    let trimmed = text.trim();
+    let percent_sign = trimmed.ends_with('%');
+    let value: f64 = number(trimmed.trim_end_matches('%'), RATE)?;
+    let percent = match percent_sign || value > 1.0 {
+        true => value,
+        false => value * 100.0,
+    };
+    match (0.0..=100.0).contains(&percent) {
+        true => Ok(percent),
+        false => Err(BoundsError::new(text, Problem::OutOfRange, RATE)),
+    }
 }
 
 /// The executions a suite plans: per case, targets × repeats × inputs (the input

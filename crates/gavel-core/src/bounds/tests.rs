@@ -85,3 +85,23 @@ fn planned_executions_multiply_targets_repeats_and_inputs() {
     assert_eq!(planned_executions(&suite, None), 2 * 5 * 3 + 2);
     assert_eq!(planned_executions(&suite, Some(1)), 2 * 3 + 2);
 }
+
+#[test]
+fn rates_accept_percent_and_fraction() {
+    assert_eq!(parse_rate("80"), Ok(80.0));
+    assert_eq!(parse_rate("80%"), Ok(80.0));
+    assert_eq!(parse_rate("0.8"), Ok(80.0));
+    assert_eq!(parse_rate("1%"), Ok(1.0));
+    assert_eq!(
+        parse_rate("120").map_err(|e| e.problem),
+        Err(Problem::OutOfRange)
+    );
+    assert_eq!(
+        parse_rate("abc").map_err(|e| e.problem),
+        Err(Problem::NotANumber)
+    );
+    assert_eq!(
+        parse_rate("nan%").map_err(|e| e.problem),
+        Err(Problem::OutOfRange)
+    );
+}

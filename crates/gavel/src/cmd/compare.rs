@@ -44,7 +44,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         eprintln!(
             "gate failed: {} regression{} (at most {} allowed)",
             comparison.regressions,
-            if comparison.regressions == 1 { "" } else { "s" },
+            super::plural(comparison.regressions),
             args.max_regressions
         );
         return Ok(EXIT_GATE);

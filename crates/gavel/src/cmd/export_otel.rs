@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 use gavel_otel::{Exporter, OtelSink, Protocol, Settings};
 use gavel_session::{Finished, Sinks};
 
-use super::{EXIT_INFRA, EXIT_OK, StoreArgs};
+use gavel_session::GateConfig;
+
+use super::{EXIT_INFRA, EXIT_OK, StoreArgs, plural};
 
 /// Where and what to export (shared by `run --otel` and `export otel`).
 #[derive(Debug, Clone, Args)]
@@ -69,14 +70,11 @@ impl OtelArgs {
 /// Ends a live export with the run's gate and sends what is queued. A failed
 /// export is reported and leaves the run's exit code alone: the run is stored.
 pub(crate) async fn finish(sink: Option<Arc<OtelSink>>, finished: &Finished) {
-    let Some(sink) = sink else { return };
-    let run = finished.run.clone();
-    let gate = finished.report.gate.clone();
-    let sent = tokio::task::spawn_blocking(move || sink.finish(&run, Some(&gate))).await;
-    match sent {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!("warning: {e}"),
-        Err(e) => eprintln!("warning: OpenTelemetry export stopped: {e}"),
+    if let Some(sink) = sink {
+        let gate = finished.report.gate.clone();
+        if let Err(e) = sink.finish_async(finished.run.clone(), gate).await {
+            eprintln!("warning: {e}");
+        }
     }
 }
 
@@ -100,12 +98,8 @@ enum ExportTo {
 struct ExportOtelArgs {
     /// A run id, a unique prefix of one, `latest` or `previous`.
     run: String,
-    /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8.
-    #[arg(long, default_value = "80", value_parser = super::parse_rate)]
-    min_pass_rate: f64,
-    /// Gate only on cases with this tag (repeatable).
-    #[arg(long = "gate-tag", value_name = "TAG")]
-    gate_tags: Vec<String>,
+    #[command(flatten)]
+    gate: GateConfig,
     #[command(flatten)]
     settings: OtelSettingsArgs,
     #[command(flatten)]
@@ -114,37 +108,20 @@ struct ExportOtelArgs {
 
 /// Runs `gavel export`.
 pub(crate) async fn export(args: ExportCommand) -> anyhow::Result<u8> {
-    match args.to {
-        Some(ExportTo::Otel(a)) => export_otel(a).await,
-        None => super::library::export(args.suite).await,
-    }
-}
-
-/// Sends stored run `args.run`, its executions and its gate.
-async fn export_otel(args: ExportOtelArgs) -> anyhow::Result<u8> {
-    let store = args.store.open().await?;
-    let run = store.find_run(&args.run).await?;
-    let gate = gavel_session::GateConfig {
-        min_pass_rate: args.min_pass_rate,
-        tags: args.gate_tags.clone(),
+    let a = match args.to {
+        Some(ExportTo::Otel(a)) => a,
+        None => return super::library::export(args.suite).await,
     };
-    let report = gavel_session::report::build(&store, &run.id, None, &gate, None).await?;
-    let executions = store.executions(&run.id).await?;
-    let exporter = args.settings.exporter()?;
-    let count = executions.len();
-    let sent = tokio::task::spawn_blocking(move || {
-        gavel_otel::export_stored(exporter, &run, &executions, Some(&report.gate))
-    })
-    .await
-    .context("OpenTelemetry export stopped")?;
-    match sent {
-        Ok(()) => {
+    let store = a.store.open().await?;
+    match gavel_otel::export_run(a.settings.exporter()?, &store, &a.run, &a.gate).await {
+        Ok(count) => {
             eprintln!(
                 "exported {count} execution{} to OpenTelemetry",
-                if count == 1 { "" } else { "s" }
+                plural(count)
             );
             Ok(EXIT_OK)
         }
+        Err(gavel_otel::OtelError::Session(e)) => Ok(super::session_error(&e)),
         Err(e) => {
             eprintln!("error: {e}");
             Ok(EXIT_INFRA)

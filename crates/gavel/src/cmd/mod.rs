@@ -22,8 +22,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use gavel::runner::CancellationToken;
-use gavel_models::{CacheMode, ModelId};
-use gavel_session::{GateConfig, ModelOptions, SessionError};
+use gavel_session::{GateConfig, SessionError};
 
 /// Gate passed and no errors.
 pub(crate) const EXIT_OK: u8 = 0;
@@ -90,83 +89,22 @@ impl StoreArgs {
     }
 }
 
-/// Model options of the commands that call models.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct ModelArgs {
-    /// Judge model id (overrides the suite's judge.model), e.g. anthropic:claude-opus-4-5
-    /// or local:gemma-3-270m-q4_k_m.
-    #[arg(long, value_name = "MODEL", value_parser = parse_judge)]
-    judge: Option<ModelId>,
-    /// Neither read nor write the model answer cache.
-    #[arg(long, conflicts_with = "cache_only")]
-    no_cache: bool,
-    /// Only answers already in the cache; no model call is made.
-    #[arg(long)]
-    cache_only: bool,
-    /// A judge or target without credentials is an error, not a skip (for CI).
-    #[arg(long)]
-    strict: bool,
-    /// Stop scheduling new work once the run has spent this many US dollars.
-    #[arg(long, value_name = "USD", value_parser = gavel::bounds::parse_usd)]
-    max_cost: Option<f64>,
-    /// Embedding model of `similar` checks (overrides the suite's judge.embedder):
-    /// all-MiniLM-L6-v2 (default, local), a model folder, openai:NAME or
-    /// openai-compatible:NAME@URL.
-    #[arg(long, value_name = "MODEL")]
-    embedder: Option<String>,
-}
-
-impl ModelArgs {
-    /// The session's model options.
-    pub(crate) fn options(&self) -> ModelOptions {
-        ModelOptions {
-            judge: self.judge.clone(),
-            embedder: self.embedder.clone(),
-            cache: match (self.no_cache, self.cache_only) {
-                (true, _) => CacheMode::Off,
-                (_, true) => CacheMode::Only,
-                _ => CacheMode::ReadWrite,
-            },
-            strict: self.strict,
-            max_cost: self.max_cost,
-        }
-    }
-}
-
-/// `--judge`: a model id whose provider this program has.
-fn parse_judge(s: &str) -> Result<ModelId, String> {
-    gavel_session::check_model("--judge", s).map_err(|e| match e {
-        SessionError::Config { message, .. } => message,
-        other => other.to_string(),
-    })
-}
-
 /// Options shared by commands that report.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ReportOutArgs {
     /// Write a report; the format follows the extension (.json, .xml = JUnit, .md, .html). Repeatable.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) outputs: Vec<PathBuf>,
-    /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8.
-    #[arg(long, default_value = "80", value_parser = parse_rate)]
-    pub(crate) min_pass_rate: f64,
-    /// Gate only on cases with this tag (repeatable: any of them), e.g. `smoke`;
-    /// the others (e.g. `eval`) are reported but do not gate.
-    #[arg(long = "gate-tag", value_name = "TAG")]
-    pub(crate) gate_tags: Vec<String>,
+    #[command(flatten)]
+    pub(crate) gate: GateConfig,
     /// Colour the terminal summary (auto: when stdout is a terminal).
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) color: ColorChoice,
 }
 
-impl ReportOutArgs {
-    /// The gate the report applies.
-    pub(crate) fn gate(&self) -> GateConfig {
-        GateConfig {
-            min_pass_rate: self.min_pass_rate,
-            tags: self.gate_tags.clone(),
-        }
-    }
+/// `""` for one, `"s"` otherwise.
+pub(crate) fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// When to colour terminal output.
@@ -187,24 +125,6 @@ impl ColorChoice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
         }
-    }
-}
-
-/// Parses a pass rate into percent: `80`, `80%` and `0.8` all mean 80%.
-fn parse_rate(s: &str) -> Result<f64, String> {
-    let trimmed = s.trim().trim_end_matches('%');
-    let v: f64 = trimmed
-        .parse()
-        .map_err(|_| format!("`{s}` is not a rate (try 80, 80% or 0.8)"))?;
-    let percent = if s.trim().ends_with('%') || v > 1.0 {
-        v
-    } else {
-        v * 100.0
-    };
-    if (0.0..=100.0).contains(&percent) {
-        Ok(percent)
-    } else {
-        Err(format!("`{s}` is outside 0..100%"))
     }
 }
 
@@ -241,11 +161,7 @@ pub(crate) fn session_error(e: &SessionError) -> u8 {
             for e in errors {
                 eprintln!("error: {e}");
             }
-            eprintln!(
-                "{} error{} found",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" }
-            );
+            eprintln!("{} error{} found", errors.len(), plural(errors.len()));
         }
         other => eprintln!("error: {other}"),
     }
@@ -271,15 +187,11 @@ pub(crate) fn watch_ctrl_c(cancel: CancellationToken) {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_rate;
-
+    /// clap's own consistency checks over every subcommand (unique ids, valid
+    /// defaults), which otherwise fire only when a command is first parsed.
     #[test]
-    fn rates_accept_percent_and_fraction() {
-        assert_eq!(parse_rate("80"), Ok(80.0));
-        assert_eq!(parse_rate("80%"), Ok(80.0));
-        assert_eq!(parse_rate("0.8"), Ok(80.0));
-        assert_eq!(parse_rate("1%"), Ok(1.0));
-        assert!(parse_rate("120").is_err());
-        assert!(parse_rate("abc").is_err());
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

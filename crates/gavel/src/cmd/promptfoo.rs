@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
-use super::{EXIT_BAD_INPUT, EXIT_OK, print_load_errors};
+use super::{EXIT_BAD_INPUT, EXIT_OK, plural, print_load_errors};
 
 /// Formats `gavel import` converts from.
 #[derive(Debug, Subcommand)]
@@ -68,10 +68,6 @@ pub(crate) fn import(from: ImportFrom) -> anyhow::Result<u8> {
         plural(conversion.unmapped.len()),
     );
     Ok(EXIT_OK)
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// Tells the user which of `paths` look like promptfoo configs, and how to convert them.

@@ -30,8 +30,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
         return trend(&store, args.last, &args.out).await;
     }
     let run = store.find_run(&args.run).await?;
-    let report =
-        gavel_session::report::build(&store, &run.id, None, &args.out.gate(), None).await?;
+    let report = gavel_session::report::build(&store, &run.id, None, &args.out.gate, None).await?;
     emit(&report, &args.out)
 }
 
@@ -58,8 +57,8 @@ async fn trend(store: &Store, last: u32, out: &ReportOutArgs) -> anyhow::Result<
 /// Prints the terminal summary of `report`, writes the requested files and
 /// returns the gate's exit code.
 pub(crate) fn emit(report: &Report, out: &ReportOutArgs) -> anyhow::Result<u8> {
-    if !out.gate_tags.is_empty() {
-        eprintln!("gate on cases tagged {}", out.gate_tags.join(", "));
+    if !out.gate.tags.is_empty() {
+        eprintln!("gate on cases tagged {}", out.gate.tags.join(", "));
     }
     if let Some(c) = &report.gate.calibration
         && let Some(why) = &c.reason

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use clap::Args;
 use gavel::runner::CancellationToken;
-use gavel_session::{PreparedRun, RunConfig, Selection, Sinks, Sources};
+use gavel_session::{ModelOptions, PreparedRun, RunConfig, Selection, Sinks, Sources};
 
 use super::progress::Progress;
-use super::{EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, ModelArgs, ReportOutArgs, StoreArgs};
+use super::{EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, ReportOutArgs, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -23,18 +23,8 @@ pub(crate) struct RunArgs {
     /// Executions at once.
     #[arg(short = 'j', long = "jobs", default_value_t = 4, value_parser = gavel::bounds::parse_jobs)]
     jobs: usize,
-    /// Only cases with this tag (repeatable: any of them).
-    #[arg(long = "tag", value_name = "TAG")]
-    tags: Vec<String>,
-    /// Leave out cases with this tag (repeatable).
-    #[arg(long = "skip-tag", value_name = "TAG")]
-    skip_tags: Vec<String>,
-    /// Only cases whose id or name contains this text.
-    #[arg(long)]
-    filter: Option<String>,
-    /// Run every case this many times.
-    #[arg(long, value_parser = gavel::bounds::parse_repeat)]
-    repeat: Option<u32>,
+    #[command(flatten)]
+    selection: Selection,
     /// Per-execution timeout in seconds for cases that set none.
     #[arg(long, default_value = "120", value_parser = gavel::bounds::parse_seconds)]
     timeout: Duration,
@@ -56,7 +46,7 @@ pub(crate) struct RunArgs {
     #[arg(long, requires = "distributed")]
     detach: bool,
     #[command(flatten)]
-    models: ModelArgs,
+    models: ModelOptions,
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
@@ -72,16 +62,11 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
             stored: args.suite.clone(),
             ..Sources::paths(args.paths.clone())
         },
-        selection: Selection {
-            tags: args.tags.clone(),
-            skip_tags: args.skip_tags.clone(),
-            filter: args.filter.clone(),
-            repeat: args.repeat,
-        },
+        selection: args.selection.clone(),
         jobs: args.jobs,
         timeout: args.timeout,
-        models: args.models.options(),
-        gate: args.out.gate(),
+        models: args.models.clone(),
+        gate: args.out.gate.clone(),
         run_id: args.run_id,
         resume: args.resume.clone(),
     };
@@ -102,7 +87,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         "run {} · suite {} · {planned} execution{} ({done} already recorded) · store {}",
         prepared.run_id(),
         prepared.suite().name,
-        if planned == 1 { "" } else { "s" },
+        super::plural(planned),
         gavel::store::mask_url(&args.store.db),
     );
     if args.distributed {
@@ -166,6 +151,6 @@ async fn distributed(
             return Ok(EXIT_INTERRUPTED);
         }
     }
-    let report = gavel_session::report::build(store, &run_id, None, &args.out.gate(), None).await?;
+    let report = gavel_session::report::build(store, &run_id, None, &args.out.gate, None).await?;
     super::report::emit(&report, &args.out)
 }

@@ -5,9 +5,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Args;
+use gavel_session::ModelOptions;
 use gavel_web::{Config, RunDefaults};
 
-use super::{EXIT_OK, ModelArgs, StoreArgs};
+use super::{EXIT_OK, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
@@ -25,7 +26,7 @@ pub(crate) struct ServeArgs {
     #[arg(long = "with", value_name = "FILE")]
     with: Vec<PathBuf>,
     #[command(flatten)]
-    models: ModelArgs,
+    models: ModelOptions,
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -38,7 +39,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
         allowed_hosts: args.allow_hosts.clone(),
         runs: RunDefaults {
             with: args.with.clone(),
-            models: args.models.options(),
+            models: args.models.clone(),
         },
     };
     eprintln!(

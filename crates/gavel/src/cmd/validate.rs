@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{EXIT_BAD_INPUT, EXIT_OK, print_load_errors};
+use super::{EXIT_BAD_INPUT, EXIT_OK, plural, print_load_errors};
 
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
@@ -32,7 +32,7 @@ pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
         eprintln!("warning: {w}");
     }
     if bad > 0 {
-        eprintln!("{bad} error{} found", if bad == 1 { "" } else { "s" });
+        eprintln!("{bad} error{} found", plural(bad));
         return Ok(EXIT_BAD_INPUT);
     }
     let rounds: usize = suite.cases.iter().map(|c| c.rounds.len()).sum();
@@ -47,8 +47,4 @@ pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
         plural(suite.files.len()),
     );
     Ok(EXIT_OK)
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
