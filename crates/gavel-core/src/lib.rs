@@ -24,6 +24,7 @@ pub mod panel;
 pub mod run;
 pub mod secrets;
 pub mod status;
+pub mod otel;
 pub mod target;
 pub mod template;
 pub mod transcript;
