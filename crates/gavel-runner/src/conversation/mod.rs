@@ -52,6 +52,9 @@ pub(crate) async fn converse(
     timeout: Duration,
     rt: &JudgeRuntime<'_>,
 ) -> Played {
+    if let Some(recorded) = target.recorded(&case.id) {
+        return replayed(case, recorded, session_id);
+    }
     let mut c = Conversation {
         case,
         target,
@@ -65,9 +68,6 @@ pub(crate) async fn converse(
         hints: case.followups.iter(),
         unattributed: None,
     };
-    if let Some(recorded) = target.recorded(&case.id) {
-        return replayed(case, recorded, session_id);
-    }
     if let Some(user) = &case.simulated_user {
         return simulated::play(&mut c, user).await;
     }

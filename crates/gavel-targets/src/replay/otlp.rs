@@ -17,7 +17,7 @@
 //!   exports, `#N` appended for repeat N > 0), else `gen_ai.conversation.id`,
 //!   else the trace id; its turns are ordered by start time.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gavel_core::{TargetFailure, ToolCall, Transcript, Turn, Usage};
 use serde_json::{Map, Value};
@@ -67,11 +67,14 @@ pub(super) fn parse(
     file: &str,
 ) -> Result<BTreeMap<String, Transcript>, RecordingError> {
     let mut spans = Vec::new();
-    let trimmed = text.trim_start();
-    let documents: Vec<(usize, &str)> = match serde_json::from_str::<Value>(trimmed) {
-        Ok(_) => vec![(text.len() - trimmed.len(), text)],
-        // Not one document: one request per line.
-        Err(_) if text.lines().filter(|l| !l.trim().is_empty()).count() > 1 => text
+    let first_line_is_json = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
+    let documents: Vec<(usize, &str)> = match serde_json::from_str::<Value>(text) {
+        Ok(_) => vec![(0, text)],
+        // Not one document, but its first line is one: one request per line.
+        Err(_) if first_line_is_json => text
             .lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
@@ -225,11 +228,9 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
     };
     let ancestors = |i: usize| {
         let mut chain = Vec::new();
+        let mut seen = HashSet::from([i]);
         let mut at = parent_of(i);
-        while let Some(p) = at {
-            if chain.contains(&p) || chain.len() > spans.len() {
-                break;
-            }
+        while let Some(p) = at.filter(|p| seen.insert(*p)) {
             chain.push(p);
             at = parent_of(p);
         }
@@ -243,10 +244,11 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
     }
     let descendants = |i: usize| {
         let mut found = Vec::new();
+        let mut seen = HashSet::from([i]);
         let mut stack = vec![i];
         while let Some(at) = stack.pop() {
             for &c in children.get(&at).map_or(&[][..], Vec::as_slice) {
-                if !found.contains(&c) && c != i {
+                if seen.insert(c) {
                     found.push(c);
                     stack.push(c);
                 }
@@ -256,7 +258,7 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
         found
     };
     let is = |i: usize, op: &str| spans[i].operation() == op && !spans[i].gavels_own();
-    let agent_traces: std::collections::HashSet<&str> = (0..spans.len())
+    let agent_traces: HashSet<&str> = (0..spans.len())
         .filter(|&i| is(i, "invoke_agent"))
         .map(|i| spans[i].trace.as_str())
         .collect();
@@ -266,8 +268,11 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
             true => "invoke_agent",
             false => "chat",
         };
+        if !is(i, op) {
+            continue;
+        }
         let up = ancestors(i);
-        if !is(i, op) || up.iter().any(|&a| is(a, op)) {
+        if up.iter().any(|&a| is(a, op)) {
             continue;
         }
         let below = descendants(i);
