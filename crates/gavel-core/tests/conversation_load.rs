@@ -70,12 +70,18 @@ fn replayed_cases_need_no_input_and_each_conversation_needs_replay_targets() {
         "relative to the suite: {logs:?}"
     );
 
-    let e = errors(&yaml.replace("targets: [logs]\n    each", "targets: [logs, live]\n    each"));
+    let e = errors(&yaml.replace(
+        "targets: [logs]\n    each",
+        "targets: [logs, live]\n    each",
+    ));
     assert!(
         e[0].contains("each_conversation") && e[0].contains("`replay` target"),
         "{e:?}"
     );
-    let e = errors(&yaml.replace("  - id: c-1\n    targets: [logs]", "  - id: c-1\n    targets: [live]"));
+    let e = errors(&yaml.replace(
+        "  - id: c-1\n    targets: [logs]",
+        "  - id: c-1\n    targets: [live]",
+    ));
     assert!(e[0].contains("a case needs `input`"), "{e:?}");
 }
 

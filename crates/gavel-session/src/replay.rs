@@ -30,7 +30,8 @@ pub(crate) async fn recordings(
 
 async fn read(name: &str, spec: &ReplayTarget, store: &Store) -> Result<Recordings, SessionError> {
     let field = format!("targets.{name}");
-    let file = replay::check(name, spec).map_err(|e| SessionError::config(&field, e.to_string()))?;
+    let file =
+        replay::check(name, spec).map_err(|e| SessionError::config(&field, e.to_string()))?;
     match (file, &spec.run) {
         (Some(file), _) => replay::read(Path::new(file), spec.format)
             .map_err(|e| SessionError::config(format!("{field}.file"), e.to_string())),
@@ -44,7 +45,10 @@ async fn read(name: &str, spec: &ReplayTarget, store: &Store) -> Result<Recordin
                 origin: format!("run {}", record.id),
             })
         }
-        (None, None) => Err(SessionError::config(field, "a replay target needs `file` or `run`")),
+        (None, None) => Err(SessionError::config(
+            field,
+            "a replay target needs `file` or `run`",
+        )),
     }
 }
 
@@ -73,7 +77,10 @@ fn stored(executions: Vec<Execution>) -> BTreeMap<String, Transcript> {
 /// the suite names: the copy takes the conversation's id and one round per
 /// recorded user message, and keeps the case's own checks and settings.
 pub(crate) async fn expand(suite: &mut Suite, store: &Store) -> Result<(), SessionError> {
-    let has_replay = suite.targets.values().any(|t| matches!(t, TargetSpec::Replay(_)));
+    let has_replay = suite
+        .targets
+        .values()
+        .any(|t| matches!(t, TargetSpec::Replay(_)));
     if !has_replay {
         return Ok(());
     }

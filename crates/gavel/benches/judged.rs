@@ -40,7 +40,8 @@ fn main() {
         let suite_path = dir.path().join(format!("suite-{latency}.yaml"));
         std::fs::write(&suite_path, suite(cases, &url)).unwrap_or_else(|e| panic!("{e}"));
         for &j in &jobs {
-            let (wall, cpu, peak) = run_once(&gavel, &suite_path, dir.path(), &["-j", &j.to_string()]);
+            let (wall, cpu, peak) =
+                run_once(&gavel, &suite_path, dir.path(), &["-j", &j.to_string()]);
             let ideal = (2 * cases) as f64 * latency as f64 / 1000.0 / j as f64;
             let ratio = if ideal > 0.0 {
                 format!("{:.3}", wall.as_secs_f64() / ideal)

@@ -57,15 +57,24 @@ fn main() {
             [true, false]
         };
         for otel in order {
-            let before = rt.block_on(receiver.received_requests()).map_or(0, |r| r.len());
+            let before = rt
+                .block_on(receiver.received_requests())
+                .map_or(0, |r| r.len());
             let extra: Vec<&str> = if otel {
                 vec!["--otel", "--otel-endpoint", &endpoint]
             } else {
                 Vec::new()
             };
             let (wall, cpu, peak) = run_once(&gavel, &suite_path, dir.path(), &extra);
-            let requests = rt.block_on(receiver.received_requests()).map_or(0, |r| r.len()) - before;
-            assert_eq!(otel, requests > 0, "--otel {otel} but {requests} OTLP requests");
+            let requests = rt
+                .block_on(receiver.received_requests())
+                .map_or(0, |r| r.len())
+                - before;
+            assert_eq!(
+                otel,
+                requests > 0,
+                "--otel {otel} but {requests} OTLP requests"
+            );
             println!(
                 "{:>5} {:>8} {:>9.2} {:>12.3} {:>14.1} {:>15}",
                 pair + 1,

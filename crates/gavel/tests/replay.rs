@@ -59,9 +59,10 @@ async fn gavel(dir: &Path, args: &[&str]) -> (Value, String) {
     let report = dir.join(format!("report-{}.json", uuid::Uuid::now_v7()));
     let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     args.extend(["--quiet".into(), "-o".into(), report.display().to_string()]);
-    let out = tokio::task::spawn_blocking(move || gavel_command(&dir).args(&args).output().unwrap())
-        .await
-        .unwrap();
+    let out =
+        tokio::task::spawn_blocking(move || gavel_command(&dir).args(&args).output().unwrap())
+            .await
+            .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     // 0: gate passed; 1: it failed (cases here fail on purpose). Nothing else.
     assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
@@ -209,20 +210,34 @@ cases:
 
     // JSONL: a tool check and a judge pass; a wrong tool fails; stream
     // structure is read from the recording and can fail too.
-    assert_eq!(verdict(&report, "prod-revenue", "logged", "tool-verification")["status"], "pass");
+    assert_eq!(
+        verdict(&report, "prod-revenue", "logged", "tool-verification")["status"],
+        "pass"
+    );
     judged_pass(&report, "prod-revenue", "logged");
     let wrong = verdict(&report, "prod-listings", "logged", "tools-called");
     assert_eq!(wrong["status"], "fail", "{wrong:#}");
     let stream = verdict(&report, "prod-streamed", "logged", "stream");
-    assert_eq!(stream["status"], "fail", "3 deltas recorded, 4 required: {stream:#}");
+    assert_eq!(
+        stream["status"], "fail",
+        "3 deltas recorded, 4 required: {stream:#}"
+    );
     // A case without a recording is an error, never a failure of the agent.
     let missing = result(&report, "never-recorded", "logged");
     assert_eq!(missing["status"], "error", "{missing:#}");
-    assert!(missing.to_string().contains("no recorded conversation `never-recorded`"), "{missing:#}");
+    assert!(
+        missing
+            .to_string()
+            .contains("no recorded conversation `never-recorded`"),
+        "{missing:#}"
+    );
     // Revival needs the agent: skipped, with the reason.
     let revived = result(&report, "revived", "logged");
     assert_eq!(revived["status"], "skipped", "{revived:#}");
-    assert!(revived.to_string().contains("revival needs a live agent"), "{revived:#}");
+    assert!(
+        revived.to_string().contains("revival needs a live agent"),
+        "{revived:#}"
+    );
 
     // gavel's own OTLP/JSON export: the tool span's arguments and result.
     let tools = verdict(&report, "stock", "traced", "tool-verification");
@@ -244,7 +259,10 @@ cases:
         .filter_map(|d| d["id"].as_str())
         .collect();
     assert_eq!(ids.iter().filter(|i| **i == "stock").count(), 1, "{ids:?}");
-    assert!(!ids.contains(&"every-other-trace"), "the template itself is not run: {ids:?}\n{stderr}");
+    assert!(
+        !ids.contains(&"every-other-trace"),
+        "the template itself is not run: {ids:?}\n{stderr}"
+    );
 }
 
 /// Regrades the live run stored in `db` through a `run: latest` target.
@@ -269,8 +287,14 @@ cases:
     )
     .unwrap();
     let (report, _) = gavel(dir, &["run", suite.to_str().unwrap(), "--db", db]).await;
-    assert_eq!(verdict(&report, "stock", "stored", "tool-verification")["status"], "pass");
-    assert_eq!(verdict(&report, "stock", "stored", "tools-called")["status"], "fail");
+    assert_eq!(
+        verdict(&report, "stock", "stored", "tool-verification")["status"],
+        "pass"
+    );
+    assert_eq!(
+        verdict(&report, "stock", "stored", "tools-called")["status"],
+        "fail"
+    );
     judged_pass(&report, "hello", "stored");
 }
 

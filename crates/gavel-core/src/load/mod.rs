@@ -265,7 +265,8 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
                     .targets
                     .iter()
                     .all(|t| matches!(suite.targets.get(t), Some(TargetSpec::Replay(_))));
-            if let Err(e) = normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case))
+            if let Err(e) =
+                normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case))
             {
                 errors.push(e);
                 continue;

@@ -83,15 +83,20 @@ pub(super) fn parse(
             RecordingError::new(format!("{file}:{line_no}:{col}"), e.to_string())
         };
         let value: Value = serde_json::from_str(line).map_err(at)?;
-        let field = |e: serde_json::Error| RecordingError::new(format!("{file}:{line_no}"), e.to_string());
+        let field =
+            |e: serde_json::Error| RecordingError::new(format!("{file}:{line_no}"), e.to_string());
         let (id, session, turns) = match value {
             Value::Object(c) if c.contains_key("turns") => {
-                let c: ConversationLine = serde_json::from_value(Value::Object(c)).map_err(field)?;
+                let c: ConversationLine =
+                    serde_json::from_value(Value::Object(c)).map_err(field)?;
                 let session = c.session_id.unwrap_or_else(|| c.id.clone());
                 (c.id, session, c.turns)
             }
             Value::Object(mut t) => {
-                let id = match t.remove("conversation_id").or_else(|| t.remove("session_id")) {
+                let id = match t
+                    .remove("conversation_id")
+                    .or_else(|| t.remove("session_id"))
+                {
                     Some(Value::String(id)) => id,
                     _ => {
                         return Err(RecordingError::new(
@@ -148,7 +153,10 @@ mod tests {
         assert_eq!(a.turns.len(), 2);
         assert_eq!((a.turns[0].round, a.turns[1].round), (0, 1));
         assert_eq!(a.turns[0].latency_ms, 12);
-        assert_eq!(a.turns[1].failure.as_ref().unwrap().message, "agent crashed");
+        assert_eq!(
+            a.turns[1].failure.as_ref().unwrap().message,
+            "agent crashed"
+        );
         let b = &got["b"];
         assert_eq!(b.session_id, "s-b");
         assert_eq!(b.turns[0].tool_calls[0].arguments["city"], "Oslo");
@@ -158,7 +166,11 @@ mod tests {
     fn errors_name_the_line_and_column_or_the_field() {
         let e = parse("{\"conversation_id\": \"a\"}\n{\"input\": \n", "t.jsonl").unwrap_err();
         assert!(e.at.starts_with("t.jsonl:2:"), "{e}");
-        let e = parse("{\"conversation_id\": \"a\", \"ouput\": \"x\"}\n", "t.jsonl").unwrap_err();
+        let e = parse(
+            "{\"conversation_id\": \"a\", \"ouput\": \"x\"}\n",
+            "t.jsonl",
+        )
+        .unwrap_err();
         assert_eq!(e.at, "t.jsonl:1");
         assert!(e.message.contains("ouput"), "{e}");
         let e = parse("{\"input\": \"x\"}\n", "t.jsonl").unwrap_err();

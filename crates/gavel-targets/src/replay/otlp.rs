@@ -111,7 +111,8 @@ fn list<'a>(v: &'a Value, camel: &str, snake: &str) -> &'a [Value] {
 }
 
 fn read_request(request: &Value, at: &str, out: &mut Vec<Span>) -> Result<(), RecordingError> {
-    let Some(resources) = field(request, "resourceSpans", "resource_spans").and_then(Value::as_array)
+    let Some(resources) =
+        field(request, "resourceSpans", "resource_spans").and_then(Value::as_array)
     else {
         return Err(RecordingError::new(
             at,
@@ -119,10 +120,15 @@ fn read_request(request: &Value, at: &str, out: &mut Vec<Span>) -> Result<(), Re
         ));
     };
     for (r, resource) in resources.iter().enumerate() {
-        for (s, scope) in list(resource, "scopeSpans", "scope_spans").iter().enumerate() {
+        for (s, scope) in list(resource, "scopeSpans", "scope_spans")
+            .iter()
+            .enumerate()
+        {
             for (i, span) in list(scope, "spans", "spans").iter().enumerate() {
                 let path = format!("resourceSpans[{r}].scopeSpans[{s}].spans[{i}]");
-                out.push(read_span(span).map_err(|m| RecordingError::new(at, format!("{path}.{m}")))?);
+                out.push(
+                    read_span(span).map_err(|m| RecordingError::new(at, format!("{path}.{m}")))?,
+                );
             }
         }
     }
@@ -165,7 +171,10 @@ fn read_span(span: &Value) -> Result<Span, String> {
             .iter()
             .map(|e| {
                 (
-                    e.get("name").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    e.get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
                     attributes(list(e, "attributes", "attributes")),
                 )
             })
@@ -203,7 +212,9 @@ fn any_value(v: &Value) -> Value {
             other => other.clone(),
         };
     }
-    if let Some(x) = field(v, "doubleValue", "double_value").or_else(|| field(v, "boolValue", "bool_value")) {
+    if let Some(x) =
+        field(v, "doubleValue", "double_value").or_else(|| field(v, "boolValue", "bool_value"))
+    {
         return x.clone();
     }
     if let Some(a) = field(v, "arrayValue", "array_value") {
@@ -276,7 +287,11 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
             continue;
         }
         let below = descendants(i);
-        let chats: Vec<&Span> = below.iter().filter(|&&d| is(d, "chat")).map(|&d| &spans[d]).collect();
+        let chats: Vec<&Span> = below
+            .iter()
+            .filter(|&&d| is(d, "chat"))
+            .map(|&d| &spans[d])
+            .collect();
         let (key, session) = conversation(&spans, i, &up);
         let s = &spans[i];
         let tools = below
@@ -322,7 +337,11 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
 
 /// The conversation key and session id of turn span `i` with ancestors `up`.
 fn conversation(spans: &[Span], i: usize, up: &[usize]) -> (String, String) {
-    let chain = || std::iter::once(i).chain(up.iter().copied()).map(|a| &spans[a]);
+    let chain = || {
+        std::iter::once(i)
+            .chain(up.iter().copied())
+            .map(|a| &spans[a])
+    };
     let session = chain().find_map(|s| s.text("gen_ai.conversation.id"));
     let root = up.last().map_or(&spans[i], |&r| &spans[r]);
     let key = match root.text("gavel.case.id") {
@@ -367,7 +386,11 @@ fn message_text(m: &Value) -> Option<String> {
         .get("parts")?
         .as_array()?
         .iter()
-        .filter(|p| p.get("type").and_then(Value::as_str).is_none_or(|t| t == "text"))
+        .filter(|p| {
+            p.get("type")
+                .and_then(Value::as_str)
+                .is_none_or(|t| t == "text")
+        })
         .filter_map(|p| p.get("content").and_then(Value::as_str))
         .collect();
     (!parts.is_empty()).then(|| parts.join(""))
@@ -388,9 +411,13 @@ fn input(s: &Span) -> Option<String> {
             return Some(t);
         }
     }
-    if let Some(t) = s.events.iter().rev().find(|(n, _)| n == "gen_ai.user.message").and_then(|(_, a)| {
-        a.get("content").and_then(Value::as_str).map(str::to_owned)
-    }) {
+    if let Some(t) = s
+        .events
+        .iter()
+        .rev()
+        .find(|(n, _)| n == "gen_ai.user.message")
+        .and_then(|(_, a)| a.get("content").and_then(Value::as_str).map(str::to_owned))
+    {
         return Some(t);
     }
     let mut n = 0;
@@ -415,12 +442,15 @@ fn output(s: &Span) -> Option<String> {
             return Some(t);
         }
     }
-    if let Some(t) = s.events.iter().find(|(n, _)| n == "gen_ai.choice").and_then(|(_, a)| {
-        match a.get("message").map(json_text) {
+    if let Some(t) = s
+        .events
+        .iter()
+        .find(|(n, _)| n == "gen_ai.choice")
+        .and_then(|(_, a)| match a.get("message").map(json_text) {
             Some(m) => message_text(&m),
             None => a.get("content").and_then(Value::as_str).map(str::to_owned),
-        }
-    }) {
+        })
+    {
         return Some(t);
     }
     s.text("gen_ai.completion.0.content")
@@ -477,7 +507,9 @@ mod tests {
                                 kv("gen_ai.tool.call.result", json!("{\"stock\":3}"))]}
             ])
         };
-        let request = |spans: Value| json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string();
+        let request = |spans: Value| {
+            json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
+        };
         let text = format!(
             "{}\n{}\n",
             request(turn("bb", 2_000_000_000, "And B1?", "Out of stock")),
@@ -488,7 +520,10 @@ mod tests {
         assert_eq!(conv.session_id, "conv-7");
         assert_eq!(conv.turns.len(), 2);
         let first = &conv.turns[0];
-        assert_eq!((first.input.as_str(), first.output.as_str()), ("Stock of A1?", "3 left"));
+        assert_eq!(
+            (first.input.as_str(), first.output.as_str()),
+            ("Stock of A1?", "3 left")
+        );
         assert_eq!(first.latency_ms, 250);
         assert_eq!(first.usage.unwrap().input_tokens, 10);
         assert_eq!(first.tool_calls[0].name, "lookup");
@@ -518,7 +553,15 @@ mod tests {
         assert!(e.at.starts_with("t.json:1:"), "{e}");
         let e = parse("{\"spans\": []}", "t.json").unwrap_err();
         assert!(e.message.contains("resourceSpans"), "{e}");
-        let e = parse(&json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]}).to_string(), "t.json").unwrap_err();
-        assert!(e.message.starts_with("resourceSpans[0].scopeSpans[0].spans[0].traceId"), "{e}");
+        let e = parse(
+            &json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]}).to_string(),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .starts_with("resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+            "{e}"
+        );
     }
 }

@@ -52,7 +52,12 @@ fn children_usage() -> (Duration, u64) {
 
 /// Runs `gavel run SUITE` once with `extra` arguments, results in a new SQLite
 /// file in `dir`; returns (wall, CPU, peak RSS KiB of that process).
-pub fn run_once(gavel: &Path, suite: &Path, dir: &Path, extra: &[&str]) -> (Duration, Duration, u64) {
+pub fn run_once(
+    gavel: &Path,
+    suite: &Path,
+    dir: &Path,
+    extra: &[&str],
+) -> (Duration, Duration, u64) {
     let db = format!(
         "sqlite://{}",
         dir.join(format!("bench-{}.db", uuid::Uuid::now_v7()))

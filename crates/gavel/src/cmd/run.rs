@@ -108,7 +108,9 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let suite_otel = prepared.suite().otel.clone();
     if args.distributed {
         if suite_otel.is_some() {
-            eprintln!("warning: the suite's `otel` setting is ignored: --distributed runs are exported with `gavel export otel RUN_ID`");
+            eprintln!(
+                "warning: the suite's `otel` setting is ignored: --distributed runs are exported with `gavel export otel RUN_ID`"
+            );
         }
         return distributed(prepared, &store, &args).await;
     }
