@@ -53,14 +53,21 @@ async fn read(name: &str, spec: &ReplayTarget, store: &Store) -> Result<Recordin
 }
 
 /// A stored run's executions as conversations: `CASE`, `CASE#N` for repeat
-/// N > 0, and `CASE@TARGET…` for targets other than the run's first (by name).
+/// N > 0; a case run against several targets is `CASE@TARGET` (`CASE@TARGET#N`)
+/// for each target but the first by name.
 fn stored(executions: Vec<Execution>) -> BTreeMap<String, Transcript> {
-    let first = executions.iter().map(|e| e.target.clone()).min();
+    let mut first: BTreeMap<String, String> = BTreeMap::new();
+    for e in &executions {
+        let t = first.entry(e.case_id.clone()).or_insert_with(|| e.target.clone());
+        if e.target < *t {
+            t.clone_from(&e.target);
+        }
+    }
     executions
         .into_iter()
         .map(|e| {
             let mut key = e.case_id.clone();
-            if Some(&e.target) != first.as_ref() {
+            if first.get(&e.case_id) != Some(&e.target) {
                 key = format!("{key}@{}", e.target);
             }
             if e.repeat_index > 0 {
