@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A binary of the release build the bench belongs to.
-pub fn release_bin(name: &str) -> PathBuf {
+pub(crate) fn release_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
     // target/release/deps/BENCH-HASH → target/release/NAME
     let bin = exe
@@ -25,7 +25,7 @@ pub fn release_bin(name: &str) -> PathBuf {
 }
 
 /// `cases` cases, each one `chat` target call and one judge call on the mock at `url`.
-pub fn suite(cases: usize, url: &str) -> String {
+pub(crate) fn suite(cases: usize, url: &str) -> String {
     let mut s = format!(
         "judge:\n  model: openai-compatible:judge@{url}/v1\n  concurrency: 64\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@{url}/v1\n    system: You manage properties.\ncases:\n"
     );
@@ -52,7 +52,7 @@ fn children_usage() -> (Duration, u64) {
 
 /// Runs `gavel run SUITE` once with `extra` arguments, results in a new SQLite
 /// file in `dir`; returns (wall, CPU, peak RSS KiB of that process).
-pub fn run_once(
+pub(crate) fn run_once(
     gavel: &Path,
     suite: &Path,
     dir: &Path,
@@ -104,7 +104,7 @@ pub fn run_once(
 }
 
 /// The mock server process, stopped however the bench ends.
-pub struct Server(std::process::Child);
+pub(crate) struct Server(std::process::Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -114,7 +114,7 @@ impl Drop for Server {
 }
 
 /// Starts the release `mock-openai` at `latency` ms; returns it and its base URL.
-pub fn mock(latency: u64) -> (Server, String) {
+pub(crate) fn mock(latency: u64) -> (Server, String) {
     let mut server = Server(
         Command::new(release_bin("mock-openai"))
             .args(["--latency-ms", &latency.to_string()])
