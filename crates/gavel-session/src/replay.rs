@@ -58,7 +58,9 @@ async fn read(name: &str, spec: &ReplayTarget, store: &Store) -> Result<Recordin
 fn stored(executions: Vec<Execution>) -> BTreeMap<String, Transcript> {
     let mut first: BTreeMap<String, String> = BTreeMap::new();
     for e in &executions {
-        let t = first.entry(e.case_id.clone()).or_insert_with(|| e.target.clone());
+        let t = first
+            .entry(e.case_id.clone())
+            .or_insert_with(|| e.target.clone());
         if e.target < *t {
             t.clone_from(&e.target);
         }

@@ -36,6 +36,8 @@ cases:
       - {{type: tools-called, tools: [lookup]}}
   - id: hello
     input: Say hello.
+    checks:
+      - {{type: contains, value: hello}}
 "#
     )
 }
@@ -196,7 +198,7 @@ cases:
     checks:
       - {type: tools-called, tools: [get_property_details]}
       - {type: contains, value: 3 pm}
-      - {type: latency, max_ms: 1000}
+      - {type: latency, max_ms: 1500}
       - {type: judge, criteria: Gives the check-in time., scale: "1-5", threshold: 4}
   - id: every-other-trace
     targets: [traced]
