@@ -182,6 +182,11 @@ pub struct Case {
     /// A model plays this user instead of fixed rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated_user: Option<SimulatedUser>,
+    /// Against `replay` targets: grade every recorded conversation that no other
+    /// case names with this case's checks, one copy of the case per conversation,
+    /// its id the conversation's (docs/REPLAY.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub each_conversation: bool,
     /// Where the case was defined (`file:line`), filled by the loader.
     #[serde(skip)]
     #[schemars(skip)]
@@ -281,6 +286,10 @@ pub struct Suite {
     pub judge: JudgeSettings,
     /// Non-fatal findings (e.g. cases with no target).
     pub warnings: Vec<String>,
+    /// OpenTelemetry export of its runs, when a file turns it on (the first
+    /// file that sets `otel` decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otel: Option<crate::otel::OtelSettings>,
 }
 
 impl Case {

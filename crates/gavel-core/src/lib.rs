@@ -19,6 +19,7 @@ pub mod check;
 pub mod error;
 pub mod judge;
 pub mod load;
+pub mod otel;
 pub mod outcome;
 pub mod panel;
 pub mod run;

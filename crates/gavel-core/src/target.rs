@@ -22,6 +22,8 @@ pub enum TargetSpec {
     Chat(ChatTarget),
     /// gavel's own ReAct agent: a model calling tools on MCP servers.
     McpAgent(McpAgentTarget),
+    /// Recorded conversations, graded without calling any agent (docs/REPLAY.md).
+    Replay(ReplayTarget),
 }
 
 impl TargetSpec {
@@ -29,7 +31,10 @@ impl TargetSpec {
     pub fn start(&self) -> Option<&StartSpec> {
         match self {
             TargetSpec::Http(h) => h.start.as_ref(),
-            TargetSpec::Command(_) | TargetSpec::Chat(_) | TargetSpec::McpAgent(_) => None,
+            TargetSpec::Command(_)
+            | TargetSpec::Chat(_)
+            | TargetSpec::McpAgent(_)
+            | TargetSpec::Replay(_) => None,
         }
     }
 
@@ -40,6 +45,7 @@ impl TargetSpec {
             TargetSpec::Command(_) => "command",
             TargetSpec::Chat(_) => "chat",
             TargetSpec::McpAgent(_) => "mcp-agent",
+            TargetSpec::Replay(_) => "replay",
         }
     }
 }
@@ -390,4 +396,33 @@ pub struct ChatTool {
     /// `{"error": "no result configured"}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+}
+
+/// Recorded conversations to grade instead of talking to an agent: a file of
+/// JSONL transcripts or OTLP JSON traces, or a stored gavel run. Give `file` or
+/// `run`, not both. See docs/REPLAY.md for the formats and how conversations
+/// map to cases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayTarget {
+    /// The recording (relative to the suite file's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The file's format; by default `.jsonl` files are `jsonl` transcripts and
+    /// `.json` files `otlp-json` traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<ReplayFormat>,
+    /// A stored run: an id, a unique prefix of one, `latest` or `previous`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+}
+
+/// The format of a recording file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplayFormat {
+    /// gavel's JSONL transcripts: one turn, or one whole conversation, per line.
+    Jsonl,
+    /// OpenTelemetry GenAI spans as OTLP JSON (one export request, or one per line).
+    OtlpJson,
 }

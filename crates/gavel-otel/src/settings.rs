@@ -1,45 +1,6 @@
 //! What to export and where.
 
-/// The OTLP transport.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// OTLP/HTTP with protobuf bodies (`http/protobuf`, the OTLP default).
-    #[default]
-    HttpProtobuf,
-    /// OTLP/HTTP with JSON bodies (`http/json`).
-    HttpJson,
-    /// OTLP/gRPC (`grpc`).
-    Grpc,
-}
-
-impl Protocol {
-    /// The word `OTEL_EXPORTER_OTLP_PROTOCOL` uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::HttpProtobuf => "http/protobuf",
-            Protocol::HttpJson => "http/json",
-            Protocol::Grpc => "grpc",
-        }
-    }
-}
-
-impl std::str::FromStr for Protocol {
-    type Err = UnknownProtocol;
-
-    fn from_str(s: &str) -> Result<Protocol, UnknownProtocol> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "http/protobuf" => Ok(Protocol::HttpProtobuf),
-            "http/json" => Ok(Protocol::HttpJson),
-            "grpc" => Ok(Protocol::Grpc),
-            _ => Err(UnknownProtocol(s.to_string())),
-        }
-    }
-}
-
-/// A protocol word that is none of `http/protobuf`, `http/json` and `grpc`.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("`{0}` is not an OTLP protocol (http/protobuf, http/json or grpc)")]
-pub struct UnknownProtocol(pub String);
+pub use gavel_core::otel::{Protocol, UnknownProtocol};
 
 /// Export settings. Endpoint headers (`OTEL_EXPORTER_OTLP_HEADERS`) and
 /// timeouts come from the standard variables, read by the OTLP exporter.

@@ -24,6 +24,7 @@ mod models;
 mod note;
 mod prepare;
 mod record;
+mod replay;
 pub mod report;
 mod run;
 pub mod worker;

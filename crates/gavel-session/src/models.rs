@@ -1,7 +1,7 @@
 //! Wiring models for a run: the pool with its layers, the store-backed cache, the
 //! default judge, and stored answers for pairwise checks against a run.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use gavel_core::{JudgeSettings, Suite, TargetSpec};
@@ -12,6 +12,7 @@ use crate::SessionError;
 use gavel_models::{
     CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool, ModelSettings,
 };
+use gavel_targets::replay::{Recordings, Replay};
 use gavel_targets::{Target, TargetError};
 
 use crate::ModelOptions;
@@ -67,12 +68,18 @@ pub fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
 }
 
 /// Builds the targets that need the store: `mcp-agent` targets, whose
-/// conversations are checkpointed in it (for `PreparedTargets::prepare`).
+/// conversations are checkpointed in it, and `replay` targets, from the
+/// recordings read for the run (`crate::replay::recordings`), stored runs
+/// included (for `PreparedTargets::prepare`).
 pub(crate) fn store_targets<'a>(
     pool: &'a ModelPool,
     store: &'a Store,
+    recorded: &'a BTreeMap<String, Arc<Recordings>>,
 ) -> impl Fn(&str, &TargetSpec) -> Option<Result<Arc<dyn Target>, TargetError>> + Sync + 'a {
     move |name, spec| match spec {
+        TargetSpec::Replay(_) => recorded
+            .get(name)
+            .map(|r| Ok(Arc::new(Replay::new(r.clone())) as Arc<dyn Target>)),
         TargetSpec::McpAgent(agent) => {
             let checkpoints: Arc<dyn gavel_mcp::Checkpoints> = Arc::new(store.clone());
             Some(

@@ -34,7 +34,8 @@ pub(crate) async fn load(store: &Store, sources: &Sources) -> Result<Loaded, Ses
         versions = store.latest_cases(name).await?;
     }
     inputs.extend(sources.suites.iter().cloned());
-    let suite = gavel_core::load::load(&inputs).map_err(SessionError::Load)?;
+    let mut suite = gavel_core::load::load(&inputs).map_err(SessionError::Load)?;
+    crate::replay::expand(&mut suite, store).await?;
     if suite.targets.is_empty() {
         return Err(SessionError::config(
             "targets",

@@ -222,13 +222,18 @@ impl PreparedRun {
             sinks.emit(&Event::RunFinished(&end));
             Err::<Finished, _>(error)
         };
-        let prepared = {
-            let extra = models::store_targets(&pool, &store);
-            PreparedTargets::prepare(&suite, &plan, &pool, &extra).await
+        let prepared = match crate::replay::recordings(&suite, &store).await {
+            Ok(recorded) => {
+                let extra = models::store_targets(&pool, &store, &recorded);
+                PreparedTargets::prepare(&suite, &plan, &pool, &extra)
+                    .await
+                    .map_err(SessionError::Targets)
+            }
+            Err(e) => Err(e),
         };
         let targets = match prepared {
             Ok(t) => t,
-            Err(e) => return failed(SessionError::Targets(e)).await,
+            Err(e) => return failed(e).await,
         };
         let embeddings = match crate::embeddings::for_plan(
             config.models.embedder.as_deref(),

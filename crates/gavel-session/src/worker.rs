@@ -191,7 +191,8 @@ async fn context(
         worker.jobs,
     );
     let targets = {
-        let extra = models::store_targets(&pool, store);
+        let recorded = crate::replay::recordings(&suite, store).await?;
+        let extra = models::store_targets(&pool, store, &recorded);
         PreparedTargets::prepare(&suite, &plan, &pool, &extra)
             .await
             .map_err(SessionError::Targets)?

@@ -10,6 +10,7 @@
 //!   [`gavel_core::TargetSpec`], expanding `${VAR}` from the environment.
 //! - [`FnTarget`] wraps an async function, for library users and benchmarks.
 //! - [`start`] launches a target's server process and waits until it is ready.
+//! - [`replay`] answers cases from recorded conversations (JSONL, OTLP JSON).
 //! - [`tool_loop`] is the model-and-tools loop of the targets gavel drives itself
 //!   (`chat` here, `mcp-agent` in gavel-mcp).
 //!
@@ -38,6 +39,7 @@ mod function;
 mod http;
 mod http_ops;
 mod process;
+pub mod replay;
 mod response;
 mod retry;
 mod start;
@@ -47,7 +49,7 @@ pub mod tool_loop;
 use std::sync::Arc;
 use std::time::Instant;
 
-use gavel_core::{TargetFailure, TargetSpec, Turn};
+use gavel_core::{TargetFailure, TargetSpec, Transcript, Turn};
 use gavel_models::ModelSource;
 use serde_json::{Value, json};
 
@@ -145,6 +147,14 @@ pub trait Target: Send + Sync + std::fmt::Debug {
         self.open(session_id).await
     }
 
+    /// The recorded transcript of `conversation`, for targets that replay
+    /// recordings instead of talking to an agent (`None`: a live target). An
+    /// unknown conversation is a permanent failure.
+    fn recorded(&self, conversation: &str) -> Option<Result<Transcript, TargetFailure>> {
+        let _ = conversation;
+        None
+    }
+
     /// Makes `child` a new session holding a copy of `parent`'s conversation
     /// (branching). Targets that cannot fork answer a permanent failure saying so.
     async fn fork(&self, parent: &str, child: &str) -> Result<(), TargetFailure> {
@@ -186,6 +196,7 @@ pub fn build(
         TargetSpec::Http(http) => Arc::new(http::HttpAdapter::build(name, http)?),
         TargetSpec::Command(command) => Arc::new(command::CommandAdapter::build(name, command)?),
         TargetSpec::Chat(chat) => Arc::new(chat::ChatAdapter::build(name, chat, models)?),
+        TargetSpec::Replay(replay) => Arc::new(replay::Replay::from_file(name, replay)?),
         TargetSpec::McpAgent(_) => {
             return Err(TargetError::config(
                 name,

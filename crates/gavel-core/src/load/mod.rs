@@ -223,6 +223,10 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
         }
         suite.judge.fill_from(judge);
     }
+    suite.otel = files
+        .iter()
+        .find_map(|f| f.parsed.otel.clone())
+        .and_then(crate::otel::OtelSetting::settings);
     let all_targets: Vec<String> = suite.targets.keys().cloned().collect();
     let mut seen: HashMap<String, String> = HashMap::new();
     for f in files {
@@ -256,7 +260,14 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
                 };
             }
             name_case(&mut case, &f.stem, index);
-            if let Err(e) = normalise_rounds(&mut case).and_then(|()| check_variants(&case)) {
+            let replayed = !case.targets.is_empty()
+                && case
+                    .targets
+                    .iter()
+                    .all(|t| matches!(suite.targets.get(t), Some(TargetSpec::Replay(_))));
+            if let Err(e) =
+                normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case))
+            {
                 errors.push(e);
                 continue;
             }
@@ -437,8 +448,20 @@ fn check_variants(case: &Case) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Turns `input` into a single round; rejects cases with both or neither.
-fn normalise_rounds(case: &mut Case) -> Result<(), LoadError> {
+/// Turns `input` into a single round; rejects cases with both or neither,
+/// except that a case only `replayed` from recordings may give neither (its
+/// single round's input is then the recorded one).
+fn normalise_rounds(case: &mut Case, replayed: bool) -> Result<(), LoadError> {
+    if case.each_conversation && !replayed {
+        return Err(case_error(
+            case,
+            "`each_conversation` grades recorded conversations: every target of the case must be a `replay` target".into(),
+        )
+        .field("each_conversation"));
+    }
+    if replayed && case.input.is_none() && case.rounds.is_empty() && case.simulated_user.is_none() {
+        case.input = Some(Value::String(String::new()));
+    }
     if case.simulated_user.is_some() && case.expect_clarification {
         return Err(case_error(
             case,
@@ -542,6 +565,15 @@ fn absolutize(mut spec: TargetSpec, dir: &Path) -> TargetSpec {
             }
         }
         TargetSpec::Command(c) => fix(&mut c.cwd),
+        TargetSpec::Replay(r) => {
+            if let Some(file) = &mut r.file {
+                let joined = dir.join(&*file);
+                *file = std::path::absolute(&joined)
+                    .unwrap_or(joined)
+                    .display()
+                    .to_string();
+            }
+        }
         TargetSpec::Chat(_) | TargetSpec::McpAgent(_) => {}
     }
     spec

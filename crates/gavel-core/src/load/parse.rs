@@ -54,6 +54,9 @@ pub(crate) struct SuiteFile {
     /// Data-driven cases: one per CSV/JSONL row, rendered from a template.
     #[serde(default)]
     datasets: Vec<DatasetSpec>,
+    /// Export runs of this suite to OpenTelemetry (`true`, or settings).
+    #[serde(default)]
+    otel: Option<crate::otel::OtelSetting>,
 }
 
 /// One parsed file: its parts, each case with the line it starts on.
@@ -65,6 +68,7 @@ pub(crate) struct ParsedFile {
     pub(crate) judge: JudgeSettings,
     pub(crate) cases: Vec<(Case, Option<u64>)>,
     pub(crate) datasets: Vec<DatasetSpec>,
+    pub(crate) otel: Option<crate::otel::OtelSetting>,
 }
 
 impl From<SuiteFile> for ParsedFile {
@@ -80,6 +84,7 @@ impl From<SuiteFile> for ParsedFile {
             judge: f.judge,
             cases: f.cases.into_iter().chain(f.examples).map(line_of).collect(),
             datasets: f.datasets,
+            otel: f.otel,
         }
     }
 }
@@ -105,6 +110,7 @@ const SUITE_KEYS: &[&str] = &[
     "targets",
     "defaults",
     "datasets",
+    "otel",
 ];
 
 /// Parses YAML or JSON text into a suite file. A top-level list is a list of cases;

@@ -52,6 +52,9 @@ pub(crate) async fn converse(
     timeout: Duration,
     rt: &JudgeRuntime<'_>,
 ) -> Played {
+    if let Some(recorded) = target.recorded(&case.id) {
+        return replayed(case, recorded, session_id);
+    }
     let mut c = Conversation {
         case,
         target,
@@ -70,6 +73,46 @@ pub(crate) async fn converse(
     }
     let _ = c.rounds().await;
     Played::Transcript(c.transcript)
+}
+
+/// A recorded conversation as the case's transcript: recorded turn `i` answers
+/// round `i`, turns past the case's last round count as that round's. What
+/// needs a live agent (revival, branches, a simulated user) is skipped.
+fn replayed(
+    case: &Case,
+    recorded: Result<Transcript, TargetFailure>,
+    session_id: String,
+) -> Played {
+    let live = if case.revival {
+        Some("revival")
+    } else if !case.branches().is_empty() {
+        Some("branching")
+    } else if case.simulated_user.is_some() {
+        Some("a simulated user")
+    } else {
+        None
+    };
+    if let Some(feature) = live {
+        return Played::Skipped(format!(
+            "{feature} needs a live agent; a replay target only has recorded conversations"
+        ));
+    }
+    match recorded {
+        Ok(mut transcript) => {
+            let last = case.rounds.len().max(1) - 1;
+            for (i, turn) in transcript.turns.iter_mut().enumerate() {
+                turn.round = i.min(last);
+            }
+            Played::Transcript(transcript)
+        }
+        Err(failure) => Played::Transcript(Transcript {
+            session_id,
+            turns: vec![Turn {
+                failure: Some(failure),
+                ..Turn::default()
+            }],
+        }),
+    }
 }
 
 /// A model answer's usage in transcript terms.

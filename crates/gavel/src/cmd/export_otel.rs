@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
+use gavel_core::otel::OtelSettings;
 use gavel_otel::{Exporter, OtelSink, Protocol, Settings};
 use gavel_session::{Finished, Sinks};
 
@@ -18,9 +19,9 @@ pub(crate) struct OtelSettingsArgs {
     /// localhost:4318 for HTTP, :4317 for gRPC). Headers come from OTEL_EXPORTER_OTLP_HEADERS.
     #[arg(long, value_name = "URL")]
     otel_endpoint: Option<String>,
-    /// OTLP transport: http/protobuf, http/json or grpc.
-    #[arg(long, value_name = "PROTOCOL", env = "OTEL_EXPORTER_OTLP_PROTOCOL", default_value = "http/protobuf", value_parser = parse_protocol)]
-    otel_protocol: Protocol,
+    /// OTLP transport: http/protobuf (default), http/json or grpc.
+    #[arg(long, value_name = "PROTOCOL", env = "OTEL_EXPORTER_OTLP_PROTOCOL", value_parser = parse_protocol)]
+    otel_protocol: Option<Protocol>,
     /// Leave message texts and tool-call arguments and results out of the export.
     #[arg(long, env = "GAVEL_OTEL_REDACT")]
     otel_redact: bool,
@@ -33,14 +34,16 @@ pub(crate) struct OtelSettingsArgs {
 }
 
 impl OtelSettingsArgs {
-    /// Builds the exporter (inside the runtime: a gRPC channel runs on it).
-    fn exporter(&self) -> anyhow::Result<Exporter> {
+    /// Builds the exporter from the flags, each falling back on the suite's
+    /// `otel` setting when not given (inside the runtime: a gRPC channel runs on it).
+    fn exporter(&self, suite: Option<&OtelSettings>) -> anyhow::Result<Exporter> {
+        let suite = suite.cloned().unwrap_or_default();
         Ok(Exporter::new(Settings {
-            endpoint: self.otel_endpoint.clone(),
-            protocol: self.otel_protocol,
-            redact_content: self.otel_redact,
-            span_events: !self.otel_no_span_events,
-            logs: !self.otel_no_logs,
+            endpoint: self.otel_endpoint.clone().or(suite.endpoint),
+            protocol: self.otel_protocol.or(suite.protocol).unwrap_or_default(),
+            redact_content: self.otel_redact || suite.redact,
+            span_events: !self.otel_no_span_events && suite.span_events,
+            logs: !self.otel_no_logs && suite.logs,
         })?)
     }
 }
@@ -57,12 +60,17 @@ pub(crate) struct OtelArgs {
 }
 
 impl OtelArgs {
-    /// `sinks` with the exporting sink added when `--otel` is given, and that sink.
-    pub(crate) fn attach(&self, sinks: Sinks) -> anyhow::Result<(Sinks, Option<Arc<OtelSink>>)> {
-        if !self.otel {
+    /// `sinks` with the exporting sink added when `--otel` is given or the
+    /// suite's `otel` setting turns export on, and that sink.
+    pub(crate) fn attach(
+        &self,
+        sinks: Sinks,
+        suite: Option<&OtelSettings>,
+    ) -> anyhow::Result<(Sinks, Option<Arc<OtelSink>>)> {
+        if !self.otel && suite.is_none() {
             return Ok((sinks, None));
         }
-        let sink = Arc::new(OtelSink::new(self.settings.exporter()?));
+        let sink = Arc::new(OtelSink::new(self.settings.exporter(suite)?));
         Ok((sinks.with(sink.clone()), Some(sink)))
     }
 }
@@ -113,7 +121,7 @@ pub(crate) async fn export(args: ExportCommand) -> anyhow::Result<u8> {
         None => return super::library::export(args.suite).await,
     };
     let store = a.store.open().await?;
-    match gavel_otel::export_run(a.settings.exporter()?, &store, &a.run, &a.gate).await {
+    match gavel_otel::export_run(a.settings.exporter(None)?, &store, &a.run, &a.gate).await {
         Ok(count) => {
             eprintln!(
                 "exported {count} execution{} to OpenTelemetry",

@@ -90,13 +90,21 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         super::plural(planned),
         gavel::store::mask_url(&args.store.db),
     );
+    let suite_otel = prepared.suite().otel.clone();
     if args.distributed {
+        if suite_otel.is_some() {
+            eprintln!(
+                "warning: the suite's `otel` setting is ignored: --distributed runs are exported with `gavel export otel RUN_ID`"
+            );
+        }
         return distributed(prepared, &store, &args).await;
     }
     let cancel = CancellationToken::new();
     super::watch_ctrl_c(cancel.clone());
     let progress = Arc::new(Progress::new(planned, !args.quiet));
-    let (sinks, otel) = args.otel.attach(Sinks::new().with(progress.clone()))?;
+    let (sinks, otel) = args
+        .otel
+        .attach(Sinks::new().with(progress.clone()), suite_otel.as_ref())?;
     let finished = match prepared.execute(&sinks, &cancel).await {
         Ok(f) => f,
         Err(e) => return Ok(super::session_error(&e)),

@@ -1,0 +1,179 @@
+//! gavel's JSONL transcripts: each line one turn (`conversation_id` plus the
+//! turn's fields) or one whole conversation (`id` and `turns`). Turns of a
+//! conversation are kept in file order.
+
+use std::collections::BTreeMap;
+
+use gavel_core::{StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::RecordingError;
+
+/// One recorded turn.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecordedTurn {
+    /// The user message.
+    #[serde(default)]
+    input: String,
+    /// The agent's answer.
+    #[serde(default)]
+    output: String,
+    /// The whole answer as JSON, for checks that read fields of it.
+    #[serde(default)]
+    response: Option<Value>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    /// Milliseconds from the message to the complete answer.
+    #[serde(default)]
+    latency_ms: u64,
+    #[serde(default)]
+    usage: Option<Usage>,
+    /// The shape of the streamed answer, when it was streamed.
+    #[serde(default)]
+    stream: Option<StreamStats>,
+    /// The agent broke on this turn: graded as `error`.
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConversationLine {
+    id: String,
+    /// The session id it had with the agent (default: the id).
+    #[serde(default)]
+    session_id: Option<String>,
+    turns: Vec<RecordedTurn>,
+}
+
+impl RecordedTurn {
+    fn into_turn(self) -> Turn {
+        Turn {
+            input: self.input,
+            output: self.output,
+            response: self.response,
+            tool_calls: self.tool_calls,
+            latency_ms: self.latency_ms,
+            usage: self.usage,
+            stream: self.stream,
+            failure: self.error.map(|message| TargetFailure {
+                message,
+                transient: false,
+            }),
+            ..Turn::default()
+        }
+    }
+}
+
+/// Parses JSONL transcripts; errors name `file:line:col`.
+pub(super) fn parse(
+    text: &str,
+    file: &str,
+) -> Result<BTreeMap<String, Transcript>, RecordingError> {
+    let mut out: BTreeMap<String, Transcript> = BTreeMap::new();
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |e: serde_json::Error| {
+            let col = if e.column() == 0 { 1 } else { e.column() };
+            RecordingError::new(format!("{file}:{line_no}:{col}"), e.to_string())
+        };
+        let value: Value = serde_json::from_str(line).map_err(at)?;
+        let field =
+            |e: serde_json::Error| RecordingError::new(format!("{file}:{line_no}"), e.to_string());
+        let (id, session, turns) = match value {
+            Value::Object(c) if c.contains_key("turns") => {
+                let c: ConversationLine =
+                    serde_json::from_value(Value::Object(c)).map_err(field)?;
+                let session = c.session_id.unwrap_or_else(|| c.id.clone());
+                (c.id, session, c.turns)
+            }
+            Value::Object(mut t) => {
+                let id = match t
+                    .remove("conversation_id")
+                    .or_else(|| t.remove("session_id"))
+                {
+                    Some(Value::String(id)) => id,
+                    _ => {
+                        return Err(RecordingError::new(
+                            format!("{file}:{line_no}"),
+                            "a turn line needs a string `conversation_id` (or `session_id`); a conversation line needs `id` and `turns`",
+                        ));
+                    }
+                };
+                let turn: RecordedTurn = serde_json::from_value(Value::Object(t)).map_err(field)?;
+                (id.clone(), id, vec![turn])
+            }
+            _ => {
+                return Err(RecordingError::new(
+                    format!("{file}:{line_no}"),
+                    "expected a JSON object: one turn or one conversation",
+                ));
+            }
+        };
+        if id.is_empty() {
+            return Err(RecordingError::new(
+                format!("{file}:{line_no}"),
+                "the conversation id is empty",
+            ));
+        }
+        let transcript = out.entry(id).or_insert_with(|| Transcript {
+            session_id: session,
+            turns: Vec::new(),
+        });
+        for turn in turns {
+            let mut turn = turn.into_turn();
+            turn.round = transcript.turns.len();
+            transcript.turns.push(turn);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_lines_and_conversation_lines_group_by_id_in_file_order() {
+        let text = r#"{"conversation_id": "a", "input": "Hi", "output": "Hello", "latency_ms": 12}
+{"id": "b", "session_id": "s-b", "turns": [{"input": "Weather?", "output": "Sunny", "tool_calls": [{"name": "weather", "arguments": {"city": "Oslo"}, "result": {"sky": "sun"}}]}]}
+
+{"session_id": "a", "input": "Bye", "output": "Bye", "error": "agent crashed"}
+"#;
+        let got = parse(text, "t.jsonl").unwrap();
+        assert_eq!(got.len(), 2);
+        let a = &got["a"];
+        assert_eq!(a.session_id, "a");
+        assert_eq!(a.turns.len(), 2);
+        assert_eq!((a.turns[0].round, a.turns[1].round), (0, 1));
+        assert_eq!(a.turns[0].latency_ms, 12);
+        assert_eq!(
+            a.turns[1].failure.as_ref().unwrap().message,
+            "agent crashed"
+        );
+        let b = &got["b"];
+        assert_eq!(b.session_id, "s-b");
+        assert_eq!(b.turns[0].tool_calls[0].arguments["city"], "Oslo");
+    }
+
+    #[test]
+    fn errors_name_the_line_and_column_or_the_field() {
+        let e = parse("{\"conversation_id\": \"a\"}\n{\"input\": \n", "t.jsonl").unwrap_err();
+        assert!(e.at.starts_with("t.jsonl:2:"), "{e}");
+        let e = parse(
+            "{\"conversation_id\": \"a\", \"ouput\": \"x\"}\n",
+            "t.jsonl",
+        )
+        .unwrap_err();
+        assert_eq!(e.at, "t.jsonl:1");
+        assert!(e.message.contains("ouput"), "{e}");
+        let e = parse("{\"input\": \"x\"}\n", "t.jsonl").unwrap_err();
+        assert!(e.message.contains("conversation_id"), "{e}");
+    }
+}
