@@ -19,8 +19,9 @@ pub(crate) struct WorkerArgs {
     /// worker may take it again. Heartbeats come every third of it.
     #[arg(long, default_value = "30", value_parser = gavel::bounds::parse_seconds)]
     lease: Duration,
-    /// Seconds between looks at an empty queue.
-    #[arg(long, default_value = "1", value_parser = gavel::bounds::parse_seconds)]
+    /// Seconds between looks at an empty queue (how long a new run may wait for
+    /// an idle worker to notice it).
+    #[arg(long, default_value = "0.2", value_parser = gavel::bounds::parse_seconds)]
     poll: Duration,
     /// Exit when the queue holds nothing to claim, instead of waiting for work.
     #[arg(long)]
