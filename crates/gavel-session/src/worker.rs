@@ -112,7 +112,8 @@ async fn lane(
                 .map(|e| format!("the worker could not run it: {e}"))
         };
         if let Some(why) = lost {
-            let lost: Vec<Execution> = unit.iter().map(|c| unrun(c, why.clone())).collect();
+            let mut lost: Vec<Execution> = unit.iter().map(|c| unrun(c, why.clone())).collect();
+            lost.iter_mut().for_each(Execution::redact_secrets);
             StoreSink::new(store, &run_id, sinks)
                 .record_batch(&lost)
                 .await

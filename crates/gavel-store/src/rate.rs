@@ -74,7 +74,10 @@ mod tests {
         let store = Store::open("sqlite::memory:").await.unwrap();
         let minute = Duration::from_secs(60);
         for _ in 0..3 {
-            assert_eq!(store.take_rate_cells("rpm|x", minute, 3, 1).await.unwrap(), None);
+            assert_eq!(
+                store.take_rate_cells("rpm|x", minute, 3, 1).await.unwrap(),
+                None
+            );
         }
         let wait = store
             .take_rate_cells("rpm|x", minute, 3, 1)
@@ -83,7 +86,16 @@ mod tests {
             .unwrap();
         assert!(wait > Duration::from_secs(50) && wait <= minute, "{wait:?}");
         // Another key has its own bucket.
-        assert_eq!(store.take_rate_cells("rpm|y", minute, 1, 5).await.unwrap(), None);
-        assert!(store.take_rate_cells("rpm|y", minute, 1, 1).await.unwrap().is_some());
+        assert_eq!(
+            store.take_rate_cells("rpm|y", minute, 1, 5).await.unwrap(),
+            None
+        );
+        assert!(
+            store
+                .take_rate_cells("rpm|y", minute, 1, 1)
+                .await
+                .unwrap()
+                .is_some()
+        );
     }
 }

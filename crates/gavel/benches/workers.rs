@@ -93,7 +93,12 @@ fn main() {
     if let Some(out) = server.0[0].stdout.take() {
         let _ = BufReader::new(out).read_line(&mut line);
     }
-    let url = line.trim().rsplit(' ').next().unwrap_or_default().to_owned();
+    let url = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     let suite_path = dir.path().join("suite.yaml");
     std::fs::write(&suite_path, suite(cases, &url)).unwrap_or_else(|e| panic!("{e}"));
     println!(
@@ -123,7 +128,11 @@ fn main() {
         assert!(migrated.is_ok());
         let workers = Killed(
             (0..n)
-                .map(|_| gavel_cmd(&["worker"]).spawn().unwrap_or_else(|e| panic!("{e}")))
+                .map(|_| {
+                    gavel_cmd(&["worker"])
+                        .spawn()
+                        .unwrap_or_else(|e| panic!("{e}"))
+                })
                 .collect(),
         );
         std::thread::sleep(Duration::from_secs(2));

@@ -27,7 +27,15 @@ const TOKEN: &str = "tok-canary-agent-51d2c8";
 /// The PostgreSQL password in the store URL (the test server trusts every login).
 const DB_PASSWORD: &str = "pw-canary-db-93ab1f";
 
-fn suite(url: &str) -> String {
+/// The command agent: prints its env's token in every answer.
+const AGENT: &str =
+    r#"while IFS= read -r line; do printf '{"output": "my token is %s"}\n' "$AGENT_TOKEN"; done"#;
+
+/// The suite; `dir` holds the command agent's script.
+fn suite_yaml(url: &str, dir: &Path) -> String {
+    let script = dir.join("agent.sh");
+    std::fs::write(&script, AGENT).unwrap();
+    let script = script.display();
     format!(
         r#"
 name: canary
@@ -46,7 +54,7 @@ targets:
     response: {{output: /choices/0/message/content}}
   command:
     type: command
-    command: [sh, -c, 'while IFS= read -r line; do printf "{{\"output\": \"my token is %s\"}}\n" "$AGENT_TOKEN"; done']
+    command: [sh, "{script}"]
     env: {{AGENT_TOKEN: "${{CANARY_AGENT_TOKEN}}"}}
 cases:
   - id: echo
@@ -60,11 +68,15 @@ cases:
 
 /// Every canary found in `bytes`, by name.
 fn leaks(bytes: &[u8]) -> Vec<&'static str> {
-    [("provider key", KEY), ("agent token", TOKEN), ("db password", DB_PASSWORD)]
-        .into_iter()
-        .filter(|(_, canary)| bytes.windows(canary.len()).any(|w| w == canary.as_bytes()))
-        .map(|(name, _)| name)
-        .collect()
+    [
+        ("provider key", KEY),
+        ("agent token", TOKEN),
+        ("db password", DB_PASSWORD),
+    ]
+    .into_iter()
+    .filter(|(_, canary)| bytes.windows(canary.len()).any(|w| w == canary.as_bytes()))
+    .map(|(name, _)| name)
+    .collect()
 }
 
 fn assert_clean(channel: &str, bytes: &[u8]) {
@@ -122,8 +134,15 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
         .map(|ext| dir.join(format!("{what}-report.{ext}")))
         .collect();
     let mut cmd = gavel(dir);
-    cmd.args(["run", suite.to_str().unwrap(), "--db", db, "--color", "never"])
-        .args(["--otel", "--otel-endpoint", &live.uri()]);
+    cmd.args([
+        "run",
+        suite.to_str().unwrap(),
+        "--db",
+        db,
+        "--color",
+        "never",
+    ])
+    .args(["--otel", "--otel-endpoint", &live.uri()]);
     for r in &reports {
         cmd.arg("-o").arg(r);
     }
@@ -135,7 +154,10 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
     assert_clean(&format!("{what}: gavel run's terminal and trace log"), &out);
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("TRACE"), "trace logging is on");
-    assert_clean(&format!("{what}: the live OTel export"), &received(&live).await);
+    assert_clean(
+        &format!("{what}: the live OTel export"),
+        &received(&live).await,
+    );
     for r in &reports {
         let bytes = std::fs::read(r).unwrap();
         assert_clean(&r.display().to_string(), &bytes);
@@ -175,7 +197,10 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
     assert_clean(&format!("{what}: gavel export otel"), &out);
     let exported = received(&after).await;
     assert!(!exported.is_empty());
-    assert_clean(&format!("{what}: the OTel export after the fact"), &exported);
+    assert_clean(
+        &format!("{what}: the OTel export after the fact"),
+        &exported,
+    );
     run_id
 }
 
@@ -212,7 +237,10 @@ fn served(dir: &Path, db: &str, run_id: &str) {
     let _server = Killed(cmd.spawn().unwrap());
     let start = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(60), "gavel serve did not start");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "gavel serve did not start"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let mut seen = 0;
@@ -257,25 +285,44 @@ fn mcp_answers(dir: &Path, db: &str, run_id: &str) {
     let calls = [
         ("list_runs", json!({})),
         ("get_run", json!({"run": run_id})),
-        ("get_execution", json!({"run": run_id, "case": "echo", "target": "chat"})),
-        ("get_execution", json!({"run": run_id, "case": "echo", "target": "http"})),
-        ("get_execution", json!({"run": run_id, "case": "echo", "target": "command"})),
-        ("query_evaluations", json!({"run": run_id, "group_by": ["target"]})),
+        (
+            "get_execution",
+            json!({"run": run_id, "case": "echo", "target": "chat"}),
+        ),
+        (
+            "get_execution",
+            json!({"run": run_id, "case": "echo", "target": "http"}),
+        ),
+        (
+            "get_execution",
+            json!({"run": run_id, "case": "echo", "target": "command"}),
+        ),
+        (
+            "query_evaluations",
+            json!({"run": run_id, "aggregation": "count", "group_by": ["target"]}),
+        ),
         ("compare_runs", json!({"run_a": run_id, "run_b": run_id})),
     ];
-    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "canary", "version": "0"}}}));
+        "clientInfo": {"name": "canary", "version": "0"}}}),
+    );
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     for (i, (tool, args)) in calls.iter().enumerate() {
-        send(json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-            "params": {"name": tool, "arguments": args}}));
+        send(
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}),
+        );
     }
     let mut answers = Vec::new();
     let mut redacted = 0;
     while answers.len() < calls.len() + 1 {
         let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "gavel mcp stopped");
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "gavel mcp stopped"
+        );
         assert_clean("a gavel mcp answer", line.as_bytes());
         let answer: Value = serde_json::from_str(&line).unwrap();
         if answer.get("id").is_some() {
@@ -300,7 +347,7 @@ async fn no_canary_reaches_any_channel_on_sqlite() {
     let mock = Mock::start();
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("suite.yaml");
-    std::fs::write(&suite, suite(&mock.url)).unwrap();
+    std::fs::write(&suite, suite_yaml(&mock.url, dir.path())).unwrap();
     let file = dir.path().join("g.db");
     let db = format!("sqlite://{}", file.display());
     let run_id = run_everything(dir.path(), &suite, &db, "sqlite").await;
@@ -326,7 +373,7 @@ async fn no_canary_reaches_any_channel_on_postgres() {
         let mock = Mock::start();
         let dir = tempfile::tempdir().unwrap();
         let suite = dir.path().join("suite.yaml");
-        std::fs::write(&suite, suite(&mock.url)).unwrap();
+        std::fs::write(&suite, suite_yaml(&mock.url, dir.path())).unwrap();
         // postgres://user@host/db → postgres://user:PASSWORD@host/db
         let (scheme, rest) = url.split_once("://").unwrap();
         let (user, host) = rest.split_once('@').unwrap();
@@ -344,9 +391,16 @@ async fn no_canary_reaches_any_channel_on_postgres() {
             .args(["--no-owner", "--dbname", &url])
             .output()
             .unwrap();
-        assert!(dump.status.success(), "{}", String::from_utf8_lossy(&dump.stderr));
+        assert!(
+            dump.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dump.stderr)
+        );
         let text = String::from_utf8_lossy(&dump.stdout);
-        assert!(text.contains(&run_id) && text.contains("[redacted]"), "the dump holds the run");
+        assert!(
+            text.contains(&run_id) && text.contains("[redacted]"),
+            "the dump holds the run"
+        );
         assert_clean("pg_dump", &dump.stdout);
     })
     .await;

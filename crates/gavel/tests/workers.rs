@@ -209,7 +209,12 @@ async fn three_workers_share_one_rpm(db: String) {
     let run = gavel(
         dir.path(),
         &db,
-        &["run", suite.to_str().unwrap(), "--distributed", "--no-cache"],
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--distributed",
+            "--no-cache",
+        ],
     )
     .output()
     .unwrap();

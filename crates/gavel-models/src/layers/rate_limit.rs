@@ -90,7 +90,10 @@ impl RateLimit {
             .min(self.burst);
         if let Some((buckets, key)) = &self.shared {
             loop {
-                match buckets.take(key, self.period, self.burst.get(), n.get()).await {
+                match buckets
+                    .take(key, self.period, self.burst.get(), n.get())
+                    .await
+                {
                     Ok(None) => return,
                     Ok(Some(wait)) => tokio::time::sleep(wait).await,
                     Err(error) => {
