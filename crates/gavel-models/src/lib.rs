@@ -39,6 +39,23 @@ pub trait ModelSource: Send + Sync {
     fn model(&self, id: &str) -> Result<std::sync::Arc<dyn ChatModel>, ModelError>;
 }
 
+/// Rate-limit buckets shared by every process on one store, so that N workers
+/// hold one RPM/TPM between them (implemented over the gavel store).
+///
+/// Each bucket is a GCRA: one cell every `period`, at most `burst` cells at once.
+#[async_trait::async_trait]
+pub trait SharedBuckets: Send + Sync {
+    /// Takes `n` cells (`n ≤ burst`) of the bucket `key`: `None` when taken,
+    /// `Some(wait)` when they are free only after `wait` (nothing taken).
+    async fn take(
+        &self,
+        key: &str,
+        period: std::time::Duration,
+        burst: u32,
+        n: u32,
+    ) -> Result<Option<std::time::Duration>, Box<dyn std::error::Error + Send + Sync>>;
+}
+
 /// A key-value store for cached model answers (implemented over the gavel store).
 #[async_trait::async_trait]
 pub trait CacheStore: Send + Sync {

@@ -14,7 +14,8 @@ use crate::layers::{
     Accounting, CacheMode, Cached, Concurrency, RateLimit, RateLimited, Retry, Timeout,
 };
 use crate::{
-    CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelSource, Provider, price_for,
+    CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelSource, Provider, SharedBuckets,
+    price_for,
 };
 
 /// Per-call timeout when the suite sets none.
@@ -94,12 +95,19 @@ struct Limits {
 }
 
 impl Limits {
-    fn new(settings: &ModelSettings) -> Limits {
+    /// This process's limits; with `shared`, the RPM and TPM limits take their
+    /// cells from the buckets `rpm|KEY` and `tpm|KEY` of the shared store instead.
+    fn new(settings: &ModelSettings, shared: Option<(&Arc<dyn SharedBuckets>, &str)>) -> Limits {
         let per_minute = |n: Option<u32>| n.and_then(NonZeroU32::new);
+        let share = |limit: RateLimit, kind: &str| match shared {
+            Some((buckets, key)) => limit.shared(buckets.clone(), format!("{kind}|{key}")),
+            None => limit,
+        };
         Limits {
             requests: per_minute(settings.rpm)
-                .map(|rpm| Arc::new(RateLimit::requests_per_minute(rpm))),
-            tokens: per_minute(settings.tpm).map(|tpm| Arc::new(RateLimit::tokens_per_minute(tpm))),
+                .map(|rpm| Arc::new(share(RateLimit::requests_per_minute(rpm), "rpm"))),
+            tokens: per_minute(settings.tpm)
+                .map(|tpm| Arc::new(share(RateLimit::tokens_per_minute(tpm), "tpm"))),
             in_flight: Arc::new(Semaphore::new(
                 settings.concurrency.clamp(1, Semaphore::MAX_PERMITS),
             )),
@@ -145,7 +153,7 @@ pub fn layered(
     settings: &ModelSettings,
     cache: Option<Arc<dyn CacheStore>>,
 ) -> Arc<dyn ChatModel> {
-    stack(provider, settings, cache, &Limits::new(settings))
+    stack(provider, settings, cache, &Limits::new(settings, None))
 }
 
 type Layer<'a> = Box<dyn FnOnce(Arc<dyn ChatModel>) -> Option<Arc<dyn ChatModel>> + 'a>;
@@ -222,6 +230,7 @@ type Factory = dyn Fn(&ModelId) -> Result<Arc<dyn ChatModel>, ModelError> + Send
 pub struct ModelPool {
     settings: ModelSettings,
     cache: Option<Arc<dyn CacheStore>>,
+    shared: Option<Arc<dyn SharedBuckets>>,
     factory: Box<Factory>,
     state: Mutex<PoolState>,
 }
@@ -244,9 +253,18 @@ impl ModelPool {
         ModelPool {
             settings,
             cache,
+            shared: None,
             factory: Box::new(factory),
             state: Mutex::new(PoolState::default()),
         }
+    }
+
+    /// The pool with its RPM and TPM limits held in `buckets`, shared with every
+    /// other process using them: one bucket per provider and endpoint (its URL
+    /// masked, see [`gavel_core::secrets::mask_url`]).
+    pub fn with_shared_buckets(mut self, buckets: Arc<dyn SharedBuckets>) -> Self {
+        self.shared = Some(buckets);
+        self
     }
 
     /// The settings every model of the pool is layered with.
@@ -276,7 +294,21 @@ impl ModelPool {
                             let limits = state
                                 .limits
                                 .entry((parsed.provider, parsed.base_url.clone()))
-                                .or_insert_with(|| Limits::new(&self.settings));
+                                .or_insert_with(|| {
+                                    let key = format!(
+                                        "{}|{}",
+                                        parsed.provider.prefix(),
+                                        parsed
+                                            .base_url
+                                            .as_deref()
+                                            .map(gavel_core::secrets::mask_url)
+                                            .unwrap_or_default()
+                                    );
+                                    Limits::new(
+                                        &self.settings,
+                                        self.shared.as_ref().map(|b| (b, key.as_str())),
+                                    )
+                                });
                             stack(provider, &self.settings, self.cache.clone(), limits)
                         });
                         state.models.insert(normal, built.clone());
@@ -306,6 +338,7 @@ impl fmt::Debug for ModelPool {
         f.debug_struct("ModelPool")
             .field("settings", &self.settings)
             .field("cache", &self.cache.is_some())
+            .field("shared", &self.shared.is_some())
             .field("models", &models)
             .finish_non_exhaustive()
     }

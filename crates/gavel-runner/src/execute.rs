@@ -186,14 +186,14 @@ pub async fn execute(
                         .filter_map(|v| v.cost_usd)
                         .sum(),
                 );
-                record(&batch, recorders).await?;
+                record(&mut batch, recorders).await?;
                 drop(permits);
                 report.finished += batch.len();
             }
             // Once interrupted, no judge is called for executions still waiting.
             if !cancel.is_cancelled() {
-                let rest = pairing.drain(options).await;
-                record(&rest, recorders).await?;
+                let mut rest = pairing.drain(options).await;
+                record(&mut rest, recorders).await?;
                 report.finished += rest.len();
             }
             Ok::<(), RunnerError>(())
@@ -237,11 +237,14 @@ async fn gather<'a>(
     }
 }
 
-/// Hands `batch` to every recorder; the first refusal stops the run.
+/// Redacts every known secret from `batch` (a target or a judge may echo one),
+/// then hands it to every recorder, so no store, sink or report sees a secret;
+/// the first refusal stops the run.
 async fn record(
-    batch: &[Execution],
+    batch: &mut [Execution],
     recorders: &mut [&mut dyn Recorder],
 ) -> Result<(), RunnerError> {
+    batch.iter_mut().for_each(Execution::redact_secrets);
     let Some(first) = batch.first() else {
         return Ok(());
     };

@@ -11,6 +11,7 @@ use gavel_store::Store;
 use crate::SessionError;
 use gavel_models::{
     CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool, ModelSettings,
+    SharedBuckets,
 };
 use gavel_targets::replay::{Recordings, Replay};
 use gavel_targets::{Target, TargetError};
@@ -37,7 +38,8 @@ pub async fn default_judge(options: &ModelOptions, settings: &JudgeSettings) -> 
 /// suite sets `judge.concurrency`, each provider allows `2 × jobs` calls in flight
 /// (at least the default 16): an execution's target call and judge call share a
 /// provider when the agent and the judge do, and `-j` alone must reach `jobs`
-/// executions at once.
+/// executions at once. RPM and TPM limits are held in the store, shared by
+/// every process using it (N `gavel worker`s hold one limit between them).
 pub fn pool(
     cache: CacheMode,
     settings: &JudgeSettings,
@@ -55,6 +57,7 @@ pub fn pool(
         staged,
     });
     ModelPool::new(model_settings, Some(cache), provider)
+        .with_shared_buckets(Arc::new(StoreBuckets(store.clone())))
 }
 
 /// Builds the raw model for an id: `local:` ids run in-process through
@@ -154,6 +157,22 @@ pub async fn baselines(plan: &Plan, store: &Store) -> Result<Baselines, SessionE
         out.insert(reference, answers);
     }
     Ok(out)
+}
+
+/// The gavel store as the home of shared rate-limit buckets.
+struct StoreBuckets(Store);
+
+#[async_trait::async_trait]
+impl SharedBuckets for StoreBuckets {
+    async fn take(
+        &self,
+        key: &str,
+        period: std::time::Duration,
+        burst: u32,
+        n: u32,
+    ) -> Result<Option<std::time::Duration>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(self.0.take_rate_cells(key, period, burst, n).await?)
+    }
 }
 
 /// The gavel store as the model answer cache.

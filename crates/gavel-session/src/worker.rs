@@ -32,8 +32,9 @@ pub struct WorkerConfig {
     /// worker may take it again. Heartbeats come every third of it.
     #[arg(long, default_value = "30", value_parser = gavel_core::bounds::parse_seconds)]
     pub lease: Duration,
-    /// Seconds between looks at an empty queue.
-    #[arg(long, default_value = "1", value_parser = gavel_core::bounds::parse_seconds)]
+    /// Seconds between looks at an empty queue (how long a new run may wait for
+    /// an idle worker to notice it).
+    #[arg(long, default_value = "0.2", value_parser = gavel_core::bounds::parse_seconds)]
     pub poll: Duration,
     /// Exit when the queue holds nothing to claim, instead of waiting for work.
     #[arg(long)]
@@ -130,7 +131,8 @@ async fn lane(
                 .map(|e| format!("the worker could not run it: {e}"))
         };
         if let Some(why) = lost {
-            let lost: Vec<Execution> = unit.iter().map(|c| unrun(c, why.clone())).collect();
+            let mut lost: Vec<Execution> = unit.iter().map(|c| unrun(c, why.clone())).collect();
+            lost.iter_mut().for_each(Execution::redact_secrets);
             StoreSink::new(store, &run_id, sinks)
                 .record_batch(&lost)
                 .await

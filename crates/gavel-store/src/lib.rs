@@ -44,6 +44,7 @@ mod labels;
 mod library;
 mod open;
 mod queue;
+mod rate;
 mod read;
 mod rows;
 mod tx;

@@ -174,3 +174,94 @@ async fn workers_on_sqlite() {
 async fn workers_on_postgres() {
     support::on_fresh_postgres("the PostgreSQL workers test", three_workers_one_killed).await;
 }
+
+/// Requests per minute the shared-limit suite allows: 20 a second, burst 20.
+const RPM: u64 = 1200;
+const RPM_CASES: usize = 120;
+
+/// Three workers of 8 jobs each run `RPM_CASES` chat cases against the mock under
+/// `rpm: RPM`. The limit is one bucket in the store, so the mock never sees more
+/// than the burst plus one window's share in any one-second window (a limit per
+/// process would let three bursts through at once).
+async fn three_workers_share_one_rpm(db: String) {
+    let mock = support::Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut yaml = format!(
+        "name: shared-rpm\njudge:\n  rpm: {RPM}\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@{}/v1\ncases:\n",
+        mock.url
+    );
+    for i in 0..RPM_CASES {
+        yaml.push_str(&format!(
+            "  - id: c{i:03}\n    input: question {i}\n    checks: [{{type: contains, value: You said}}]\n"
+        ));
+    }
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(&suite, yaml).unwrap();
+    Store::open(&db).await.unwrap().close().await;
+    let workers: Vec<Child> = (0..3)
+        .map(|_| {
+            gavel(dir.path(), &db, &["worker", "-j", "8", "--poll", "0.1"])
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let run = gavel(
+        dir.path(),
+        &db,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--distributed",
+            "--no-cache",
+        ],
+    )
+    .output()
+    .unwrap();
+    for mut w in workers {
+        w.kill().unwrap();
+        w.wait().unwrap();
+    }
+    assert!(
+        run.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let arrivals = mock.arrivals_us();
+    assert_eq!(arrivals.len(), RPM_CASES, "one call per case");
+    // GCRA: in any window of length L, at most burst + L / period requests; 2 more
+    // for requests released just apart that arrive closer together.
+    let (per_second, burst) = (RPM / 60, RPM / 60);
+    let bound = burst + per_second + 2;
+    let mut sorted = arrivals;
+    sorted.sort_unstable();
+    for (i, &start) in sorted.iter().enumerate() {
+        let in_window = sorted[i..]
+            .iter()
+            .take_while(|&&t| t < start + 1_000_000)
+            .count() as u64;
+        assert!(
+            in_window <= bound,
+            "{in_window} requests in the second from {start} µs; the shared limit allows {bound}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_rpm_on_postgres() {
+    support::on_fresh_postgres(
+        "the PostgreSQL shared rate-limit test",
+        three_workers_share_one_rpm,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_rpm_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    three_workers_share_one_rpm(format!(
+        "sqlite://{}",
+        dir.path().join("gavel.db").display()
+    ))
+    .await;
+}

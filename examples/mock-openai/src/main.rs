@@ -11,19 +11,22 @@
 //! Models named `…fail-500…`, `…malformed…` or `…wrong-dims…` answer HTTP 500,
 //! a body that is not JSON, or a vector one dimension short, for error tests;
 //! `…flaky…` models refuse each request the first time it is seen, with 429
-//! and `Retry-After: 0`.
+//! and `Retry-After: 0`. `…echo-key…` models echo the request's `Authorization`
+//! header in their answer (in a judge's reasoning too), for secret-leak tests.
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
-//! `{"requests": N}`: how many completions it served.
+//! `{"requests": N}`: how many completions it served; `GET /arrivals` returns
+//! `{"arrivals_us": [...]}`: when each completion request arrived, in microseconds
+//! since the server started (tests count requests per time window with it).
 
 mod embeddings;
 mod schema;
 mod tools;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -54,6 +57,8 @@ struct Mock {
     latency: Duration,
     reply: Option<String>,
     requests: AtomicU64,
+    started: Instant,
+    arrivals_us: Mutex<Vec<u64>>,
 }
 
 #[tokio::main]
@@ -63,6 +68,8 @@ async fn main() -> std::process::ExitCode {
         latency: Duration::from_millis(args.latency_ms),
         reply: args.reply,
         requests: AtomicU64::new(0),
+        started: Instant::now(),
+        arrivals_us: Mutex::new(Vec::new()),
     });
     let app = Router::new()
         .route("/v1/chat/completions", post(complete))
@@ -70,6 +77,7 @@ async fn main() -> std::process::ExitCode {
         .route("/v1/embeddings", post(embeddings::embed))
         .route("/embeddings", post(embeddings::embed))
         .route("/stats", get(stats))
+        .route("/arrivals", get(arrivals))
         .route("/health", get(|| async { Json(json!({"status": "ok"})) }))
         .with_state(mock);
     let listener = match tokio::net::TcpListener::bind(&args.addr).await {
@@ -94,8 +102,18 @@ async fn stats(State(mock): State<Arc<Mock>>) -> Json<Value> {
     Json(json!({"requests": mock.requests.load(Ordering::Relaxed)}))
 }
 
+async fn arrivals(State(mock): State<Arc<Mock>>) -> Json<Value> {
+    let arrivals = mock
+        .arrivals_us
+        .lock()
+        .map(|a| a.clone())
+        .unwrap_or_default();
+    Json(json!({"arrivals_us": arrivals}))
+}
+
 async fn complete(
     State(mock): State<Arc<Mock>>,
+    headers: axum::http::HeaderMap,
     body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
 ) -> (StatusCode, Json<Value>) {
     let Ok(Json(request)) = body else {
@@ -107,6 +125,10 @@ async fn complete(
         );
     };
     mock.requests.fetch_add(1, Ordering::Relaxed);
+    let arrived = u64::try_from(mock.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    if let Ok(mut arrivals) = mock.arrivals_us.lock() {
+        arrivals.push(arrived);
+    }
     if !mock.latency.is_zero() {
         // tokio's timer works in whole milliseconds and rounds up, which made answers
         // about a millisecond late; a thread's sleep keeps to a fraction of one.
@@ -121,8 +143,14 @@ async fn complete(
                 .sum()
         })
         .unwrap_or(0);
-    let message = tools::answer(&request)
+    let mut message = tools::answer(&request)
         .unwrap_or_else(|| json!({"role": "assistant", "content": plain_answer(&mock, &request)}));
+    if request["model"]
+        .as_str()
+        .is_some_and(|m| m.contains("echo-key"))
+    {
+        echo_key(&mut message, &headers);
+    }
     let content = message["content"].as_str().unwrap_or_default();
     let finish = if message["tool_calls"].is_array() {
         "tool_calls"
@@ -148,6 +176,35 @@ async fn complete(
         }
     });
     (StatusCode::OK, Json(answer))
+}
+
+/// Puts the request's `Authorization` value into the answer: after a plain
+/// answer, and into every string of a structured one (still valid JSON).
+fn echo_key(message: &mut Value, headers: &axum::http::HeaderMap) {
+    let key = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let Some(content) = message["content"].as_str() else {
+        return;
+    };
+    let echoed = match serde_json::from_str::<Value>(content) {
+        Ok(mut structured @ Value::Object(_)) => {
+            append_to_strings(&mut structured, key);
+            structured.to_string()
+        }
+        _ => format!("{content} (you sent {key})"),
+    };
+    message["content"] = Value::String(echoed);
+}
+
+fn append_to_strings(value: &mut Value, key: &str) {
+    match value {
+        Value::String(s) if s.contains(' ') => s.push_str(&format!(" (you sent {key})")),
+        Value::Array(items) => items.iter_mut().for_each(|v| append_to_strings(v, key)),
+        Value::Object(map) => map.values_mut().for_each(|v| append_to_strings(v, key)),
+        _ => {}
+    }
 }
 
 /// The answer to a request that offers no tools: a schema instance or an echo.

@@ -13,7 +13,7 @@ use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use tokio::time::Instant;
 
-use crate::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelId};
+use crate::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelId, SharedBuckets};
 
 /// A budget of cells (requests or tokens) replenished evenly over each minute: a
 /// GCRA limiter from `governor`.
@@ -22,10 +22,16 @@ use crate::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelId};
 /// `tokio::time::Instant` rather than with governor's own `until_n_ready` (which
 /// sleeps on `futures-timer` against a real-time clock): the behaviour is the same,
 /// and tokio's paused test clock drives it, so tests of the spacing take no time.
+///
+/// A limit made [`shared`](RateLimit::shared) takes its cells from a bucket in the
+/// store instead, the same for every process on that store; if the store cannot
+/// be reached, the process's own limiter holds the call.
 pub struct RateLimit {
     limiter: RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<TokioInstant>>,
     per_minute: NonZeroU32,
     burst: NonZeroU32,
+    period: Duration,
+    shared: Option<(Arc<dyn SharedBuckets>, String)>,
 }
 
 impl RateLimit {
@@ -41,7 +47,16 @@ impl RateLimit {
             limiter: RateLimiter::direct_with_clock(quota, TokioClock),
             per_minute,
             burst,
+            period,
+            shared: None,
         }
+    }
+
+    /// The same limit, its cells taken from the bucket `key` of `buckets`, which
+    /// every process sharing that store draws from.
+    pub fn shared(mut self, buckets: Arc<dyn SharedBuckets>, key: String) -> RateLimit {
+        self.shared = Some((buckets, key));
+        self
     }
 
     /// A requests-per-minute limit. The burst is one second's worth (at least one
@@ -73,6 +88,23 @@ impl RateLimit {
             .and_then(NonZeroU32::new)
             .unwrap_or(NonZeroU32::MIN)
             .min(self.burst);
+        if let Some((buckets, key)) = &self.shared {
+            loop {
+                match buckets
+                    .take(key, self.period, self.burst.get(), n.get())
+                    .await
+                {
+                    Ok(None) => return,
+                    Ok(Some(wait)) => tokio::time::sleep(wait).await,
+                    Err(error) => {
+                        tracing::warn!(
+                            "shared rate limit `{key}` unavailable ({error}); this process's own limit holds the call"
+                        );
+                        break;
+                    }
+                }
+            }
+        }
         loop {
             let wait = match self.limiter.check_n(n) {
                 Ok(Ok(())) => return,
@@ -90,6 +122,7 @@ impl fmt::Debug for RateLimit {
         f.debug_struct("RateLimit")
             .field("per_minute", &self.per_minute)
             .field("burst", &self.burst)
+            .field("shared", &self.shared.as_ref().map(|(_, key)| key))
             .finish()
     }
 }

@@ -52,17 +52,25 @@ impl Mock {
 
     /// Requests the server has answered so far.
     pub(crate) fn requests(&self) -> u64 {
+        self.get("/stats")["requests"].as_u64().unwrap()
+    }
+
+    /// When each completion request arrived, in microseconds since the server started.
+    pub(crate) fn arrivals_us(&self) -> Vec<u64> {
+        serde_json::from_value(self.get("/arrivals")["arrivals_us"].take()).unwrap()
+    }
+
+    fn get(&self, path: &str) -> Value {
         let addr = self.url.trim_start_matches("http://");
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         write!(
             s,
-            "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
-        let body: Value = serde_json::from_str(out.rsplit("\r\n\r\n").next().unwrap()).unwrap();
-        body["requests"].as_u64().unwrap()
+        serde_json::from_str(out.rsplit("\r\n\r\n").next().unwrap()).unwrap()
     }
 }
 

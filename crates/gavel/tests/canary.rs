@@ -1,0 +1,417 @@
+//! Canary secrets in every channel: a provider key and an agent token, both from
+//! the environment, are echoed back by the judge, a `chat` agent, an `http` agent
+//! (its header) and a `command` agent (its env), and a database password rides
+//! in the PostgreSQL URL. Not one byte of any canary may reach the SQLite file,
+//! a `pg_dump` of the PostgreSQL database, any report format (terminal, JSON,
+//! JUnit, Markdown, HTML, live and rebuilt by `gavel report`), stdout or stderr
+//! at trace level, the web UI's pages and API answers, the OpenTelemetry export
+//! (`--otel` and `gavel export otel`) or `gavel mcp`'s answers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{Mock, free_port, gavel_command};
+use wiremock::matchers::method;
+use wiremock::{MockServer, ResponseTemplate};
+
+/// The provider API key (`OPENAI_COMPATIBLE_API_KEY`).
+const KEY: &str = "sk-canary-provider-7f3e9a";
+/// The agent token (`CANARY_AGENT_TOKEN`: an http header and a command's env).
+const TOKEN: &str = "tok-canary-agent-51d2c8";
+/// The PostgreSQL password in the store URL (the test server trusts every login).
+const DB_PASSWORD: &str = "pw-canary-db-93ab1f";
+
+/// The command agent: prints its env's token in every answer.
+const AGENT: &str =
+    r#"while IFS= read -r line; do printf '{"output": "my token is %s"}\n' "$AGENT_TOKEN"; done"#;
+
+/// The suite; `dir` holds the command agent's script.
+fn suite_yaml(url: &str, dir: &Path) -> String {
+    let script = dir.join("agent.sh");
+    std::fs::write(&script, AGENT).unwrap();
+    let script = script.display();
+    format!(
+        r#"
+name: canary
+judge:
+  model: openai-compatible:judge-echo-key@{url}/v1
+targets:
+  chat:
+    type: chat
+    model: openai-compatible:agent-echo-key@{url}/v1
+    system: You manage properties.
+  http:
+    type: http
+    url: {url}/v1/chat/completions
+    headers: {{Authorization: "Bearer ${{CANARY_AGENT_TOKEN}}"}}
+    body: {{model: http-echo-key, messages: [{{role: user, content: "{{{{ message }}}}"}}]}}
+    response: {{output: /choices/0/message/content}}
+  command:
+    type: command
+    command: [sh, "{script}"]
+    env: {{AGENT_TOKEN: "${{CANARY_AGENT_TOKEN}}"}}
+cases:
+  - id: echo
+    input: Count my listings.
+    checks:
+      - {{type: judge, criteria: Answers the question.}}
+      - {{type: equals, value: There are 3 listings.}}
+"#
+    )
+}
+
+/// Every canary found in `bytes`, by name.
+fn leaks(bytes: &[u8]) -> Vec<&'static str> {
+    [
+        ("provider key", KEY),
+        ("agent token", TOKEN),
+        ("db password", DB_PASSWORD),
+    ]
+    .into_iter()
+    .filter(|(_, canary)| bytes.windows(canary.len()).any(|w| w == canary.as_bytes()))
+    .map(|(name, _)| name)
+    .collect()
+}
+
+fn assert_clean(channel: &str, bytes: &[u8]) {
+    let found = leaks(bytes);
+    assert!(found.is_empty(), "{channel} holds the {found:?}");
+}
+
+/// gavel with the canaries in its environment and trace logging on.
+fn gavel(dir: &Path) -> Command {
+    let mut cmd = gavel_command(dir);
+    cmd.env("OPENAI_COMPATIBLE_API_KEY", KEY)
+        .env("CANARY_AGENT_TOKEN", TOKEN)
+        .env("GAVEL_LOG", "trace")
+        .env("RUST_LOG", "trace")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs gavel to the end; returns its exit code and stdout + stderr.
+fn output(cmd: &mut Command) -> (Option<i32>, Vec<u8>) {
+    let out = cmd.output().unwrap();
+    let mut bytes = out.stdout;
+    bytes.extend_from_slice(&out.stderr);
+    (out.status.code(), bytes)
+}
+
+async fn receiver() -> MockServer {
+    let server = MockServer::start().await;
+    wiremock::Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// Every byte the receiver got: bodies, header names and values.
+async fn received(server: &MockServer) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in server.received_requests().await.unwrap() {
+        out.extend_from_slice(&r.body);
+        for (name, value) in &r.headers {
+            out.extend_from_slice(name.as_str().as_bytes());
+            out.extend_from_slice(value.as_bytes());
+        }
+    }
+    out
+}
+
+/// The run: a live OTel export, every report format, trace logs. Returns the run
+/// id, after checking the output, the reports and the export.
+async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> String {
+    let live = receiver().await;
+    let reports: Vec<PathBuf> = ["json", "xml", "md", "html"]
+        .iter()
+        .map(|ext| dir.join(format!("{what}-report.{ext}")))
+        .collect();
+    let mut cmd = gavel(dir);
+    cmd.args([
+        "run",
+        suite.to_str().unwrap(),
+        "--db",
+        db,
+        "--color",
+        "never",
+    ])
+    .args(["--otel", "--otel-endpoint", &live.uri()]);
+    for r in &reports {
+        cmd.arg("-o").arg(r);
+    }
+    let (code, out) = tokio::task::spawn_blocking(move || output(&mut cmd))
+        .await
+        .unwrap();
+    // The equals check fails every case: the gate fails, nothing errors.
+    assert_eq!(code, Some(1), "{}", String::from_utf8_lossy(&out));
+    assert_clean(&format!("{what}: gavel run's terminal and trace log"), &out);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("TRACE"), "trace logging is on");
+    assert_clean(
+        &format!("{what}: the live OTel export"),
+        &received(&live).await,
+    );
+    for r in &reports {
+        let bytes = std::fs::read(r).unwrap();
+        assert_clean(&r.display().to_string(), &bytes);
+    }
+    // The agents and the judge did echo the secrets: the reports show them redacted.
+    let json: Value = serde_json::from_slice(&std::fs::read(&reports[0]).unwrap()).unwrap();
+    let redacted = json.to_string().matches("[redacted]").count();
+    assert!(redacted >= 4, "only {redacted} redactions in {json}");
+    let run_id = json["run"]["id"].as_str().unwrap().to_owned();
+
+    // Rebuilt from the store, and exported after the fact.
+    let rebuilt: Vec<PathBuf> = ["json", "xml", "md", "html"]
+        .iter()
+        .map(|ext| dir.join(format!("{what}-rebuilt.{ext}")))
+        .collect();
+    let mut cmd = gavel(dir);
+    cmd.args(["report", &run_id, "--db", db, "--color", "never"]);
+    for r in &rebuilt {
+        cmd.arg("-o").arg(r);
+    }
+    let (code, out) = tokio::task::spawn_blocking(move || output(&mut cmd))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(1), "{}", String::from_utf8_lossy(&out));
+    assert_clean(&format!("{what}: gavel report"), &out);
+    for r in &rebuilt {
+        assert_clean(&r.display().to_string(), &std::fs::read(r).unwrap());
+    }
+    let after = receiver().await;
+    let mut cmd = gavel(dir);
+    cmd.args(["export", "otel", &run_id, "--db", db])
+        .args(["--otel-endpoint", &after.uri()]);
+    let (code, out) = tokio::task::spawn_blocking(move || output(&mut cmd))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0), "{}", String::from_utf8_lossy(&out));
+    assert_clean(&format!("{what}: gavel export otel"), &out);
+    let exported = received(&after).await;
+    assert!(!exported.is_empty());
+    assert_clean(
+        &format!("{what}: the OTel export after the fact"),
+        &exported,
+    );
+    run_id
+}
+
+/// One HTTP GET to `gavel serve`; the whole answer (head and body).
+fn http_get(port: u16, path: &str) -> Vec<u8> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// The process, killed however the test ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `gavel serve` over the store: every page and API answer about the run.
+fn served(dir: &Path, db: &str, run_id: &str) {
+    let port = free_port();
+    let mut cmd = gavel(dir);
+    cmd.args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--db", db])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _server = Killed(cmd.spawn().unwrap());
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "gavel serve did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut seen = 0;
+    for path in [
+        "/".to_owned(),
+        "/runs".to_owned(),
+        format!("/runs/{run_id}"),
+        format!("/runs/{run_id}/progress"),
+        "/trends".to_owned(),
+        "/suites".to_owned(),
+        "/suites/canary".to_owned(),
+        "/api/runs".to_owned(),
+        format!("/api/runs/{run_id}"),
+        format!("/api/runs/{run_id}/progress"),
+        format!("/api/runs/{run_id}/labels"),
+        "/api/trends".to_owned(),
+        "/api/suites".to_owned(),
+    ] {
+        let answer = http_get(port, &path);
+        assert_clean(&format!("GET {path}"), &answer);
+        if String::from_utf8_lossy(&answer).contains("[redacted]") {
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "the run's pages show the redacted transcripts");
+}
+
+/// `gavel mcp` on stdio: every tool's answer about the run.
+fn mcp_answers(dir: &Path, db: &str, run_id: &str) {
+    let mut cmd = gavel(dir);
+    cmd.args(["mcp", "--db", db])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut server = Killed(cmd.spawn().unwrap());
+    let mut stdin = server.0.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.0.stdout.take().unwrap());
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let calls = [
+        ("list_runs", json!({})),
+        ("get_run", json!({"run": run_id})),
+        (
+            "get_execution",
+            json!({"run": run_id, "case": "echo", "target": "chat"}),
+        ),
+        (
+            "get_execution",
+            json!({"run": run_id, "case": "echo", "target": "http"}),
+        ),
+        (
+            "get_execution",
+            json!({"run": run_id, "case": "echo", "target": "command"}),
+        ),
+        (
+            "query_evaluations",
+            json!({"run": run_id, "aggregation": "count", "group_by": ["target"]}),
+        ),
+        ("compare_runs", json!({"run_a": run_id, "run_b": run_id})),
+    ];
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "canary", "version": "0"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        send(
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}),
+        );
+    }
+    let mut answers = Vec::new();
+    let mut redacted = 0;
+    while answers.len() < calls.len() + 1 {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "gavel mcp stopped"
+        );
+        assert_clean("a gavel mcp answer", line.as_bytes());
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        if answer.get("id").is_some() {
+            assert!(answer.get("error").is_none(), "{answer}");
+            assert_ne!(answer["result"]["isError"], true, "{answer}");
+            redacted += line.matches("[redacted]").count();
+            answers.push(answer);
+        }
+    }
+    assert!(redacted >= 3, "the executions were read");
+    drop(stdin);
+    let mut err = Vec::new();
+    if let Some(mut e) = server.0.stderr.take() {
+        let _ = server.0.kill();
+        let _ = e.read_to_end(&mut err);
+    }
+    assert_clean("gavel mcp's stderr", &err);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_canary_reaches_any_channel_on_sqlite() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(&suite, suite_yaml(&mock.url, dir.path())).unwrap();
+    let file = dir.path().join("g.db");
+    let db = format!("sqlite://{}", file.display());
+    let run_id = run_everything(dir.path(), &suite, &db, "sqlite").await;
+    let (d, u, r) = (dir.path().to_owned(), db.clone(), run_id.clone());
+    tokio::task::spawn_blocking(move || {
+        served(&d, &u, &r);
+        mcp_answers(&d, &u, &r);
+    })
+    .await
+    .unwrap();
+    // The file and whatever journal it left.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().contains("g.db") {
+            assert_clean(&path.display().to_string(), &std::fs::read(&path).unwrap());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_canary_reaches_any_channel_on_postgres() {
+    support::on_fresh_postgres("the PostgreSQL canary test", |url| async move {
+        let mock = Mock::start();
+        let dir = tempfile::tempdir().unwrap();
+        let suite = dir.path().join("suite.yaml");
+        std::fs::write(&suite, suite_yaml(&mock.url, dir.path())).unwrap();
+        // postgres://user@host/db → postgres://user:PASSWORD@host/db
+        let (scheme, rest) = url.split_once("://").unwrap();
+        let (user, host) = rest.split_once('@').unwrap();
+        let user = user.split(':').next().unwrap();
+        let db = format!("{scheme}://{user}:{DB_PASSWORD}@{host}");
+        let run_id = run_everything(dir.path(), &suite, &db, "postgres").await;
+        let (d, u, r) = (dir.path().to_owned(), db.clone(), run_id.clone());
+        tokio::task::spawn_blocking(move || {
+            served(&d, &u, &r);
+            mcp_answers(&d, &u, &r);
+        })
+        .await
+        .unwrap();
+        let dump = Command::new(pg_dump())
+            .args(["--no-owner", "--dbname", &url])
+            .output()
+            .unwrap();
+        assert!(
+            dump.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dump.stderr)
+        );
+        let text = String::from_utf8_lossy(&dump.stdout);
+        assert!(
+            text.contains(&run_id) && text.contains("[redacted]"),
+            "the dump holds the run"
+        );
+        assert_clean("pg_dump", &dump.stdout);
+    })
+    .await;
+}
+
+/// pg_dump from PATH, else where Debian's PostgreSQL 15 puts it.
+fn pg_dump() -> &'static str {
+    const DEBIAN: &str = "/usr/lib/postgresql/15/bin/pg_dump";
+    if Command::new("pg_dump").arg("--version").output().is_ok() || !Path::new(DEBIAN).exists() {
+        "pg_dump"
+    } else {
+        DEBIAN
+    }
+}
