@@ -358,3 +358,77 @@ fn scores_print_on_their_own_scale_beside_the_normalised_value() {
         "{xml}"
     );
 }
+
+/// A passing rubric verdict with six dimensions and a suggestion.
+fn rubric_scored(case: &str, suggestion: &str) -> Execution {
+    let dim = |s: f64| json!({"score": s, "reasoning": "ok"});
+    exec(
+        case,
+        vec![
+            Verdict::new("rubric", "rubric", Status::Pass, "solid answer")
+                .with_score(0.75, Some(0.625))
+                .with_evidence(json!({
+                    "dimensions": {
+                        "accuracy": dim(4.0),
+                        "completeness": dim(3.5),
+                        "format_compliance": dim(5.0),
+                        "scope_adherence": dim(4.0),
+                        "context_usage": dim(4.0),
+                    },
+                    "improvement_suggestions": suggestion,
+                })),
+        ],
+    )
+}
+
+#[test]
+fn rubric_dimensions_and_suggestions_reach_terminal_markdown_and_html() {
+    let r = Report::new(
+        run(RunStatus::Completed, Some(2)),
+        cases(2),
+        vec![
+            rubric_scored("c0", "Name the <b>price</b> too."),
+            passing("c1"),
+        ],
+        80.0,
+    );
+    let dims = "accuracy 4/5 · completeness 3.5/5 · format_compliance 5/5 · scope_adherence 4/5 · context_usage 4/5 · mcp_usage n/a";
+
+    let text = terminal(&r, false);
+    assert!(text.contains("Rubric (dimensions 1-5)"), "{text}");
+    assert!(text.contains(&format!("c0 [bot]: {dims}")), "{text}");
+    assert!(
+        text.contains("suggestions: Name the <b>price</b> too."),
+        "{text}"
+    );
+    assert!(!text.contains("c1 [bot]: accuracy"), "{text}");
+
+    let md = render(&r, Format::Markdown).unwrap();
+    assert!(md.contains("## Rubric"), "{md}");
+    assert!(
+        md.contains(&format!(
+            "| c0 | bot | {} | Name the &lt;b&gt;price&lt;/b&gt; too. |",
+            dims.replace('_', "\\_")
+        )),
+        "{md}"
+    );
+
+    let html = render(&r, Format::Html).unwrap();
+    let escaped = dims.replace('/', "&#x2f;");
+    assert!(
+        html.contains(&format!("<dt>Rubric (1-5)</dt><dd>{escaped}</dd>")),
+        "{html}"
+    );
+    assert!(
+        html.contains("Name the &lt;b&gt;price&lt;&#x2f;b&gt; too."),
+        "{html}"
+    );
+    assert!(!html.contains("<b>price"), "{html}");
+
+    let json = json_of(&r);
+    assert_eq!(
+        json["detailed_results"][0]["suggestions"],
+        "Name the <b>price</b> too."
+    );
+    assert_eq!(json["detailed_results"][0]["scores"]["completeness"], 0.625);
+}
