@@ -172,6 +172,10 @@ pub struct JudgeSettings {
     /// run's judge fingerprint matches this judge and it qualifies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<crate::CalibrationRequirement>,
+    /// Every judged check must be judged (`--require-judges`): one with no judge
+    /// model or credentials is an `error`, not a skip, and the gate fails naming it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
     /// The embedding model of `similar` checks: `all-MiniLM-L6-v2` (default, run
     /// locally), a model folder, or `openai:NAME` / `openai-compatible:NAME@URL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

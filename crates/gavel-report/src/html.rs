@@ -234,6 +234,18 @@ fn view(report: &Report) -> View {
                 class: "",
             },
             Card {
+                label: "Retries (targets · judges)",
+                value: format!(
+                    "{} · {}",
+                    report.transport.target.retries, report.transport.judges.retries
+                ),
+                class: if report.transport.retried() {
+                    "skipped"
+                } else {
+                    ""
+                },
+            },
+            Card {
                 label: "Execution time",
                 value: text::duration(report.execution_ms()),
                 class: "",

@@ -62,6 +62,9 @@ pub(crate) fn render(report: &Report) -> String {
     if !g.decided() {
         md.push_str("No case was decided: every outcome errored or was skipped.\n\n");
     }
+    if let Some(line) = report.transport.line() {
+        let _ = writeln!(md, "{line}\n");
+    }
 
     stats_table(&mut md, "By tag", "Tag", &report.summary.by_tag);
     stats_table(&mut md, "By target", "Target", &report.summary.by_target);

@@ -65,6 +65,9 @@ pub fn terminal(report: &Report, color: bool) -> String {
     ]);
     right_align(&mut totals, 0..10);
     let _ = writeln!(out, "{totals}");
+    if let Some(line) = report.transport.line() {
+        let _ = writeln!(out, "{line}");
+    }
     let pairwise = report.summary.pairwise;
     if pairwise.comparisons > 0 {
         let _ = writeln!(

@@ -432,3 +432,107 @@ fn rubric_dimensions_and_suggestions_reach_terminal_markdown_and_html() {
     );
     assert_eq!(json["detailed_results"][0]["scores"]["completeness"], 0.625);
 }
+
+/// A judge verdict skipped for want of a judge model.
+fn unjudged(case: &str) -> Execution {
+    exec(
+        case,
+        vec![
+            Verdict::new("contains", "contains", Status::Pass, "found"),
+            Verdict::new("judge", "judge", Status::Skipped, "no judge model")
+                .with_evidence(json!({"judge_unavailable": true, "model": null})),
+        ],
+    )
+}
+
+#[test]
+fn required_judges_fail_the_gate_and_name_each_unjudged_check() {
+    let report = || {
+        Report::new(
+            run(RunStatus::Completed, Some(3)),
+            cases(3),
+            vec![unjudged("c0"), passing("c1"), unjudged("c2")],
+            80.0,
+        )
+    };
+    let loose = report();
+    assert_eq!(loose.gate.exit_code(), EXIT_PASSED);
+    assert_eq!(loose.gate.judges, None);
+
+    let mut r = report();
+    r.gate = r.gate.clone().with_required_judges(&r.outcomes);
+    let g = &r.gate;
+    assert!(!g.passed);
+    assert_eq!((g.exit_code(), g.word()), (EXIT_GATE_FAILED, "FAIL"));
+    let judges = g.judges.as_ref().unwrap();
+    assert_eq!(judges.unjudged, 2);
+    assert_eq!(
+        judges.checks,
+        [
+            "c0 [bot] judge: no judge model",
+            "c2 [bot] judge: no judge model"
+        ]
+    );
+    let text = terminal(&r, false);
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.ends_with("judges are required but 2 judged checks had no judge: c0 [bot] judge: no judge model; c2 [bot] judge: no judge model"),
+        "{last}"
+    );
+    assert_eq!(json_of(&r)["gate"]["judges"]["unjudged"], 2);
+
+    let mut judged = Report::new(
+        run(RunStatus::Completed, Some(1)),
+        cases(1),
+        vec![passing("c0")],
+        80.0,
+    );
+    judged.gate = judged.gate.clone().with_required_judges(&judged.outcomes);
+    assert_eq!(judged.gate.exit_code(), EXIT_PASSED);
+    assert!(judged.gate.judges.as_ref().unwrap().passed);
+}
+
+#[test]
+fn transport_retries_are_totalled_for_targets_and_judges() {
+    use gavel_core::{Attempts, Turn};
+    let tries = |attempts, rate_limited| Attempts {
+        attempts,
+        retries: attempts - 1,
+        rate_limited,
+        malformed: 0,
+    };
+    let mut e = exec(
+        "c0",
+        vec![
+            Verdict::new("judge", "judge", Status::Pass, "ok")
+                .with_evidence(json!({"attempts": 1, "transport": tries(3, 2)})),
+            Verdict::new("rubric", "rubric", Status::Pass, "ok")
+                .with_evidence(json!({"attempts": 2, "transport": tries(2, 0)})),
+        ],
+    );
+    let mut turn: Turn =
+        serde_json::from_value(json!({"round": 0, "input": "hi", "output": "yo", "latency_ms": 5}))
+            .unwrap();
+    turn.attempts = Some(tries(2, 1));
+    e.transcript.turns.push(turn);
+    let r = Report::new(run(RunStatus::Completed, Some(1)), cases(1), vec![e], 80.0);
+    assert_eq!(r.transport.target, tries(2, 1));
+    assert_eq!(r.transport.judges, tries(5, 2));
+    let line =
+        "Retries: targets 1 in 2 tries (1 rate-limited) · judges 3 in 5 tries (2 rate-limited)";
+    assert!(terminal(&r, false).contains(line));
+    assert!(render(&r, Format::Markdown).unwrap().contains(line));
+    assert_eq!(json_of(&r)["summary"]["transport"]["judges"]["retries"], 3);
+    assert!(
+        render(&r, Format::Html)
+            .unwrap()
+            .contains("Retries (targets · judges)")
+    );
+
+    let calm = budget_stopped();
+    assert!(!terminal(&calm, false).contains("Retries:"));
+    assert_eq!(
+        json_of(&calm)["summary"]["transport"]["judges"]["attempts"],
+        0
+    );
+}

@@ -66,6 +66,10 @@ pub struct GateConfig {
     pub min_pass_rate: f64,
     /// Gate only on cases with one of these tags (empty: all).
     pub tags: Vec<String>,
+    /// Judges are required (`--require-judges`; the suite's `judge.required`
+    /// asks too): a judged check with no judge model is an error and fails the
+    /// gate, naming it.
+    pub require_judges: bool,
 }
 
 impl Default for GateConfig {
@@ -73,6 +77,7 @@ impl Default for GateConfig {
         GateConfig {
             min_pass_rate: 80.0,
             tags: Vec::new(),
+            require_judges: false,
         }
     }
 }
@@ -134,6 +139,10 @@ pub(crate) struct StoredConfig {
     /// Gate threshold in percent.
     #[serde(default)]
     pub(crate) min_pass_rate: Option<f64>,
+    /// Judges were required (the flag or the suite's `judge.required`): workers
+    /// and `gavel report` apply the same rule.
+    #[serde(default)]
+    pub(crate) require_judges: bool,
     /// The default judge model, when one was chosen.
     #[serde(default)]
     pub(crate) judge: Option<String>,

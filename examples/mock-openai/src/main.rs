@@ -10,12 +10,13 @@
 //! dimensions, so equal texts embed equally and shared words raise the cosine.
 //! Models named `…fail-500…`, `…malformed…` or `…wrong-dims…` answer HTTP 500,
 //! a body that is not JSON, or a vector one dimension short, for error tests;
-//! `…flaky…` models refuse each request the first time it is seen, with 429
-//! and `Retry-After: 0`.
+//! `…flaky…` models (chat and embeddings) refuse each request the first time it
+//! is seen, with 429 and `Retry-After: 0`; `…unstable…` chat models answer 503
+//! the first time instead: faults injected for retry tests.
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
-//! `{"requests": N}`: how many completions it served.
+//! `{"requests": N}`: how many completion requests it answered (faults included).
 
 mod embeddings;
 mod schema;
@@ -26,7 +27,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Parser;
@@ -97,16 +99,20 @@ async fn stats(State(mock): State<Arc<Mock>>) -> Json<Value> {
 async fn complete(
     State(mock): State<Arc<Mock>>,
     body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
-) -> (StatusCode, Json<Value>) {
+) -> Response {
     let Ok(Json(request)) = body else {
         return (
             StatusCode::BAD_REQUEST,
             Json(
                 json!({"error": {"message": "body is not JSON", "type": "invalid_request_error"}}),
             ),
-        );
+        )
+            .into_response();
     };
     mock.requests.fetch_add(1, Ordering::Relaxed);
+    if let Some(fault) = injected_fault(&request) {
+        return fault;
+    }
     if !mock.latency.is_zero() {
         // tokio's timer works in whole milliseconds and rounds up, which made answers
         // about a millisecond late; a thread's sleep keeps to a fraction of one.
@@ -147,7 +153,31 @@ async fn complete(
             "total_tokens": prompt_tokens + completion_tokens
         }
     });
-    (StatusCode::OK, Json(answer))
+    (StatusCode::OK, Json(answer)).into_response()
+}
+
+/// The first time a `…flaky…` model sees a request: 429 with `Retry-After: 0`;
+/// an `…unstable…` one: 503. `None` otherwise.
+fn injected_fault(request: &Value) -> Option<Response> {
+    let model = request["model"].as_str()?;
+    let status = if model.contains("flaky") {
+        StatusCode::TOO_MANY_REQUESTS
+    } else if model.contains("unstable") {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        return None;
+    };
+    let seen = [model.to_owned(), request["messages"].to_string()];
+    if !embeddings::refuse_first_time(&seen) {
+        return None;
+    }
+    let mut fault = embeddings::error(status, "injected fault: try again");
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        fault
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("0"));
+    }
+    Some(fault)
 }
 
 /// The answer to a request that offers no tools: a schema instance or an echo.

@@ -127,6 +127,7 @@ async fn export_otel(args: ExportOtelArgs) -> anyhow::Result<u8> {
     let gate = gavel_session::GateConfig {
         min_pass_rate: args.min_pass_rate,
         tags: args.gate_tags.clone(),
+        require_judges: false,
     };
     let report = gavel_session::report::build(&store, &run.id, None, &gate, None).await?;
     let executions = store.executions(&run.id).await?;

@@ -154,6 +154,11 @@ pub(crate) struct ReportOutArgs {
     /// the others (e.g. `eval`) are reported but do not gate.
     #[arg(long = "gate-tag", value_name = "TAG")]
     pub(crate) gate_tags: Vec<String>,
+    /// Judges are required: a judged check with no judge model or credentials is
+    /// an error, and the gate fails (exit 1) naming it (the suite's
+    /// `judge.required: true` asks the same).
+    #[arg(long)]
+    pub(crate) require_judges: bool,
     /// Colour the terminal summary (auto: when stdout is a terminal).
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) color: ColorChoice,
@@ -165,6 +170,7 @@ impl ReportOutArgs {
         GateConfig {
             min_pass_rate: self.min_pass_rate,
             tags: self.gate_tags.clone(),
+            require_judges: self.require_judges,
         }
     }
 }
