@@ -517,7 +517,11 @@ fn transport_retries_are_totalled_for_targets_and_judges() {
     e.transcript.turns.push(turn);
     let r = Report::new(run(RunStatus::Completed, Some(1)), cases(1), vec![e], 80.0);
     assert_eq!(r.transport.target, tries(2, 1));
-    assert_eq!(r.transport.judges, tries(5, 2));
+    let judges = Attempts {
+        retries: 3,
+        ..tries(5, 2)
+    };
+    assert_eq!(r.transport.judges, judges);
     let line =
         "Retries: targets 1 in 2 tries (1 rate-limited) · judges 3 in 5 tries (2 rate-limited)";
     assert!(terminal(&r, false).contains(line));

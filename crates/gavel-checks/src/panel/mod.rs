@@ -18,7 +18,6 @@ use gavel_core::{
     Attempts, CheckSpec, JUDGE_UNAVAILABLE_EVIDENCE, Status, TRANSPORT_EVIDENCE, Transcript,
     Verdict,
 };
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::FieldError;
@@ -220,7 +219,7 @@ impl Members {
             Value::Object(map) => {
                 for (key, v) in map {
                     if key == TRANSPORT_EVIDENCE
-                        && let Ok(t) = Attempts::deserialize(v)
+                        && let Ok(t) = serde_json::from_value::<Attempts>(v.clone())
                     {
                         self.transport.add(&t);
                     } else if key == JUDGE_UNAVAILABLE_EVIDENCE {
