@@ -183,7 +183,8 @@ pub struct JudgeSettings {
 }
 
 impl JudgeSettings {
-    /// Fills every setting this one leaves unset from `other` (earlier files win).
+    /// Fills every setting this one leaves unset from `other` (earlier files win);
+    /// `required` holds when either requires judges.
     pub fn fill_from(&mut self, other: JudgeSettings) {
         fn fill<T>(mine: &mut Option<T>, theirs: Option<T>) {
             if mine.is_none() {
@@ -203,6 +204,8 @@ impl JudgeSettings {
         fill(&mut self.max_cost, other.max_cost);
         fill(&mut self.calibration, other.calibration);
         fill(&mut self.embedder, other.embedder);
+        // Any file requiring judges requires them for the run.
+        self.required |= other.required;
         for (k, v) in other.prices {
             self.prices.entry(k).or_insert(v);
         }
