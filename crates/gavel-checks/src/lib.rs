@@ -48,7 +48,9 @@
 //!   scale does not allow is asked again as a fresh call (at most
 //!   [`MAX_ATTEMPTS`] calls), then `error` with the raw answer kept;
 //! - every verdict's evidence records the model, tokens, latency, cache hit, raw
-//!   answer, attempts and the prompt template's hash; `cost_usd` what it cost.
+//!   answer, attempts (answers asked for), `transport` (the transport tries those
+//!   calls took: retries and 429s, summed over a panel's members) and the prompt
+//!   template's hash; `cost_usd` what it cost.
 //!
 //! ```
 //! use gavel_core::{JudgeSettings, Status, Transcript, Turn};

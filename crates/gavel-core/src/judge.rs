@@ -172,6 +172,10 @@ pub struct JudgeSettings {
     /// run's judge fingerprint matches this judge and it qualifies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<crate::CalibrationRequirement>,
+    /// Every judged check must be judged (`--require-judges`): one with no judge
+    /// model or credentials is an `error`, not a skip, and the gate fails naming it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
     /// The embedding model of `similar` checks: `all-MiniLM-L6-v2` (default, run
     /// locally), a model folder, or `openai:NAME` / `openai-compatible:NAME@URL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,7 +183,8 @@ pub struct JudgeSettings {
 }
 
 impl JudgeSettings {
-    /// Fills every setting this one leaves unset from `other` (earlier files win).
+    /// Fills every setting this one leaves unset from `other` (earlier files win);
+    /// `required` holds when either requires judges.
     pub fn fill_from(&mut self, other: JudgeSettings) {
         fn fill<T>(mine: &mut Option<T>, theirs: Option<T>) {
             if mine.is_none() {
@@ -199,6 +204,8 @@ impl JudgeSettings {
         fill(&mut self.max_cost, other.max_cost);
         fill(&mut self.calibration, other.calibration);
         fill(&mut self.embedder, other.embedder);
+        // Any file requiring judges requires them for the run.
+        self.required |= other.required;
         for (k, v) in other.prices {
             self.prices.entry(k).or_insert(v);
         }

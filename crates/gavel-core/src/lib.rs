@@ -42,7 +42,7 @@ pub use run::{RunRecord, RunStatus};
 pub use status::Status;
 pub use target::TargetSpec;
 pub use transcript::{Attempts, StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
-pub use verdict::Verdict;
+pub use verdict::{JUDGE_UNAVAILABLE_EVIDENCE, TRANSPORT_EVIDENCE, Verdict};
 
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),
 /// which sorts as text in every store.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Scale, Status};
+use crate::{Attempts, Scale, Status};
 
 /// The result of one check applied to a turn or a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,7 +83,29 @@ impl Verdict {
             None => (self.kind == RUBRIC_KIND).then_some(Scale::OneToFive),
         }
     }
+
+    /// The transport tries of the model calls behind this verdict (judges): the
+    /// evidence's [`TRANSPORT_EVIDENCE`] entry, apart from the judge's own
+    /// re-asks of unusable answers (`attempts`). `None` when no call was made
+    /// (code checks, answers served from the cache).
+    pub fn transport(&self) -> Option<Attempts> {
+        Attempts::deserialize(self.evidence.get(TRANSPORT_EVIDENCE)?).ok()
+    }
+
+    /// Whether this judged check got no judgement for want of a judge model or
+    /// its credentials (the evidence's [`JUDGE_UNAVAILABLE_EVIDENCE`] flag).
+    pub fn judge_unavailable(&self) -> bool {
+        self.evidence.get(JUDGE_UNAVAILABLE_EVIDENCE) == Some(&Value::Bool(true))
+    }
 }
+
+/// The evidence key under which a verdict records its model calls' transport
+/// tries ([`Verdict::transport`]).
+pub const TRANSPORT_EVIDENCE: &str = "transport";
+
+/// The evidence flag of a judged check that had no judge model or credentials
+/// ([`Verdict::judge_unavailable`]).
+pub const JUDGE_UNAVAILABLE_EVIDENCE: &str = "judge_unavailable";
 
 /// The kind of rubric verdicts, whose overall score is on 1–5.
 const RUBRIC_KIND: &str = "rubric";
@@ -106,5 +128,17 @@ mod tests {
         assert_eq!(unknown.scale(), None);
         let contains = Verdict::new("contains", "contains", Status::Pass, "found");
         assert_eq!(contains.scale(), None);
+    }
+
+    #[test]
+    fn transport_tries_come_from_the_evidence() {
+        let v = Verdict::new("judge", "judge", Status::Pass, "ok").with_evidence(json!({
+            "attempts": 1,
+            "transport": {"attempts": 3, "retries": 2, "rate_limited": 1, "malformed": 0},
+        }));
+        let t = v.transport().unwrap();
+        assert_eq!((t.attempts, t.retries, t.rate_limited), (3, 2, 1));
+        let none = Verdict::new("contains", "contains", Status::Pass, "found");
+        assert_eq!(none.transport(), None);
     }
 }

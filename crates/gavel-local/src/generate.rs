@@ -177,6 +177,8 @@ fn grammar(weights: &Weights, request: &ChatRequest) -> Result<Option<LlamaSampl
     // Compact JSON: with free whitespace between tokens, a weak model can spend
     // its whole budget on blank lines.
     let mut constraint = schema.schema.clone();
+    // Scores within the scale and a few characters long (see `bounded`).
+    crate::bounded::bound_numbers(&mut constraint);
     if let Some(root) = constraint.as_object_mut() {
         root.entry("x-guidance").or_insert_with(|| {
             serde_json::json!({

@@ -35,6 +35,7 @@
 //! gets a plain `User:` / `Assistant:` transcript. Answers to requests with an
 //! output schema are constrained to it by llguidance, so they always parse.
 
+mod bounded;
 mod generate;
 mod gguf;
 mod model;

@@ -86,6 +86,10 @@ struct OutcomeView {
     criteria: Option<String>,
     skip_reason: Option<String>,
     skipped_checks: Option<String>,
+    /// Rubric dimension scores (1-5), when a rubric scored the outcome.
+    rubric: Option<String>,
+    /// The rubric judges' improvement suggestions.
+    suggestions: Option<String>,
     repeats: Vec<RepeatView>,
 }
 
@@ -230,6 +234,18 @@ fn view(report: &Report) -> View {
                 class: "",
             },
             Card {
+                label: "Retries (targets · judges)",
+                value: format!(
+                    "{} · {}",
+                    report.transport.target.retries, report.transport.judges.retries
+                ),
+                class: if report.transport.retried() {
+                    "skipped"
+                } else {
+                    ""
+                },
+            },
+            Card {
                 label: "Execution time",
                 value: text::duration(report.execution_ms()),
                 class: "",
@@ -283,6 +299,8 @@ fn outcome(report: &Report, o: &Outcome) -> OutcomeView {
         criteria: case.and_then(|c| c.criteria.clone()),
         skip_reason: (o.status == Status::Skipped).then(|| text::skip_reason(o)),
         skipped_checks: o.passed_with_skips().then(|| text::skipped_checks(o)),
+        rubric: crate::rubric::dimension_line(o),
+        suggestions: crate::rubric::suggestions(o),
         repeats: o
             .executions
             .iter()

@@ -51,6 +51,9 @@ struct JsonSummary {
     duration_ms: u64,
     /// Pairwise comparisons and how many showed position bias.
     pairwise: gavel_core::PairwiseStats,
+    /// Transport tries (attempts, retries, rate_limited, malformed) of the calls
+    /// to targets and to judge models.
+    transport: crate::Transport,
 }
 
 #[derive(Serialize)]
@@ -68,6 +71,8 @@ struct JsonGate<'a> {
     verdict: &'static str,
     /// The calibrated-judge requirement (null when the suite sets none).
     calibration: Option<&'a crate::CalibrationGate>,
+    /// Judges required (null when not asked): passed, unjudged, checks.
+    judges: Option<&'a crate::RequiredJudges>,
 }
 
 #[derive(Serialize)]
@@ -172,6 +177,7 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             cost_usd: s.cost_usd,
             duration_ms: report.execution_ms(),
             pairwise: s.pairwise,
+            transport: report.transport,
         },
         gate: JsonGate {
             min_pass_rate: g.min_pass_rate,
@@ -183,6 +189,7 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             exit_code: g.exit_code(),
             verdict: g.word(),
             calibration: g.calibration.as_ref(),
+            judges: g.judges.as_ref(),
         },
         run: JsonRun {
             id: &report.run.id,

@@ -25,7 +25,7 @@
 //! | code | meaning | word |
 //! | --- | --- | --- |
 //! | `0` ([`EXIT_PASSED`]) | the gate passed, nothing errored and the run finished its plan; also when nothing was decided (every outcome skipped, or none at all) and nothing errored: reports then say "no case was decided" | `PASS` / `UNDECIDED` |
-//! | `1` ([`EXIT_GATE_FAILED`]) | the pass rate over decided outcomes is below the minimum (whether or not some also errored or did not run), or a required judge calibration does not qualify the judge | `FAIL` |
+//! | `1` ([`EXIT_GATE_FAILED`]) | the pass rate over decided outcomes is below the minimum (whether or not some also errored or did not run), a required judge calibration does not qualify the judge, or judges are required and a judged check had no judge model | `FAIL` |
 //! | `3` ([`EXIT_ERRORS`]) | the run did not finish: executions planned did not run (budget stopped, interrupted, crashed, failed), or errors kept cases from a verdict, while the pass rate over what ran met the minimum (or nothing was decided) | `INCOMPLETE` / `ERROR` |
 //!
 //! Code `2` is left to the command line for usage and configuration errors.
@@ -58,15 +58,19 @@ mod junit;
 mod markdown;
 pub mod noise;
 pub mod repeats;
+mod required;
 pub mod robust;
 mod rubric;
 mod terminal;
 mod text;
+pub mod transport;
 pub mod trend;
 mod unfinished;
 
 pub use compare::Comparison;
+pub use required::RequiredJudges;
 pub use terminal::terminal;
+pub use transport::Transport;
 pub use unfinished::{Unfinished, UnfinishedReason};
 
 /// Exit code: the gate passed (or nothing was decided) and nothing errored.
@@ -91,6 +95,8 @@ pub struct Report {
     pub summary: Summary,
     /// The pass-rate gate and the exit code it yields.
     pub gate: Gate,
+    /// Transport tries of the calls to targets and judges, summed.
+    pub transport: Transport,
     /// Where each case id sits in `cases` (the first case of that id).
     case_positions: HashMap<String, usize>,
 }
@@ -111,12 +117,14 @@ impl Report {
         let summary = Summary::of(&outcomes);
         let unfinished = Unfinished::of(&run, &cases, &outcomes);
         let gate = Gate::new(&summary.overall, min_pass_rate, unfinished);
+        let transport = Transport::of(&outcomes);
         Report {
             run,
             cases,
             outcomes,
             summary,
             gate,
+            transport,
             case_positions,
         }
     }
@@ -170,6 +178,8 @@ pub struct Gate {
     pub unfinished: Option<Unfinished>,
     /// The suite's calibrated-judge requirement (`judge.calibration`), when it has one.
     pub calibration: Option<CalibrationGate>,
+    /// The required-judges check (`--require-judges`, `judge.required`), when asked.
+    pub judges: Option<RequiredJudges>,
 }
 
 /// Whether the run's judge is the one a stored calibration run found fit to gate.
@@ -200,7 +210,18 @@ impl Gate {
             errors: overall.errors,
             unfinished,
             calibration: None,
+            judges: None,
         }
+    }
+
+    /// The gate with judges required: a judged check left unjudged for want of
+    /// a judge model ([`RequiredJudges::of`] the report's outcomes) fails it
+    /// whatever the pass rate.
+    pub fn with_required_judges(mut self, outcomes: &[Outcome]) -> Gate {
+        let judges = RequiredJudges::of(outcomes);
+        self.passed &= judges.passed;
+        self.judges = Some(judges);
+        self
     }
 
     /// Whether something was decided and the pass rate met the minimum.
@@ -223,12 +244,13 @@ impl Gate {
     }
 
     /// `0` gate passed, no errors, plan finished; `1` gate failed (pass rate over
-    /// decided cases below the minimum, or a required calibration that does not
-    /// qualify the judge); `3` the run did not finish its plan or errors kept cases
+    /// decided cases below the minimum, a required calibration that does not
+    /// qualify the judge, or required judges that were not there); `3` the run did not finish its plan or errors kept cases
     /// from a verdict, while the pass rate met the minimum (or nothing was decided).
     /// Nothing decided, no errors and a finished plan is `0`.
     pub fn exit_code(&self) -> i32 {
         if self.calibration.as_ref().is_some_and(|c| !c.passed)
+            || self.judges.as_ref().is_some_and(|j| !j.passed)
             || (self.decided() && !self.rate_met())
         {
             EXIT_GATE_FAILED

@@ -62,10 +62,14 @@ pub(crate) fn render(report: &Report) -> String {
     if !g.decided() {
         md.push_str("No case was decided: every outcome errored or was skipped.\n\n");
     }
+    if let Some(line) = report.transport.line() {
+        let _ = writeln!(md, "{line}\n");
+    }
 
     stats_table(&mut md, "By tag", "Tag", &report.summary.by_tag);
     stats_table(&mut md, "By target", "Target", &report.summary.by_target);
     spread_table(&mut md, report);
+    rubric_table(&mut md, report);
 
     let bad: Vec<_> = report
         .outcomes
@@ -227,6 +231,35 @@ fn spread_table(md: &mut String, report: &Report) {
         md.push_str("| --- | --- | --- | ---: | ---: | --- |\n");
         rows_of(md, robust.iter().map(|r| r.as_slice()));
     }
+}
+
+/// Each rubric-scored outcome's dimension scores (1-5) and improvement
+/// suggestions.
+fn rubric_table(md: &mut String, report: &Report) {
+    let rows = crate::rubric::rows(report);
+    if rows.is_empty() {
+        return;
+    }
+    md.push_str("## Rubric\n\n| Case | Target | Dimensions (1-5) | Suggestions |\n| --- | --- | --- | --- |\n");
+    for row in rows.iter().take(DETAILED_MAX) {
+        let suggestions = row.suggestions.as_deref().unwrap_or("-");
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            cell(&row.outcome.case_id),
+            cell(&row.outcome.target),
+            cell(&row.dimensions),
+            cell(&text::truncate(suggestions, QUOTE_MAX)),
+        );
+    }
+    if rows.len() > DETAILED_MAX {
+        let _ = writeln!(
+            md,
+            "\n…and {} more; see the JSON or HTML report.",
+            rows.len() - DETAILED_MAX
+        );
+    }
+    md.push('\n');
 }
 
 /// Table rows, cells escaped, then a blank line.

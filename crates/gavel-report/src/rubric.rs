@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// The rubric's dimensions, each with the key seed 002's `test-report.json` uses
 /// for it under `scores` (`tool_usage` is its `mcp_usage`).
-pub(crate) const DIMENSIONS: [(&str, &str); 6] = [
+const DIMENSIONS: [(&str, &str); 6] = [
     ("accuracy", "accuracy"),
     ("completeness", "completeness"),
     ("format_compliance", "format_compliance"),
@@ -41,6 +41,47 @@ pub(crate) fn dimension_scores(o: &Outcome) -> Vec<(&'static str, Option<f64>)> 
             (*key, mean)
         })
         .collect()
+}
+
+/// The rubric dimensions of an outcome for people: `accuracy 4/5 · completeness
+/// 3.5/5 · … · mcp_usage n/a` (means over repeats on the rubric's 1-5 scale);
+/// `None` when no rubric scored it.
+pub(crate) fn dimension_line(o: &Outcome) -> Option<String> {
+    let scores = dimension_scores(o);
+    if scores.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = scores
+        .into_iter()
+        .map(|(key, mean)| match mean {
+            Some(m) => format!("{key} {}/5", crate::text::num(m, 2)),
+            None => format!("{key} n/a"),
+        })
+        .collect();
+    Some(parts.join(" · "))
+}
+
+/// The outcomes a rubric scored, with their dimension line and suggestions, in
+/// report order: what the terminal, Markdown and HTML reports list.
+pub(crate) fn rows(report: &crate::Report) -> Vec<RubricRow<'_>> {
+    report
+        .outcomes
+        .iter()
+        .filter_map(|o| {
+            Some(RubricRow {
+                outcome: o,
+                dimensions: dimension_line(o)?,
+                suggestions: suggestions(o),
+            })
+        })
+        .collect()
+}
+
+/// One outcome's rubric results, for display.
+pub(crate) struct RubricRow<'a> {
+    pub(crate) outcome: &'a Outcome,
+    pub(crate) dimensions: String,
+    pub(crate) suggestions: Option<String>,
 }
 
 /// A 1-5 rubric score on the report's 0-1 scale.

@@ -65,6 +65,9 @@ pub fn terminal(report: &Report, color: bool) -> String {
     ]);
     right_align(&mut totals, 0..10);
     let _ = writeln!(out, "{totals}");
+    if let Some(line) = report.transport.line() {
+        let _ = writeln!(out, "{line}");
+    }
     let pairwise = report.summary.pairwise;
     if pairwise.comparisons > 0 {
         let _ = writeln!(
@@ -106,6 +109,8 @@ pub fn terminal(report: &Report, color: bool) -> String {
         }
         let _ = writeln!(out, "\nRobustness (variants of the input)\n{t}");
     }
+
+    rubric(&mut out, report);
 
     let bad: Vec<_> = report
         .outcomes
@@ -226,6 +231,32 @@ pub fn terminal(report: &Report, color: bool) -> String {
     };
     let _ = writeln!(out, "{}{rest}", paint.bold(&word));
     out
+}
+
+/// Each rubric-scored outcome's dimension scores (1-5) and the judge's
+/// improvement suggestions.
+fn rubric(out: &mut String, report: &Report) {
+    let rows = crate::rubric::rows(report);
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("\nRubric (dimensions 1-5)\n");
+    for row in rows.iter().take(LISTED_MAX) {
+        let o = row.outcome;
+        let _ = writeln!(
+            out,
+            "  {} [{}]: {}",
+            plain(&o.case_id),
+            plain(&o.target),
+            row.dimensions
+        );
+        if let Some(s) = &row.suggestions {
+            let _ = writeln!(out, "    suggestions: {}", text::one_line(s, REASON_MAX));
+        }
+    }
+    if rows.len() > LISTED_MAX {
+        let _ = writeln!(out, "  …and {} more", rows.len() - LISTED_MAX);
+    }
 }
 
 /// A name on one line with no control characters.

@@ -439,6 +439,9 @@ pub(crate) fn gate_line(report: &Report) -> String {
     if let Some(why) = g.calibration.as_ref().and_then(|c| c.reason.as_ref()) {
         line.push_str(&format!(" — {why}"));
     }
+    if let Some(why) = g.judges.as_ref().and_then(|j| j.reason()) {
+        line.push_str(&format!(" — {why}"));
+    }
     line
 }
 

@@ -358,3 +358,185 @@ fn scores_print_on_their_own_scale_beside_the_normalised_value() {
         "{xml}"
     );
 }
+
+/// A passing rubric verdict with six dimensions and a suggestion.
+fn rubric_scored(case: &str, suggestion: &str) -> Execution {
+    let dim = |s: f64| json!({"score": s, "reasoning": "ok"});
+    exec(
+        case,
+        vec![
+            Verdict::new("rubric", "rubric", Status::Pass, "solid answer")
+                .with_score(0.75, Some(0.625))
+                .with_evidence(json!({
+                    "dimensions": {
+                        "accuracy": dim(4.0),
+                        "completeness": dim(3.5),
+                        "format_compliance": dim(5.0),
+                        "scope_adherence": dim(4.0),
+                        "context_usage": dim(4.0),
+                    },
+                    "improvement_suggestions": suggestion,
+                })),
+        ],
+    )
+}
+
+#[test]
+fn rubric_dimensions_and_suggestions_reach_terminal_markdown_and_html() {
+    let r = Report::new(
+        run(RunStatus::Completed, Some(2)),
+        cases(2),
+        vec![
+            rubric_scored("c0", "Name the <b>price</b> too."),
+            passing("c1"),
+        ],
+        80.0,
+    );
+    let dims = "accuracy 4/5 · completeness 3.5/5 · format_compliance 5/5 · scope_adherence 4/5 · context_usage 4/5 · mcp_usage n/a";
+
+    let text = terminal(&r, false);
+    assert!(text.contains("Rubric (dimensions 1-5)"), "{text}");
+    assert!(text.contains(&format!("c0 [bot]: {dims}")), "{text}");
+    assert!(
+        text.contains("suggestions: Name the <b>price</b> too."),
+        "{text}"
+    );
+    assert!(!text.contains("c1 [bot]: accuracy"), "{text}");
+
+    let md = render(&r, Format::Markdown).unwrap();
+    assert!(md.contains("## Rubric"), "{md}");
+    assert!(
+        md.contains(&format!(
+            "| c0 | bot | {} | Name the &lt;b&gt;price&lt;/b&gt; too. |",
+            dims.replace('_', "\\_")
+        )),
+        "{md}"
+    );
+
+    let html = render(&r, Format::Html).unwrap();
+    let escaped = dims.replace('/', "&#x2f;");
+    assert!(
+        html.contains(&format!("<dt>Rubric (1-5)</dt><dd>{escaped}</dd>")),
+        "{html}"
+    );
+    assert!(
+        html.contains("Name the &lt;b&gt;price&lt;&#x2f;b&gt; too."),
+        "{html}"
+    );
+    assert!(!html.contains("<b>price"), "{html}");
+
+    let json = json_of(&r);
+    assert_eq!(
+        json["detailed_results"][0]["suggestions"],
+        "Name the <b>price</b> too."
+    );
+    assert_eq!(json["detailed_results"][0]["scores"]["completeness"], 0.625);
+}
+
+/// A judge verdict skipped for want of a judge model.
+fn unjudged(case: &str) -> Execution {
+    exec(
+        case,
+        vec![
+            Verdict::new("contains", "contains", Status::Pass, "found"),
+            Verdict::new("judge", "judge", Status::Skipped, "no judge model")
+                .with_evidence(json!({"judge_unavailable": true, "model": null})),
+        ],
+    )
+}
+
+#[test]
+fn required_judges_fail_the_gate_and_name_each_unjudged_check() {
+    let report = || {
+        Report::new(
+            run(RunStatus::Completed, Some(3)),
+            cases(3),
+            vec![unjudged("c0"), passing("c1"), unjudged("c2")],
+            80.0,
+        )
+    };
+    let loose = report();
+    assert_eq!(loose.gate.exit_code(), EXIT_PASSED);
+    assert_eq!(loose.gate.judges, None);
+
+    let mut r = report();
+    r.gate = r.gate.clone().with_required_judges(&r.outcomes);
+    let g = &r.gate;
+    assert!(!g.passed);
+    assert_eq!((g.exit_code(), g.word()), (EXIT_GATE_FAILED, "FAIL"));
+    let judges = g.judges.as_ref().unwrap();
+    assert_eq!(judges.unjudged, 2);
+    assert_eq!(
+        judges.checks,
+        [
+            "c0 [bot] judge: no judge model",
+            "c2 [bot] judge: no judge model"
+        ]
+    );
+    let text = terminal(&r, false);
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.ends_with("judges are required but 2 judged checks had no judge: c0 [bot] judge: no judge model; c2 [bot] judge: no judge model"),
+        "{last}"
+    );
+    assert_eq!(json_of(&r)["gate"]["judges"]["unjudged"], 2);
+
+    let mut judged = Report::new(
+        run(RunStatus::Completed, Some(1)),
+        cases(1),
+        vec![passing("c0")],
+        80.0,
+    );
+    judged.gate = judged.gate.clone().with_required_judges(&judged.outcomes);
+    assert_eq!(judged.gate.exit_code(), EXIT_PASSED);
+    assert!(judged.gate.judges.as_ref().unwrap().passed);
+}
+
+#[test]
+fn transport_retries_are_totalled_for_targets_and_judges() {
+    use gavel_core::{Attempts, Turn};
+    let tries = |attempts, rate_limited| Attempts {
+        attempts,
+        retries: attempts - 1,
+        rate_limited,
+        malformed: 0,
+    };
+    let mut e = exec(
+        "c0",
+        vec![
+            Verdict::new("judge", "judge", Status::Pass, "ok")
+                .with_evidence(json!({"attempts": 1, "transport": tries(3, 2)})),
+            Verdict::new("rubric", "rubric", Status::Pass, "ok")
+                .with_evidence(json!({"attempts": 2, "transport": tries(2, 0)})),
+        ],
+    );
+    let mut turn: Turn =
+        serde_json::from_value(json!({"round": 0, "input": "hi", "output": "yo", "latency_ms": 5}))
+            .unwrap();
+    turn.attempts = Some(tries(2, 1));
+    e.transcript.turns.push(turn);
+    let r = Report::new(run(RunStatus::Completed, Some(1)), cases(1), vec![e], 80.0);
+    assert_eq!(r.transport.target, tries(2, 1));
+    let judges = Attempts {
+        retries: 3,
+        ..tries(5, 2)
+    };
+    assert_eq!(r.transport.judges, judges);
+    let line =
+        "Retries: targets 1 in 2 tries (1 rate-limited) · judges 3 in 5 tries (2 rate-limited)";
+    assert!(terminal(&r, false).contains(line));
+    assert!(render(&r, Format::Markdown).unwrap().contains(line));
+    assert_eq!(json_of(&r)["summary"]["transport"]["judges"]["retries"], 3);
+    assert!(
+        render(&r, Format::Html)
+            .unwrap()
+            .contains("Retries (targets · judges)")
+    );
+
+    let calm = budget_stopped();
+    assert!(!terminal(&calm, false).contains("Retries:"));
+    assert_eq!(
+        json_of(&calm)["summary"]["transport"]["judges"]["attempts"],
+        0
+    );
+}

@@ -57,6 +57,9 @@ pub struct ExecuteOptions<'a> {
     pub judge: &'a JudgeSettings,
     /// Missing credentials are errors rather than skips.
     pub strict: bool,
+    /// A judged check with no judge model is an error rather than a skip (also
+    /// when the suite sets `judge.required`).
+    pub require_judges: bool,
     /// Stop scheduling new executions once this many dollars were spent.
     pub max_cost: Option<f64>,
     /// Stored answers for pairwise checks against a run.
@@ -76,6 +79,7 @@ impl<'a> ExecuteOptions<'a> {
             judges: &NoJudgeModels,
             judge,
             strict: false,
+            require_judges: false,
             max_cost: None,
             baselines,
             embeddings: None,
@@ -87,6 +91,7 @@ impl<'a> ExecuteOptions<'a> {
         JudgeRuntime {
             sample,
             strict: self.strict,
+            require_judges: self.require_judges || self.judge.required,
             embeddings: self.embeddings,
             ..JudgeRuntime::with_settings(self.judges, self.judge)
         }

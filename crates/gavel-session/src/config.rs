@@ -106,6 +106,11 @@ pub struct GateConfig {
     /// the others (e.g. `eval`) are reported but do not gate.
     #[arg(id = "gate_tags", long = "gate-tag", value_name = "TAG")]
     pub tags: Vec<String>,
+    /// Judges are required: a judged check with no judge model or credentials is
+    /// an error, and the gate fails (exit 1) naming it (the suite's
+    /// `judge.required: true` asks the same).
+    #[arg(long)]
+    pub require_judges: bool,
 }
 
 impl Default for GateConfig {
@@ -113,6 +118,7 @@ impl Default for GateConfig {
         GateConfig {
             min_pass_rate: 80.0,
             tags: Vec::new(),
+            require_judges: false,
         }
     }
 }
@@ -174,6 +180,10 @@ pub(crate) struct StoredConfig {
     /// Gate threshold in percent.
     #[serde(default)]
     pub(crate) min_pass_rate: Option<f64>,
+    /// Judges were required (the flag or the suite's `judge.required`): workers
+    /// and `gavel report` apply the same rule.
+    #[serde(default)]
+    pub(crate) require_judges: bool,
     /// The default judge model, when one was chosen.
     #[serde(default)]
     pub(crate) judge: Option<String>,

@@ -124,6 +124,7 @@ pub(crate) fn new_run(
         jobs: config.jobs,
         timeout_s: Some(config.timeout.as_secs_f64()),
         min_pass_rate: Some(config.gate.min_pass_rate),
+        require_judges: config.gate.require_judges || suite.judge.required,
         judge: judge.map(gavel_store::mask_url),
         targets: suite
             .targets

@@ -4,10 +4,12 @@ use gavel_core::{Case, TagStats};
 use gavel_report::{CalibrationGate, Gate, Report};
 use gavel_store::Store;
 
+use crate::config::StoredConfig;
 use crate::{GateConfig, SessionError};
 
 /// Builds the report of stored run `run_id`. `saved` are its cases as saved,
-/// when the caller holds them; otherwise they are read back.
+/// when the caller holds them; otherwise they are read back. Judges are
+/// required when `gate` or the run's stored configuration says so.
 pub async fn build(
     store: &Store,
     run_id: &str,
@@ -35,6 +37,10 @@ pub async fn build(
     }
     if let Some(c) = calibration {
         report.gate = report.gate.clone().with_calibration(c);
+    }
+    let stored = serde_json::from_value::<StoredConfig>(report.run.config.clone());
+    if gate.require_judges || stored.is_ok_and(|s| s.require_judges) {
+        report.gate = report.gate.clone().with_required_judges(&report.outcomes);
     }
     Ok(report)
 }

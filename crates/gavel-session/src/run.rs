@@ -59,6 +59,7 @@ impl PreparedRun {
                 let (run, suite, stored, done) = prepare::resumed(&store, &id, &mut notes).await?;
                 let mut config = config;
                 config.selection = stored.selection;
+                config.gate.require_judges |= stored.require_judges;
                 if !config.sources.suites.is_empty() || config.sources.stored.is_some() {
                     let disk = prepare::load(&store, &config.sources).await?.suite;
                     let now = prepare::plan(&disk, &config, Default::default())?;
@@ -371,6 +372,7 @@ pub(crate) async fn execute_plan(
         default_timeout: with.config.timeout,
         judges: with.judges,
         strict: with.config.models.strict,
+        require_judges: with.config.gate.require_judges,
         max_cost: with.config.models.max_cost.or(with.suite.judge.max_cost),
         on_start: Some(&on_start),
         ..ExecuteOptions::new(&with.suite.judge, with.baselines)

@@ -172,7 +172,10 @@ async fn context(
     if let Some(timeout) = stored.timeout_s.filter(|s| s.is_finite() && *s > 0.0) {
         config.timeout = Duration::from_secs_f64(timeout);
     }
-    config.gate = GateConfig::default();
+    config.gate = GateConfig {
+        require_judges: stored.require_judges,
+        ..GateConfig::default()
+    };
     let plan = crate::prepare::plan(&suite, &config, Default::default())?;
     let index = plan
         .items

@@ -40,7 +40,8 @@ pub struct ToolLoop<'a> {
 impl ToolLoop<'_> {
     /// Plays one user turn: `messages` holds the conversation so far, the user's
     /// message last, and gets every assistant and tool message appended. Tool
-    /// calls and summed usage go into `turn`; the answer text into `turn.output`.
+    /// calls, summed usage and the model calls' transport tries go into `turn`;
+    /// the answer text into `turn.output`.
     /// A model error is `Err` (transient when retrying may help), and so is
     /// running out of steps.
     pub async fn run(
@@ -60,7 +61,15 @@ impl ToolLoop<'_> {
                 tools: self.tools.to_vec(),
                 ..ChatRequest::default()
             };
-            let answer = self.model.chat(&request).await.map_err(|e| TargetFailure {
+            let answer = self.model.chat(&request).await;
+            let tried = match &answer {
+                Ok(a) => a.attempts,
+                Err(e) => e.attempts,
+            };
+            if tried.attempts > 0 {
+                turn.attempts.get_or_insert_default().add(&tried);
+            }
+            let answer = answer.map_err(|e| TargetFailure {
                 transient: e.kind.is_retryable(),
                 message: e.message,
             })?;

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 /// Dimensions of every vector.
 const DIMENSIONS: usize = 64;
 
-/// The inputs of requests a `…flaky…` model has refused once already.
+/// The inputs of requests a `…flaky…` (or `…unstable…` chat) model has refused
+/// once already.
 static REFUSED: Mutex<BTreeSet<Vec<String>>> = Mutex::new(BTreeSet::new());
 
 /// Answers an embeddings request in OpenAI's format (`input` a string or a list).
@@ -90,14 +91,14 @@ fn vector_of(text: &str) -> Vec<f32> {
 }
 
 /// True the first time these inputs are seen.
-fn refuse_first_time(inputs: &[String]) -> bool {
+pub(crate) fn refuse_first_time(inputs: &[String]) -> bool {
     REFUSED
         .lock()
         .map(|mut refused| refused.insert(inputs.to_vec()))
         .unwrap_or(false)
 }
 
-fn error(status: StatusCode, message: &str) -> Response {
+pub(crate) fn error(status: StatusCode, message: &str) -> Response {
     (
         status,
         Json(json!({"error": {"message": message, "type": "server_error"}})),

@@ -10,15 +10,18 @@
 //! dimensions, so equal texts embed equally and shared words raise the cosine.
 //! Models named `…fail-500…`, `…malformed…` or `…wrong-dims…` answer HTTP 500,
 //! a body that is not JSON, or a vector one dimension short, for error tests;
-//! `…flaky…` models refuse each request the first time it is seen, with 429
-//! and `Retry-After: 0`. `…echo-key…` models echo the request's `Authorization`
-//! header in their answer (in a judge's reasoning too), for secret-leak tests.
+//! `…flaky…` models (chat and embeddings) refuse each request the first time it
+//! is seen, with 429 and `Retry-After: 0`; `…unstable…` chat models answer 503
+//! the first time instead: faults injected for retry tests. `…echo-key…` models
+//! echo the request's `Authorization` header in their answer (in a judge's
+//! reasoning too), for secret-leak tests.
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
-//! `{"requests": N}`: how many completions it served; `GET /arrivals` returns
-//! `{"arrivals_us": [...]}`: when each completion request arrived, in microseconds
-//! since the server started (tests count requests per time window with it).
+//! `{"requests": N}`: how many completion requests it answered (faults included);
+//! `GET /arrivals` returns `{"arrivals_us": [...]}`: when each completion request
+//! arrived, in microseconds since the server started (tests count requests per
+//! time window with it).
 
 mod embeddings;
 mod schema;
@@ -29,7 +32,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Parser;
@@ -115,19 +119,23 @@ async fn complete(
     State(mock): State<Arc<Mock>>,
     headers: axum::http::HeaderMap,
     body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
-) -> (StatusCode, Json<Value>) {
+) -> Response {
     let Ok(Json(request)) = body else {
         return (
             StatusCode::BAD_REQUEST,
             Json(
                 json!({"error": {"message": "body is not JSON", "type": "invalid_request_error"}}),
             ),
-        );
+        )
+            .into_response();
     };
     mock.requests.fetch_add(1, Ordering::Relaxed);
     let arrived = u64::try_from(mock.started.elapsed().as_micros()).unwrap_or(u64::MAX);
     if let Ok(mut arrivals) = mock.arrivals_us.lock() {
         arrivals.push(arrived);
+    }
+    if let Some(fault) = injected_fault(&request) {
+        return fault;
     }
     if !mock.latency.is_zero() {
         // tokio's timer works in whole milliseconds and rounds up, which made answers
@@ -175,7 +183,31 @@ async fn complete(
             "total_tokens": prompt_tokens + completion_tokens
         }
     });
-    (StatusCode::OK, Json(answer))
+    (StatusCode::OK, Json(answer)).into_response()
+}
+
+/// The first time a `…flaky…` model sees a request: 429 with `Retry-After: 0`;
+/// an `…unstable…` one: 503. `None` otherwise.
+fn injected_fault(request: &Value) -> Option<Response> {
+    let model = request["model"].as_str()?;
+    let status = if model.contains("flaky") {
+        StatusCode::TOO_MANY_REQUESTS
+    } else if model.contains("unstable") {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        return None;
+    };
+    let seen = [model.to_owned(), request["messages"].to_string()];
+    if !embeddings::refuse_first_time(&seen) {
+        return None;
+    }
+    let mut fault = embeddings::error(status, "injected fault: try again");
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        fault
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("0"));
+    }
+    Some(fault)
 }
 
 /// Puts the request's `Authorization` value into the answer: after a plain

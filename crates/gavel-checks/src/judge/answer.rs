@@ -89,6 +89,8 @@ pub(crate) fn rubric_schema(dimensions: &[&str]) -> Value {
             "reasoning": { "type": "string" },
             "score": {
                 "type": ["integer", "null"],
+                "minimum": 1,
+                "maximum": 5,
                 "description": "the score from 1 to 5; null unless status is ok",
             },
         },

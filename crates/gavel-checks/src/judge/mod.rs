@@ -6,7 +6,8 @@
 //!
 //! Failure handling, in one place:
 //! - no model (the [`JudgeModels`] answers [`ErrorKind::NoCredentials`], see
-//!   [`no_judge_model`]) → `skipped` with the reason, or `error` when `strict`;
+//!   [`no_judge_model`]) → `skipped` with the reason, or `error` when `strict` or
+//!   `require_judges`; either way flagged `judge_unavailable` in the evidence;
 //! - `--cache-only` and not cached → `error`;
 //! - any other model error → `error` (evidence `transient` says whether trying
 //!   again may help); the model layers have already retried transient failures;
@@ -31,7 +32,9 @@ pub(crate) mod steps;
 
 use std::sync::Arc;
 
-use gavel_core::{Status, ToolCall, Turn, Verdict};
+use gavel_core::{
+    Attempts, JUDGE_UNAVAILABLE_EVIDENCE, Status, TRANSPORT_EVIDENCE, ToolCall, Turn, Verdict,
+};
 use gavel_models::{ChatModel, ChatRequest, ErrorKind, Message, ModelError, OutputSchema};
 use serde_json::{Map, Value, json};
 
@@ -98,6 +101,8 @@ pub struct JudgeRuntime<'a> {
     pub rejudge: u32,
     /// `--strict`: a judge skipped for want of a model or credentials is an error.
     pub strict: bool,
+    /// `--require-judges` / `judge.required`: the same, for judges only.
+    pub require_judges: bool,
     /// What `similar` checks embed with (`None`: they are skipped).
     pub embeddings: Option<&'a crate::Embeddings>,
 }
@@ -110,6 +115,7 @@ impl std::fmt::Debug for JudgeRuntime<'_> {
             .field("sample", &self.sample)
             .field("rejudge", &self.rejudge)
             .field("strict", &self.strict)
+            .field("require_judges", &self.require_judges)
             .finish_non_exhaustive()
     }
 }
@@ -124,11 +130,13 @@ impl<'a> JudgeRuntime<'a> {
             sample: 0,
             rejudge: 0,
             strict: false,
+            require_judges: false,
             embeddings: None,
         }
     }
 
-    /// Defaults overridden by the suite's `judge.temperature` and `judge.max_tokens`.
+    /// Defaults overridden by the suite's `judge.temperature`, `judge.max_tokens`
+    /// and `judge.required`.
     pub fn with_settings(
         models: &'a dyn JudgeModels,
         settings: &gavel_core::JudgeSettings,
@@ -140,6 +148,7 @@ impl<'a> JudgeRuntime<'a> {
         if let Some(m) = settings.max_tokens {
             rt.max_tokens = m;
         }
+        rt.require_judges = settings.required;
         rt
     }
 }
@@ -313,7 +322,10 @@ pub(crate) struct Calls {
     pub(crate) cost_usd: Option<f64>,
     /// Every call was served from the cache.
     pub(crate) cached: bool,
+    /// Answers asked for: the first and each re-ask of an unusable answer.
     pub(crate) attempts: u32,
+    /// The transport tries those calls took (retries, 429s), from the retry layer.
+    pub(crate) transport: Attempts,
     /// The last answer's text.
     pub(crate) raw: Option<String>,
     /// Why each rejected answer was rejected.
@@ -331,6 +343,9 @@ impl Calls {
         into.insert("latency_ms".into(), json!(self.latency_ms));
         into.insert("cached".into(), json!(self.cached));
         into.insert("attempts".into(), json!(self.attempts));
+        if self.transport.attempts > 0 {
+            into.insert(TRANSPORT_EVIDENCE.into(), json!(self.transport));
+        }
         into.insert("raw".into(), json!(self.raw));
         if !self.problems.is_empty() {
             into.insert("rejected".into(), json!(self.problems));
@@ -348,6 +363,7 @@ impl Calls {
         self.cost_usd = add_cost(self.cost_usd, other.cost_usd);
         self.cached = (self.attempts == 0 || self.cached) && (other.attempts == 0 || other.cached);
         self.attempts += other.attempts;
+        self.transport.add(&other.transport);
     }
 }
 
@@ -364,23 +380,28 @@ pub(crate) fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 pub(crate) enum Failure {
     /// No model or credentials (not strict).
     Skipped(String),
+    /// No model or credentials while judges are required (`--strict`,
+    /// `--require-judges`, `judge.required`): an `error`.
+    Required(String),
     /// The model could not be called, or never answered usably.
     Error { reason: String, transient: bool },
 }
 
 impl Failure {
-    fn from_model(e: &ModelError, strict: bool) -> Self {
+    fn from_model(e: &ModelError, rt: &JudgeRuntime<'_>) -> Self {
         let message = if e.message.trim().is_empty() {
             NO_JUDGE_MODEL.to_owned()
         } else {
             e.message.clone()
         };
         match e.kind {
-            ErrorKind::NoCredentials if !strict => Failure::Skipped(message),
-            ErrorKind::NoCredentials => Failure::Error {
-                reason: format!("{message} (--strict)"),
-                transient: false,
-            },
+            ErrorKind::NoCredentials if rt.require_judges => Failure::Required(format!(
+                "{message} (judges are required: --require-judges or judge.required)"
+            )),
+            ErrorKind::NoCredentials if rt.strict => {
+                Failure::Required(format!("{message} (--strict)"))
+            }
+            ErrorKind::NoCredentials => Failure::Skipped(message),
             ErrorKind::CacheMiss => Failure::Error {
                 reason: format!("judge answer not in the cache (--cache-only): {message}"),
                 transient: false,
@@ -400,8 +421,15 @@ impl Failure {
         calls: &Calls,
         mut evidence: Map<String, Value>,
     ) -> Verdict {
+        if matches!(self, Failure::Skipped(_) | Failure::Required(_)) {
+            evidence.insert(JUDGE_UNAVAILABLE_EVIDENCE.into(), json!(true));
+        }
         let (status, reason) = match self {
             Failure::Skipped(reason) => (Status::Skipped, reason),
+            Failure::Required(reason) => {
+                evidence.insert("transient".into(), json!(false));
+                (Status::Error, reason)
+            }
             Failure::Error { reason, transient } => {
                 evidence.insert("transient".into(), json!(transient));
                 (Status::Error, reason)
@@ -486,7 +514,7 @@ pub(crate) async fn ask<T>(
     let mut calls = Calls::default();
     let model = match rt.models.model(question.model) {
         Ok(model) => model,
-        Err(e) => return (Err(Failure::from_model(&e, rt.strict)), calls),
+        Err(e) => return (Err(Failure::from_model(&e, rt)), calls),
     };
     calls.model = Some(model.id().to_string());
     let hash = match rt.rejudge {
@@ -520,9 +548,11 @@ pub(crate) async fn ask<T>(
             Ok(response) => response,
             Err(e) => {
                 calls.cached = false;
-                return (Err(Failure::from_model(&e, rt.strict)), calls);
+                calls.transport.add(&e.attempts);
+                return (Err(Failure::from_model(&e, rt)), calls);
             }
         };
+        calls.transport.add(&response.attempts);
         calls.input_tokens += response.usage.input_tokens;
         calls.output_tokens += response.usage.output_tokens;
         calls.latency_ms += response.latency_ms;

@@ -255,10 +255,12 @@ impl StepJudge {
                         skipped => skipped,
                     };
                     entry["failure"] = json!(match &f {
-                        Failure::Error { reason, .. } | Failure::Skipped(reason) => reason,
+                        Failure::Error { reason, .. }
+                        | Failure::Skipped(reason)
+                        | Failure::Required(reason) => reason,
                     });
                     // An error outweighs a skip: report the first error, else the first skip.
-                    let is_error = matches!(f, Failure::Error { .. });
+                    let is_error = matches!(f, Failure::Error { .. } | Failure::Required(_));
                     if failure.is_none()
                         || (is_error && matches!(failure, Some(Failure::Skipped(_))))
                     {

@@ -14,7 +14,10 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use gavel_core::{CheckSpec, Status, Transcript, Verdict};
+use gavel_core::{
+    Attempts, CheckSpec, JUDGE_UNAVAILABLE_EVIDENCE, Status, TRANSPORT_EVIDENCE, Transcript,
+    Verdict,
+};
 use serde_json::{Value, json};
 
 use crate::error::FieldError;
@@ -137,9 +140,21 @@ impl Panel {
                 PanelKind::Dag(d) => d.run(head, judged, rt, &record).await,
             }
         };
-        let Some(ms) = self.timeout_ms else {
-            return work.await;
+        let verdict = match self.timeout_ms {
+            None => work.await,
+            Some(ms) => self.timed(head, work, ms, &record).await,
         };
+        with_member_totals(verdict)
+    }
+
+    /// `work` within `ms`, else the `error` verdict with what was done so far.
+    async fn timed(
+        &self,
+        head: VerdictHead<'_>,
+        work: impl std::future::Future<Output = Verdict>,
+        ms: u64,
+        record: &Record,
+    ) -> Verdict {
         match tokio::time::timeout(Duration::from_millis(ms), work).await {
             Ok(verdict) => verdict,
             Err(_) => {
@@ -169,6 +184,53 @@ impl Panel {
                 v.cost_usd = cost;
                 v
             }
+        }
+    }
+}
+
+/// The panel verdict with what its members' verdicts (kept, with their
+/// evidence, inside the panel's) recorded: their transport tries summed, and
+/// the `judge_unavailable` flag when any member had no judge model.
+fn with_member_totals(mut verdict: Verdict) -> Verdict {
+    let mut members = Members::default();
+    members.add(&verdict.evidence);
+    if let Value::Object(map) = &mut verdict.evidence {
+        if members.transport.attempts > 0 {
+            map.insert(TRANSPORT_EVIDENCE.into(), json!(members.transport));
+        }
+        if members.judge_unavailable {
+            map.insert(JUDGE_UNAVAILABLE_EVIDENCE.into(), json!(true));
+        }
+    }
+    verdict
+}
+
+/// What the member verdicts inside a panel's evidence recorded.
+#[derive(Default)]
+struct Members {
+    transport: Attempts,
+    judge_unavailable: bool,
+}
+
+impl Members {
+    /// Adds every `transport` entry and `judge_unavailable` flag in `value`, at any depth.
+    fn add(&mut self, value: &Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    if key == TRANSPORT_EVIDENCE
+                        && let Ok(t) = serde_json::from_value::<Attempts>(v.clone())
+                    {
+                        self.transport.add(&t);
+                    } else if key == JUDGE_UNAVAILABLE_EVIDENCE {
+                        self.judge_unavailable |= v == &Value::Bool(true);
+                    } else {
+                        self.add(v);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| self.add(v)),
+            _ => {}
         }
     }
 }

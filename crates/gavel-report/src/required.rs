@@ -1,0 +1,65 @@
+//! The required-judges gate (`--require-judges`, `judge.required`): a run whose
+//! judged checks went unjudged for want of a judge model does not pass.
+
+use gavel_core::Outcome;
+use serde::Serialize;
+
+/// Judged checks that had no judge model or credentials, when judges are required.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequiredJudges {
+    /// Whether every judged check was judged.
+    pub passed: bool,
+    /// Verdicts with no judgement for want of a judge, over every repeat.
+    pub unjudged: usize,
+    /// Each distinct `case [target] check: reason` of them.
+    pub checks: Vec<String>,
+}
+
+/// Checks listed by name in the gate line; the JSON report lists them all.
+const NAMED_MAX: usize = 5;
+
+impl RequiredJudges {
+    /// The judged checks of `outcomes` that had no judge model
+    /// ([`gavel_core::Verdict::judge_unavailable`]).
+    pub fn of(outcomes: &[Outcome]) -> RequiredJudges {
+        let mut unjudged = 0;
+        let mut checks: Vec<String> = Vec::new();
+        for o in outcomes {
+            let verdicts = o.executions.iter().flat_map(|e| &e.verdicts);
+            for v in verdicts.filter(|v| v.judge_unavailable()) {
+                unjudged += 1;
+                let line = format!("{} [{}] {}: {}", o.case_id, o.target, v.check, v.reason);
+                if !checks.contains(&line) {
+                    checks.push(line);
+                }
+            }
+        }
+        RequiredJudges {
+            passed: unjudged == 0,
+            unjudged,
+            checks,
+        }
+    }
+
+    /// Why the gate failed, naming the first unjudged checks; `None` when it did not.
+    pub fn reason(&self) -> Option<String> {
+        if self.passed {
+            return None;
+        }
+        let mut named = self
+            .checks
+            .iter()
+            .take(NAMED_MAX)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ");
+        if self.checks.len() > NAMED_MAX {
+            named.push_str(&format!("; and {} more", self.checks.len() - NAMED_MAX));
+        }
+        Some(format!(
+            "judges are required but {} judged check{} had no judge: {named}",
+            self.unjudged,
+            if self.unjudged == 1 { "" } else { "s" }
+        ))
+    }
+}
