@@ -61,8 +61,8 @@ pub use evaluations::{
 };
 pub use gavel_core::secrets::mask_url;
 pub use labels::Label;
-pub use lifecycle::CaseChange;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
+pub use lifecycle::CaseChange;
 pub use open::Engine;
 pub use queue::{Claim, QueueProgress};
 pub use users::{ApiToken, Role, User, check_user_name};

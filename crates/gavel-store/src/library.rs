@@ -365,7 +365,9 @@ impl Store {
         {
             return Err(StoreError::invalid(
                 format!("case `{key}`"),
-                format!("suite `{suite}` has an archived case `{key}`: unarchive it, or pick another id"),
+                format!(
+                    "suite `{suite}` has an archived case `{key}`: unarchive it, or pick another id"
+                ),
             ));
         }
         match at {

@@ -166,9 +166,7 @@ impl Store {
         who: &str,
     ) -> Result<u32, StoreError> {
         let what = || format!("case `{}` of suite `{}`", latest.key, latest.suite);
-        let json = case
-            .map(|c| crate::rows::to_json(c, what))
-            .transpose()?;
+        let json = case.map(|c| crate::rows::to_json(c, what)).transpose()?;
         let version = latest.version + 1;
         let from = match change {
             CaseChange::Restored { from } => Some(i64::from(from)),

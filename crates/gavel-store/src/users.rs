@@ -160,10 +160,13 @@ impl Store {
 
     /// Every account, by name.
     pub async fn users(&self) -> Result<Vec<User>, StoreError> {
-        let rows: Vec<UserRow> =
-            sqlx::query_as(concat!("SELECT ", user_columns!(), " FROM users u ORDER BY u.name"))
-                .fetch_all(&self.pool)
-                .await?;
+        let rows: Vec<UserRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            user_columns!(),
+            " FROM users u ORDER BY u.name"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
         rows.into_iter().map(user_of).collect()
     }
 
@@ -177,7 +180,11 @@ impl Store {
 
     /// One account.
     pub async fn user(&self, name: &str) -> Result<Option<User>, StoreError> {
-        let row: Option<UserRow> = sqlx::query_as(concat!("SELECT ", user_columns!(), " FROM users u WHERE u.name = $1"))
+        let row: Option<UserRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            user_columns!(),
+            " FROM users u WHERE u.name = $1"
+        ))
         .bind(name)
         .fetch_optional(&self.pool)
         .await?;
@@ -186,8 +193,12 @@ impl Store {
 
     /// An enabled account and its password hash, for signing in.
     pub async fn user_for_sign_in(&self, name: &str) -> Result<Option<(User, String)>, StoreError> {
-        let row: Option<(String, String, i64, String, String, String)> = sqlx::query_as(concat!("SELECT ", user_columns!(), ", u.password_hash FROM users u \
-             WHERE u.name = $1 AND u.disabled = 0"))
+        let row: Option<(String, String, i64, String, String, String)> = sqlx::query_as(concat!(
+            "SELECT ",
+            user_columns!(),
+            ", u.password_hash FROM users u \
+             WHERE u.name = $1 AND u.disabled = 0"
+        ))
         .bind(name)
         .fetch_optional(&self.pool)
         .await?;
@@ -279,8 +290,12 @@ impl Store {
 
     /// The enabled account of an unexpired session.
     pub async fn session_user(&self, id_hash: &str) -> Result<Option<User>, StoreError> {
-        let row: Option<UserRow> = sqlx::query_as(concat!("SELECT ", user_columns!(), " FROM user_sessions s JOIN users u ON u.name = s.user_name \
-             WHERE s.id_hash = $1 AND s.expires_ms > $2 AND u.disabled = 0"))
+        let row: Option<UserRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            user_columns!(),
+            " FROM user_sessions s JOIN users u ON u.name = s.user_name \
+             WHERE s.id_hash = $1 AND s.expires_ms > $2 AND u.disabled = 0"
+        ))
         .bind(id_hash)
         .bind(epoch_ms(Duration::ZERO))
         .fetch_optional(&self.pool)
@@ -348,8 +363,12 @@ impl Store {
 
     /// The enabled account an API token (by its hash) belongs to.
     pub async fn token_user(&self, token_hash: &str) -> Result<Option<User>, StoreError> {
-        let row: Option<UserRow> = sqlx::query_as(concat!("SELECT ", user_columns!(), " FROM api_tokens t JOIN users u ON u.name = t.user_name \
-             WHERE t.token_hash = $1 AND u.disabled = 0"))
+        let row: Option<UserRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            user_columns!(),
+            " FROM api_tokens t JOIN users u ON u.name = t.user_name \
+             WHERE t.token_hash = $1 AND u.disabled = 0"
+        ))
         .bind(token_hash)
         .fetch_optional(&self.pool)
         .await?;
@@ -364,7 +383,9 @@ impl Store {
             .execute(&self.pool)
             .await?;
         if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("API token `{id}` of `{user}`")));
+            return Err(StoreError::NotFound(format!(
+                "API token `{id}` of `{user}`"
+            )));
         }
         Ok(())
     }

@@ -40,7 +40,10 @@ async fn accounts_story(url: String) -> TestResult {
         [("ana".into(), Role::Admin), ("bo".into(), Role::Viewer)]
     );
     let (user, hash) = store.user_for_sign_in("ana").await?.ok_or("no ana")?;
-    assert_eq!((user.role, hash.as_str()), (Role::Admin, "$argon2id$hash-a"));
+    assert_eq!(
+        (user.role, hash.as_str()),
+        (Role::Admin, "$argon2id$hash-a")
+    );
 
     // Sessions: found while unexpired, gone once ended or expired.
     store
@@ -109,7 +112,12 @@ async fn lifecycle_story(url: String) -> TestResult {
     .ok_or("not a suite")?;
     store.import_suite("s", &doc, "ana").await?;
     store
-        .save_case("s", Some("a"), json!({"id": "a", "input": "one, edited"}), "bo")
+        .save_case(
+            "s",
+            Some("a"),
+            json!({"id": "a", "input": "one, edited"}),
+            "bo",
+        )
         .await?;
 
     // Archive: out of the live cases and the export, kept in the history.
@@ -124,7 +132,10 @@ async fn lifecycle_story(url: String) -> TestResult {
     assert_eq!(store.export_suite("s").await?.cases.len(), 1);
     assert_eq!(store.archived_cases("s").await?[0].key, "b");
     let again = store.archive_case("s", "b", true, "cy").await;
-    assert!(matches!(again, Err(StoreError::Invalid { .. })), "{again:?}");
+    assert!(
+        matches!(again, Err(StoreError::Invalid { .. })),
+        "{again:?}"
+    );
     // A new case may not take an archived case's key; an import of the export
     // (which lacks it) leaves it archived.
     let taken = store
@@ -144,7 +155,10 @@ async fn lifecycle_story(url: String) -> TestResult {
     assert_eq!(store.delete_case("s", "a", "dee").await?, 3);
     assert_eq!(store.deleted_cases("s").await?[0].key, "a");
     assert!(store.delete_case("s", "a", "dee").await.is_err());
-    assert!(store.restore_case("s", "a", 3, "ed").await.is_err(), "a deletion");
+    assert!(
+        store.restore_case("s", "a", 3, "ed").await.is_err(),
+        "a deletion"
+    );
     assert!(matches!(
         store.restore_case("s", "a", 9, "ed").await,
         Err(StoreError::NotFound(_))
@@ -180,10 +194,7 @@ async fn lifecycle_story(url: String) -> TestResult {
         ]
     );
     let suites = store.suites().await?;
-    assert_eq!(
-        (suites[0].cases, suites[0].updated_by.as_str()),
-        (2, "ed")
-    );
+    assert_eq!((suites[0].cases, suites[0].updated_by.as_str()), (2, "ed"));
     Ok(())
 }
 

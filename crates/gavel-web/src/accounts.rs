@@ -63,8 +63,11 @@ pub(crate) async fn hash_password(password: &str) -> Result<String, AccountError
 
 /// Whether `password` matches the PHC string `hash`.
 fn verify(password: &str, hash: &str) -> bool {
-    PasswordHash::new(hash)
-        .is_ok_and(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok())
+    PasswordHash::new(hash).is_ok_and(|h| {
+        Argon2::default()
+            .verify_password(password.as_bytes(), &h)
+            .is_ok()
+    })
 }
 
 /// A hash no password matches in practice, checked for unknown names so that

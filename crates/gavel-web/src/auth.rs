@@ -99,9 +99,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Actor {
     ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send {
         let actor = parts.extensions.get::<Actor>().cloned();
         async move {
-            actor.ok_or_else(|| {
-                (StatusCode::UNAUTHORIZED, "sign in first (/login)").into_response()
-            })
+            actor
+                .ok_or_else(|| (StatusCode::UNAUTHORIZED, "sign in first (/login)").into_response())
         }
     }
 }

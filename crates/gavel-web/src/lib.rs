@@ -12,8 +12,8 @@
 
 mod accounts;
 mod api;
-mod auth;
 mod assets;
+mod auth;
 mod error;
 mod forms;
 mod hosts;

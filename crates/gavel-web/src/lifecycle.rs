@@ -144,7 +144,7 @@ async fn history(
     Ok(render(
         &state,
         "history.html",
-        context! { suite => suite, key => key, versions => rows, latest => latest },
+        context! { suite => suite, key => key, versions => ser(&rows), latest => ser(&latest) },
     )?
     .into_response())
 }
@@ -170,12 +170,24 @@ async fn retired(
     Path(suite): Path<String>,
 ) -> Result<Response, WebError> {
     state.store.export_suite(&suite).await?;
-    let archived: Vec<Value> = state.store.archived_cases(&suite).await?.iter().map(row).collect();
-    let deleted: Vec<Value> = state.store.deleted_cases(&suite).await?.iter().map(row).collect();
+    let archived: Vec<Value> = state
+        .store
+        .archived_cases(&suite)
+        .await?
+        .iter()
+        .map(row)
+        .collect();
+    let deleted: Vec<Value> = state
+        .store
+        .deleted_cases(&suite)
+        .await?
+        .iter()
+        .map(row)
+        .collect();
     Ok(render(
         &state,
         "retired.html",
-        context! { suite => suite, archived => archived, deleted => deleted },
+        context! { suite => suite, archived => ser(&archived), deleted => ser(&deleted) },
     )?
     .into_response())
 }

@@ -57,7 +57,11 @@ impl Runs {
     /// Prepares and stores the run, started by `who`, then executes it in the
     /// background; returns its id at once. A run that cannot start is refused
     /// with the reason.
-    pub(crate) async fn start(&self, request: &RunRequest, who: &str) -> Result<String, StartError> {
+    pub(crate) async fn start(
+        &self,
+        request: &RunRequest,
+        who: &str,
+    ) -> Result<String, StartError> {
         // The suite must exist: a clear 404 rather than a failed run.
         self.store.export_suite(&request.suite).await?;
         let config = RunConfig {

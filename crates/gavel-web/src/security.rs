@@ -110,14 +110,25 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
 /// for a bearer token that is no one's, or a store failure.
 async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Option<Actor>, Response> {
     let key = &*state.csrf;
-    let shared = |bearer| Actor::unnamed(auth::TOKEN_USER, Role::Viewer, Proof::SharedToken { bearer }, key);
+    let shared = |bearer| {
+        Actor::unnamed(
+            auth::TOKEN_USER,
+            Role::Viewer,
+            Proof::SharedToken { bearer },
+            key,
+        )
+    };
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     let failed = |e: gavel_store::StoreError| WebError::from(e).into_response();
     if let Some(bearer) = bearer {
-        if state.token.as_deref().is_some_and(|t| same_secret(bearer, t)) {
+        if state
+            .token
+            .as_deref()
+            .is_some_and(|t| same_secret(bearer, t))
+        {
             return Ok(Some(shared(true)));
         }
         return match state.store.token_user(&auth::sha256_hex(bearer)).await {

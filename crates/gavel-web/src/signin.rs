@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use axum::{Extension, Form};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
 use minijinja::context;
 use serde::Deserialize;
 
@@ -46,7 +46,13 @@ pub(crate) async fn login_page(
     }
 }
 
-fn form(state: &AppState, next: &str, name: &str, error: Option<&str>, code: StatusCode) -> Response {
+fn form(
+    state: &AppState,
+    next: &str,
+    name: &str,
+    error: Option<&str>,
+    code: StatusCode,
+) -> Response {
     let page = render(
         state,
         "login.html",
@@ -101,7 +107,11 @@ pub(crate) async fn login(
     };
     let max_age = SESSION_TTL.as_secs();
     let set = session_cookie(&state, &headers, &id, max_age);
-    ([(header::SET_COOKIE, set)], Redirect::to(local_path(&f.next))).into_response()
+    (
+        [(header::SET_COOKIE, set)],
+        Redirect::to(local_path(&f.next)),
+    )
+        .into_response()
 }
 
 /// `POST /logout`: ends the session and clears both cookies.
@@ -138,8 +148,9 @@ fn session_cookie(state: &AppState, headers: &HeaderMap, value: &str, max_age: u
             .and_then(|v| v.to_str().ok())
             .is_some_and(|p| p.eq_ignore_ascii_case("https"));
     let secure = if tls { "; Secure" } else { "" };
-    let text =
-        format!("{SESSION_COOKIE}={value}; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age}{secure}");
+    let text = format!(
+        "{SESSION_COOKIE}={value}; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age}{secure}"
+    );
     // Hex and ASCII only: always a valid header value.
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
 }

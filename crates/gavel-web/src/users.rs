@@ -111,7 +111,9 @@ async fn change_password(
             .await?
             .is_none()
         {
-            return Err(AccountError::Password("the current password is wrong".into()));
+            return Err(AccountError::Password(
+                "the current password is wrong".into(),
+            ));
         }
         accounts::set_password(&state.store, &actor.name, &f.password).await
     };
@@ -119,8 +121,14 @@ async fn change_password(
         Ok(()) => Redirect::to("/login").into_response(),
         Err(e @ AccountError::Password(_)) => {
             let message = e.to_string();
-            account_page(&state, &actor, None, Some(&message), StatusCode::UNPROCESSABLE_ENTITY)
-                .await
+            account_page(
+                &state,
+                &actor,
+                None,
+                Some(&message),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+            .await
         }
         Err(e) => e.into_response(),
     }
@@ -197,13 +205,10 @@ struct NewUser {
 
 impl NewUser {
     async fn add(&self, state: &AppState, by: &str) -> Result<(), AccountError> {
-        let role: Role = self
-            .role
-            .parse()
-            .map_err(|e: String| StoreError::Invalid {
-                what: "role".into(),
-                message: e,
-            })?;
+        let role: Role = self.role.parse().map_err(|e: String| StoreError::Invalid {
+            what: "role".into(),
+            message: e,
+        })?;
         accounts::add_user(&state.store, self.name.trim(), role, &self.password, by).await
     }
 }
@@ -213,18 +218,20 @@ async fn users_refusal(state: &AppState, e: AccountError) -> Response {
     match e {
         AccountError::Password(_) | AccountError::Store(StoreError::Invalid { .. }) => {
             let message = e.to_string();
-            users_page(state, None, Some(&message), StatusCode::UNPROCESSABLE_ENTITY).await
+            users_page(
+                state,
+                None,
+                Some(&message),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+            .await
         }
         other => other.into_response(),
     }
 }
 
 /// `POST /users`: a new account.
-async fn add_user(
-    State(state): State<AppState>,
-    actor: Actor,
-    Form(f): Form<NewUser>,
-) -> Response {
+async fn add_user(State(state): State<AppState>, actor: Actor, Form(f): Form<NewUser>) -> Response {
     match f.add(&state, &actor.name).await {
         Ok(()) => Redirect::to("/users").into_response(),
         Err(e) => users_refusal(&state, e).await,
@@ -317,9 +324,11 @@ async fn api_add_token(
         return no_account(&actor).into_response();
     }
     match accounts::new_api_token(&state.store, &actor.name, &body.label, &actor.name).await {
-        Ok((id, token)) => {
-            (StatusCode::CREATED, Json(json!({ "id": id, "token": token }))).into_response()
-        }
+        Ok((id, token)) => (
+            StatusCode::CREATED,
+            Json(json!({ "id": id, "token": token })),
+        )
+            .into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -335,7 +344,9 @@ async fn api_revoke_token(
 }
 
 /// `GET /api/users` (admins).
-async fn api_users(State(state): State<AppState>) -> Result<Json<Vec<gavel_store::User>>, WebError> {
+async fn api_users(
+    State(state): State<AppState>,
+) -> Result<Json<Vec<gavel_store::User>>, WebError> {
     Ok(Json(state.store.users().await?))
 }
 
@@ -348,7 +359,10 @@ async fn api_add_user(
     match body.add(&state, &actor.name).await {
         Ok(()) => {
             let location = format!("/api/users/{}", path_segment(body.name.trim()));
-            (StatusCode::CREATED, Json(json!({ "name": body.name.trim(), "href": location })))
+            (
+                StatusCode::CREATED,
+                Json(json!({ "name": body.name.trim(), "href": location })),
+            )
                 .into_response()
         }
         Err(e) => e.into_response(),
@@ -368,10 +382,7 @@ async fn api_update_user(
     Path(name): Path<String>,
     Json(body): Json<UserBody>,
 ) -> Result<StatusCode, WebError> {
-    let role = body
-        .role
-        .parse::<Role>()
-        .map_err(WebError::BadRequest)?;
+    let role = body.role.parse::<Role>().map_err(WebError::BadRequest)?;
     state.store.update_user(&name, role, body.disabled).await?;
     Ok(StatusCode::NO_CONTENT)
 }

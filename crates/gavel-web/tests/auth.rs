@@ -135,12 +135,17 @@ fn router_routes() -> BTreeSet<(String, String)> {
             .skip(1)
             .filter_map(|rest| rest.split_once('"'))
             .find(|(_, after)| {
-                after.trim_start_matches([',', ' ', '\n']).starts_with(&format!("{module}::routes()"))
+                after
+                    .trim_start_matches([',', ' ', '\n'])
+                    .starts_with(&format!("{module}::routes()"))
             })
             .map_or("", |(prefix, _)| prefix);
         let text = std::fs::read_to_string(&path).unwrap();
         for call in text.split(".route(").skip(1) {
-            let Some(path) = call.trim_start().strip_prefix('"').and_then(|r| r.split('"').next())
+            let Some(path) = call
+                .trim_start()
+                .strip_prefix('"')
+                .and_then(|r| r.split('"').next())
             else {
                 continue;
             };
@@ -228,7 +233,11 @@ async fn a_viewer_can_change_nothing_and_nobody_must_sign_in() {
             continue;
         }
         let r = ui.send(method, &path, None).await;
-        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "nobody: {method} {path}");
+        assert_eq!(
+            r.status(),
+            StatusCode::UNAUTHORIZED,
+            "nobody: {method} {path}"
+        );
         let r = ui.send(method, &path, Some(&viewer)).await;
         assert_eq!(r.status(), StatusCode::FORBIDDEN, "viewer: {method} {path}");
         let text = r.text().await.unwrap();
@@ -242,9 +251,16 @@ async fn a_viewer_can_change_nothing_and_nobody_must_sign_in() {
             .send()
             .await
             .unwrap();
-        assert_eq!(r.status(), StatusCode::FORBIDDEN, "viewer's token: {method} {path}");
+        assert_eq!(
+            r.status(),
+            StatusCode::FORBIDDEN,
+            "viewer's token: {method} {path}"
+        );
     }
-    assert!(ui.store.case_history("s", "a").await.unwrap().len() == 2, "nothing changed");
+    assert!(
+        ui.store.case_history("s", "a").await.unwrap().len() == 2,
+        "nothing changed"
+    );
     assert!(ui.store.run_labels(RUN).await.unwrap().is_empty());
     assert_eq!(ui.store.runs(10).await.unwrap().len(), 1);
     assert_eq!(ui.store.users().await.unwrap().len(), 3);
@@ -254,7 +270,11 @@ async fn a_viewer_can_change_nothing_and_nobody_must_sign_in() {
         if public.contains(&(method.as_str(), pattern.as_str())) {
             continue;
         }
-        let who = if pattern.contains("users") { &admin } else { &editor };
+        let who = if pattern.contains("users") {
+            &admin
+        } else {
+            &editor
+        };
         let path = concrete(pattern);
         let status = ui.send(method, &path, Some(who)).await.status();
         assert!(
@@ -281,7 +301,10 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_it() {
     // No account yet: open mode, the local admin.
     let (status, me) = ui.get("/api/me").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(serde_json::from_str::<Value>(&me).unwrap(), json!({"name": "local", "role": "admin"}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&me).unwrap(),
+        json!({"name": "local", "role": "admin"})
+    );
     gavel_web::add_user(&ui.store, "ed", Role::Editor, PASSWORD, "test")
         .await
         .unwrap();
@@ -293,10 +316,12 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_it() {
     let (_, page) = ui.get("/login?next=/suites").await;
     let csrf = csrf_of(&page);
     let post = |password: &'static str, next: &'static str, https: bool| {
-        let mut r = ui
-            .client
-            .post(format!("{}/login", ui.base))
-            .form(&[("_csrf", csrf.as_str()), ("name", "ed"), ("password", password), ("next", next)]);
+        let mut r = ui.client.post(format!("{}/login", ui.base)).form(&[
+            ("_csrf", csrf.as_str()),
+            ("name", "ed"),
+            ("password", password),
+            ("next", next),
+        ]);
         if https {
             r = r.header("x-forwarded-proto", "https");
         }
@@ -327,7 +352,10 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_it() {
     let (user, hash) = ui.store.user_for_sign_in("ed").await.unwrap().unwrap();
     assert_eq!(user.role, Role::Editor);
     assert!(hash.starts_with("$argon2id$") && !hash.contains(PASSWORD));
-    assert!(ui.store.session_user(session).await.unwrap().is_none(), "the cookie is not the key");
+    assert!(
+        ui.store.session_user(session).await.unwrap().is_none(),
+        "the cookie is not the key"
+    );
 
     let me = |cookie: String| {
         ui.client
@@ -362,8 +390,16 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_it() {
     assert_ne!(own, csrf);
     let r = label(&own).await.unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
-    assert!(r.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
-    assert_eq!(me(cookie.clone()).await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    assert!(
+        r.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    assert_eq!(
+        me(cookie.clone()).await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
 }
 
 #[tokio::test]
@@ -409,18 +445,32 @@ async fn api_tokens_and_the_shared_token() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
-    assert_eq!(create("shared-bootstrap-token").await.unwrap().status(), StatusCode::FORBIDDEN);
-    assert_eq!(create("gvl_not-a-token").await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        create("shared-bootstrap-token").await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        create("gvl_not-a-token").await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
 
     let r = ui
         .client
-        .delete(format!("{}/api/tokens/{}", ui.base, made["id"].as_str().unwrap()))
+        .delete(format!(
+            "{}/api/tokens/{}",
+            ui.base,
+            made["id"].as_str().unwrap()
+        ))
         .bearer_auth(&token)
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::NO_CONTENT);
-    assert_eq!(create(&token).await.unwrap().status(), StatusCode::UNAUTHORIZED, "revoked");
+    assert_eq!(
+        create(&token).await.unwrap().status(),
+        StatusCode::UNAUTHORIZED,
+        "revoked"
+    );
 }
 
 #[tokio::test]
@@ -444,19 +494,44 @@ async fn changes_record_the_signed_in_user_and_a_megabyte_prompt_passes_csrf() {
     assert!(prompt.len() > 1_000_000);
     let r = form(
         "/suites/web/cases/new",
-        vec![("id", "big".into()), ("input", prompt.clone()), ("author", "mallory".into())],
+        vec![
+            ("id", "big".into()),
+            ("input", prompt.clone()),
+            ("author", "mallory".into()),
+        ],
     )
     .await
     .unwrap();
-    assert_eq!(r.status(), StatusCode::SEE_OTHER, "{}", r.text().await.unwrap_or_default());
+    assert_eq!(
+        r.status(),
+        StatusCode::SEE_OTHER,
+        "{}",
+        r.text().await.unwrap_or_default()
+    );
     let history = ui.store.case_history("web", "big").await.unwrap();
-    assert_eq!(history[0].changed_by, "ed", "the session's user, not a form field");
-    assert_eq!(history[0].case.as_ref().unwrap()["input"].as_str().unwrap().len(), prompt.trim().len());
+    assert_eq!(
+        history[0].changed_by, "ed",
+        "the session's user, not a form field"
+    );
+    assert_eq!(
+        history[0].case.as_ref().unwrap()["input"]
+            .as_str()
+            .unwrap()
+            .len(),
+        prompt.trim().len()
+    );
 
     let r = form("/runs", vec![("suite", "web".into())]).await.unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
-    let id = r.headers()["location"].to_str().unwrap().trim_start_matches("/runs/").to_owned();
-    assert_eq!(ui.store.run_started_by(&id).await.unwrap().as_deref(), Some("ed"));
+    let id = r.headers()["location"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches("/runs/")
+        .to_owned();
+    assert_eq!(
+        ui.store.run_started_by(&id).await.unwrap().as_deref(),
+        Some("ed")
+    );
     let r = form(
         &format!("/runs/{id}/labels"),
         vec![
@@ -482,7 +557,10 @@ async fn changes_record_the_signed_in_user_and_a_megabyte_prompt_passes_csrf() {
             .unwrap();
         ((), r.text().await.unwrap())
     };
-    assert!(page.contains("id=\"started-by\">ed<"), "the run page says who started it");
+    assert!(
+        page.contains("id=\"started-by\">ed<"),
+        "the run page says who started it"
+    );
 }
 
 #[tokio::test]
@@ -497,18 +575,31 @@ async fn cases_are_diffed_archived_deleted_and_restored_by_name() {
             .json(&body)
             .send()
     };
-    let r = api(reqwest::Method::GET, "/diff?from=1&to=2", json!({})).await.unwrap();
+    let r = api(reqwest::Method::GET, "/diff?from=1&to=2", json!({}))
+        .await
+        .unwrap();
     let diff: Value = r.json().await.unwrap();
     let lines: Vec<String> = diff["lines"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|l| format!("{}{}", l["sign"].as_str().unwrap(), l["text"].as_str().unwrap()))
+        .map(|l| {
+            format!(
+                "{}{}",
+                l["sign"].as_str().unwrap(),
+                l["text"].as_str().unwrap()
+            )
+        })
         .collect();
     assert!(lines.contains(&"-input: hello".to_owned()), "{lines:?}");
-    assert!(lines.contains(&"+input: hello there".to_owned()), "{lines:?}");
+    assert!(
+        lines.contains(&"+input: hello there".to_owned()),
+        "{lines:?}"
+    );
 
-    let r = api(reqwest::Method::POST, "/archive", json!({"archived": true})).await.unwrap();
+    let r = api(reqwest::Method::POST, "/archive", json!({"archived": true}))
+        .await
+        .unwrap();
     assert_eq!(r.json::<Value>().await.unwrap()["version"], 3);
     let (_, listed) = {
         let r = ui
@@ -521,11 +612,19 @@ async fn cases_are_diffed_archived_deleted_and_restored_by_name() {
         ((), r.json::<Value>().await.unwrap())
     };
     assert_eq!(listed, json!([]), "archived cases are out of the suite");
-    let r = api(reqwest::Method::POST, "/archive", json!({"archived": false})).await.unwrap();
+    let r = api(
+        reqwest::Method::POST,
+        "/archive",
+        json!({"archived": false}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let r = api(reqwest::Method::DELETE, "", json!({})).await.unwrap();
     assert_eq!(r.json::<Value>().await.unwrap()["version"], 5);
-    let r = api(reqwest::Method::POST, "/restore", json!({"version": 1})).await.unwrap();
+    let r = api(reqwest::Method::POST, "/restore", json!({"version": 1}))
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::CREATED);
     let history = ui.store.case_history("s", "a").await.unwrap();
     assert_eq!(history.len(), 6);
@@ -539,12 +638,22 @@ async fn cases_are_diffed_archived_deleted_and_restored_by_name() {
     ]}))
     .unwrap();
     ui.store.import_suite("s", &bad, "old-gavel").await.unwrap();
-    ui.store.import_suite("s", &SuiteDoc::from_value(json!({"cases": [{"id": "a", "input": "fixed"}]})).unwrap(), "test").await.unwrap();
-    let r = api(reqwest::Method::POST, "/restore", json!({"version": 7})).await.unwrap();
+    ui.store
+        .import_suite(
+            "s",
+            &SuiteDoc::from_value(json!({"cases": [{"id": "a", "input": "fixed"}]})).unwrap(),
+            "test",
+        )
+        .await
+        .unwrap();
+    let r = api(reqwest::Method::POST, "/restore", json!({"version": 7}))
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert!(r.text().await.unwrap().contains("no longer compiles"));
 
     // The history page says who changed what; a viewer sees no buttons.
+    let ui = &ui;
     let page = |s: Session| async move {
         ui.client
             .get(format!("{}/suites/s/cases/a/history", ui.base))
@@ -557,10 +666,21 @@ async fn cases_are_diffed_archived_deleted_and_restored_by_name() {
             .unwrap()
     };
     let seen = page(ed).await;
-    for text in ["restored v1", "archived", "unarchived", "deleted", "Restore v2", "delete-case"] {
+    for text in [
+        "restored v1",
+        "archived",
+        "unarchived",
+        "deleted",
+        "Restore v2",
+        "delete-case",
+    ] {
         assert!(seen.contains(text), "{text}: {seen}");
     }
     let viewer = ui.sign_in("vi").await;
     let seen = page(viewer).await;
-    assert!(seen.contains("restored v1") && !seen.contains("Restore v2") && !seen.contains("delete-case"));
+    assert!(
+        seen.contains("restored v1")
+            && !seen.contains("Restore v2")
+            && !seen.contains("delete-case")
+    );
 }

@@ -11,9 +11,9 @@ use gavel_web::{Config, RunDefaults};
 
 mod support;
 
-use support::start;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use support::start;
 
 const RUN: &str = "019a0000-4444-7000-8000-000000000004";
 const HOSTILE: &str = "<script>alert('owned')</script><b>bold</b> & <img src=x onerror=alert(1)>";
@@ -410,7 +410,11 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
 
     let ui = start(Some("s3cret")).await;
     let (status, _) = ui.get("/runs").await;
-    assert_eq!(status, StatusCode::SEE_OTHER, "pages go to the sign-in form");
+    assert_eq!(
+        status,
+        StatusCode::SEE_OTHER,
+        "pages go to the sign-in form"
+    );
     assert_eq!(ui.get("/api/runs").await.0, StatusCode::UNAUTHORIZED);
     assert_eq!(ui.get("/assets/htmx.min.js").await.0, StatusCode::OK);
     let r = ui

@@ -13,6 +13,8 @@ pub(crate) struct Ui {
     pub(crate) base: String,
     pub(crate) client: reqwest::Client,
     pub(crate) store: Store,
+    /// Holds the store and targets file; not every test binary reads it.
+    #[allow(dead_code)]
     pub(crate) dir: tempfile::TempDir,
 }
 
@@ -66,10 +68,10 @@ impl Ui {
     }
 
     /// The CSRF token as every page shows it.
+    #[allow(dead_code)] // not every test binary uses it
     pub(crate) async fn csrf(&self) -> String {
         let (_, page) = self.get("/runs").await;
         let at = page.find("name=\"_csrf\" value=\"").unwrap() + 20;
         page[at..at + 64].to_owned()
     }
 }
-
