@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::{Store, StoreError};
 
 /// Milliseconds since the Unix epoch, `ahead` from now.
-fn epoch_ms(ahead: Duration) -> i64 {
+pub(crate) fn epoch_ms(ahead: Duration) -> i64 {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();

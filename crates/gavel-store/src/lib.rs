@@ -42,12 +42,14 @@ mod evaluations;
 mod fixtures;
 mod labels;
 mod library;
+mod lifecycle;
 mod open;
 mod queue;
 mod rate;
 mod read;
 mod rows;
 mod tx;
+mod users;
 mod write;
 
 use std::fmt;
@@ -61,8 +63,10 @@ pub use evaluations::{
 pub use gavel_core::secrets::mask_url;
 pub use labels::Label;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
+pub use lifecycle::CaseChange;
 pub use open::Engine;
 pub use queue::{Claim, QueueProgress};
+pub use users::{ApiToken, Role, User, check_user_name};
 
 /// A handle on the store: a connection pool and the engine behind it.
 ///

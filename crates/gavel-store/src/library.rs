@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::lifecycle::CaseChange;
 use crate::rows::{from_i64, to_i64, to_json};
 use crate::{Store, StoreError};
 
@@ -161,6 +162,10 @@ pub struct CaseVersion {
     pub changed_by: String,
     /// When (RFC 3339 UTC).
     pub changed_at: String,
+    /// Kept, but out of runs and exports.
+    pub archived: bool,
+    /// What the change was.
+    pub change: CaseChange,
 }
 
 /// A stored suite, for listings.
@@ -176,13 +181,42 @@ pub struct SuiteInfo {
     pub updated_by: String,
 }
 
-type VersionRow = (String, String, i64, i64, Option<String>, String, String);
+pub(crate) type VersionRow = (
+    String,
+    String,
+    i64,
+    i64,
+    Option<String>,
+    String,
+    String,
+    i64,
+    Option<String>,
+    Option<i64>,
+);
 
-const LATEST_VERSIONS: &str = "SELECT v.suite, v.case_key, v.version, v.position, v.case_json, \
-         v.changed_by, v.changed_at \
-     FROM case_versions v \
+/// The columns of a [`VersionRow`], from `case_versions v`.
+macro_rules! version_columns {
+    () => {
+        "v.suite, v.case_key, v.version, v.position, v.case_json, v.changed_by, \
+         v.changed_at, v.archived, v.change_kind, v.restored_from"
+    };
+}
+
+/// The latest version of each case of suite `$1`.
+macro_rules! latest_versions {
+    () => {
+        concat!(
+            "SELECT ",
+            $crate::library::version_columns!(),
+            " FROM case_versions v \
      WHERE v.suite = $1 AND v.version = \
-         (SELECT MAX(w.version) FROM case_versions w WHERE w.suite = v.suite AND w.case_key = v.case_key)";
+         (SELECT MAX(w.version) FROM case_versions w WHERE w.suite = v.suite AND w.case_key = v.case_key)"
+        )
+    };
+}
+pub(crate) use {latest_versions, version_columns};
+
+const LATEST_VERSIONS: &str = latest_versions!();
 
 impl Store {
     /// Stores a suite document under `name`, as `who`: a new version of every case
@@ -238,7 +272,7 @@ impl Store {
         for (key, position, json) in &keyed {
             let previous = latest.iter().find(|row| row.1 == *key);
             let version = match previous {
-                Some((_, _, _, old_position, Some(old), ..))
+                Some((_, _, _, old_position, Some(old), _, _, 0, ..))
                     if same_json(old, json) && old_position == position =>
                 {
                     summary.unchanged += 1;
@@ -268,8 +302,9 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
-        for (_, key, version, position, json, ..) in &latest {
-            if json.is_some() && !keyed.iter().any(|(k, ..)| k == key) {
+        // Archived cases are not exported: a document without them leaves them be.
+        for (_, key, version, position, json, _, _, archived, ..) in &latest {
+            if json.is_some() && *archived == 0 && !keyed.iter().any(|(k, ..)| k == key) {
                 summary.removed += 1;
                 sqlx::query(insert)
                     .bind(name)
@@ -320,6 +355,21 @@ impl Store {
                 format!("suite `{suite}` already has a case `{key}`"),
             ));
         }
+        // An archived case keeps its key: bring it back rather than write over it.
+        if at.is_none()
+            && self
+                .archived_cases(suite)
+                .await?
+                .iter()
+                .any(|v| v.key == key)
+        {
+            return Err(StoreError::invalid(
+                format!("case `{key}`"),
+                format!(
+                    "suite `{suite}` has an archived case `{key}`: unarchive it, or pick another id"
+                ),
+            ));
+        }
         match at {
             Some(i) => doc.cases[i] = case,
             None => doc.cases.push(case),
@@ -352,8 +402,20 @@ impl Store {
         Ok(SuiteDoc { shape, head, cases })
     }
 
-    /// The latest version of every live case of a suite, in position order.
+    /// The latest version of every live case of a suite (neither deleted nor
+    /// archived), in position order.
     pub async fn latest_cases(&self, suite: &str) -> Result<Vec<CaseVersion>, StoreError> {
+        let mut versions = self.latest_versions(suite).await?;
+        versions.retain(|v| v.case.is_some() && !v.archived);
+        Ok(versions)
+    }
+
+    /// The latest version of every case a suite ever had, live or not, in
+    /// position order.
+    pub(crate) async fn latest_versions(
+        &self,
+        suite: &str,
+    ) -> Result<Vec<CaseVersion>, StoreError> {
         let rows: Vec<VersionRow> = sqlx::query_as(LATEST_VERSIONS)
             .bind(suite)
             .fetch_all(&self.pool)
@@ -362,7 +424,6 @@ impl Store {
             .into_iter()
             .map(version_of)
             .collect::<Result<Vec<_>, _>>()?;
-        versions.retain(|v| v.case.is_some());
         versions.sort_by(|a, b| a.position.cmp(&b.position).then(a.key.cmp(&b.key)));
         Ok(versions)
     }
@@ -373,10 +434,11 @@ impl Store {
         suite: &str,
         key: &str,
     ) -> Result<Vec<CaseVersion>, StoreError> {
-        let rows: Vec<VersionRow> = sqlx::query_as(
-            "SELECT suite, case_key, version, position, case_json, changed_by, changed_at \
-             FROM case_versions WHERE suite = $1 AND case_key = $2 ORDER BY version",
-        )
+        let rows: Vec<VersionRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            version_columns!(),
+            " FROM case_versions v WHERE v.suite = $1 AND v.case_key = $2 ORDER BY v.version"
+        ))
         .bind(suite)
         .bind(key)
         .fetch_all(&self.pool)
@@ -458,13 +520,18 @@ fn same_json(a: &str, b: &str) -> bool {
             .is_some_and(|(a, b)| a == b)
 }
 
-fn version_of(row: VersionRow) -> Result<CaseVersion, StoreError> {
-    let (suite, key, version, position, json, changed_by, changed_at) = row;
+pub(crate) fn version_of(row: VersionRow) -> Result<CaseVersion, StoreError> {
+    let (suite, key, version, position, json, changed_by, changed_at, archived, kind, from) = row;
     let what = || format!("case `{key}` of suite `{suite}`");
     let case = json
         .map(|j| serde_json::from_str(&j).map_err(|e| StoreError::corrupt(what(), e)))
         .transpose()?;
+    let from = from.map(|v| from_i64(v, what)).transpose()?;
+    let change = CaseChange::of_row(kind.as_deref(), from, case.is_none())
+        .ok_or_else(|| StoreError::corrupt(what(), format!("unknown change `{kind:?}`")))?;
     Ok(CaseVersion {
+        archived: archived != 0,
+        change,
         version: from_i64(version, what)?,
         position: from_i64(position, what)?,
         case,

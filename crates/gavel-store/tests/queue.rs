@@ -6,14 +6,13 @@ use std::collections::BTreeSet;
 use std::error::Error;
 use std::time::Duration;
 
-use std::future::Future;
-
 use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript};
 use gavel_store::{Label, Store, StoreError};
 use serde_json::json;
-use sqlx::{AssertSqlSafe, Connection, Executor};
 
-type TestResult = Result<(), Box<dyn Error + Send + Sync>>;
+mod support;
+
+use support::{TestResult, on_postgres, on_sqlite};
 
 const RUN_ID: &str = "019a0000-3333-7000-8000-000000000003";
 
@@ -282,15 +281,6 @@ async fn driver_and_units_on_postgres() -> TestResult {
     on_postgres(driver_and_units_story).await
 }
 
-async fn on_sqlite<F, Fut>(story: F) -> TestResult
-where
-    F: FnOnce(String) -> Fut,
-    Fut: Future<Output = TestResult>,
-{
-    let dir = tempfile::tempdir()?;
-    story(format!("sqlite://{}", dir.path().join("q.db").display())).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queue_on_sqlite() -> TestResult {
     on_sqlite(queue_story).await
@@ -309,36 +299,4 @@ async fn labels_and_points_on_sqlite() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn labels_and_points_on_postgres() -> TestResult {
     on_postgres(labels_and_points_story).await
-}
-
-/// Runs `story` on a fresh PostgreSQL database, dropped afterwards.
-async fn on_postgres<F, Fut>(story: F) -> TestResult
-where
-    F: FnOnce(String) -> Fut,
-    Fut: Future<Output = TestResult> + Send + 'static,
-{
-    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!("note: GAVEL_TEST_DATABASE_URL is not set; skipping a PostgreSQL test");
-        return Ok(());
-    };
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await?;
-    let base = admin_url
-        .rsplit_once('/')
-        .ok_or("no database in the URL")?
-        .0;
-    let outcome = tokio::spawn(story(format!("{base}/{database}"))).await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await?;
-    admin.close().await?;
-    match outcome {
-        Ok(result) => result,
-        Err(join) => std::panic::resume_unwind(join.into_panic()),
-    }
 }

@@ -11,6 +11,7 @@ use gavel_store::{CaseVersion, Label};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::auth::Actor;
 use crate::forms::{CaseForm, FieldErrors};
 use crate::runs::StartError;
 use crate::{AppState, RunRequest, WebError};
@@ -34,9 +35,13 @@ pub(crate) fn routes() -> Router<AppState> {
 
 type ApiResult<T> = Result<Json<T>, WebError>;
 
-/// Starts a run in this process; returns its id once it is stored.
-pub(crate) async fn launch(state: &AppState, request: &RunRequest) -> Result<String, StartError> {
-    state.runs.start(request).await
+/// Starts a run in this process as `who`; returns its id once it is stored.
+pub(crate) async fn launch(
+    state: &AppState,
+    request: &RunRequest,
+    who: &str,
+) -> Result<String, StartError> {
+    state.runs.start(request, who).await
 }
 
 impl IntoResponse for StartError {
@@ -223,12 +228,13 @@ impl From<gavel_store::StoreError> for SaveError {
     }
 }
 
-/// Checks a case form and saves it as a new version; returns the version.
+/// Checks a case form and saves it as a new version by `who`; returns the version.
 pub(crate) async fn save_case(
     state: &AppState,
     suite: &str,
     key: Option<&str>,
     form: CaseForm,
+    who: &str,
 ) -> Result<u32, SaveError> {
     let base = match key {
         Some(key) => {
@@ -241,10 +247,6 @@ pub(crate) async fn save_case(
         }
         None => None,
     };
-    let author = match form.author.trim() {
-        "" => "web".to_owned(),
-        a => a.to_owned(),
-    };
     let case = form.into_case(base.as_ref()).map_err(SaveError::Fields)?;
     // The same compile as `gavel validate`: a case that cannot run is not stored.
     if let Err(e) = gavel_session::validate_case(&case) {
@@ -256,7 +258,7 @@ pub(crate) async fn save_case(
         errors.insert(form_field(&field), format!("{field}: {message}"));
         return Err(SaveError::Fields(errors));
     }
-    Ok(state.store.save_case(suite, key, case, &author).await?)
+    Ok(state.store.save_case(suite, key, case, who).await?)
 }
 
 /// The form field a case field belongs to: `rounds[1].checks[0].pattern` is
@@ -291,9 +293,10 @@ async fn list_runs(State(state): State<AppState>) -> ApiResult<Vec<gavel_core::R
 
 async fn start_run(
     State(state): State<AppState>,
+    actor: Actor,
     Json(request): Json<RunRequest>,
 ) -> Result<(StatusCode, Json<Value>), StartError> {
-    let id = launch(&state, &request).await?;
+    let id = launch(&state, &request, &actor.name).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({ "id": id }))))
 }
 
@@ -303,9 +306,11 @@ async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult
     let cases = state.store.cases(&run.id).await?;
     let versions = state.store.run_case_versions(&run.id).await?;
     let error = state.store.run_error(&run.id).await?;
+    let started_by = state.store.run_started_by(&run.id).await?;
     Ok(Json(json!({
         "run": run,
         "error": error,
+        "started_by": started_by,
         "cases": cases,
         "case_versions": versions
             .iter()
@@ -336,12 +341,12 @@ struct LabelBody {
     repeat_index: u32,
     label: String,
     score: Option<f64>,
-    who: String,
     note: Option<String>,
 }
 
 async fn add_label(
     State(state): State<AppState>,
+    actor: Actor,
     Path(id): Path<String>,
     Json(body): Json<LabelBody>,
 ) -> Result<StatusCode, WebError> {
@@ -354,7 +359,7 @@ async fn add_label(
             repeat_index: body.repeat_index,
             label: body.label,
             score: body.score,
-            who: body.who,
+            who: actor.name,
             note: body.note,
             created_at: String::new(),
         })
@@ -425,10 +430,11 @@ async fn case(
 
 async fn create_case(
     State(state): State<AppState>,
+    actor: Actor,
     Path(suite): Path<String>,
     Json(form): Json<CaseForm>,
 ) -> Response {
-    match save_case(&state, &suite, None, form).await {
+    match save_case(&state, &suite, None, form, &actor.name).await {
         Ok(version) => (StatusCode::CREATED, Json(json!({ "version": version }))).into_response(),
         Err(e) => e.into_response(),
     }
@@ -436,10 +442,11 @@ async fn create_case(
 
 async fn update_case(
     State(state): State<AppState>,
+    actor: Actor,
     Path((suite, key)): Path<(String, String)>,
     Json(form): Json<CaseForm>,
 ) -> Response {
-    match save_case(&state, &suite, Some(&key), form).await {
+    match save_case(&state, &suite, Some(&key), form, &actor.name).await {
         Ok(version) => Json(json!({ "version": version })).into_response(),
         Err(e) => e.into_response(),
     }

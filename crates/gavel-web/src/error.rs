@@ -11,9 +11,9 @@ pub enum WebError {
     /// The address cannot be listened on.
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, #[source] std::io::Error),
-    /// A non-loopback bind without an auth token.
+    /// A non-loopback bind without an auth token or an account.
     #[error(
-        "binding to {0} exposes the UI beyond this machine: set an auth token (--token or GAVEL_WEB_TOKEN)"
+        "binding to {0} exposes the UI beyond this machine: make an account (`gavel users add NAME --role admin`) or set an auth token (--token or GAVEL_WEB_TOKEN)"
     )]
     Unprotected(SocketAddr),
     /// The store failed or lacks the record.
@@ -28,6 +28,9 @@ pub enum WebError {
     /// Starting a run failed.
     #[error("cannot start the run: {0}")]
     Launch(String),
+    /// Something in this process failed (randomness, a worker thread).
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl IntoResponse for WebError {

@@ -32,9 +32,6 @@ pub(crate) struct CaseForm {
     /// Comma-separated tags.
     #[serde(default)]
     pub(crate) tags: String,
-    /// Who saves (recorded with the version).
-    #[serde(default)]
-    pub(crate) author: String,
 }
 
 /// The fields of the form, by name.
@@ -117,7 +114,6 @@ impl CaseForm {
             criteria: text(field(case, "criteria")),
             threshold: text(field(case, "threshold")),
             tags: list(field(case, "tags")),
-            author: String::new(),
         }
     }
 

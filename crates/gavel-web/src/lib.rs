@@ -3,29 +3,39 @@
 //! labelling, all server-rendered over the store, plus the same under `/api/` as
 //! JSON. Templates, htmx and uPlot are embedded: the binary serves everything.
 //!
-//! Security: loopback binds only unless an auth token is set; a request's `Host`
-//! must be this server's (DNS rebinding) and a state-changing request's `Origin`
-//! this same host; every state-changing request carries the CSRF token; everything from agents and models is escaped
-//! (minijinja autoescapes every `.html` template).
+//! Security: loopback binds only unless an auth token is set or accounts exist;
+//! a request's `Host` must be this server's (DNS rebinding) and a state-changing
+//! request's `Origin` this same host; users sign in and act within their role
+//! ([`auth`] has the model); every state-changing request from a browser carries
+//! the CSRF token; everything from agents and models is escaped (minijinja
+//! autoescapes every `.html` template).
 
+mod accounts;
 mod api;
 mod assets;
+mod auth;
 mod error;
 mod forms;
 mod hosts;
+mod lifecycle;
 mod live;
 mod pages;
 mod runs;
 mod security;
+mod signin;
+mod users;
 mod view;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use gavel_store::Store;
 
+pub use accounts::{AccountError, MAX_PASSWORD, MIN_PASSWORD, add_user, check_password};
 pub use error::WebError;
 pub use runs::RunDefaults;
 
@@ -44,8 +54,12 @@ pub struct RunRequest {
 pub struct Config {
     /// Where to listen.
     pub bind: SocketAddr,
-    /// The auth token requests must carry (required for a non-loopback bind).
+    /// The shared bootstrap token: a read-only (viewer) credential, required for
+    /// a non-loopback bind until an account exists.
     pub token: Option<String>,
+    /// Mark the session cookie `Secure` (served over HTTPS behind a proxy; a
+    /// proxy's `X-Forwarded-Proto: https` does it per request, too).
+    pub secure_cookies: bool,
     /// Host names (`name` or `name:port`; `*` for any) the UI answers to besides
     /// its bind address (and, on loopback, `localhost`, `127.0.0.1`, `[::1]`).
     pub allowed_hosts: Vec<String>,
@@ -59,8 +73,15 @@ pub(crate) struct AppState {
     store: Store,
     runs: runs::Runs,
     live: live::Live,
+    /// The server's secret: the CSRF token of requests without a session, and
+    /// the key sessions' CSRF tokens derive from.
     csrf: Arc<str>,
     token: Option<Arc<str>>,
+    /// No token and a loopback bind: open mode while no account exists.
+    open: bool,
+    /// Set once an account is known to exist.
+    accounts: Arc<AtomicBool>,
+    secure_cookies: bool,
     hosts: Arc<hosts::HostPolicy>,
     templates: Arc<minijinja::Environment<'static>>,
 }
@@ -72,8 +93,13 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
         runs: runs::Runs::new(store.clone(), config.runs.clone(), live.clone()),
         live,
         store,
-        csrf: security::random_token().into(),
+        csrf: auth::random_hex(32)
+            .map_err(|e| WebError::Internal(format!("no randomness from the OS: {e}")))?
+            .into(),
         token: config.token.as_deref().map(Arc::from),
+        open: config.token.is_none() && config.bind.ip().is_loopback(),
+        accounts: Arc::default(),
+        secure_cookies: config.secure_cookies,
         hosts: Arc::new(hosts::HostPolicy::new(config.bind, &config.allowed_hosts)),
         templates: Arc::new(view::templates()?),
     };
@@ -96,9 +122,15 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
             "/suites/{suite}/cases/{key}",
             get(pages::edit_case).post(pages::save_case),
         )
-        .route("/login", get(security::login))
+        .route("/login", get(signin::login_page).post(signin::login))
+        .route("/logout", post(signin::logout))
         .route("/assets/{file}", get(assets::asset))
+        .merge(users::routes())
+        .merge(lifecycle::routes())
         .nest("/api", api::routes())
+        .merge(users::api_routes())
+        .merge(lifecycle::api_routes())
+        .layer(DefaultBodyLimit::max(security::MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             security::guard,
@@ -110,9 +142,10 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
     Ok(router)
 }
 
-/// Serves until the process ends. Refuses a non-loopback bind without a token.
+/// Serves until the process ends. Refuses a non-loopback bind without a token
+/// or an account.
 pub async fn serve(store: Store, config: Config) -> Result<(), WebError> {
-    security::check_bind(&config)?;
+    security::check_bind(&config, &store).await?;
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .map_err(|e| WebError::Bind(config.bind, e))?;

@@ -11,6 +11,7 @@ use gavel_store::{Label, StoreError};
 use minijinja::context;
 use serde::Deserialize;
 
+use crate::auth::Actor;
 use crate::forms::CaseForm;
 use crate::runs::{Refused, StartError};
 use crate::view::{render, ser};
@@ -40,6 +41,7 @@ pub(crate) struct StartForm {
 /// `POST /runs`: starts a run of a stored suite (optionally only some tags).
 pub(crate) async fn start_run(
     State(state): State<AppState>,
+    actor: Actor,
     Form(form): Form<StartForm>,
 ) -> Result<Redirect, WebError> {
     let request = RunRequest {
@@ -53,7 +55,7 @@ pub(crate) async fn start_run(
             .collect(),
     };
     // A refused run is kept as a failed run whose page says why.
-    let id = match api::launch(&state, &request).await {
+    let id = match api::launch(&state, &request, &actor.name).await {
         Ok(id) => id,
         Err(StartError::Refused(Refused {
             run_id: Some(id), ..
@@ -73,6 +75,7 @@ pub(crate) async fn run_detail(State(state): State<AppState>, Path(id): Path<Str
                 let labels = state.store.run_labels(&run.id).await?;
                 let versions = state.store.run_case_versions(&run.id).await?;
                 let error = state.store.run_error(&run.id).await?;
+                let started_by = state.store.run_started_by(&run.id).await?;
                 let labelled: HashMap<String, Vec<&Label>> =
                     labels.iter().fold(HashMap::new(), |mut map, l| {
                         map.entry(format!("{}/{}/{}", l.case_id, l.target, l.repeat_index))
@@ -86,6 +89,7 @@ pub(crate) async fn run_detail(State(state): State<AppState>, Path(id): Path<Str
                     context! {
                         run => ser(&run),
                         error => error,
+                        started_by => started_by,
                         running => run.status == RunStatus::Running,
                         executions => ser(&executions),
                         labels => ser(&labelled),
@@ -136,7 +140,6 @@ pub(crate) struct LabelForm {
     label: String,
     #[serde(default)]
     score: String,
-    who: String,
     #[serde(default)]
     note: String,
 }
@@ -144,6 +147,7 @@ pub(crate) struct LabelForm {
 /// `POST /runs/{id}/labels`: a person's verdict on one execution.
 pub(crate) async fn add_label(
     State(state): State<AppState>,
+    actor: Actor,
     Path(id): Path<String>,
     Form(form): Form<LabelForm>,
 ) -> Result<Redirect, WebError> {
@@ -154,9 +158,6 @@ pub(crate) async fn add_label(
                 .map_err(|_| WebError::BadRequest(format!("score `{s}` is not a number")))?,
         ),
     };
-    if form.who.trim().is_empty() {
-        return Err(WebError::BadRequest("say who labels (`who`)".into()));
-    }
     let label = Label {
         run_id: id.clone(),
         case_id: form.case_id,
@@ -164,7 +165,7 @@ pub(crate) async fn add_label(
         repeat_index: form.repeat_index,
         label: form.label,
         score,
-        who: form.who.trim().to_owned(),
+        who: actor.name,
         note: Some(form.note.trim().to_owned()).filter(|n| !n.is_empty()),
         created_at: String::new(),
     };
@@ -325,12 +326,13 @@ fn case_page(
 /// a new version, or shows the form again with an error by each bad field.
 pub(crate) async fn save_case(
     State(state): State<AppState>,
+    actor: Actor,
     Path(params): Path<HashMap<String, String>>,
     Form(form): Form<CaseForm>,
 ) -> Response {
     let suite = params.get("suite").cloned().unwrap_or_default();
     let key = params.get("key").cloned();
-    match api::save_case(&state, &suite, key.as_deref(), form.clone()).await {
+    match api::save_case(&state, &suite, key.as_deref(), form.clone(), &actor.name).await {
         Ok(_) => Redirect::to(&format!("/suites/{}", path_segment(&suite))).into_response(),
         Err(api::SaveError::Fields(errors)) => {
             let page = case_page(&state, &suite, key.as_deref(), &form, &errors, &[]);

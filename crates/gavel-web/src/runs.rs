@@ -54,9 +54,14 @@ impl Runs {
         }
     }
 
-    /// Prepares and stores the run, then executes it in the background; returns
-    /// its id at once. A run that cannot start is refused with the reason.
-    pub(crate) async fn start(&self, request: &RunRequest) -> Result<String, StartError> {
+    /// Prepares and stores the run, started by `who`, then executes it in the
+    /// background; returns its id at once. A run that cannot start is refused
+    /// with the reason.
+    pub(crate) async fn start(
+        &self,
+        request: &RunRequest,
+        who: &str,
+    ) -> Result<String, StartError> {
         // The suite must exist: a clear 404 rather than a failed run.
         self.store.export_suite(&request.suite).await?;
         let config = RunConfig {
@@ -79,7 +84,7 @@ impl Runs {
         let mut prepared = match PreparedRun::new(self.store.clone(), config).await {
             Ok(p) => p,
             Err(e) if e.is_bad_input() => {
-                return Err(StartError::Refused(self.refuse(request, &e).await));
+                return Err(StartError::Refused(self.refuse(request, &e, who).await));
             }
             Err(e) => return Err(StartError::Web(WebError::Launch(e.to_string()))),
         };
@@ -88,6 +93,7 @@ impl Runs {
             .await
             .map_err(|e| StartError::Web(WebError::Launch(e.to_string())))?;
         let id = prepared.run_id().to_owned();
+        self.store.set_run_started_by(&id, who).await?;
         let turns: Vec<_> = {
             let mut ports = self.ports.lock().unwrap_or_else(|p| p.into_inner());
             let mut addresses = prepared.fixed_ports();
@@ -117,7 +123,12 @@ impl Runs {
     }
 
     /// Records a failed run holding `error`, so the runs list shows why.
-    async fn refuse(&self, request: &RunRequest, error: &gavel_session::SessionError) -> Refused {
+    async fn refuse(
+        &self,
+        request: &RunRequest,
+        error: &gavel_session::SessionError,
+        who: &str,
+    ) -> Refused {
         let message = error.to_string();
         let now = gavel_core::now_rfc3339();
         let run = RunRecord {
@@ -131,6 +142,7 @@ impl Runs {
         };
         let stored = async {
             self.store.create_run(&run).await?;
+            self.store.set_run_started_by(&run.id, who).await?;
             self.store.fail_run(&run.id, &message).await
         };
         Refused {

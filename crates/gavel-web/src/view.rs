@@ -1,5 +1,5 @@
 //! Templates: embedded, autoescaped (every name ends in `.html`), rendered with the
-//! CSRF token in their context.
+//! signed-in user (`me`) and its CSRF token in their context.
 
 use axum::response::Html;
 use minijinja::{Environment, Value, context};
@@ -16,6 +16,12 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("suites.html", include_str!("../templates/suites.html")),
     ("suite.html", include_str!("../templates/suite.html")),
     ("case.html", include_str!("../templates/case.html")),
+    ("login.html", include_str!("../templates/login.html")),
+    ("account.html", include_str!("../templates/account.html")),
+    ("users.html", include_str!("../templates/users.html")),
+    ("history.html", include_str!("../templates/history.html")),
+    ("diff.html", include_str!("../templates/diff.html")),
+    ("retired.html", include_str!("../templates/retired.html")),
 ];
 
 /// The template environment. minijinja escapes every value in `.html` templates.
@@ -33,7 +39,8 @@ pub(crate) fn ser<T: serde::Serialize + ?Sized>(value: &T) -> Value {
     Value::from(minijinja::value::Serde(value))
 }
 
-/// Renders `name` with `ctx` and the CSRF token.
+/// Renders `name` with `ctx`, the request's actor (`me`: name, role, open) and
+/// its CSRF token.
 pub(crate) fn render(
     state: &AppState,
     name: &'static str,
@@ -43,7 +50,19 @@ pub(crate) fn render(
         .templates
         .get_template(name)
         .map_err(|e| WebError::Render(name, e))?;
-    let ctx = context! { csrf => state.csrf.as_ref(), ..ctx };
+    let (me, csrf) = crate::auth::CURRENT
+        .try_with(|a| {
+            let me = context! {
+                name => a.name.clone(),
+                role => a.role.as_str(),
+                open => a.proof == crate::auth::Proof::Open,
+                can_write => a.role >= gavel_store::Role::Editor,
+                admin => a.role >= gavel_store::Role::Admin,
+            };
+            (Some(me), a.csrf.clone())
+        })
+        .unwrap_or_else(|_| (None, state.csrf.to_string()));
+    let ctx = context! { csrf => csrf, me => me, ..ctx };
     template
         .render(ctx)
         .map(Html)

@@ -3,80 +3,20 @@
 //! OpenAPI document.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
 use gavel_store::Store;
 use gavel_web::{Config, RunDefaults};
+
+mod support;
+
 use reqwest::StatusCode;
-use reqwest::redirect::Policy;
 use serde_json::{Value, json};
+use support::start;
 
 const RUN: &str = "019a0000-4444-7000-8000-000000000004";
 const HOSTILE: &str = "<script>alert('owned')</script><b>bold</b> & <img src=x onerror=alert(1)>";
-
-struct Ui {
-    base: String,
-    client: reqwest::Client,
-    store: Store,
-    dir: tempfile::TempDir,
-}
-
-async fn start(token: Option<&str>) -> Ui {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
-        .await
-        .unwrap();
-    // Runs started from the UI use this targets file: an agent answering `ok`.
-    let targets = dir.path().join("targets.yaml");
-    std::fs::write(
-        &targets,
-        "targets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\n",
-    )
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    let config = Config {
-        bind: addr,
-        token: token.map(str::to_owned),
-        allowed_hosts: vec!["gavel.internal".into()],
-        runs: RunDefaults {
-            with: vec![targets],
-            ..RunDefaults::default()
-        },
-    };
-    let app = gavel_web::app(store.clone(), &config).unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Ui {
-        base: format!("http://{addr}"),
-        client: reqwest::Client::builder()
-            .redirect(Policy::none())
-            .build()
-            .unwrap(),
-        store,
-        dir,
-    }
-}
-
-impl Ui {
-    async fn get(&self, path: &str) -> (StatusCode, String) {
-        let r = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .send()
-            .await
-            .unwrap();
-        (r.status(), r.text().await.unwrap())
-    }
-
-    /// The CSRF token as every page shows it.
-    async fn csrf(&self) -> String {
-        let (_, page) = self.get("/runs").await;
-        let at = page.find("name=\"_csrf\" value=\"").unwrap() + 20;
-        page[at..at + 64].to_owned()
-    }
-}
 
 async fn seed_run(store: &Store) {
     store
@@ -182,7 +122,8 @@ async fn state_changes_need_the_csrf_token() {
             labels[0].label.as_str(),
             labels[0].who.as_str()
         ),
-        (1, "fail", "ana")
+        (1, "fail", "local"),
+        "open mode records the local admin, whatever the form says"
     );
     assert_eq!(labels[0].score, Some(0.1));
 
@@ -279,7 +220,7 @@ async fn cases_are_validated_by_field_versioned_and_searchable_by_tag() {
         .iter()
         .map(|v| (v.version, v.changed_by.as_str()))
         .collect();
-    assert_eq!(who, [(1, "ana"), (2, "bo")]);
+    assert_eq!(who, [(1, "local"), (2, "local")], "open mode's user");
     assert_eq!(history[1].case.as_ref().unwrap()["input"], "Hello there");
 
     let (_, page) = ui.get("/suites/web?tag=smoke").await;
@@ -456,6 +397,7 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
     let open = Config {
         bind: "0.0.0.0:0".parse().unwrap(),
         token: None,
+        secure_cookies: false,
         allowed_hosts: vec![],
         runs: RunDefaults::default(),
     };
@@ -467,7 +409,12 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
     assert!(refused.to_string().contains("auth token"), "{refused}");
 
     let ui = start(Some("s3cret")).await;
-    assert_eq!(ui.get("/runs").await.0, StatusCode::UNAUTHORIZED);
+    let (status, _) = ui.get("/runs").await;
+    assert_eq!(
+        status,
+        StatusCode::SEE_OTHER,
+        "pages go to the sign-in form"
+    );
     assert_eq!(ui.get("/api/runs").await.0, StatusCode::UNAUTHORIZED);
     assert_eq!(ui.get("/assets/htmx.min.js").await.0, StatusCode::OK);
     let r = ui

@@ -14,6 +14,7 @@ mod report;
 mod run;
 mod schema;
 mod serve;
+mod users;
 mod validate;
 mod worker;
 
@@ -64,6 +65,8 @@ enum Command {
     Export(export_otel::ExportCommand),
     /// Serve the web UI over the store.
     Serve(serve::ServeArgs),
+    /// Accounts of the web UI: `users add NAME --role admin` makes the first admin.
+    Users(users::UsersArgs),
     /// Serve the stored evaluations over MCP (stdio, or Streamable HTTP with --http).
     Mcp(mcp::McpArgs),
     /// Claim and run the executions of distributed runs (`gavel run --distributed`).
@@ -141,6 +144,7 @@ impl Cli {
             Command::Import(args) => library::import(args).await,
             Command::Export(args) => export_otel::export(args).await,
             Command::Serve(args) => serve::serve(args).await,
+            Command::Users(args) => users::users(args).await,
             Command::Mcp(args) => mcp::mcp(args).await,
             Command::Worker(args) => worker::worker(args).await,
             Command::Models(args) => model_files::models(args).await,

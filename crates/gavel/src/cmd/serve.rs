@@ -12,12 +12,16 @@ use super::{EXIT_OK, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
-    /// Address to listen on. Anything but loopback requires --token.
+    /// Address to listen on. Anything but loopback requires an account (`gavel users add`) or --token.
     #[arg(long, default_value = "127.0.0.1:7878")]
     bind: SocketAddr,
-    /// Token every request must carry (`Authorization: Bearer …`, or open /login?token=…).
+    /// Shared read-only token (`Authorization: Bearer …`, or open /login?token=…):
+    /// a viewer's access without an account. Accounts: `gavel users add`.
     #[arg(long, env = "GAVEL_WEB_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Mark the session cookie Secure: the UI is served over HTTPS (behind a proxy).
+    #[arg(long)]
+    secure_cookies: bool,
     /// Also answer to this host name (`name`, `name:port`, or `*`): the UI refuses
     /// other Host headers (DNS rebinding). Repeatable.
     #[arg(long = "allow-host", value_name = "HOST")]
@@ -36,6 +40,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
     let config = Config {
         bind: args.bind,
         token: args.token.clone(),
+        secure_cookies: args.secure_cookies,
         allowed_hosts: args.allow_hosts.clone(),
         runs: RunDefaults {
             with: args.with.clone(),

@@ -1,0 +1,77 @@
+//! A UI over a fresh SQLite store on a real socket, and a client that does not
+//! follow redirects.
+
+use std::net::SocketAddr;
+
+use gavel_store::Store;
+use gavel_web::{Config, RunDefaults};
+use reqwest::StatusCode;
+use reqwest::redirect::Policy;
+
+/// A running UI.
+pub(crate) struct Ui {
+    pub(crate) base: String,
+    pub(crate) client: reqwest::Client,
+    pub(crate) store: Store,
+    /// Holds the store and targets file; not every test binary reads it.
+    #[allow(dead_code)]
+    pub(crate) dir: tempfile::TempDir,
+}
+
+/// Serves the UI (with `token`, if any) over a fresh store.
+pub(crate) async fn start(token: Option<&str>) -> Ui {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
+        .await
+        .unwrap();
+    // Runs started from the UI use this targets file: an agent answering `ok`.
+    let targets = dir.path().join("targets.yaml");
+    std::fs::write(
+        &targets,
+        "targets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\n",
+    )
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let config = Config {
+        bind: addr,
+        token: token.map(str::to_owned),
+        secure_cookies: false,
+        allowed_hosts: vec!["gavel.internal".into()],
+        runs: RunDefaults {
+            with: vec![targets],
+            ..RunDefaults::default()
+        },
+    };
+    let app = gavel_web::app(store.clone(), &config).unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ui {
+        base: format!("http://{addr}"),
+        client: reqwest::Client::builder()
+            .redirect(Policy::none())
+            .build()
+            .unwrap(),
+        store,
+        dir,
+    }
+}
+
+impl Ui {
+    pub(crate) async fn get(&self, path: &str) -> (StatusCode, String) {
+        let r = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.text().await.unwrap())
+    }
+
+    /// The CSRF token as every page shows it.
+    #[allow(dead_code)] // not every test binary uses it
+    pub(crate) async fn csrf(&self) -> String {
+        let (_, page) = self.get("/runs").await;
+        let at = page.find("name=\"_csrf\" value=\"").unwrap() + 20;
+        page[at..at + 64].to_owned()
+    }
+}
