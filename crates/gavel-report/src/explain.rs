@@ -19,7 +19,11 @@ pub fn explain(case: &Case, execution: &Execution) -> String {
         "case `{}` against `{}`: {}",
         execution.case_id, execution.target, execution.status
     );
-    if let Some(reason) = execution.reason.as_deref().filter(|_| execution.status == Status::Error) {
+    if let Some(reason) = execution
+        .reason
+        .as_deref()
+        .filter(|_| execution.status == Status::Error)
+    {
         let _ = writeln!(out, "  error: {reason}");
     }
     for v in execution

@@ -292,8 +292,10 @@ fn passes_with_skipped_checks_are_counted_and_listed_apart() {
 
     let xml = render(&r, Format::Junit).unwrap();
     assert!(
-        xml.contains("<system-out>skipped checks: judge &quot;polite&quot;: no judge model configured\n")
-            || xml.contains("<system-out>skipped checks: judge \"polite\": no judge model configured\n"),
+        xml.contains(
+            "<system-out>skipped checks: judge &quot;polite&quot;: no judge model configured\n"
+        ) || xml
+            .contains("<system-out>skipped checks: judge \"polite\": no judge model configured\n"),
         "{xml}"
     );
     xsd::assert_valid_junit(&xml);

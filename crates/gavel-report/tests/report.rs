@@ -533,7 +533,11 @@ fn junit_parses_with_suites_cases_and_statuses() {
     let root = named("testsuites");
     assert_eq!(root.len(), 1);
     assert_eq!(root[0].attr("tests"), Some("6"));
-    assert_eq!(root[0].attr("skipped"), None, "junit-10.xsd has no testsuites@skipped");
+    assert_eq!(
+        root[0].attr("skipped"),
+        None,
+        "junit-10.xsd has no testsuites@skipped"
+    );
     assert_eq!(root[0].attr("failures"), Some("1"));
     assert_eq!(root[0].attr("errors"), Some("1"));
 

@@ -107,9 +107,15 @@ impl Scaffold {
         if let Agent::Http { url } = &self.agent
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            return bad("--http", format!("`{url}` is not an http:// or https:// URL"));
+            return bad(
+                "--http",
+                format!("`{url}` is not an http:// or https:// URL"),
+            );
         }
-        for (field, pointer) in [("--output", Some(&self.output)), ("--tool-calls", self.tool_calls.as_ref())] {
+        for (field, pointer) in [
+            ("--output", Some(&self.output)),
+            ("--tool-calls", self.tool_calls.as_ref()),
+        ] {
             if let Some(p) = pointer
                 && !p.starts_with('/')
             {

@@ -17,20 +17,30 @@ pub fn ask(input: &mut impl BufRead, output: &mut impl Write) -> Result<Scaffold
         matches!(a, "http" | "command").then(|| a.to_owned())
     })?;
     let agent = if kind == "http" {
-        let url = q.choose("URL of the chat endpoint", "http://127.0.0.1:8787/chat", |a| {
-            (a.starts_with("http://") || a.starts_with("https://")).then(|| a.to_owned())
-        })?;
+        let url = q.choose(
+            "URL of the chat endpoint",
+            "http://127.0.0.1:8787/chat",
+            |a| (a.starts_with("http://") || a.starts_with("https://")).then(|| a.to_owned()),
+        )?;
         Agent::Http { url }
     } else {
-        q.choose("Command line that starts the agent", "", |a| Agent::command_line(a).ok())?
+        q.choose("Command line that starts the agent", "", |a| {
+            Agent::command_line(a).ok()
+        })?
     };
     let mut s = Scaffold::new(agent);
     s.output = q.choose("JSON pointer to the answer text", "/output", pointer)?;
     let tools = q.choose("JSON pointer to its tool calls (- for none)", "-", |a| {
-        if a == "-" { Some(None) } else { pointer(a).map(Some) }
+        if a == "-" {
+            Some(None)
+        } else {
+            pointer(a).map(Some)
+        }
     })?;
     s.tool_calls = tools;
-    s.input = q.choose("A first message to send it", "Hello!", |a| Some(a.to_owned()))?;
+    s.input = q.choose("A first message to send it", "Hello!", |a| {
+        Some(a.to_owned())
+    })?;
     s.name = q.choose("Suite name", "my-agent", |a| Some(a.to_owned()))?;
     Ok(s)
 }

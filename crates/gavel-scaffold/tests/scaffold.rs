@@ -32,7 +32,10 @@ fn http_scaffold_loads_with_its_target_and_cases() {
     let ids: Vec<_> = suite.cases.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["answers", "remembers"]);
     let text = s.render();
-    assert!(text.contains(r#"input: "Say \"hi\": \\ #not a comment""#), "{text}");
+    assert!(
+        text.contains(r#"input: "Say \"hi\": \\ #not a comment""#),
+        "{text}"
+    );
 }
 
 #[test]
@@ -45,7 +48,10 @@ fn command_scaffold_keeps_arguments_apart() {
     assert_eq!(cmd.command, ["python3", "my agent.py", "--flag", "a b"]);
     assert!(matches!(
         Agent::command_line("python3 'unclosed"),
-        Err(ScaffoldError::Input { field: "--command", .. })
+        Err(ScaffoldError::Input {
+            field: "--command",
+            ..
+        })
     ));
 }
 
@@ -57,28 +63,46 @@ fn never_overwrites_without_force() {
         url: "http://127.0.0.1:9/chat".into(),
     });
     let err = s.write(dir.path(), false).unwrap_err();
-    assert!(err.to_string().contains("already exists (use --force"), "{err}");
-    assert_eq!(std::fs::read_to_string(dir.path().join(SUITE_FILE)).unwrap(), "mine");
+    assert!(
+        err.to_string().contains("already exists (use --force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(SUITE_FILE)).unwrap(),
+        "mine"
+    );
     s.write(dir.path(), true).unwrap();
-    assert!(std::fs::read_to_string(dir.path().join(SUITE_FILE)).unwrap().contains("targets:"));
+    assert!(
+        std::fs::read_to_string(dir.path().join(SUITE_FILE))
+            .unwrap()
+            .contains("targets:")
+    );
 }
 
 #[test]
 fn bad_values_name_their_flag() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Scaffold::new(Agent::Http { url: "localhost:8080".into() });
+    let mut s = Scaffold::new(Agent::Http {
+        url: "localhost:8080".into(),
+    });
     let err = s.write(dir.path(), false).unwrap_err().to_string();
     assert!(err.starts_with("--http: `localhost:8080`"), "{err}");
-    s.agent = Agent::Http { url: "http://x/chat".into() };
+    s.agent = Agent::Http {
+        url: "http://x/chat".into(),
+    };
     s.output = "reply".into();
     let err = s.write(dir.path(), false).unwrap_err().to_string();
-    assert!(err.starts_with("--output: `reply` is not a JSON pointer (try /reply)"), "{err}");
+    assert!(
+        err.starts_with("--output: `reply` is not a JSON pointer (try /reply)"),
+        "{err}"
+    );
     assert!(!dir.path().join(SUITE_FILE).exists());
 }
 
 #[test]
 fn prompts_take_defaults_and_retry_bad_answers() {
-    let answers = "ftp\ncommand\n./agent --stdio\nreply\n/reply\n/tool_calls\nWhat are my listings?\n\n";
+    let answers =
+        "ftp\ncommand\n./agent --stdio\nreply\n/reply\n/tool_calls\nWhat are my listings?\n\n";
     let mut out = Vec::new();
     let s = ask(&mut Cursor::new(answers), &mut out).unwrap();
     assert_eq!(
@@ -92,7 +116,10 @@ fn prompts_take_defaults_and_retry_bad_answers() {
     assert_eq!(s.input, "What are my listings?");
     assert_eq!(s.name, "my-agent");
     let shown = String::from_utf8(out).unwrap();
-    assert!(shown.contains("Agent kind: http or command [http]: "), "{shown}");
+    assert!(
+        shown.contains("Agent kind: http or command [http]: "),
+        "{shown}"
+    );
     assert!(shown.contains("`ftp` will not do; try again"), "{shown}");
     assert!(shown.contains("`reply` will not do"), "{shown}");
 }

@@ -39,7 +39,10 @@ async fn action(dir: &Path, api: &str, args: &str, bug: Option<&str>, bin: &str)
         .current_dir(dir)
         .env("GAVEL_BIN", bin)
         .env("GAVEL_SUITES", "targets.yaml suite.yaml")
-        .env("GAVEL_ARGS", format!("--db sqlite://{}/gavel.db --quiet {args}", dir.display()))
+        .env(
+            "GAVEL_ARGS",
+            format!("--db sqlite://{}/gavel.db --quiet {args}", dir.display()),
+        )
         .env("GAVEL_COMMENT_KEY", KEY)
         .env("GITHUB_API_URL", api)
         .env("GITHUB_REPOSITORY", "octo/agent")
@@ -83,7 +86,11 @@ fn text(out: &Output) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn action_script_summarises_comments_once_and_passes_exit_codes() {
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("skipped: python3 is not installed (GitHub's runners have it)");
         return;
     }
@@ -124,12 +131,22 @@ async fn action_script_summarises_comments_once_and_passes_exit_codes() {
     // Run 1, the base: one of two cases passes, the gate is 50%: exit 0.
     let out = action(dir.path(), &server.uri(), "--min-pass-rate 50", None, gavel).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("created comment 77 on pull request #5"), "{}", text(&out));
+    assert!(
+        text(&out).contains("created comment 77 on pull request #5"),
+        "{}",
+        text(&out)
+    );
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.starts_with("# gavel: PASS — ci"), "{summary}");
-    assert!(summary.contains("No stored run of the base branch to compare with yet"), "{summary}");
+    assert!(
+        summary.contains("No stored run of the base branch to compare with yet"),
+        "{summary}"
+    );
     for report in ["report.md", "junit.xml", "report.json"] {
-        assert!(dir.path().join("gavel-report").join(report).exists(), "{report}");
+        assert!(
+            dir.path().join("gavel-report").join(report).exists(),
+            "{report}"
+        );
     }
     let seen = requests(&server).await;
     let posts: Vec<_> = seen.iter().filter(|r| r.0 == "POST").collect();
@@ -137,7 +154,10 @@ async fn action_script_summarises_comments_once_and_passes_exit_codes() {
     let body = posts[0].2["body"].as_str().unwrap();
     assert!(body.starts_with(MARKER), "{body}");
     assert!(body.contains("### gavel: PASS — ci"), "{body}");
-    assert!(body.contains("1 passed, 1 failed, 0 errors, 0 skipped of 2"), "{body}");
+    assert!(
+        body.contains("1 passed, 1 failed, 0 errors, 0 skipped of 2"),
+        "{body}"
+    );
 
     // Run 2, the pull request: the agent reports 2 listings. One regression and
     // one fix; a 100% gate fails: exit 1. The same comment is updated.
@@ -150,9 +170,17 @@ async fn action_script_summarises_comments_once_and_passes_exit_codes() {
     )
     .await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("updated comment 77 on pull request #5"), "{}", text(&out));
+    assert!(
+        text(&out).contains("updated comment 77 on pull request #5"),
+        "{}",
+        text(&out)
+    );
     let seen = requests(&server).await;
-    assert_eq!(seen.iter().filter(|r| r.0 == "POST").count(), 1, "no second comment: {seen:?}");
+    assert_eq!(
+        seen.iter().filter(|r| r.0 == "POST").count(),
+        1,
+        "no second comment: {seen:?}"
+    );
     let patches: Vec<_> = seen.iter().filter(|r| r.0 == "PATCH").collect();
     assert_eq!(patches.len(), 1, "{seen:?}");
     let body = patches[0].2["body"].as_str().unwrap();

@@ -51,7 +51,15 @@ fn init_then_run_passes_against_the_http_example_agent() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/chat");
     let init = gavel_command(dir.path())
-        .args(["init", "--http", &url, "--output", "/reply", "--tool-calls", "/tool_calls"])
+        .args([
+            "init",
+            "--http",
+            &url,
+            "--output",
+            "/reply",
+            "--tool-calls",
+            "/tool_calls",
+        ])
         .args(["--input", "What are my listings?", "--name", "listings"])
         .output()
         .unwrap();
@@ -64,7 +72,8 @@ fn init_then_run_passes_against_the_http_example_agent() {
         .unwrap();
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
     assert_eq!(report["summary"]["passed"], 2, "{report}");
     assert_eq!(report["summary"]["total"], 2, "{report}");
 
@@ -74,7 +83,11 @@ fn init_then_run_passes_against_the_http_example_agent() {
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(2), "{}", text(&again));
-    assert!(text(&again).contains("already exists (use --force"), "{}", text(&again));
+    assert!(
+        text(&again).contains("already exists (use --force"),
+        "{}",
+        text(&again)
+    );
 }
 
 #[test]
@@ -107,13 +120,21 @@ fn init_without_an_agent_and_without_a_terminal_says_what_to_give() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("give --http URL or --command COMMAND_LINE"), "{}", text(&out));
+    assert!(
+        text(&out).contains("give --http URL or --command COMMAND_LINE"),
+        "{}",
+        text(&out)
+    );
     let bad = gavel_command(dir.path())
         .args(["init", "--http", "localhost:1/chat"])
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad).contains("--http: `localhost:1/chat` is not an http"), "{}", text(&bad));
+    assert!(
+        text(&bad).contains("--http: `localhost:1/chat` is not an http"),
+        "{}",
+        text(&bad)
+    );
     assert!(!dir.path().join("gavel.yaml").exists());
 }
 
@@ -127,28 +148,43 @@ fn completions_are_scripts_each_shell_accepts() {
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{shell}: {}", text(&out));
         let script = String::from_utf8(out.stdout).unwrap();
-        assert!(script.contains("init") && script.contains("run"), "{shell}: {script}");
+        assert!(
+            script.contains("init") && script.contains("run"),
+            "{shell}: {script}"
+        );
     }
     // bash loads its script and registers the completion for `gavel`.
     if Command::new("bash").arg("--version").output().is_ok() {
         let script = dir.path().join("gavel.bash");
-        let out = gavel_command(dir.path()).args(["completions", "bash"]).output().unwrap();
+        let out = gavel_command(dir.path())
+            .args(["completions", "bash"])
+            .output()
+            .unwrap();
         std::fs::write(&script, out.stdout).unwrap();
         let check = Command::new("bash")
             .arg("-c")
-            .arg(format!("source '{}' && complete -p gavel", script.display()))
+            .arg(format!(
+                "source '{}' && complete -p gavel",
+                script.display()
+            ))
             .output()
             .unwrap();
         assert!(check.status.success(), "{}", text(&check));
         assert!(String::from_utf8_lossy(&check.stdout).contains("gavel"));
     }
-    let bad = gavel_command(dir.path()).args(["completions", "tcsh"]).output().unwrap();
+    let bad = gavel_command(dir.path())
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
 
 #[test]
 fn help_lists_exit_codes_and_examples() {
-    let out = gavel_command(std::path::Path::new(".")).arg("--help").output().unwrap();
+    let out = gavel_command(std::path::Path::new("."))
+        .arg("--help")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let help = String::from_utf8(out.stdout).unwrap();
     for needle in [

@@ -12,7 +12,9 @@ const REFUND_DAYS: u32 = 14;
 pub fn answer(message: &str) -> String {
     let m = message.to_lowercase();
     if m.contains("refund") {
-        format!("You can ask for a refund within {REFUND_DAYS} days of delivery.\nReply with your order number to start one.")
+        format!(
+            "You can ask for a refund within {REFUND_DAYS} days of delivery.\nReply with your order number to start one."
+        )
     } else if m.contains("hello") || m.contains("hi ") {
         "Hello! I can help with orders, deliveries and refunds.".to_owned()
     } else {

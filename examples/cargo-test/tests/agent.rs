@@ -10,9 +10,11 @@ use gavel::targets::{FnReply, FnTarget};
 
 #[tokio::test]
 async fn every_case_passes() {
-    let suite = gavel::load::parse_suite_str(include_str!("suite.yaml"), "tests/suite.yaml".as_ref())
-        .expect("suite.yaml loads");
-    let agent = FnTarget::new(|req| async move { FnReply::text(cargo_test_example::answer(&req.message)) });
+    let suite =
+        gavel::load::parse_suite_str(include_str!("suite.yaml"), "tests/suite.yaml".as_ref())
+            .expect("suite.yaml loads");
+    let agent =
+        FnTarget::new(|req| async move { FnReply::text(cargo_test_example::answer(&req.message)) });
     for case in &suite.cases {
         let execution = gavel::run_case(case, &agent, Duration::from_secs(10), &NoJudgeModels)
             .await

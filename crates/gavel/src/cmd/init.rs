@@ -39,20 +39,26 @@ pub(crate) struct InitArgs {
 
 /// Writes the scaffold and says how to run it.
 pub(crate) fn init(args: InitArgs) -> anyhow::Result<u8> {
-    let scaffold = match (args.http, args.command.as_deref()) {
-        (Some(url), _) => with_flags(Agent::Http { url }, &args),
+    let scaffold = match (&args.http, &args.command) {
+        (Some(url), _) => Ok(with_flags(Agent::Http { url: url.clone() }, &args)),
         (None, Some(line)) => Agent::command_line(line).map(|a| with_flags(a, &args)),
         (None, None) if std::io::stdin().is_terminal() => {
             gavel_scaffold::ask(&mut std::io::stdin().lock(), &mut std::io::stderr())
         }
         (None, None) => {
-            eprintln!("error: give --http URL or --command COMMAND_LINE (or run in a terminal to be asked)");
+            eprintln!(
+                "error: give --http URL or --command COMMAND_LINE (or run in a terminal to be asked)"
+            );
             return Ok(EXIT_BAD_INPUT);
         }
     };
     match scaffold.and_then(|s| s.write(&args.dir, args.force)) {
         Ok(path) => {
-            println!("wrote {}\nnext: gavel run {}", path.display(), path.display());
+            println!(
+                "wrote {}\nnext: gavel run {}",
+                path.display(),
+                path.display()
+            );
             Ok(EXIT_OK)
         }
         Err(e @ ScaffoldError::Io { .. }) => {

@@ -252,7 +252,12 @@ impl Cli {
             Command::Models(args) => model_files::models(args).await,
             Command::Completions { shell } => {
                 use clap::CommandFactory;
-                clap_complete::generate(shell, &mut Cli::command(), "gavel", &mut std::io::stdout());
+                clap_complete::generate(
+                    shell,
+                    &mut Cli::command(),
+                    "gavel",
+                    &mut std::io::stdout(),
+                );
                 Ok(EXIT_OK)
             }
         }
