@@ -50,7 +50,7 @@ Examples:
   gavel init --http http://127.0.0.1:8787/chat --output /reply
   gavel run gavel.yaml -o report.md -o junit.xml
   gavel run examples/quickstart --judge anthropic:claude-opus-4-5 --min-pass-rate 90
-  gavel compare latest~1 latest
+  gavel compare previous latest
   gavel completions bash > ~/.local/share/bash-completion/completions/gavel";
 
 /// End-to-end tests for AI agents, graded by checks and LLM judges.
