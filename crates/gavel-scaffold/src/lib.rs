@@ -32,7 +32,7 @@ pub enum Agent {
 }
 
 impl Agent {
-    /// An command agent from one command line, split as a POSIX shell would
+    /// A command agent from one command line, split as a POSIX shell would
     /// (quotes and backslashes; no expansion, nothing is run through a shell).
     pub fn command_line(line: &str) -> Result<Agent, ScaffoldError> {
         match shlex::split(line) {
