@@ -52,6 +52,7 @@ use std::path::{Path, PathBuf};
 use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
 
 pub mod compare;
+mod explain;
 mod html;
 mod json;
 mod junit;
@@ -68,6 +69,7 @@ pub mod trend;
 mod unfinished;
 
 pub use compare::Comparison;
+pub use explain::explain;
 pub use required::RequiredJudges;
 pub use terminal::terminal;
 pub use transport::Transport;

@@ -2,6 +2,8 @@
 //! checks are shown apart, and scores print on their own scale.
 #![allow(clippy::unwrap_used)]
 
+mod xsd;
+
 use gavel_core::{Case, Execution, RunRecord, RunStatus, Status, Transcript, Verdict};
 use gavel_report::{
     EXIT_ERRORS, EXIT_GATE_FAILED, EXIT_PASSED, Format, Gate, Report, UnfinishedReason, render,
@@ -135,6 +137,8 @@ fn a_budget_stop_fails_the_gate_and_names_what_did_not_run() {
     assert_eq!(not_run.matches("type=\"not-run\"").count(), 5, "{xml}");
     assert!(not_run.contains("name=\"c3\""));
     assert!(xml.contains("errors=\"5\""), "{xml}");
+
+    xsd::assert_valid_junit(&xml);
 
     let html = render(&r, Format::Html).unwrap();
     assert!(html.contains("<h2>Not run</h2>"));
@@ -288,9 +292,13 @@ fn passes_with_skipped_checks_are_counted_and_listed_apart() {
 
     let xml = render(&r, Format::Junit).unwrap();
     assert!(
-        xml.contains("name=\"gavel.skipped_checks\" value=\"judge &quot;polite&quot;: no judge model configured\""),
+        xml.contains(
+            "<system-out>skipped checks: judge &quot;polite&quot;: no judge model configured\n"
+        ) || xml
+            .contains("<system-out>skipped checks: judge \"polite\": no judge model configured\n"),
         "{xml}"
     );
+    xsd::assert_valid_junit(&xml);
 
     let html = render(&r, Format::Html).unwrap();
     assert!(html.contains("<span class=\"badge skipped\">checks skipped</span>"));

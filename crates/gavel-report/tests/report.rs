@@ -1,6 +1,8 @@
 //! Every format rendered from hand-made executions.
 #![allow(clippy::unwrap_used)]
 
+mod xsd;
+
 use std::path::Path;
 
 use gavel_core::{
@@ -531,6 +533,11 @@ fn junit_parses_with_suites_cases_and_statuses() {
     let root = named("testsuites");
     assert_eq!(root.len(), 1);
     assert_eq!(root[0].attr("tests"), Some("6"));
+    assert_eq!(
+        root[0].attr("skipped"),
+        None,
+        "junit-10.xsd has no testsuites@skipped"
+    );
     assert_eq!(root[0].attr("failures"), Some("1"));
     assert_eq!(root[0].attr("errors"), Some("1"));
 
@@ -551,7 +558,14 @@ fn junit_parses_with_suites_cases_and_statuses() {
     let ids: Vec<_> = cases.iter().map(|c| c.attr("name").unwrap()).collect();
     assert_eq!(
         ids,
-        ["greet", "refund", "lookup", "later", "greet", "refund"]
+        [
+            "alpha/greet",
+            "alpha/refund",
+            "alpha/lookup",
+            "alpha/later",
+            "beta/greet",
+            "beta/refund"
+        ]
     );
     assert_eq!(cases[0].attr("time"), Some("2.500"), "summed over repeats");
 
@@ -610,6 +624,11 @@ fn junit_parses_with_suites_cases_and_statuses() {
             .contains("target error (transient): connection refused")
     );
     assert!(outs[0].text.contains("== repeat 2/2"));
+}
+
+#[test]
+fn junit_validates_against_jenkins_xsd() {
+    xsd::assert_valid_junit(&render(&mixed(80.0), Format::Junit).unwrap());
 }
 
 #[test]

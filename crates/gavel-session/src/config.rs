@@ -26,54 +26,57 @@ impl Sources {
     }
 }
 
-// These option groups are also the command line's flags (`clap::Args`): one
-// definition serves the CLI, the web UI's forms and library callers.
+// With the `clap` feature these option groups are also the command line's flags
+// (`clap::Args`): one definition serves the CLI, the web UI's forms and library
+// callers.
 
 /// Which cases run, and how often: stored with the run so workers and resumes
 /// select the same executions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct Selection {
     /// Only cases with this tag (repeatable: any of them).
     #[serde(default)]
-    #[arg(long = "tag", value_name = "TAG")]
+    #[cfg_attr(feature = "clap", arg(long = "tag", value_name = "TAG"))]
     pub tags: Vec<String>,
     /// Leave out cases with this tag (repeatable).
     #[serde(default)]
-    #[arg(long = "skip-tag", value_name = "TAG")]
+    #[cfg_attr(feature = "clap", arg(long = "skip-tag", value_name = "TAG"))]
     pub skip_tags: Vec<String>,
     /// Only cases whose id or name contains this text.
     #[serde(default)]
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub filter: Option<String>,
     /// Run every case this many times (overrides the cases' `repeat`).
     #[serde(default)]
-    #[arg(long, value_parser = gavel_core::bounds::parse_repeat)]
+    #[cfg_attr(feature = "clap", arg(long, value_parser = gavel_core::bounds::parse_repeat))]
     pub repeat: Option<u32>,
 }
 
 /// Model choices of a run.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ModelOptions {
     /// Judge model id (overrides the suite's judge.model), e.g.
     /// anthropic:claude-opus-4-5 or local:gemma-3-270m-q4_k_m.
-    #[arg(long, value_name = "MODEL", value_parser = parse_judge)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MODEL", value_parser = parse_judge))]
     pub judge: Option<ModelId>,
     /// Embedding model of `similar` checks (overrides the suite's judge.embedder):
     /// all-MiniLM-L6-v2 (default, local), a model folder, openai:NAME or
     /// openai-compatible:NAME@URL.
-    #[arg(long, value_name = "MODEL")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MODEL"))]
     pub embedder: Option<String>,
     /// Neither read nor write the model answer cache.
-    #[arg(long, conflicts_with = "cache_only")]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with = "cache_only"))]
     pub no_cache: bool,
     /// Only answers already in the cache; no model call is made.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub cache_only: bool,
     /// A judge or target without credentials is an error, not a skip (for CI).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub strict: bool,
     /// Stop scheduling new work once the run has spent this many US dollars.
-    #[arg(long, value_name = "USD", value_parser = gavel_core::bounds::parse_usd)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "USD", value_parser = gavel_core::bounds::parse_usd))]
     pub max_cost: Option<f64>,
 }
 
@@ -89,6 +92,7 @@ impl ModelOptions {
 }
 
 /// `--judge`: a model id whose provider this program has.
+#[cfg(feature = "clap")]
 fn parse_judge(s: &str) -> Result<ModelId, String> {
     crate::check_model("--judge", s).map_err(|e| match e {
         crate::SessionError::Config { message, .. } => message,
@@ -97,19 +101,20 @@ fn parse_judge(s: &str) -> Result<ModelId, String> {
 }
 
 /// The gate a run's report applies.
-#[derive(Debug, Clone, PartialEq, clap::Args)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct GateConfig {
     /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8.
-    #[arg(long, default_value = "80", value_parser = gavel_core::bounds::parse_rate)]
+    #[cfg_attr(feature = "clap", arg(long, default_value = "80", value_parser = gavel_core::bounds::parse_rate))]
     pub min_pass_rate: f64,
     /// Gate only on cases with this tag (repeatable: any of them), e.g. `smoke`;
     /// the others (e.g. `eval`) are reported but do not gate.
-    #[arg(id = "gate_tags", long = "gate-tag", value_name = "TAG")]
+    #[cfg_attr(feature = "clap", arg(id = "gate_tags", long = "gate-tag", value_name = "TAG"))]
     pub tags: Vec<String>,
     /// Judges are required: a judged check with no judge model or credentials is
     /// an error, and the gate fails (exit 1) naming it (the suite's
     /// `judge.required: true` asks the same).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub require_judges: bool,
 }
 

@@ -39,5 +39,15 @@ pub use gavel_session as session;
 pub use gavel_store as store;
 pub use gavel_targets as targets;
 
+/// Panics with [`report::explain`] (failing checks, a diff of the expected
+/// output against the answer, the transcript) unless `execution` passed: the
+/// assertion of a cargo test that ran `case` with [`run_case`].
+#[track_caller]
+pub fn assert_passed(case: &Case, execution: &Execution) {
+    if execution.status != Status::Pass {
+        panic!("\n{}", report::explain(case, execution));
+    }
+}
+
 /// The default store: a SQLite file in `.gavel/` under the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://.gavel/gavel.db";

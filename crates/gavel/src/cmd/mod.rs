@@ -5,6 +5,7 @@
 mod calibrate;
 mod compare;
 mod export_otel;
+mod init;
 mod library;
 mod mcp;
 mod model_files;
@@ -36,9 +37,25 @@ pub(crate) const EXIT_INFRA: u8 = 3;
 /// Interrupted by Ctrl-C.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
+/// Exit codes and examples, after the command list of `gavel --help`.
+const AFTER_HELP: &str = "\
+Exit codes:
+  0    the gate passed and nothing errored
+  1    the gate failed (pass rate under --min-pass-rate, or a run that did not finish)
+  2    bad input or configuration (the message names file:line:col or the flag)
+  3    infrastructure kept cases from a verdict (agent down, provider error)
+  130  interrupted (Ctrl-C)
+
+Examples:
+  gavel init --http http://127.0.0.1:8787/chat --output /reply
+  gavel run gavel.yaml -o report.md -o junit.xml
+  gavel run examples/quickstart --judge anthropic:claude-opus-4-5 --min-pass-rate 90
+  gavel compare previous latest
+  gavel completions bash > ~/.local/share/bash-completion/completions/gavel";
+
 /// End-to-end tests for AI agents, graded by checks and LLM judges.
 #[derive(Debug, Parser)]
-#[command(name = "gavel", version, about, long_about = None)]
+#[command(name = "gavel", version, about, long_about = None, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -46,6 +63,9 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Write a first suite (gavel.yaml) for an HTTP or command agent, from flags
+    /// or, in a terminal, from answers to a few questions.
+    Init(init::InitArgs),
     /// Run suites against their targets, store every result and report.
     Run(run::RunArgs),
     /// Check suite files without running anything.
@@ -73,6 +93,11 @@ enum Command {
     Worker(worker::WorkerArgs),
     /// Model files run on this machine: list, pull from the hub, print a path.
     Models(model_files::ModelsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Options shared by every command that touches the store.
@@ -135,6 +160,7 @@ impl Cli {
     /// Runs the chosen command and returns its exit code.
     pub(crate) async fn dispatch(self) -> anyhow::Result<u8> {
         match self.command {
+            Command::Init(args) => init::init(args),
             Command::Run(args) => run::run(args).await,
             Command::Validate(args) => validate::validate(args),
             Command::Report(args) => report::report(args).await,
@@ -148,6 +174,16 @@ impl Cli {
             Command::Mcp(args) => mcp::mcp(args).await,
             Command::Worker(args) => worker::worker(args).await,
             Command::Models(args) => model_files::models(args).await,
+            Command::Completions { shell } => {
+                use clap::CommandFactory;
+                clap_complete::generate(
+                    shell,
+                    &mut Cli::command(),
+                    "gavel",
+                    &mut std::io::stdout(),
+                );
+                Ok(EXIT_OK)
+            }
         }
     }
 }

@@ -1,0 +1,213 @@
+//! The GitHub Action's script (scripts/ci/gavel-action) against a fake GitHub
+//! API: the job summary is written, the pull request gets one comment that is
+//! created then updated (never duplicated), regressions come first, the token
+//! never shows, and gavel's exit codes pass through.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+use support::{agent_bin, free_port, workspace};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const TOKEN: &str = "ghs_canaryTOKEN0123456789";
+const KEY: &str = "agent-suite";
+const MARKER: &str = "<!-- gavel-action:agent-suite -->";
+
+/// Two cases: `z-listings` passes unless the agent has the `wrong-count` bug;
+/// `a-two-listings` passes only with it.
+fn write_suite(dir: &Path, port: u16) {
+    let targets = format!(
+        "targets:\n  property-agent:\n    type: http\n    url: http://127.0.0.1:{port}/chat\n    response: {{output: /reply, tool_calls: /tool_calls}}\n    start:\n      command: [{bin:?}, --addr, \"127.0.0.1:{port}\"]\n      ready_url: http://127.0.0.1:{port}/health\n      timeout_s: 60\n",
+        bin = agent_bin().display().to_string(),
+    );
+    std::fs::write(dir.join("targets.yaml"), targets).unwrap();
+    let suite = "name: ci\ncases:\n  - id: z-listings\n    input: What are my listings?\n    checks:\n      - {type: regex, pattern: '\\b3 listings\\b'}\n  - id: a-two-listings\n    input: What are my listings?\n    checks:\n      - {type: regex, pattern: '\\b2 listings\\b'}\n";
+    std::fs::write(dir.join("suite.yaml"), suite).unwrap();
+}
+
+/// Runs the action's script in `dir` as GitHub Actions would on pull request 5.
+async fn action(dir: &Path, api: &str, args: &str, bug: Option<&str>, bin: &str) -> Output {
+    let event = dir.join("event.json");
+    std::fs::write(&event, json!({"pull_request": {"number": 5}}).to_string()).unwrap();
+    let mut cmd = tokio::process::Command::new("python3");
+    cmd.arg(workspace().join("scripts/ci/gavel-action"))
+        .current_dir(dir)
+        .env("GAVEL_BIN", bin)
+        .env("GAVEL_SUITES", "targets.yaml suite.yaml")
+        .env(
+            "GAVEL_ARGS",
+            format!("--db sqlite://{}/gavel.db --quiet {args}", dir.display()),
+        )
+        .env("GAVEL_COMMENT_KEY", KEY)
+        .env("GITHUB_API_URL", api)
+        .env("GITHUB_REPOSITORY", "octo/agent")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("PROPERTY_AGENT_BUG")
+        .env_remove("GAVEL_DATABASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("GOOGLE_API_KEY");
+    if let Some(bug) = bug {
+        cmd.env("PROPERTY_AGENT_BUG", bug);
+    }
+    cmd.output().await.unwrap()
+}
+
+/// Requests the fake API received, as (method, path, JSON body).
+async fn requests(server: &MockServer) -> Vec<(String, String, Value)> {
+    let mut out = Vec::new();
+    for r in server.received_requests().await.unwrap() {
+        assert_eq!(
+            r.headers.get("authorization").map(|v| v.to_str().unwrap()),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+        let body = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        out.push((r.method.to_string(), r.url.path().to_owned(), body));
+    }
+    out
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn action_script_summarises_comments_once_and_passes_exit_codes() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed (GitHub's runners have it)");
+        return;
+    }
+    let server = MockServer::start().await;
+    let comments = "/repos/octo/agent/issues/5/comments";
+    // First listing: no comment yet; afterwards, the one the script created.
+    Mock::given(method("GET"))
+        .and(path(comments))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(comments))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+            {"id": 3, "body": "an unrelated comment"},
+            {"id": 77, "body": format!("{MARKER}\nold")},
+        ])))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(comments))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 77})))
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/octo/agent/issues/comments/77"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 77})))
+        .mount(&server)
+        .await;
+
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), free_port());
+    let gavel = env!("CARGO_BIN_EXE_gavel");
+
+    // Run 1, the base: one of two cases passes, the gate is 50%: exit 0.
+    let out = action(dir.path(), &server.uri(), "--min-pass-rate 50", None, gavel).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("created comment 77 on pull request #5"),
+        "{}",
+        text(&out)
+    );
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(summary.starts_with("# gavel: PASS — ci"), "{summary}");
+    assert!(
+        summary.contains("No stored run of the base branch to compare with yet"),
+        "{summary}"
+    );
+    for report in ["report.md", "junit.xml", "report.json"] {
+        assert!(
+            dir.path().join("gavel-report").join(report).exists(),
+            "{report}"
+        );
+    }
+    let seen = requests(&server).await;
+    let posts: Vec<_> = seen.iter().filter(|r| r.0 == "POST").collect();
+    assert_eq!(posts.len(), 1, "{seen:?}");
+    let body = posts[0].2["body"].as_str().unwrap();
+    assert!(body.starts_with(MARKER), "{body}");
+    assert!(body.contains("### gavel: PASS — ci"), "{body}");
+    assert!(
+        body.contains("1 passed, 1 failed, 0 errors, 0 skipped of 2"),
+        "{body}"
+    );
+
+    // Run 2, the pull request: the agent reports 2 listings. One regression and
+    // one fix; a 100% gate fails: exit 1. The same comment is updated.
+    let out = action(
+        dir.path(),
+        &server.uri(),
+        "--min-pass-rate 100",
+        Some("wrong-count"),
+        gavel,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("updated comment 77 on pull request #5"),
+        "{}",
+        text(&out)
+    );
+    let seen = requests(&server).await;
+    assert_eq!(
+        seen.iter().filter(|r| r.0 == "POST").count(),
+        1,
+        "no second comment: {seen:?}"
+    );
+    let patches: Vec<_> = seen.iter().filter(|r| r.0 == "PATCH").collect();
+    assert_eq!(patches.len(), 1, "{seen:?}");
+    let body = patches[0].2["body"].as_str().unwrap();
+    assert!(body.starts_with(MARKER), "{body}");
+    assert!(body.contains("### gavel: FAIL — ci"), "{body}");
+    assert!(body.contains("**1 regression, 1 fix**"), "{body}");
+    let regression = body.find("| **REGRESSION** | z-listings | property-agent | pass | fail |");
+    let fix = body.find("| fix | a-two-listings | property-agent | fail | pass |");
+    assert!(
+        matches!((regression, fix), (Some(r), Some(f)) if r < f),
+        "regressions first: {body}"
+    );
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(summary.contains("# gavel: FAIL — ci"), "{summary}");
+    assert!(summary.contains("**1 regression, 1 fix**"), "{summary}");
+
+    // Bad input (a suite that is not there) exits 2; a missing gavel exits 3.
+    std::fs::remove_file(dir.path().join("suite.yaml")).unwrap();
+    let out = action(dir.path(), &server.uri(), "", None, gavel).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = action(dir.path(), &server.uri(), "", None, "/nonexistent/gavel").await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+
+    // The token went only into the Authorization header.
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(!summary.contains(TOKEN));
+    for r in requests(&server).await {
+        assert!(!r.2.to_string().contains(TOKEN));
+    }
+}
