@@ -1,6 +1,7 @@
 //! A compiled [`AwaitedCheck`] with its scope: finds the turns it reads and
 //! awaits its grade, or says why it did not run.
 
+use gavel_core::CheckKind;
 use gavel_core::{Status, Transcript, Verdict};
 
 use crate::check::{AwaitedCheck, Input};
@@ -26,7 +27,7 @@ impl PlannedAwaited {
     }
 
     /// The check's type as written in suite files.
-    pub(crate) fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> CheckKind {
         self.check.kind()
     }
 

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use gavel_core::CheckKind;
 use gavel_core::check::OneOrMany;
 use gavel_core::{Status, Transcript, Verdict};
 use serde_json::{Map, Value, json};
@@ -242,8 +243,8 @@ impl CodeCheck for IsolationCheck {
         }
     }
 
-    fn kind(&self) -> &'static str {
-        "branch-isolation"
+    fn kind(&self) -> CheckKind {
+        CheckKind::BranchIsolation
     }
 
     /// Fails when a turn of one branch shows another branch's marker.
@@ -300,7 +301,7 @@ impl AwaitedCheck for IsolationCheck {
         CodeCheck::name(self)
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> CheckKind {
         CodeCheck::kind(self)
     }
 

@@ -3,6 +3,7 @@
 //! database, the embedder, a judge model).
 
 use futures::future::BoxFuture;
+use gavel_core::CheckKind;
 use gavel_core::{Transcript, Verdict};
 
 use crate::finding::{Finding, VerdictHead};
@@ -24,7 +25,7 @@ pub(crate) trait CodeCheck: Send + Sync {
     fn name(&self) -> String;
 
     /// The check's type as written in suite files.
-    fn kind(&self) -> &'static str;
+    fn kind(&self) -> CheckKind;
 
     /// Grades the turns the check's scope found.
     fn evaluate(&self, subject: &Subject<'_>) -> Finding;
@@ -46,7 +47,7 @@ pub(crate) trait AwaitedCheck: Send + Sync {
     fn name(&self) -> String;
 
     /// The check's type as written in suite files.
-    fn kind(&self) -> &'static str;
+    fn kind(&self) -> CheckKind;
 
     /// Grades `input` under `head`; never panics, never passes by default.
     fn grade<'a>(

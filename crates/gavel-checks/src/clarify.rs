@@ -1,6 +1,7 @@
 //! Clarifying questions: telling one apart from an answer by its form, and the
 //! check a round with `expect_clarification: true` gets.
 
+use gavel_core::CheckKind;
 use serde_json::json;
 
 use crate::check::CodeCheck;
@@ -48,7 +49,7 @@ pub(crate) struct ClarificationCheck;
 
 impl ClarificationCheck {
     /// The kind of its verdicts.
-    pub(crate) const KIND: &'static str = "clarification";
+    pub(crate) const KIND: CheckKind = CheckKind::Clarification;
 }
 
 impl CodeCheck for ClarificationCheck {
@@ -57,7 +58,7 @@ impl CodeCheck for ClarificationCheck {
         "asks a clarifying question".to_owned()
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> CheckKind {
         Self::KIND
     }
 

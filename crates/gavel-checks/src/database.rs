@@ -4,6 +4,7 @@
 //! A database that cannot be opened or queried is an `error` (infrastructure),
 //! never a `fail`.
 
+use gavel_core::CheckKind;
 use gavel_core::agent_check::{DatabaseSpec, RowExpectation};
 use gavel_core::{Status, Verdict};
 use serde_json::{Map, Value, json};
@@ -104,8 +105,8 @@ impl DatabaseCheck {
 }
 
 impl AwaitedCheck for DatabaseCheck {
-    fn kind(&self) -> &'static str {
-        "database"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Database
     }
 
     fn grade<'a>(

@@ -1,7 +1,7 @@
 //! What checks produce: a [`Finding`] on the turns they read, and the verdict it
 //! becomes under a [`VerdictHead`].
 
-use gavel_core::{Status, Verdict};
+use gavel_core::{CheckKind, Status, Verdict};
 use serde_json::Value;
 
 use crate::subject::Scope;
@@ -10,7 +10,7 @@ use crate::subject::Scope;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct VerdictHead<'a> {
     pub(crate) name: &'a str,
-    pub(crate) kind: &'static str,
+    pub(crate) kind: CheckKind,
     pub(crate) round: Option<usize>,
 }
 
@@ -77,7 +77,7 @@ impl Finding {
 /// The verdict of a check whose turns are missing or broke.
 pub(crate) fn unanswered(
     name: &str,
-    kind: &str,
+    kind: CheckKind,
     scope: Scope,
     rounds: usize,
     why: &str,

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use gavel_core::CheckKind;
 use gavel_core::agent_check::{Claim, GroundingSpec, Oracle};
 use gavel_core::{Status, Turn, Verdict};
 use regex::Regex;
@@ -28,7 +29,7 @@ use crate::sql::Database;
 use crate::subject::Judged;
 
 /// The kind of grounding verdicts.
-const KIND: &str = "grounding";
+const KIND: CheckKind = CheckKind::Grounding;
 
 /// The reason code of a grounding check whose oracle could not be read.
 pub const GROUND_TRUTH_UNAVAILABLE: &str = "GROUND_TRUTH_UNAVAILABLE";
@@ -257,7 +258,7 @@ impl GroundingCheck {
 }
 
 impl AwaitedCheck for GroundingCheck {
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> CheckKind {
         KIND
     }
 

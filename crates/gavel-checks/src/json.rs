@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use gavel_core::CheckKind;
 use gavel_core::check::JsonSource;
 use gavel_core::{CheckSpec, Turn};
 use serde_json::{Number, Value, json};
@@ -122,12 +123,12 @@ impl CodeCheck for JsonCheck {
     }
 
     /// The check's type as written in suite files.
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> CheckKind {
         match self.rule {
-            Rule::IsJson => "is-json",
-            Rule::Schema { .. } => "json-schema",
-            Rule::RequiredKeys(_) => "required-keys",
-            Rule::Numeric(_) => "numeric-fields",
+            Rule::IsJson => CheckKind::IsJson,
+            Rule::Schema { .. } => CheckKind::JsonSchema,
+            Rule::RequiredKeys(_) => CheckKind::RequiredKeys,
+            Rule::Numeric(_) => CheckKind::NumericFields,
         }
     }
 

@@ -1,5 +1,6 @@
 //! latency: every targeted turn answered within a time budget.
 
+use gavel_core::CheckKind;
 use gavel_core::Turn;
 use serde_json::json;
 
@@ -25,8 +26,8 @@ impl CodeCheck for LatencyCheck {
         format!("latency <= {} ms", self.max_ms)
     }
 
-    fn kind(&self) -> &'static str {
-        "latency"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Latency
     }
 
     /// Every turn must be within budget; the reason names the slowest.

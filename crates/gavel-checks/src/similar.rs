@@ -1,6 +1,7 @@
 //! `similar`: the answer's sentence embedding against the expected answer's (or
 //! the best of several acceptable answers), by cosine similarity.
 
+use gavel_core::CheckKind;
 use gavel_core::{OneOrMany, Status, Turn, Verdict};
 use gavel_embed::{EmbedError, cosine};
 use serde_json::{Value, json};
@@ -28,7 +29,7 @@ pub(crate) struct SimilarCheck {
 
 impl SimilarCheck {
     /// The kind of `similar` verdicts.
-    pub(crate) const KIND: &'static str = "similar";
+    pub(crate) const KIND: CheckKind = CheckKind::Similar;
 
     /// Compiles a `similar` spec: the acceptable answers (`value`, else the
     /// expected output) and the threshold.
@@ -165,7 +166,7 @@ impl AwaitedCheck for SimilarCheck {
         format!("similar {}", quoted_list(&self.answers))
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> CheckKind {
         Self::KIND
     }
 

@@ -1,6 +1,7 @@
 //! stream: structural checks of streamed answers, no judge needed: enough text
 //! deltas, the completion signal, non-empty text, time to first token.
 
+use gavel_core::CheckKind;
 use gavel_core::{Status, Turn};
 use serde_json::{Value, json};
 
@@ -78,8 +79,8 @@ impl CodeCheck for StreamCheck {
         format!("stream ({})", parts.join(", "))
     }
 
-    fn kind(&self) -> &'static str {
-        "stream"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Stream
     }
 
     /// Every targeted turn must have streamed soundly; the reason lists what

@@ -1,5 +1,6 @@
 //! Checks on the answer text: equals, contains, icontains, not-contains, regex.
 
+use gavel_core::CheckKind;
 use gavel_core::CheckSpec;
 use regex::Regex;
 use serde_json::{Value, json};
@@ -122,17 +123,17 @@ impl CodeCheck for TextCheck {
     }
 
     /// The check's type as written in suite files.
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> CheckKind {
         match self {
-            TextCheck::EqualsText { .. } | TextCheck::EqualsJson { .. } => "equals",
+            TextCheck::EqualsText { .. } | TextCheck::EqualsJson { .. } => CheckKind::Equals,
             TextCheck::Contains {
                 ignore_case: false, ..
-            } => "contains",
+            } => CheckKind::Contains,
             TextCheck::Contains {
                 ignore_case: true, ..
-            } => "icontains",
-            TextCheck::NotContains { .. } => "not-contains",
-            TextCheck::Regex { .. } => "regex",
+            } => CheckKind::Icontains,
+            TextCheck::NotContains { .. } => CheckKind::NotContains,
+            TextCheck::Regex { .. } => CheckKind::Regex,
         }
     }
 
@@ -294,7 +295,7 @@ mod tests {
         let v = run_one(&c, vec![turn(0, "  Beach House\n")]);
         assert_eq!(v.status, Status::Pass, "{}", v.reason);
         assert_eq!(v.check, "equals \"Beach House\"");
-        assert_eq!(v.kind, "equals");
+        assert_eq!(v.kind, gavel_core::CheckKind::Equals);
         assert_eq!(v.score, Some(1.0));
 
         let v = run_one(&c, vec![turn(0, "beach house")]);
@@ -376,7 +377,7 @@ mod tests {
         );
         let v = run_one(&c, vec![turn(0, "The villa")]);
         assert_eq!(v.status, Status::Fail);
-        assert_eq!(v.kind, "icontains");
+        assert_eq!(v.kind, gavel_core::CheckKind::Icontains);
         assert_eq!(v.reason, r#"missing "beach house""#);
     }
 

@@ -1,5 +1,6 @@
 //! tools-called: the tools the target called against the tools expected.
 
+use gavel_core::CheckKind;
 use gavel_core::check::ToolMatch;
 use gavel_core::{ToolCall, Turn};
 use serde_json::{Value, json};
@@ -94,8 +95,8 @@ impl CodeCheck for ToolsCheck {
         )
     }
 
-    fn kind(&self) -> &'static str {
-        "tools-called"
+    fn kind(&self) -> CheckKind {
+        CheckKind::ToolsCalled
     }
 
     /// Grades the tool calls of the targeted turns.

@@ -8,6 +8,7 @@
 //!   one earlier (`a b a`), a circular path rather than a retry;
 //! - efficiency: the optimal path's length over the actual length, at most 1.
 
+use gavel_core::CheckKind;
 use gavel_core::Turn;
 use gavel_core::agent_check::TrajectorySpec;
 use serde_json::{Value, json};
@@ -108,8 +109,8 @@ impl CodeCheck for TrajectoryCheck {
         parts.join(" ")
     }
 
-    fn kind(&self) -> &'static str {
-        "trajectory"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Trajectory
     }
 
     /// Measures the targeted turns' calls and holds them to the thresholds.

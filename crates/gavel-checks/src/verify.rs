@@ -1,6 +1,7 @@
 //! tool-verification: each expected call checked for tool, arguments and result,
 //! with a weighted score per call and per case (seed 003's `verifyToolCalls`).
 
+use gavel_core::CheckKind;
 use gavel_core::agent_check::{ArgsMatch, ExpectedCall, ToolVerificationSpec};
 use gavel_core::{ToolCall, Turn};
 use regex::Regex;
@@ -74,8 +75,8 @@ impl CodeCheck for VerifyCheck {
         format!("tool-verification {}", bracket_list(&tools))
     }
 
-    fn kind(&self) -> &'static str {
-        "tool-verification"
+    fn kind(&self) -> CheckKind {
+        CheckKind::ToolVerification
     }
 
     /// Grades the tool calls of the targeted turns; the finding's evidence holds

@@ -67,7 +67,13 @@ fn exec(
 }
 
 fn contains(status: Status) -> Verdict {
-    Verdict::new("contains \"hello\"", "contains", status, "looked for hello").in_round(Some(0))
+    Verdict::new(
+        "contains \"hello\"",
+        gavel_core::CheckKind::Contains,
+        status,
+        "looked for hello",
+    )
+    .in_round(Some(0))
 }
 
 fn judge(score: f64, reason: &str) -> Verdict {
@@ -76,7 +82,8 @@ fn judge(score: f64, reason: &str) -> Verdict {
     } else {
         Status::Fail
     };
-    let mut v = Verdict::new("judge", "llm-judge", status, reason).with_score(score, Some(0.7));
+    let mut v = Verdict::new("judge", gavel_core::CheckKind::Judge, status, reason)
+        .with_score(score, Some(0.7));
     v.cost_usd = Some(0.002);
     v
 }
@@ -692,7 +699,7 @@ fn html_escapes_ids_and_tags_too() {
         vec![turn("<hr>", "<iframe>")],
         vec![Verdict::new(
             "<em>check</em>",
-            "contains",
+            gavel_core::CheckKind::Contains,
             Status::Fail,
             "<svg onload=alert(1)>",
         )],

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use futures::future::BoxFuture;
+use gavel_core::CheckKind;
 use gavel_core::{Case, CheckSpec, CriteriaJudge, JudgeSettings, Scale, Verdict};
 use serde_json::Value;
 
@@ -33,7 +34,7 @@ impl AwaitedCheck for TurnJudge {
         }
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> CheckKind {
         match self {
             TurnJudge::Pointwise(_) => super::pointwise::KIND,
             TurnJudge::Rubric(_) => super::rubric::KIND,

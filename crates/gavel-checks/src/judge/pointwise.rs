@@ -3,6 +3,7 @@
 
 use std::sync::OnceLock;
 
+use gavel_core::CheckKind;
 use gavel_core::judge::JudgeExample;
 use gavel_core::{Scale, Status, Verdict};
 use serde_json::{Map, Value, json};
@@ -16,7 +17,7 @@ use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
 
 /// The kind of pointwise judge verdicts.
-pub(crate) const KIND: &str = "judge";
+pub(crate) const KIND: CheckKind = CheckKind::Judge;
 
 /// A compiled pointwise judge.
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use gavel_core::CheckKind;
 use gavel_core::{Status, Verdict};
 use serde_json::{Map, Value, json};
 
@@ -16,7 +17,7 @@ use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
 
 /// The kind of rubric verdicts.
-pub(crate) const KIND: &str = "rubric";
+pub(crate) const KIND: CheckKind = CheckKind::Rubric;
 
 /// Every dimension, in prompt and schema order; `tool_usage` only when tools are
 /// expected.

@@ -12,6 +12,7 @@
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use gavel_core::CheckKind;
 use gavel_core::agent_check::{StepAggregate, StepKind, StepScoreSpec, StepWeights};
 use gavel_core::{Status, Transcript, Turn, Verdict};
 use serde_json::{Map, Value, json};
@@ -29,7 +30,7 @@ use crate::subject::{position, seen_before};
 use answer::{Graded, aggregate, interpret, schema};
 
 /// The kind of `step-score` verdicts.
-const KIND: &str = "step-score";
+const KIND: CheckKind = CheckKind::StepScore;
 
 /// The pass threshold when the check gives none.
 const DEFAULT_THRESHOLD: f64 = 0.5;
@@ -411,7 +412,7 @@ impl AwaitedCheck for StepJudge {
         )
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> CheckKind {
         KIND
     }
 

@@ -3,6 +3,7 @@
 //! variance of the scores falls to the bound or after `max_rounds`; the verdict is
 //! the median.
 
+use gavel_core::CheckKind;
 use gavel_core::panel::ConsensusSpec;
 use gavel_core::{CheckSpec, Scale, Status, Verdict};
 use serde_json::{Value, json};
@@ -17,7 +18,7 @@ use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
 
 /// The kind of consensus panel verdicts.
-pub(crate) const KIND: &str = "consensus";
+pub(crate) const KIND: CheckKind = CheckKind::Consensus;
 
 /// Rounds at most when the suite does not say.
 const DEFAULT_MAX_ROUNDS: u32 = 3;

@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use gavel_core::CheckKind;
 use gavel_core::{CheckSpec, Status, Transcript, Verdict};
 use serde_json::{Value, json};
 
@@ -111,7 +112,7 @@ impl Panel {
     }
 
     /// `procedural`, `consensus`, `reactive` or `dag`.
-    pub(crate) fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> CheckKind {
         match &self.kind {
             PanelKind::Procedural(_) => procedural::KIND,
             PanelKind::Consensus(_) => consensus::KIND,

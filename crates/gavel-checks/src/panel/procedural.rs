@@ -2,6 +2,7 @@
 //! verdicts and reasons of the stages before it; a failing critical stage stops
 //! the pipeline.
 
+use gavel_core::CheckKind;
 use gavel_core::panel::ProceduralSpec;
 use gavel_core::{CheckSpec, Status, Transcript, Verdict};
 use serde_json::{Value, json};
@@ -19,7 +20,7 @@ use crate::subject::Judged;
 use crate::subject::Scope;
 
 /// The kind of procedural panel verdicts.
-pub(crate) const KIND: &str = "procedural";
+pub(crate) const KIND: CheckKind = CheckKind::Procedural;
 
 /// A compiled procedural panel.
 pub(crate) struct Procedural {

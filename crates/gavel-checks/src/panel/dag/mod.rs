@@ -5,6 +5,7 @@
 //! weights multiply the leaf's score. The graph is checked when the suite loads:
 //! every edge resolves, no cycles, every node reachable, bounded depth.
 
+use gavel_core::CheckKind;
 use gavel_core::{Status, Verdict};
 use serde_json::{Map, Value, json};
 
@@ -17,7 +18,7 @@ use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
 
 /// The kind of dag panel verdicts.
-pub(crate) const KIND: &str = "dag";
+pub(crate) const KIND: CheckKind = CheckKind::Dag;
 
 /// The longest path allowed, in nodes, when the suite does not say.
 const DEFAULT_MAX_DEPTH: u32 = 16;
