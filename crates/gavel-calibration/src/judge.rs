@@ -238,7 +238,10 @@ async fn model_pointwise(
         }],
     };
     let verdicts = plan.run(&transcript, rt).await;
-    let Some(v) = verdicts.iter().find(|v| v.kind == "judge") else {
+    let Some(v) = verdicts
+        .iter()
+        .find(|v| v.kind == gavel_core::CheckKind::Judge)
+    else {
         return ItemVerdict::failed("error: the judge gave no verdict".into(), None);
     };
     if let Some(reason) = no_grade(v) {

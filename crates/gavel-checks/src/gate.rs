@@ -1,15 +1,20 @@
 //! Code checks gate judges: a case's judges run only when its tool and
 //! structural checks passed; otherwise they are `skipped`, "gated by <check>".
 
-use gavel_core::{Status, Verdict};
+use gavel_core::{CheckKind, Status, Verdict};
 
 /// The kinds of code checks that gate the judges: tool and structural checks.
-pub const GATING_KINDS: [&str; 4] = ["tools-called", "tool-verification", "trajectory", "stream"];
+pub const GATING_KINDS: [CheckKind; 4] = [
+    CheckKind::ToolsCalled,
+    CheckKind::ToolVerification,
+    CheckKind::Trajectory,
+    CheckKind::Stream,
+];
 
 /// The first gating check that failed or broke, if any: the judges do not run.
 pub(crate) fn closed_by(code: &[Verdict]) -> Option<&Verdict> {
     code.iter().find(|v| {
-        GATING_KINDS.contains(&v.kind.as_str()) && matches!(v.status, Status::Fail | Status::Error)
+        GATING_KINDS.contains(&v.kind) && matches!(v.status, Status::Fail | Status::Error)
     })
 }
 
@@ -18,7 +23,7 @@ pub(crate) fn closed_by(code: &[Verdict]) -> Option<&Verdict> {
 mod tests {
     use gavel_core::Status;
 
-    use crate::plan::tests::{case, compile, run_all, transcript, turn};
+    use crate::testing::{case, compile, run_all, transcript, turn};
 
     #[test]
     fn a_failed_tool_check_skips_the_judges_and_says_why() {

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::CheckKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -310,34 +311,34 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 
 impl CheckSpec {
     /// The check's type as written in suite files.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> CheckKind {
         match self {
-            CheckSpec::Equals { .. } => "equals",
-            CheckSpec::Contains { .. } => "contains",
-            CheckSpec::Icontains { .. } => "icontains",
-            CheckSpec::NotContains { .. } => "not-contains",
-            CheckSpec::Regex { .. } => "regex",
-            CheckSpec::IsJson { .. } => "is-json",
-            CheckSpec::JsonSchema { .. } => "json-schema",
-            CheckSpec::RequiredKeys { .. } => "required-keys",
-            CheckSpec::NumericFields { .. } => "numeric-fields",
-            CheckSpec::ToolsCalled { .. } => "tools-called",
-            CheckSpec::ToolVerification(_) => "tool-verification",
-            CheckSpec::Trajectory(_) => "trajectory",
-            CheckSpec::Grounding(_) => "grounding",
-            CheckSpec::Database(_) => "database",
-            CheckSpec::Latency { .. } => "latency",
-            CheckSpec::Stream { .. } => "stream",
-            CheckSpec::BranchIsolation { .. } => "branch-isolation",
-            CheckSpec::Similar { .. } => "similar",
-            CheckSpec::StepScore(_) => "step-score",
-            CheckSpec::Judge { .. } => "judge",
-            CheckSpec::Rubric { .. } => "rubric",
-            CheckSpec::Pairwise { .. } => "pairwise",
-            CheckSpec::Procedural(_) => "procedural",
-            CheckSpec::Consensus(_) => "consensus",
-            CheckSpec::Reactive(_) => "reactive",
-            CheckSpec::Dag(_) => "dag",
+            CheckSpec::Equals { .. } => CheckKind::Equals,
+            CheckSpec::Contains { .. } => CheckKind::Contains,
+            CheckSpec::Icontains { .. } => CheckKind::Icontains,
+            CheckSpec::NotContains { .. } => CheckKind::NotContains,
+            CheckSpec::Regex { .. } => CheckKind::Regex,
+            CheckSpec::IsJson { .. } => CheckKind::IsJson,
+            CheckSpec::JsonSchema { .. } => CheckKind::JsonSchema,
+            CheckSpec::RequiredKeys { .. } => CheckKind::RequiredKeys,
+            CheckSpec::NumericFields { .. } => CheckKind::NumericFields,
+            CheckSpec::ToolsCalled { .. } => CheckKind::ToolsCalled,
+            CheckSpec::ToolVerification(_) => CheckKind::ToolVerification,
+            CheckSpec::Trajectory(_) => CheckKind::Trajectory,
+            CheckSpec::Grounding(_) => CheckKind::Grounding,
+            CheckSpec::Database(_) => CheckKind::Database,
+            CheckSpec::Latency { .. } => CheckKind::Latency,
+            CheckSpec::Stream { .. } => CheckKind::Stream,
+            CheckSpec::BranchIsolation { .. } => CheckKind::BranchIsolation,
+            CheckSpec::Similar { .. } => CheckKind::Similar,
+            CheckSpec::StepScore(_) => CheckKind::StepScore,
+            CheckSpec::Judge { .. } => CheckKind::Judge,
+            CheckSpec::Rubric { .. } => CheckKind::Rubric,
+            CheckSpec::Pairwise { .. } => CheckKind::Pairwise,
+            CheckSpec::Procedural(_) => CheckKind::Procedural,
+            CheckSpec::Consensus(_) => CheckKind::Consensus,
+            CheckSpec::Reactive(_) => CheckKind::Reactive,
+            CheckSpec::Dag(_) => CheckKind::Dag,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod bounds;
 pub mod calibration;
 pub mod case;
 pub mod check;
+pub mod check_kind;
 pub mod error;
 pub mod judge;
 pub mod load;
@@ -35,6 +36,7 @@ pub use calibration::{
 };
 pub use case::{Case, CriteriaJudge, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::{CheckSpec, OneOrMany};
+pub use check_kind::{CheckKind, UnknownCheckKind};
 pub use error::{LoadError, Location};
 pub use judge::{JudgeSettings, Scale};
 pub use outcome::{Execution, Outcome, PairwiseStats, Summary, TagStats};

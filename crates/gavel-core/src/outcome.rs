@@ -1,5 +1,6 @@
 //! Executions, outcomes and the summary statistics that gate CI.
 
+use crate::CheckKind;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -247,7 +248,7 @@ impl PairwiseStats {
             .iter()
             .flat_map(|o| &o.executions)
             .flat_map(|e| &e.verdicts)
-            .filter(|v| v.kind == "pairwise" && v.evidence.get("position_bias").is_some())
+            .filter(|v| v.kind == CheckKind::Pairwise && v.evidence.get("position_bias").is_some())
             .filter(|v| v.evidence.get("short_circuit").is_none());
         let mut stats = PairwiseStats::default();
         for v in judged {
@@ -355,15 +356,20 @@ mod tests {
     fn passes_with_skipped_checks_are_counted_apart() {
         let mut skipped_judge = exec("a", 0, Status::Pass, Some(1.0), &[]);
         skipped_judge.verdicts = vec![
-            Verdict::new("contains", "contains", Status::Pass, "found"),
-            Verdict::new("judge", "judge", Status::Skipped, "no judge model"),
+            Verdict::new("contains", CheckKind::Contains, Status::Pass, "found"),
+            Verdict::new("judge", CheckKind::Judge, Status::Skipped, "no judge model"),
         ];
         let mut plain = exec("b", 0, Status::Pass, Some(1.0), &[]);
-        plain.verdicts = vec![Verdict::new("contains", "contains", Status::Pass, "found")];
+        plain.verdicts = vec![Verdict::new(
+            "contains",
+            CheckKind::Contains,
+            Status::Pass,
+            "found",
+        )];
         let mut failed = exec("c", 0, Status::Fail, Some(0.0), &[]);
         failed.verdicts = vec![
-            Verdict::new("contains", "contains", Status::Fail, "missing"),
-            Verdict::new("judge", "judge", Status::Skipped, "gated"),
+            Verdict::new("contains", CheckKind::Contains, Status::Fail, "missing"),
+            Verdict::new("judge", CheckKind::Judge, Status::Skipped, "gated"),
         ];
         let outcomes = Outcome::group(vec![skipped_judge, plain, failed]);
         assert!(outcomes[0].passed_with_skips());
@@ -386,7 +392,7 @@ mod tests {
         });
         e.verdicts.push(Verdict::new(
             "contains",
-            "contains",
+            CheckKind::Contains,
             Status::Fail,
             "missing",
         ));

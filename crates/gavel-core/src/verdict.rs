@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Attempts, Scale, Status};
+use crate::{Attempts, CheckKind, Scale, Status};
 
 /// The result of one check applied to a turn or a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11,7 +11,7 @@ pub struct Verdict {
     /// The check's display name (its `name`, or its type with a short argument).
     pub check: String,
     /// The check's type, e.g. `contains` or `tools-called`.
-    pub kind: String,
+    pub kind: CheckKind,
     /// The round it applies to; `None` for checks over the whole transcript.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<usize>,
@@ -37,13 +37,13 @@ impl Verdict {
     /// A verdict with the given status and reason and nothing else.
     pub fn new(
         check: impl Into<String>,
-        kind: impl Into<String>,
+        kind: CheckKind,
         status: Status,
         reason: impl Into<String>,
     ) -> Self {
         Verdict {
             check: check.into(),
-            kind: kind.into(),
+            kind,
             round: None,
             status,
             score: None,
@@ -80,7 +80,7 @@ impl Verdict {
     pub fn scale(&self) -> Option<Scale> {
         match self.evidence.get("scale") {
             Some(scale) => Scale::deserialize(scale).ok(),
-            None => (self.kind == RUBRIC_KIND).then_some(Scale::OneToFive),
+            None => (self.kind == CheckKind::Rubric).then_some(Scale::OneToFive),
         }
     }
 
@@ -107,9 +107,6 @@ pub const TRANSPORT_EVIDENCE: &str = "transport";
 /// ([`Verdict::judge_unavailable`]).
 pub const JUDGE_UNAVAILABLE_EVIDENCE: &str = "judge_unavailable";
 
-/// The kind of rubric verdicts, whose overall score is on 1–5.
-const RUBRIC_KIND: &str = "rubric";
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,16 +114,16 @@ mod tests {
 
     #[test]
     fn the_scale_comes_from_the_evidence_or_the_rubric_kind() {
-        let judged = Verdict::new("judge", "judge", Status::Pass, "ok")
+        let judged = Verdict::new("judge", CheckKind::Judge, Status::Pass, "ok")
             .with_evidence(json!({"scale": "1-5", "score": 4}));
         assert_eq!(judged.scale(), Some(Scale::OneToFive));
         let ten = judged.clone().with_evidence(json!({"scale": "0-10"}));
         assert_eq!(ten.scale(), Some(Scale::ZeroToTen));
-        let rubric = Verdict::new("rubric", "rubric", Status::Fail, "weak");
+        let rubric = Verdict::new("rubric", CheckKind::Rubric, Status::Fail, "weak");
         assert_eq!(rubric.scale(), Some(Scale::OneToFive));
         let unknown = judged.with_evidence(json!({"scale": "1-7"}));
         assert_eq!(unknown.scale(), None);
-        let contains = Verdict::new("contains", "contains", Status::Pass, "found");
+        let contains = Verdict::new("contains", CheckKind::Contains, Status::Pass, "found");
         assert_eq!(contains.scale(), None);
     }
 

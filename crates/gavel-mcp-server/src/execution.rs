@@ -215,10 +215,22 @@ mod tests {
         }))
         .unwrap();
         e.verdicts = vec![
-            Verdict::new("steps", "step-score", Status::Pass, "ok").with_evidence(json!({
+            Verdict::new(
+                "steps",
+                gavel_core::CheckKind::StepScore,
+                Status::Pass,
+                "ok",
+            )
+            .with_evidence(json!({
                 "steps": [{"step": 1, "score": 0.5, "explanation": "fine", "tool": "search"}]
             })),
-            Verdict::new("tools", "tool-verification", Status::Fail, "no").with_evidence(json!({
+            Verdict::new(
+                "tools",
+                gavel_core::CheckKind::ToolVerification,
+                Status::Fail,
+                "no",
+            )
+            .with_evidence(json!({
                 "called": ["search", "book"],
                 "calls": [
                     {"expected": "book", "call_index": 1, "tool_correct": true,
@@ -227,8 +239,13 @@ mod tests {
                      "args_correct": false, "score": 0.0}
                 ]
             })),
-            Verdict::new("path", "trajectory", Status::Pass, "ok")
-                .with_evidence(json!({"trajectory_length": 2})),
+            Verdict::new(
+                "path",
+                gavel_core::CheckKind::Trajectory,
+                Status::Pass,
+                "ok",
+            )
+            .with_evidence(json!({"trajectory_length": 2})),
         ];
         let out = of("r".into(), e);
         assert_eq!(out.step_scores.len(), 1);

@@ -63,8 +63,8 @@ async fn seed(store: &Store, per_run: usize) -> Vec<String> {
                     .map(|(j, (kind, check))| {
                         let s = score(i + r * 1000, j);
                         let status = if s >= 0.5 { Status::Pass } else { Status::Fail };
-                        let mut v =
-                            Verdict::new(*check, *kind, status, "seeded").with_score(s, Some(0.5));
+                        let mut v = Verdict::new(*check, kind.parse().unwrap(), status, "seeded")
+                            .with_score(s, Some(0.5));
                         if *kind == "judge" {
                             v = v.with_evidence(json!({"model": format!("openai:m{}", i % 2)}));
                         }

@@ -57,7 +57,7 @@ pub(crate) fn attach(targets: &Targets<'_>, e: &Execution, spans: &mut Execution
             label: verdict.status.to_string(),
             explanation: verdict.reason.clone(),
         };
-        emit(targets, &cx, at, &eval, &verdict.kind);
+        emit(targets, &cx, at, &eval, verdict.kind.as_str());
         if let Some(model) = verdict.evidence.get("model").and_then(Value::as_str) {
             let tokens = (
                 number(&verdict.evidence, "input_tokens"),
@@ -68,7 +68,7 @@ pub(crate) fn attach(targets: &Targets<'_>, e: &Execution, spans: &mut Execution
         }
         for (index, eval) in per_tool(e, spans, verdict) {
             let tool = &spans.tools[index];
-            emit(targets, &tool.cx, tool.at.end, &eval, &verdict.kind);
+            emit(targets, &tool.cx, tool.at.end, &eval, verdict.kind.as_str());
         }
     }
 }

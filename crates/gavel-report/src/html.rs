@@ -128,7 +128,7 @@ struct ToolView {
 #[derive(Serialize)]
 struct VerdictView {
     check: String,
-    kind: String,
+    kind: &'static str,
     round: String,
     status: &'static str,
     score: String,
@@ -367,7 +367,7 @@ fn turn(t: &Turn) -> TurnView {
 fn verdict(v: &Verdict) -> VerdictView {
     VerdictView {
         check: v.check.clone(),
-        kind: v.kind.clone(),
+        kind: v.kind.as_str(),
         round: v
             .round
             .map_or_else(|| "all".to_owned(), |r| (r + 1).to_string()),

@@ -139,13 +139,24 @@ mod tests {
 
     #[test]
     fn rejudged_verdicts_give_the_judge_spread_and_flips() {
-        let mut v = Verdict::new("judge \"x\"", "judge", Status::Pass, "ok").with_score(0.8, None);
+        let mut v = Verdict::new(
+            "judge \"x\"",
+            gavel_core::CheckKind::Judge,
+            Status::Pass,
+            "ok",
+        )
+        .with_score(0.8, None);
         v.evidence = json!({"rejudged": [
             {"status": "pass", "score": 0.8},
             {"status": "fail", "score": 0.4},
             {"status": "pass", "score": 1.0},
         ]});
-        let plain = Verdict::new("contains", "contains", Status::Pass, "ok");
+        let plain = Verdict::new(
+            "contains",
+            gavel_core::CheckKind::Contains,
+            Status::Pass,
+            "ok",
+        );
         let e = Execution {
             case_id: "c".into(),
             case_name: "c".into(),

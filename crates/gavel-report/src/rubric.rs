@@ -20,7 +20,7 @@ fn scored(o: &Outcome) -> impl Iterator<Item = &Verdict> {
     o.executions
         .iter()
         .flat_map(|e| &e.verdicts)
-        .filter(|v| v.kind == "rubric" && v.evidence["dimensions"].is_object())
+        .filter(|v| v.kind == gavel_core::CheckKind::Rubric && v.evidence["dimensions"].is_object())
 }
 
 /// Each dimension's mean 1-5 score over the outcome's rubric verdicts, keyed the

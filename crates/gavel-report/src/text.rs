@@ -505,7 +505,7 @@ mod tests {
         assert_eq!(on_scale(Some(Scale::Binary), 1.0), "pass");
 
         let judged = |scale: &str, score: f64, threshold: f64| {
-            Verdict::new("judge", "judge", Status::Fail, "meh")
+            Verdict::new("judge", gavel_core::CheckKind::Judge, Status::Fail, "meh")
                 .with_score(score, Some(threshold))
                 .with_evidence(serde_json::json!({ "scale": scale }))
         };
@@ -518,11 +518,22 @@ mod tests {
             verdict_score(&judged("0-1", 0.82, 0.7)),
             " [score 0.82, threshold 0.70]"
         );
-        let rubric = Verdict::new("rubric", "rubric", Status::Fail, "thin").with_score(0.5, None);
+        let rubric = Verdict::new(
+            "rubric",
+            gavel_core::CheckKind::Rubric,
+            Status::Fail,
+            "thin",
+        )
+        .with_score(0.5, None);
         assert_eq!(verdict_score(&rubric), " [score 3/5 (0.50)]");
         assert_eq!(verdict_value(&rubric, None), "-");
         assert_eq!(
-            verdict_score(&Verdict::new("c", "contains", Status::Pass, "")),
+            verdict_score(&Verdict::new(
+                "c",
+                gavel_core::CheckKind::Contains,
+                Status::Pass,
+                ""
+            )),
             ""
         );
     }

@@ -54,7 +54,12 @@ fn exec(case: &str, verdicts: Vec<Verdict>) -> Execution {
 fn passing(case: &str) -> Execution {
     exec(
         case,
-        vec![Verdict::new("contains", "contains", Status::Pass, "found")],
+        vec![Verdict::new(
+            "contains",
+            gavel_core::CheckKind::Contains,
+            Status::Pass,
+            "found",
+        )],
     )
 }
 
@@ -63,7 +68,7 @@ fn failing(case: &str) -> Execution {
         case,
         vec![Verdict::new(
             "contains",
-            "contains",
+            gavel_core::CheckKind::Contains,
             Status::Fail,
             "missing",
         )],
@@ -247,14 +252,19 @@ fn gating_on_a_subset_keeps_what_did_not_run() {
 fn passes_with_skipped_checks_are_counted_and_listed_apart() {
     let skipped_judge = Verdict::new(
         "judge \"polite\"",
-        "judge",
+        gavel_core::CheckKind::Judge,
         Status::Skipped,
         "no judge model configured",
     );
     let with_skip = exec(
         "c1",
         vec![
-            Verdict::new("contains", "contains", Status::Pass, "found"),
+            Verdict::new(
+                "contains",
+                gavel_core::CheckKind::Contains,
+                Status::Pass,
+                "found",
+            ),
             skipped_judge,
         ],
     );
@@ -313,7 +323,7 @@ fn passes_with_skipped_checks_are_counted_and_listed_apart() {
 /// A pointwise judge verdict as gavel-checks records it: normalised score and
 /// threshold, the scale in the evidence.
 fn judged(scale: &str, status: Status, score: f64, threshold: f64) -> Verdict {
-    Verdict::new("judge", "judge", status, "terse")
+    Verdict::new("judge", gavel_core::CheckKind::Judge, status, "terse")
         .with_score(score, Some(threshold))
         .with_evidence(json!({"scale": scale}))
 }

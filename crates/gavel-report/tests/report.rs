@@ -69,7 +69,13 @@ fn exec(
 }
 
 fn contains(status: Status) -> Verdict {
-    Verdict::new("contains \"hello\"", "contains", status, "looked for hello").in_round(Some(0))
+    Verdict::new(
+        "contains \"hello\"",
+        gavel_core::CheckKind::Contains,
+        status,
+        "looked for hello",
+    )
+    .in_round(Some(0))
 }
 
 fn judge(score: f64, reason: &str) -> Verdict {
@@ -78,7 +84,8 @@ fn judge(score: f64, reason: &str) -> Verdict {
     } else {
         Status::Fail
     };
-    let mut v = Verdict::new("judge", "llm-judge", status, reason).with_score(score, Some(0.7));
+    let mut v = Verdict::new("judge", gavel_core::CheckKind::Judge, status, reason)
+        .with_score(score, Some(0.7));
     v.cost_usd = Some(0.002);
     v
 }
@@ -711,7 +718,7 @@ fn html_escapes_ids_and_tags_too() {
         vec![turn("<hr>", "<iframe>")],
         vec![Verdict::new(
             "<em>check</em>",
-            "contains",
+            gavel_core::CheckKind::Contains,
             Status::Fail,
             "<svg onload=alert(1)>",
         )],

@@ -187,7 +187,7 @@ pub async fn execute(
                     batch
                         .iter()
                         .flat_map(|e| &e.verdicts)
-                        .filter(|v| v.kind == "pairwise")
+                        .filter(|v| v.kind == gavel_core::CheckKind::Pairwise)
                         .filter_map(|v| v.cost_usd)
                         .sum(),
                 );

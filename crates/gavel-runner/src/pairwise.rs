@@ -113,7 +113,14 @@ impl Pairing {
         e: &Execution,
         options: &ExecuteOptions<'_>,
     ) -> Verdict {
-        let skip = |reason: String| Verdict::new(spec.name(), "pairwise", Status::Skipped, reason);
+        let skip = |reason: String| {
+            Verdict::new(
+                spec.name(),
+                gavel_core::CheckKind::Pairwise,
+                Status::Skipped,
+                reason,
+            )
+        };
         let Some(own) = answer(&e.transcript, spec.round) else {
             return skip("no answer of this execution to compare".to_owned());
         };

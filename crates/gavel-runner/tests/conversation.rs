@@ -186,7 +186,7 @@ async fn an_expected_clarifying_question_is_left_unanswered_and_checked() {
     assert_eq!(e.status, Status::Pass, "{:?}", e.verdicts);
     assert_eq!(e.transcript.turns.len(), 1);
     assert_eq!(model.calls.load(Ordering::SeqCst), 0);
-    assert_eq!(e.verdicts[0].kind, "clarification");
+    assert_eq!(e.verdicts[0].kind, gavel_core::CheckKind::Clarification);
 
     // On a round: that round's question stays; the next round goes on.
     let c = case(
@@ -248,7 +248,7 @@ async fn branches_see_the_parent_and_themselves_only() {
     let v = e
         .verdicts
         .iter()
-        .find(|v| v.kind == "branch-isolation")
+        .find(|v| v.kind == gavel_core::CheckKind::BranchIsolation)
         .unwrap();
     assert_eq!(
         v.reason,

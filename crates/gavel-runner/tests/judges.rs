@@ -104,7 +104,7 @@ async fn judges_run_with_the_resolved_model_and_their_cost_counts() {
     let targets = PreparedTargets::from_targets(BTreeMap::from([("a".to_owned(), agent("hello"))]));
     let (out, _) = execute(&s, targets, j.clone(), None).await;
     assert_eq!(out[0].status, Status::Pass, "{:?}", out[0].verdicts);
-    assert_eq!(out[0].verdicts[0].kind, "judge");
+    assert_eq!(out[0].verdicts[0].kind, gavel_core::CheckKind::Judge);
     assert_eq!(out[0].cost_usd(), Some(0.01));
     assert_eq!(j.calls.load(Ordering::SeqCst), 1);
 }
@@ -159,7 +159,7 @@ async fn pairwise_waits_for_the_other_target_and_the_reference_gets_no_verdict()
     let a = out.iter().find(|e| e.target == "a").unwrap();
     let b = out.iter().find(|e| e.target == "b").unwrap();
     assert_eq!(a.verdicts.len(), 1);
-    assert_eq!(a.verdicts[0].kind, "pairwise");
+    assert_eq!(a.verdicts[0].kind, gavel_core::CheckKind::Pairwise);
     assert_eq!(
         a.verdicts[0].score,
         Some(0.5),

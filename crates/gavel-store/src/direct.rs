@@ -107,7 +107,12 @@ mod tests {
         store.record_executions(run_id, &batch).await?;
         let mut replaced = fixtures::execution("a");
         replaced.status = Status::Fail;
-        replaced.verdicts = vec![Verdict::new("judge", "judge", Status::Fail, "off topic")];
+        replaced.verdicts = vec![Verdict::new(
+            "judge",
+            gavel_core::CheckKind::Judge,
+            Status::Fail,
+            "off topic",
+        )];
         replaced.transcript.turns[0].tool_calls.clear();
         store.cache_stage("k2", "m", "second");
         store

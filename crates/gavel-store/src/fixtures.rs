@@ -49,9 +49,14 @@ pub(crate) fn execution(case: &str) -> Execution {
             }],
         },
         verdicts: vec![
-            Verdict::new("contains", "contains", Status::Pass, "found")
-                .with_score(1.0, Some(0.5))
-                .with_evidence(json!({"found": ["hello"]})),
+            Verdict::new(
+                "contains",
+                gavel_core::CheckKind::Contains,
+                Status::Pass,
+                "found",
+            )
+            .with_score(1.0, Some(0.5))
+            .with_evidence(json!({"found": ["hello"]})),
         ],
         reason: None,
         started_at: "2026-11-24T00:00:01Z".to_owned(),

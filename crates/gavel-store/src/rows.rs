@@ -50,12 +50,13 @@ pub(crate) fn from_i64<T: TryFrom<i64>>(
 }
 
 /// A status word back to its enum.
-fn parse_word<T: std::str::FromStr<Err = String>>(
-    text: &str,
-    what: impl FnOnce() -> String,
-) -> Result<T, StoreError> {
+fn parse_word<T>(text: &str, what: impl FnOnce() -> String) -> Result<T, StoreError>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
     text.parse()
-        .map_err(|e: String| StoreError::corrupt(what(), e))
+        .map_err(|e: T::Err| StoreError::corrupt(what(), e))
 }
 
 /// The columns of `runs` that [`RunRow`] reads, for `concat!` into static SQL.
@@ -392,7 +393,7 @@ impl VerdictRow {
                 None => serde_json::Value::Null,
             },
             check: self.check_name,
-            kind: self.kind,
+            kind: parse_word(&self.kind, || format!("{at} kind"))?,
             score: self.score,
             threshold: self.threshold,
             reason: self.reason,

@@ -152,12 +152,17 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
         },
     ];
     let verdicts = vec![
-        Verdict::new("contains hello", "contains", Status::Pass, "found `hello`")
-            .in_round(Some(0))
-            .with_evidence(json!({ "matched": ["hello"], "at": 3 })),
+        Verdict::new(
+            "contains hello",
+            gavel_core::CheckKind::Contains,
+            Status::Pass,
+            "found `hello`",
+        )
+        .in_round(Some(0))
+        .with_evidence(json!({ "matched": ["hello"], "at": 3 })),
         Verdict::new(
             "judge",
-            "rubric",
+            gavel_core::CheckKind::Rubric,
             Status::Fail,
             "The answer misses the date.",
         )
@@ -165,7 +170,12 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
         .with_evidence(json!("raw judge text")),
         Verdict {
             cost_usd: Some(0.000_123_4),
-            ..Verdict::new("latency", "latency", Status::Skipped, "no budget")
+            ..Verdict::new(
+                "latency",
+                gavel_core::CheckKind::Latency,
+                Status::Skipped,
+                "no budget",
+            )
         },
     ];
     let mut e = Execution {
@@ -280,7 +290,7 @@ async fn story(url: String, engine: Engine) -> TestResult {
     replaced.transcript.session_id = "session-retried".to_owned();
     replaced.verdicts = vec![Verdict::new(
         "contains hello",
-        "contains",
+        gavel_core::CheckKind::Contains,
         Status::Fail,
         "missing `hello`",
     )];

@@ -49,7 +49,13 @@ async fn seed_run(store: &Store) {
             }],
         },
         verdicts: vec![
-            Verdict::new("judge", "rubric", Status::Fail, HOSTILE).with_score(0.25, Some(0.7)),
+            Verdict::new(
+                "judge",
+                gavel_core::CheckKind::Rubric,
+                Status::Fail,
+                HOSTILE,
+            )
+            .with_score(0.25, Some(0.7)),
         ],
         reason: None,
         started_at: gavel_core::now_rfc3339(),

@@ -59,13 +59,16 @@ async fn seed(url: &str) {
                 "transcript": {"session_id": "s", "turns": []}, "verdicts": []
             }))
             .unwrap();
-            e.verdicts = ["judge", "contains"]
-                .iter()
-                .enumerate()
-                .map(|(j, kind)| {
-                    Verdict::new(*kind, *kind, Status::Pass, "ok").with_score(scores(j)[i], None)
-                })
-                .collect();
+            e.verdicts = [
+                gavel_core::CheckKind::Judge,
+                gavel_core::CheckKind::Contains,
+            ]
+            .into_iter()
+            .enumerate()
+            .map(|(j, kind)| {
+                Verdict::new(kind.as_str(), kind, Status::Pass, "ok").with_score(scores(j)[i], None)
+            })
+            .collect();
             e
         })
         .collect();

@@ -80,7 +80,7 @@ fn stored_verdicts(db: &str) -> Vec<(String, gavel::Verdict)> {
 fn similar(verdicts: &[(String, gavel::Verdict)]) -> Vec<&(String, gavel::Verdict)> {
     verdicts
         .iter()
-        .filter(|(_, v)| v.kind == "similar")
+        .filter(|(_, v)| v.kind == gavel_core::CheckKind::Similar)
         .collect()
 }
 
@@ -148,7 +148,10 @@ fn similar_checks_are_skipped_with_the_reason_when_the_model_is_missing() {
         assert!(v.reason.contains("not installed"), "{}", v.reason);
         assert!(v.reason.contains("all-MiniLM-L6-v2"), "{}", v.reason);
     }
-    let contains = verdicts.iter().find(|(_, v)| v.kind == "contains").unwrap();
+    let contains = verdicts
+        .iter()
+        .find(|(_, v)| v.kind == gavel_core::CheckKind::Contains)
+        .unwrap();
     assert_eq!(contains.1.status, Status::Pass, "other checks still run");
 }
 
@@ -179,7 +182,7 @@ fn provider_embeddings_grade_and_server_failures_are_errors() {
     let by_case = |verdicts: &[(String, gavel::Verdict)], case: &str| {
         verdicts
             .iter()
-            .find(|(c, v)| c == case && v.kind == "similar")
+            .find(|(c, v)| c == case && v.kind == gavel_core::CheckKind::Similar)
             .unwrap()
             .1
             .clone()

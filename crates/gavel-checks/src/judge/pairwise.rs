@@ -19,18 +19,19 @@
 //! no threshold: the score did not decide it) unless the check sets
 //! `biased_ties_pass: true`. Identical answers (trimmed) are a tie without any call.
 
+use gavel_core::CheckKind;
 use gavel_core::judge::PairwiseAgainst;
 use gavel_core::{Status, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::answer::{self, PairwiseAnswer, Winner};
 use super::prompt::{fence, neutralise};
-use super::{
-    Calls, Failure, JudgeRuntime, JudgeTemplate, Question, TemplateKind, VerdictHead, ask,
-};
+use super::{Calls, Failure, JudgeTemplate, Question, TemplateKind, ask};
+use crate::finding::VerdictHead;
+use crate::runtime::JudgeRuntime;
 
 /// The kind of pairwise verdicts.
-pub(crate) const KIND: &str = "pairwise";
+pub(crate) const KIND: CheckKind = CheckKind::Pairwise;
 
 /// The criteria when neither the check, the case nor the caller gives any.
 const DEFAULT_CRITERIA: &str = "Which answer serves the user's message better: correct, complete, relevant to what was asked, and clear.";

@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::prompt::{fence, sha256_hex};
 use super::testing::{Models, Scripted, reply};
-use super::{JudgeRuntime, NO_JUDGE_MODEL, NoJudgeModels};
 use crate::CheckPlan;
-use crate::plan::tests::{case, transcript, turn};
+use crate::runtime::{JudgeRuntime, NO_JUDGE_MODEL, NoJudgeModels};
+use crate::testing::{case, transcript, turn};
 
 fn plan(body: &str) -> CheckPlan {
     plan_with(body, &JudgeSettings::default())
@@ -34,7 +34,9 @@ async fn judges(plan: &CheckPlan, turns: Vec<Turn>, rt: &JudgeRuntime<'_>) -> Ve
     let all = plan.run(&transcript(turns), rt).await;
     assert_eq!(all.len(), plan.len());
     all.into_iter()
-        .filter(|v| v.kind == "judge" || v.kind == "rubric")
+        .filter(|v| {
+            v.kind == gavel_core::CheckKind::Judge || v.kind == gavel_core::CheckKind::Rubric
+        })
         .collect()
 }
 
@@ -664,7 +666,7 @@ fn criteria_are_planned_as_judges_after_the_code_checks() {
         &transcript(vec![turn(0, "hi"), turn(1, "done")]),
         &JudgeRuntime::new(&NoJudgeModels),
     ));
-    assert_eq!(verdicts[0].kind, "contains");
+    assert_eq!(verdicts[0].kind, gavel_core::CheckKind::Contains);
     assert_eq!(
         (verdicts[1].check.as_str(), verdicts[1].round),
         ("judge \"Greets the user\"", Some(0))

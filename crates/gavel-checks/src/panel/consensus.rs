@@ -3,18 +3,22 @@
 //! variance of the scores falls to the bound or after `max_rounds`; the verdict is
 //! the median.
 
+use gavel_core::CheckKind;
 use gavel_core::panel::ConsensusSpec;
 use gavel_core::{CheckSpec, Scale, Status, Verdict};
 use serde_json::{Value, json};
 
 use super::{Record, context_line, entry, judge_once, sum_costs, with_context};
+use crate::check::AwaitedCheck;
 use crate::error::FieldError;
+use crate::finding::VerdictHead;
 use crate::judge::compile::{Compiled, Env, Level, TurnJudge};
-use crate::judge::{JudgeRuntime, Judged, VerdictHead};
-use crate::plan::quoted_list;
+use crate::names::quoted_list;
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// The kind of consensus panel verdicts.
-pub(crate) const KIND: &str = "consensus";
+pub(crate) const KIND: CheckKind = CheckKind::Consensus;
 
 /// Rounds at most when the suite does not say.
 const DEFAULT_MAX_ROUNDS: u32 = 3;

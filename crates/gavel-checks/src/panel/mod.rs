@@ -15,15 +15,18 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use gavel_core::{
-    Attempts, CheckSpec, JUDGE_UNAVAILABLE_EVIDENCE, Status, TRANSPORT_EVIDENCE, Transcript,
-    Verdict,
+    Attempts, CheckKind, CheckSpec, JUDGE_UNAVAILABLE_EVIDENCE, Status, TRANSPORT_EVIDENCE,
+    Transcript, Verdict,
 };
 use serde_json::{Value, json};
 
 use crate::error::FieldError;
+use crate::expected::Expected;
+use crate::finding::VerdictHead;
 use crate::judge::compile::{Env, Level, TurnJudge};
-use crate::judge::{JudgeRuntime, Judged, VerdictHead};
-use crate::plan::{Expected, Scope};
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
+use crate::subject::Scope;
 
 pub(crate) use consensus::Consensus;
 pub(crate) use dag::Dag;
@@ -111,7 +114,7 @@ impl Panel {
     }
 
     /// `procedural`, `consensus`, `reactive` or `dag`.
-    pub(crate) fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> CheckKind {
         match &self.kind {
             PanelKind::Procedural(_) => procedural::KIND,
             PanelKind::Consensus(_) => consensus::KIND,
@@ -338,7 +341,7 @@ fn context_line(label: &str, v: &Verdict) -> String {
     format!(
         "- {label}: {}{score}: {}",
         v.status,
-        crate::plan::truncate(&v.reason, CONTEXT_CHARS)
+        crate::names::truncate(&v.reason, CONTEXT_CHARS)
     )
 }
 

@@ -3,6 +3,7 @@
 //! close to its threshold) or they disagree (scores spread wide), a deep-dive
 //! judge looks again; a synthesis judge, shown every finding, gives the verdict.
 
+use gavel_core::CheckKind;
 use gavel_core::panel::ReactiveSpec;
 use gavel_core::{Status, Verdict};
 use serde_json::{Value, json};
@@ -10,14 +11,18 @@ use serde_json::{Value, json};
 use super::{
     Record, check_model, context_line, entry, judge_once, pointwise, sum_costs, with_context,
 };
+use crate::check::AwaitedCheck;
 use crate::error::FieldError;
+use crate::finding::VerdictHead;
+use crate::judge::Material;
 use crate::judge::choice::{Choice, Mode, choose};
 use crate::judge::compile::{Env, Level, TurnJudge};
-use crate::judge::{JudgeRuntime, Judged, Material, VerdictHead};
-use crate::plan::bracket_list;
+use crate::names::bracket_list;
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// The kind of reactive panel verdicts.
-pub(crate) const KIND: &str = "reactive";
+pub(crate) const KIND: CheckKind = CheckKind::Reactive;
 
 /// A specialist closer than this (0-1) to its threshold is unsure, by default.
 const DEFAULT_MIN_CONFIDENCE: f64 = 0.1;

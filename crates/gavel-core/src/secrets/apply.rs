@@ -70,7 +70,7 @@ impl Execution {
 mod tests {
     use serde_json::json;
 
-    use crate::{Execution, Status, TargetFailure, ToolCall, Turn, Verdict};
+    use crate::{CheckKind, Execution, Status, TargetFailure, ToolCall, Turn, Verdict};
 
     #[test]
     fn every_text_of_an_execution_is_redacted() {
@@ -103,8 +103,13 @@ mod tests {
                 }],
             },
             verdicts: vec![
-                Verdict::new("v", "judge", Status::Error, format!("judge said {c}"))
-                    .with_evidence(json!({"model": c})),
+                Verdict::new(
+                    "v",
+                    CheckKind::Judge,
+                    Status::Error,
+                    format!("judge said {c}"),
+                )
+                .with_evidence(json!({"model": c})),
             ],
             reason: Some(c.into()),
             started_at: String::new(),

@@ -5,16 +5,20 @@
 //! weights multiply the leaf's score. The graph is checked when the suite loads:
 //! every edge resolves, no cycles, every node reachable, bounded depth.
 
+use gavel_core::CheckKind;
 use gavel_core::{Status, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::{Record, entry, judge_once, sum_costs, with_context};
+use crate::finding::VerdictHead;
+use crate::judge::Material;
 use crate::judge::choice::{Choice, Mode, choose};
 use crate::judge::compile::TurnJudge;
-use crate::judge::{JudgeRuntime, Judged, Material, VerdictHead};
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// The kind of dag panel verdicts.
-pub(crate) const KIND: &str = "dag";
+pub(crate) const KIND: CheckKind = CheckKind::Dag;
 
 /// The longest path allowed, in nodes, when the suite does not say.
 const DEFAULT_MAX_DEPTH: u32 = 16;
