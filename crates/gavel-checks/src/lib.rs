@@ -82,6 +82,7 @@
 
 mod branches;
 mod clarify;
+mod cost;
 mod database;
 mod error;
 mod gate;
@@ -92,12 +93,14 @@ mod latency;
 mod panel;
 mod plan;
 mod probe;
+mod script;
 mod similar;
 mod sql;
 mod stream;
 mod text;
 mod tools;
 mod trajectory;
+mod transform;
 mod verify;
 
 pub use clarify::looks_like_clarification;

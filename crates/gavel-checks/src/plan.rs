@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::branches::IsolationCheck;
 use crate::clarify::ClarificationCheck;
+use crate::cost::CostCheck;
 use crate::error::{CheckError, FieldError};
 use crate::grounding::GroundingCheck;
 use crate::json::JsonCheck;
@@ -16,10 +17,12 @@ use crate::judge::steps::StepJudge;
 use crate::judge::{JudgeRuntime, Judged, PairwiseSpec, VerdictHead};
 use crate::latency::LatencyCheck;
 use crate::probe::{PlannedProbe, Probe};
+use crate::script::ScriptCase;
 use crate::stream::StreamCheck;
 use crate::text::TextCheck;
 use crate::tools::ToolsCheck;
 use crate::trajectory::TrajectoryCheck;
+use crate::transform::OutputTransform;
 use crate::verify::VerifyCheck;
 
 /// A case's checks, compiled once and run on every execution of the case.
@@ -35,6 +38,8 @@ pub struct CheckPlan {
     pairwise: Vec<PairwiseSpec>,
     /// How many rounds the case has (at least 1).
     rounds: usize,
+    /// The case's `transform` of every output, applied before any check reads it.
+    transform: Option<OutputTransform>,
 }
 
 impl fmt::Debug for CheckPlan {
@@ -90,6 +95,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         judges: Vec::new(),
         pairwise: Vec::new(),
         rounds,
+        transform: None,
     };
     // Judge errors carry absolute field paths; the location is the field's own
     // `file:line:column` when the case's YAML file shows it.
@@ -111,6 +117,15 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         ))
     };
 
+    if let Some(spec) = &case.transform {
+        let transform =
+            OutputTransform::compile(spec).map_err(|e| invalid("transform".into(), e))?;
+        plan.transform = Some(transform);
+    }
+    let script_case = ScriptCase {
+        id: &case.id,
+        context: case.context.as_ref(),
+    };
     for (r, round) in case.rounds.iter().enumerate() {
         let expected = Expected {
             output: round
@@ -120,6 +135,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
             tools: &round.expected_tools,
             tools_from: "the round",
             branches: &branches,
+            script: &script_case,
         };
         let scope = Scope::Round(r);
         let level = Level::round(case, r);
@@ -156,6 +172,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         tools: &case.expected_tools,
         tools_from: "the case",
         branches: &branches,
+        script: &script_case,
     };
     let level = Level::case(case);
     let at = |i: usize| format!("checks[{i}]");
@@ -167,7 +184,9 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         | CheckSpec::StepScore(_)
         | CheckSpec::ToolVerification(_)
         | CheckSpec::Trajectory(_)
+        | CheckSpec::Cost { .. }
         | CheckSpec::Database(_) => Scope::Transcript,
+        CheckSpec::Script(s) if s.input == gavel_core::ScriptInput::Transcript => Scope::Transcript,
         _ => Scope::LastTurn,
     };
     plan.add_checks(&case.checks, &env, &level, &at, case_scope, &expected)
@@ -203,6 +222,8 @@ fn has_turn_judge(checks: &[CheckSpec]) -> bool {
             c,
             CheckSpec::Judge { .. }
                 | CheckSpec::Rubric { .. }
+                | CheckSpec::GEval(_)
+                | CheckSpec::ClosedQa(_)
                 | CheckSpec::Procedural(_)
                 | CheckSpec::Consensus(_)
                 | CheckSpec::Reactive(_)
@@ -230,7 +251,17 @@ impl CheckPlan {
             let field = at(i);
             let scope = scope_of(spec);
             match spec {
-                CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } | CheckSpec::Pairwise { .. } => {
+                CheckSpec::Judge { .. }
+                | CheckSpec::Rubric { .. }
+                | CheckSpec::Pairwise { .. }
+                | CheckSpec::GEval(_)
+                | CheckSpec::Factuality(_)
+                | CheckSpec::ClosedQa(_)
+                | CheckSpec::AnswerRelevance(_)
+                | CheckSpec::ContextRecall(_)
+                | CheckSpec::ContextRelevance(_)
+                | CheckSpec::ContextFaithfulness(_)
+                | CheckSpec::Summarization(_) => {
                     match env
                         .explicit(spec, &field, level)
                         .map_err(|e| (field.clone(), e, true))?
@@ -280,12 +311,13 @@ impl CheckPlan {
                     self.judges
                         .push(PlannedJudge::new(scope, Judging::Isolation(check)));
                 }
-                CheckSpec::Grounding(_) | CheckSpec::Database(_) | CheckSpec::Similar { .. } => {
-                    self.probes.push(PlannedProbe::new(
-                        scope,
-                        Probe::compile(spec, expected).map_err(|e| (field, e, false))?,
-                    ))
-                }
+                CheckSpec::Grounding(_)
+                | CheckSpec::Database(_)
+                | CheckSpec::Similar { .. }
+                | CheckSpec::Script(_) => self.probes.push(PlannedProbe::new(
+                    scope,
+                    Probe::compile(spec, expected).map_err(|e| (field, e, false))?,
+                )),
                 CheckSpec::Procedural(_)
                 | CheckSpec::Consensus(_)
                 | CheckSpec::Reactive(_)
@@ -327,10 +359,33 @@ impl CheckPlan {
     /// Runs the deterministic checks against the transcript of one execution of
     /// the case, one verdict per check, in plan order. No model is called.
     pub fn run_code(&self, transcript: &Transcript) -> Vec<Verdict> {
+        match self.transformed(transcript) {
+            Ok(transcript) => self.run_code_on(&transcript),
+            Err(why) => self
+                .checks
+                .iter()
+                .map(|c| untransformed(&c.name, c.kind(), c.scope, self.rounds, &why))
+                .collect(),
+        }
+    }
+
+    fn run_code_on(&self, transcript: &Transcript) -> Vec<Verdict> {
         self.checks
             .iter()
             .map(|c| c.run(transcript, self.rounds))
             .collect()
+    }
+
+    /// The transcript the checks read: the case's `transform` applied, or why it
+    /// could not be.
+    fn transformed<'t>(
+        &self,
+        transcript: &'t Transcript,
+    ) -> Result<std::borrow::Cow<'t, Transcript>, String> {
+        match &self.transform {
+            None => Ok(std::borrow::Cow::Borrowed(transcript)),
+            Some(t) => t.apply(transcript).map(std::borrow::Cow::Owned),
+        }
     }
 
     /// Runs everything but the pairwise checks: the code checks
@@ -340,7 +395,27 @@ impl CheckPlan {
     /// `error` when `judges.strict`), a broken call or an unusable answer is an
     /// `error`.
     pub async fn run(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
-        let mut verdicts = self.run_code(transcript);
+        let transcript = match self.transformed(transcript) {
+            Ok(transcript) => transcript,
+            Err(why) => {
+                let rounds = self.rounds;
+                let checks = self
+                    .checks
+                    .iter()
+                    .map(|c| untransformed(&c.name, c.kind(), c.scope, rounds, &why));
+                let probes = self
+                    .probes
+                    .iter()
+                    .map(|p| untransformed(&p.name, p.kind(), p.scope, rounds, &why));
+                let judges = self
+                    .judges
+                    .iter()
+                    .map(|j| untransformed(&j.name, j.judge.kind(), j.scope, rounds, &why));
+                return checks.chain(probes).chain(judges).collect();
+            }
+        };
+        let transcript = transcript.as_ref();
+        let mut verdicts = self.run_code_on(transcript);
         let probed = self
             .probes
             .iter()
@@ -368,6 +443,17 @@ impl CheckPlan {
         transcript: &Transcript,
         judges: &JudgeRuntime<'_>,
     ) -> Vec<Verdict> {
+        let transcript = match self.transformed(transcript) {
+            Ok(transcript) => transcript,
+            Err(why) => {
+                return self
+                    .judges
+                    .iter()
+                    .map(|j| untransformed(&j.name, j.judge.kind(), j.scope, self.rounds, &why))
+                    .collect();
+            }
+        };
+        let transcript = transcript.as_ref();
         let graded = self
             .judges
             .iter()
@@ -413,6 +499,8 @@ pub(crate) struct Expected<'a> {
     pub(crate) tools_from: &'static str,
     /// The case's branch names.
     pub(crate) branches: &'a [&'a str],
+    /// What a `script` check sends besides the turns.
+    pub(crate) script: &'a ScriptCase<'a>,
 }
 
 /// Which turns a check reads.
@@ -504,6 +592,12 @@ pub(crate) fn unanswered(
     .in_round(scope.round(None, rounds))
 }
 
+/// The `error` verdict of a check whose outputs the case's `transform` could not
+/// rewrite.
+fn untransformed(name: &str, kind: &str, scope: Scope, rounds: usize, why: &str) -> Verdict {
+    Verdict::new(name, kind, Status::Error, why).in_round(scope.round(None, rounds))
+}
+
 /// One compiled deterministic check with its display name and scope.
 pub(crate) struct Planned {
     name: String,
@@ -518,6 +612,7 @@ enum Check {
     Verify(VerifyCheck),
     Trajectory(TrajectoryCheck),
     Latency(LatencyCheck),
+    Cost(CostCheck),
     Stream(StreamCheck),
     Isolation(IsolationCheck),
     Clarification(ClarificationCheck),
@@ -532,6 +627,7 @@ impl Planned {
             Check::Verify(c) => c.name(),
             Check::Trajectory(c) => c.name(),
             Check::Latency(c) => c.name(),
+            Check::Cost(c) => c.name(),
             Check::Stream(c) => c.name(),
             Check::Isolation(c) => c.name(),
             Check::Clarification(c) => c.name(),
@@ -548,8 +644,11 @@ impl Planned {
             CheckSpec::Equals { .. }
             | CheckSpec::Contains { .. }
             | CheckSpec::Icontains { .. }
+            | CheckSpec::ContainsAny { .. }
+            | CheckSpec::IcontainsAny { .. }
             | CheckSpec::NotContains { .. }
             | CheckSpec::Regex { .. } => Check::Text(TextCheck::compile(spec, expected)?),
+            CheckSpec::Cost { max_usd } => Check::Cost(CostCheck::compile(*max_usd)?),
             CheckSpec::IsJson { .. }
             | CheckSpec::JsonSchema { .. }
             | CheckSpec::RequiredKeys { .. }
@@ -598,7 +697,16 @@ impl Planned {
             | CheckSpec::Procedural(_)
             | CheckSpec::Consensus(_)
             | CheckSpec::Reactive(_)
-            | CheckSpec::Dag(_) => {
+            | CheckSpec::Dag(_)
+            | CheckSpec::Script(_)
+            | CheckSpec::GEval(_)
+            | CheckSpec::Factuality(_)
+            | CheckSpec::ClosedQa(_)
+            | CheckSpec::AnswerRelevance(_)
+            | CheckSpec::ContextRecall(_)
+            | CheckSpec::ContextRelevance(_)
+            | CheckSpec::ContextFaithfulness(_)
+            | CheckSpec::Summarization(_) => {
                 return Err(FieldError::new(
                     "",
                     format!("internal error: `{}` is not a code check", spec.kind()),
@@ -616,6 +724,7 @@ impl Planned {
             Check::Verify(_) => "tool-verification",
             Check::Trajectory(_) => "trajectory",
             Check::Latency(_) => "latency",
+            Check::Cost(_) => "cost",
             Check::Stream(_) => "stream",
             Check::Isolation(_) => "branch-isolation",
             Check::Clarification(_) => ClarificationCheck::KIND,
@@ -640,6 +749,7 @@ impl Planned {
             }
             Check::Trajectory(c) => c.evaluate(&subject.turns),
             Check::Latency(c) => c.evaluate(&subject.turns),
+            Check::Cost(c) => c.evaluate(&subject.turns),
             Check::Stream(c) => c.evaluate(&subject),
             Check::Isolation(c) => c.evaluate(&subject),
             Check::Clarification(c) => c.evaluate(subject.answer),
@@ -748,6 +858,7 @@ impl PlannedJudge {
         match &self.judge {
             Judging::Turn(TurnJudge::Pointwise(j)) => j.run(head, &judged, rt).await,
             Judging::Turn(TurnJudge::Rubric(j)) => j.run(head, &judged, rt).await,
+            Judging::Turn(TurnJudge::Metric(j)) => j.run(head, &judged, rt).await,
             Judging::Turn(TurnJudge::Panel(p)) => {
                 p.run(head, &judged, transcript, rounds, rt).await
             }

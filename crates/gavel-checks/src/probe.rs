@@ -8,6 +8,7 @@ use crate::error::FieldError;
 use crate::grounding::GroundingCheck;
 use crate::judge::VerdictHead;
 use crate::plan::{Expected, Scope, resolve, unanswered};
+use crate::script::ScriptCheck;
 use crate::similar::{Embeddings, SimilarCheck};
 
 /// A compiled probe.
@@ -15,10 +16,11 @@ pub(crate) enum Probe {
     Grounding(GroundingCheck),
     Database(DatabaseCheck),
     Similar(SimilarCheck),
+    Script(ScriptCheck),
 }
 
 impl Probe {
-    /// Compiles a `grounding`, `database` or `similar` spec.
+    /// Compiles a `grounding`, `database`, `similar` or `script` spec.
     pub(crate) fn compile(spec: &CheckSpec, expected: &Expected<'_>) -> Result<Self, FieldError> {
         match spec {
             CheckSpec::Grounding(s) => Ok(Probe::Grounding(GroundingCheck::compile(s, None)?)),
@@ -28,6 +30,7 @@ impl Probe {
                 *threshold,
                 expected,
             )?)),
+            CheckSpec::Script(s) => Ok(Probe::Script(ScriptCheck::compile(s, expected)?)),
             other => Err(FieldError::new(
                 "",
                 format!("internal error: `{}` is not a probe", other.kind()),
@@ -35,11 +38,12 @@ impl Probe {
         }
     }
 
-    fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Probe::Grounding(_) => "grounding",
             Probe::Database(_) => "database",
             Probe::Similar(_) => "similar",
+            Probe::Script(_) => "script",
         }
     }
 }
@@ -47,7 +51,7 @@ impl Probe {
 /// One compiled probe with its display name and scope.
 pub(crate) struct PlannedProbe {
     pub(crate) name: String,
-    scope: Scope,
+    pub(crate) scope: Scope,
     probe: Probe,
 }
 
@@ -57,8 +61,14 @@ impl PlannedProbe {
             Probe::Grounding(c) => c.name(),
             Probe::Database(c) => c.name(),
             Probe::Similar(c) => c.name(),
+            Probe::Script(c) => c.name(),
         };
         PlannedProbe { name, scope, probe }
+    }
+
+    /// The kind of its verdicts.
+    pub(crate) fn kind(&self) -> &'static str {
+        self.probe.kind()
     }
 
     /// Whether this probe embeds text (a `similar` check).
@@ -87,6 +97,10 @@ impl PlannedProbe {
             Probe::Similar(c) => {
                 let (finding, similarity) = c.evaluate(subject.answer, embeddings).await;
                 (finding, similarity.map(|s| (s, c.threshold())))
+            }
+            Probe::Script(c) => {
+                let (finding, score) = c.evaluate(subject.answer, transcript).await;
+                (finding, score.map(|s| (s, c.threshold())))
             }
         };
         let head = VerdictHead {

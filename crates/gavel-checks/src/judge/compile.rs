@@ -1,7 +1,7 @@
 //! Compiling judged checks: explicit `judge`, `rubric` and `pairwise` checks and the
 //! implicit `judge` that `criteria` add.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use gavel_core::{Case, CheckSpec, CriteriaJudge, JudgeSettings, Scale};
 use serde_json::Value;
@@ -18,6 +18,7 @@ pub(crate) enum TurnJudge {
     Pointwise(PointwiseJudge),
     Rubric(RubricJudge),
     Panel(std::sync::Arc<crate::panel::Panel>),
+    Metric(super::metric::MetricJudge),
 }
 
 impl TurnJudge {
@@ -26,6 +27,7 @@ impl TurnJudge {
             TurnJudge::Pointwise(j) => j.name(),
             TurnJudge::Rubric(j) => j.name(),
             TurnJudge::Panel(p) => p.name(),
+            TurnJudge::Metric(j) => j.name(),
         }
     }
 
@@ -34,6 +36,7 @@ impl TurnJudge {
             TurnJudge::Pointwise(_) => super::pointwise::KIND,
             TurnJudge::Rubric(_) => super::rubric::KIND,
             TurnJudge::Panel(p) => p.kind(),
+            TurnJudge::Metric(j) => j.kind(),
         }
     }
 }
@@ -53,6 +56,8 @@ pub(crate) struct Templates {
     pub(crate) choice: JudgeTemplate,
     pub(crate) step: JudgeTemplate,
     pub(crate) extract: JudgeTemplate,
+    /// The metric checks' templates, by kind ([`TemplateKind::METRICS`]).
+    metrics: HashMap<TemplateKind, JudgeTemplate>,
 }
 
 impl Templates {
@@ -67,11 +72,19 @@ impl Templates {
             choice: JudgeTemplate::builtin(TemplateKind::Choice),
             step: JudgeTemplate::builtin(TemplateKind::Step),
             extract: JudgeTemplate::builtin(TemplateKind::Extract),
+            metrics: TemplateKind::METRICS
+                .into_iter()
+                .map(|k| (k, JudgeTemplate::builtin(k)))
+                .collect(),
         };
         for (key, path) in overrides {
             let fail = |message: String| (key.clone(), path.clone(), message);
             let kind = TemplateKind::parse(key).ok_or_else(|| {
-                let keys: Vec<&str> = TemplateKind::ALL.iter().map(|k| k.as_str()).collect();
+                let keys: Vec<&str> = TemplateKind::ALL
+                    .iter()
+                    .chain(&TemplateKind::METRICS)
+                    .map(|k| k.as_str())
+                    .collect();
                 fail(format!("unknown judge template; use {}", keys.join(", ")))
             })?;
             let template = JudgeTemplate::from_file(kind, path).map_err(fail)?;
@@ -82,9 +95,20 @@ impl Templates {
                 TemplateKind::Choice => t.choice = template,
                 TemplateKind::Step => t.step = template,
                 TemplateKind::Extract => t.extract = template,
+                TemplateKind::GEvalSteps | TemplateKind::Metric(_) => {
+                    t.metrics.insert(kind, template);
+                }
             }
         }
         Ok(t)
+    }
+
+    /// The template of a metric kind ([`TemplateKind::METRICS`]).
+    pub(crate) fn metric(&self, kind: TemplateKind) -> JudgeTemplate {
+        self.metrics
+            .get(&kind)
+            .cloned()
+            .unwrap_or_else(|| JudgeTemplate::builtin(kind))
     }
 }
 
@@ -198,6 +222,8 @@ pub(crate) struct Env<'a> {
     pub(crate) templates: Templates,
     pub(crate) scale: Scale,
     pub(crate) context: Option<&'a Value>,
+    /// The case's `retrieved_context`, for the RAG metrics.
+    pub(crate) retrieved_context: Option<&'a Value>,
     /// What grades a level's own `criteria`.
     criteria_judge: CriteriaJudge,
 }
@@ -208,6 +234,7 @@ impl<'a> Env<'a> {
             templates,
             scale: settings.scale.unwrap_or(Scale::ZeroToOne),
             context: case.context.as_ref(),
+            retrieved_context: case.retrieved_context.as_ref(),
             criteria_judge: case.criteria_judge.unwrap_or(CriteriaJudge::Judge),
         }
     }
@@ -429,10 +456,16 @@ impl<'a> Env<'a> {
                     biased_ties_pass: *biased_ties_pass,
                 }))
             }
-            other => Err(FieldError::new(
-                at,
-                format!("internal error: `{}` is not a judged check", other.kind()),
-            )),
+            other => match other.metric() {
+                Some((metric, spec)) => {
+                    super::metric::MetricJudge::compile(metric, spec, at, self, level)
+                        .map(|j| Compiled::Turn(TurnJudge::Metric(j)))
+                }
+                None => Err(FieldError::new(
+                    at,
+                    format!("internal error: `{}` is not a judged check", other.kind()),
+                )),
+            },
         }
     }
 }
