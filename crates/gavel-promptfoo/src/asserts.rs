@@ -416,21 +416,17 @@ enum Code {
 /// Runs a promptfoo `javascript` assertion: argv `inline CODE` (an expression, or
 /// a function body when it has several lines) or `file PATH` (a module whose
 /// export, or its default, is called with `(output, context)`).
-const JS_ADAPTER: &str = r#"const d=JSON.parse(require('fs').readFileSync(0,'utf8'));const output=d.output;const context={vars:d.context||{},prompt:d.input};const [how,src]=process.argv.slice(1);(async()=>{let r;if(how==='file'){let m=require(require('path').resolve(src));if(typeof m!=='function')m=m.default||m;r=await m(output,context);}else{const body=src.includes('
-')?src:'return ('+src+')';r=await new Function('output','context',body)(output,context);}if(typeof r==='boolean')r={pass:r};else if(typeof r==='number')r={score:r};console.log(JSON.stringify(r));})().catch(e=>{console.error(String(e));process.exit(1);});"#;
+const JS_ADAPTER: &str = r#"const d=JSON.parse(require('fs').readFileSync(0,'utf8'));const output=d.output;const context={vars:d.context||{},prompt:d.input};const [how,src]=process.argv.slice(1);(async()=>{let r;if(how==='file'){let m=require(require('path').resolve(src));if(typeof m!=='function')m=m.default||m;r=await m(output,context);}else{const body=src.includes(String.fromCharCode(10))?src:'return ('+src+')';r=await new Function('output','context',body)(output,context);}if(typeof r==='boolean')r={pass:r};else if(typeof r==='number')r={score:r};console.log(JSON.stringify(r));})().catch(e=>{console.error(String(e));process.exit(1);});"#;
 
 /// Runs a promptfoo `python` assertion: argv `inline CODE` (an expression, or a
 /// body that returns, when it has several lines) or `file PATH` (a file defining
 /// `get_assert(output, context)`).
 const PY_ADAPTER: &str = r#"import json,sys,runpy
 d=json.load(sys.stdin);output=d['output'];context={'vars':d.get('context') or {},'prompt':d.get('input')}
-how,src=sys.argv[1],sys.argv[2]
+how,src=sys.argv[1],sys.argv[2];nl=chr(10)
 if how=='file':r=runpy.run_path(src)['get_assert'](output,context)
-elif '
-' in src:
-    ns={};exec('def _f(output,context):
-'+''.join('    '+l+'
-' for l in src.splitlines()),ns);r=ns['_f'](output,context)
+elif nl in src:
+    ns={};exec('def _f(output,context):'+nl+''.join('    '+l+nl for l in src.splitlines()),ns);r=ns['_f'](output,context)
 else:r=eval(src,{'output':output,'context':context})
 if isinstance(r,bool):r={'pass':r}
 elif isinstance(r,(int,float)):r={'score':r}

@@ -223,14 +223,14 @@ fn every_mapped_assertion_becomes_its_check() {
         Some("Paris has been the capital of France since 987.".into()),
         "vars.context is the RAG metrics' retrieved context"
     );
-    assert_eq!(c.checks[27], CheckSpec::Cost { max_usd: 0.01 });
-    let CheckSpec::Script(js) = &c.checks[25] else {
-        panic!("{:?}", c.checks[25])
+    assert_eq!(c.checks[28], CheckSpec::Cost { max_usd: 0.01 });
+    let CheckSpec::Script(js) = &c.checks[26] else {
+        panic!("{:?}", c.checks[26])
     };
     assert_eq!(js.command[0], "node");
     assert_eq!(js.command[3..], ["inline", "output.length < 100"]);
-    let CheckSpec::Script(py) = &c.checks[26] else {
-        panic!("{:?}", c.checks[26])
+    let CheckSpec::Script(py) = &c.checks[27] else {
+        panic!("{:?}", c.checks[27])
     };
     assert_eq!(py.command[..2], ["python3", "-c"]);
     assert!(py.command[4].ends_with("check.py"), "{:?}", py.command);
