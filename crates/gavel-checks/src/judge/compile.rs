@@ -18,7 +18,7 @@ pub(crate) enum TurnJudge {
     Pointwise(PointwiseJudge),
     Rubric(RubricJudge),
     Panel(std::sync::Arc<crate::panel::Panel>),
-    Metric(super::metric::MetricJudge),
+    Metric(Box<super::metric::MetricJudge>),
 }
 
 impl TurnJudge {
@@ -459,7 +459,7 @@ impl<'a> Env<'a> {
             other => match other.metric() {
                 Some((metric, spec)) => {
                     super::metric::MetricJudge::compile(metric, spec, at, self, level)
-                        .map(|j| Compiled::Turn(TurnJudge::Metric(j)))
+                        .map(|j| Compiled::Turn(TurnJudge::Metric(Box::new(j))))
                 }
                 None => Err(FieldError::new(
                     at,
