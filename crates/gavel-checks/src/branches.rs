@@ -11,10 +11,17 @@ use gavel_core::check::OneOrMany;
 use gavel_core::{Status, Transcript, Verdict};
 use serde_json::{Map, Value, json};
 
+use futures::future::BoxFuture;
+
+use crate::check::{AwaitedCheck, CodeCheck, Input};
 use crate::error::FieldError;
+use crate::finding::Finding;
+use crate::finding::VerdictHead;
 use crate::judge::choice::{Choice, Mode, choose};
-use crate::judge::{JudgeRuntime, Judged, Material, VerdictHead, add_cost};
-use crate::plan::{Finding, Subject, position, seen_before};
+use crate::judge::{Material, add_cost};
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
+use crate::subject::{Subject, position, seen_before};
 
 /// A compiled branch-isolation check: markers by branch, lower-cased, and the
 /// judge's material when a judge is asked too.
@@ -69,66 +76,8 @@ impl IsolationCheck {
         })
     }
 
-    /// `branch-isolation [a, b]`, `branch-isolation [a] + judge` or
-    /// `branch-isolation (judge)`.
-    pub(crate) fn name(&self) -> String {
-        let names: Vec<&str> = self.markers.keys().map(String::as_str).collect();
-        match (names.is_empty(), self.judge.is_some()) {
-            (true, _) => "branch-isolation (judge)".into(),
-            (false, false) => format!("branch-isolation [{}]", names.join(", ")),
-            (false, true) => format!("branch-isolation [{}] + judge", names.join(", ")),
-        }
-    }
-
-    /// Fails when a turn of one branch shows another branch's marker.
-    pub(crate) fn evaluate(&self, subject: &Subject<'_>) -> Finding {
-        let mut leaks = Vec::new();
-        for turn in &subject.turns {
-            let Some(branch) = turn.branch.as_deref() else {
-                continue;
-            };
-            let output = turn.output.to_lowercase();
-            for (owner, markers) in &self.markers {
-                if owner == branch {
-                    continue;
-                }
-                for marker in markers.iter().filter(|m| output.contains(m.as_str())) {
-                    leaks.push(json!({
-                        "branch": branch, "round": turn.round, "marker": marker, "from": owner,
-                    }));
-                }
-            }
-        }
-        let branches_seen = subject.turns.iter().filter(|t| t.branch.is_some()).count();
-        if branches_seen == 0 {
-            return Finding {
-                status: Status::Skipped,
-                reason: "no branch was played".into(),
-                evidence: Value::Null,
-            };
-        }
-        let evidence = json!({"leaks": leaks});
-        match leaks.first() {
-            None => Finding::pass("no branch shows another branch's markers", evidence),
-            Some(first) => Finding::fail(
-                format!(
-                    "branch `{}` shows `{}`, which only branch `{}` had (round {}){}",
-                    first["branch"].as_str().unwrap_or_default(),
-                    first["marker"].as_str().unwrap_or_default(),
-                    first["from"].as_str().unwrap_or_default(),
-                    first["round"].as_u64().unwrap_or_default() + 1,
-                    match leaks.len() {
-                        1 => String::new(),
-                        n => format!(", and {} more leak(s)", n - 1),
-                    }
-                ),
-                evidence,
-            ),
-        }
-    }
-
     /// The markers, then (when they show no leak) the judge, branch by branch.
-    pub(crate) async fn judged(
+    async fn judged(
         &self,
         head: VerdictHead<'_>,
         subject: &Subject<'_>,
@@ -137,13 +86,13 @@ impl IsolationCheck {
     ) -> Verdict {
         let mut finding = self.evaluate(subject);
         let Some(material) = &self.judge else {
-            return finding.verdict(head, None);
+            return finding.verdict(head);
         };
         if finding.status != Status::Pass {
             if let Value::Object(e) = &mut finding.evidence {
                 e.insert("judge".into(), json!("not asked: the markers show a leak"));
             }
-            return finding.verdict(head, None);
+            return finding.verdict(head);
         }
         let leaks = finding.evidence["leaks"].clone();
         let mut names: Vec<&str> = Vec::new();
@@ -222,7 +171,7 @@ impl IsolationCheck {
                 Value::Object(evidence),
             ),
         };
-        let mut verdict = finding.verdict(head, None);
+        let mut verdict = finding.verdict(head);
         verdict.cost_usd = cost;
         verdict
     }
@@ -281,6 +230,90 @@ impl IsolationCheck {
     }
 }
 
+impl CodeCheck for IsolationCheck {
+    /// `branch-isolation [a, b]`, `branch-isolation [a] + judge` or
+    /// `branch-isolation (judge)`.
+    fn name(&self) -> String {
+        let names: Vec<&str> = self.markers.keys().map(String::as_str).collect();
+        match (names.is_empty(), self.judge.is_some()) {
+            (true, _) => "branch-isolation (judge)".into(),
+            (false, false) => format!("branch-isolation [{}]", names.join(", ")),
+            (false, true) => format!("branch-isolation [{}] + judge", names.join(", ")),
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        "branch-isolation"
+    }
+
+    /// Fails when a turn of one branch shows another branch's marker.
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let mut leaks = Vec::new();
+        for turn in &subject.turns {
+            let Some(branch) = turn.branch.as_deref() else {
+                continue;
+            };
+            let output = turn.output.to_lowercase();
+            for (owner, markers) in &self.markers {
+                if owner == branch {
+                    continue;
+                }
+                for marker in markers.iter().filter(|m| output.contains(m.as_str())) {
+                    leaks.push(json!({
+                        "branch": branch, "round": turn.round, "marker": marker, "from": owner,
+                    }));
+                }
+            }
+        }
+        let branches_seen = subject.turns.iter().filter(|t| t.branch.is_some()).count();
+        if branches_seen == 0 {
+            return Finding {
+                score: None,
+                status: Status::Skipped,
+                reason: "no branch was played".into(),
+                evidence: Value::Null,
+            };
+        }
+        let evidence = json!({"leaks": leaks});
+        match leaks.first() {
+            None => Finding::pass("no branch shows another branch's markers", evidence),
+            Some(first) => Finding::fail(
+                format!(
+                    "branch `{}` shows `{}`, which only branch `{}` had (round {}){}",
+                    first["branch"].as_str().unwrap_or_default(),
+                    first["marker"].as_str().unwrap_or_default(),
+                    first["from"].as_str().unwrap_or_default(),
+                    first["round"].as_u64().unwrap_or_default() + 1,
+                    match leaks.len() {
+                        1 => String::new(),
+                        n => format!(", and {} more leak(s)", n - 1),
+                    }
+                ),
+                evidence,
+            ),
+        }
+    }
+}
+
+impl AwaitedCheck for IsolationCheck {
+    fn name(&self) -> String {
+        CodeCheck::name(self)
+    }
+
+    fn kind(&self) -> &'static str {
+        CodeCheck::kind(self)
+    }
+
+    fn grade<'a>(
+        &'a self,
+        head: VerdictHead<'a>,
+        input: &'a Input<'a>,
+        rt: &'a JudgeRuntime<'a>,
+    ) -> BoxFuture<'a, Verdict> {
+        Box::pin(self.judged(head, &input.subject, input.transcript, rt))
+    }
+}
+
 const CLEAN: &str = "clean";
 const CONTAMINATED: &str = "contaminated";
 
@@ -300,7 +333,7 @@ mod tests {
     use gavel_models::{ChatRequest, ChatResponse, ErrorKind, ModelError};
 
     use crate::judge::testing::{Models, Scripted, reply};
-    use crate::plan::tests::{case, compile, compile_err, run_one, transcript, turn};
+    use crate::testing::{case, compile, compile_err, run_one, transcript, turn};
 
     const CASE: &str = "rounds:\n  - input: p\n  - {input: a, branch: a}\n  - {input: b, branch: b}\nchecks:\n  - type: branch-isolation\n    markers: {a: Beach House, b: [Cabin]}\n";
 

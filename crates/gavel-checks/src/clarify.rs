@@ -1,10 +1,11 @@
 //! Clarifying questions: telling one apart from an answer by its form, and the
 //! check a round with `expect_clarification: true` gets.
 
-use gavel_core::Turn;
 use serde_json::json;
 
-use crate::plan::Finding;
+use crate::check::CodeCheck;
+use crate::finding::Finding;
+use crate::subject::Subject;
 
 /// Phrases that mark a question as a request for clarification.
 const PHRASES: [&str; 14] = [
@@ -48,14 +49,21 @@ pub(crate) struct ClarificationCheck;
 impl ClarificationCheck {
     /// The kind of its verdicts.
     pub(crate) const KIND: &'static str = "clarification";
+}
 
+impl CodeCheck for ClarificationCheck {
     /// Display name.
-    pub(crate) fn name(&self) -> String {
+    fn name(&self) -> String {
         "asks a clarifying question".to_owned()
     }
 
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
     /// Passes when the round's answer is a clarifying question.
-    pub(crate) fn evaluate(&self, answer: &Turn) -> Finding {
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let answer = subject.answer;
         let evidence = json!({ "expect_clarification": true });
         if looks_like_clarification(&answer.output) {
             Finding::pass("the agent asked a clarifying question", evidence)
@@ -73,7 +81,7 @@ mod tests {
     use gavel_core::Status;
 
     use super::looks_like_clarification as clarifies;
-    use crate::plan::tests::{case, run_one, turn};
+    use crate::testing::{case, run_one, turn};
 
     #[test]
     fn questions_asking_which_one_are_clarifications() {

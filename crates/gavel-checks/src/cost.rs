@@ -3,8 +3,10 @@
 use gavel_core::{Status, Turn};
 use serde_json::json;
 
+use crate::check::CodeCheck;
 use crate::error::FieldError;
-use crate::plan::Finding;
+use crate::finding::Finding;
+use crate::subject::Subject;
 
 /// A compiled cost check.
 pub(crate) struct CostCheck {
@@ -18,15 +20,22 @@ impl CostCheck {
             .map_err(|e| FieldError::new("max_usd", e.to_string()))?;
         Ok(CostCheck { max_usd })
     }
+}
 
+impl CodeCheck for CostCheck {
     /// Display name, e.g. `cost <= $0.01`.
-    pub(crate) fn name(&self) -> String {
+    fn name(&self) -> String {
         format!("cost <= ${}", self.max_usd)
+    }
+
+    fn kind(&self) -> &'static str {
+        "cost"
     }
 
     /// The summed cost of the turns against the budget; `skipped` when no turn
     /// reported a cost (the budget cannot be checked, which is not a failure).
-    pub(crate) fn evaluate(&self, turns: &[&Turn]) -> Finding {
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let turns: &[&Turn] = &subject.turns;
         let max_usd = self.max_usd;
         let costs: Vec<Option<f64>> = turns
             .iter()
@@ -36,6 +45,7 @@ impl CostCheck {
         let evidence = json!({ "max_usd": max_usd, "costs_usd": costs });
         if known.is_empty() {
             return Finding {
+                score: None,
                 status: Status::Skipped,
                 reason: "the target reported no cost for these turns".into(),
                 evidence,
@@ -68,7 +78,7 @@ impl CostCheck {
 mod tests {
     use gavel_core::{Status, Usage};
 
-    use crate::plan::tests::{case, compile_err, run_one, turn};
+    use crate::testing::{case, compile_err, run_one, turn};
 
     fn costing(round: usize, usd: Option<f64>) -> gavel_core::Turn {
         let mut t = turn(round, "ok");

@@ -4,13 +4,18 @@
 //! A database that cannot be opened or queried is an `error` (infrastructure),
 //! never a `fail`.
 
-use gavel_core::Status;
 use gavel_core::agent_check::{DatabaseSpec, RowExpectation};
+use gavel_core::{Status, Verdict};
 use serde_json::{Map, Value, json};
 
+use futures::future::BoxFuture;
+
+use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
+use crate::finding::{Finding, VerdictHead};
 use crate::json::values_equal;
-use crate::plan::{Finding, short};
+use crate::names::short;
+use crate::runtime::JudgeRuntime;
 use crate::sql::Database;
 
 /// Rows kept in the evidence.
@@ -48,25 +53,13 @@ impl DatabaseCheck {
         })
     }
 
-    /// Display name, e.g. `database "SELECT … = $1" >= 2 rows`.
-    pub(crate) fn name(&self) -> String {
-        let mut name = format!(
-            "database {:?} >= {} rows",
-            short(&self.query),
-            self.min_rows
-        );
-        if let Some(max) = self.max_rows {
-            name.push_str(&format!(" <= {max}"));
-        }
-        name
-    }
-
     /// Runs the query for the session and checks the rows.
-    pub(crate) async fn evaluate(&self, session_id: &str) -> Finding {
+    async fn evaluate(&self, session_id: &str) -> Finding {
         let rows = match self.db.rows(&self.query, session_id).await {
             Ok(rows) => rows,
             Err(why) => {
                 return Finding {
+                    score: None,
                     status: Status::Error,
                     reason: why,
                     evidence: json!({ "database": self.db.shown(), "session_id": session_id }),
@@ -110,6 +103,38 @@ impl DatabaseCheck {
     }
 }
 
+impl AwaitedCheck for DatabaseCheck {
+    fn kind(&self) -> &'static str {
+        "database"
+    }
+
+    fn grade<'a>(
+        &'a self,
+        head: VerdictHead<'a>,
+        input: &'a Input<'a>,
+        _rt: &'a JudgeRuntime<'a>,
+    ) -> BoxFuture<'a, Verdict> {
+        Box::pin(async move {
+            self.evaluate(&input.transcript.session_id)
+                .await
+                .verdict(head)
+        })
+    }
+
+    /// Display name, e.g. `database "SELECT … = $1" >= 2 rows`.
+    fn name(&self) -> String {
+        let mut name = format!(
+            "database {:?} >= {} rows",
+            short(&self.query),
+            self.min_rows
+        );
+        if let Some(max) = self.max_rows {
+            name.push_str(&format!(" <= {max}"));
+        }
+        name
+    }
+}
+
 /// Whether a row has every expected column with an equal value.
 fn matches(row: &Map<String, Value>, expected: &RowExpectation) -> bool {
     expected
@@ -123,7 +148,7 @@ mod tests {
     use gavel_core::{Status, Transcript};
     use sqlx::{AnyConnection, Connection};
 
-    use crate::plan::tests::{case, compile, compile_err, turn};
+    use crate::testing::{case, compile, compile_err, turn};
     use crate::{JudgeRuntime, NoJudgeModels};
 
     async fn agent_db(dir: &std::path::Path) -> String {

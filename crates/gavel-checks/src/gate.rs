@@ -18,7 +18,7 @@ pub(crate) fn closed_by(code: &[Verdict]) -> Option<&Verdict> {
 mod tests {
     use gavel_core::Status;
 
-    use crate::plan::tests::{case, compile, run_all, transcript, turn};
+    use crate::testing::{case, compile, run_all, transcript, turn};
 
     #[test]
     fn a_failed_tool_check_skips_the_judges_and_says_why() {

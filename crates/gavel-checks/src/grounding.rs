@@ -14,11 +14,21 @@ use gavel_core::{Status, Turn, Verdict};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
+use futures::future::BoxFuture;
+
+use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
+use crate::finding::Finding;
+use crate::finding::VerdictHead;
+use crate::judge::Material;
 use crate::judge::extract::extract;
-use crate::judge::{JudgeRuntime, Judged, Material, VerdictHead};
-use crate::plan::{Finding, quoted_list, short};
+use crate::names::{quoted_list, short};
+use crate::runtime::JudgeRuntime;
 use crate::sql::Database;
+use crate::subject::Judged;
+
+/// The kind of grounding verdicts.
+const KIND: &str = "grounding";
 
 /// The reason code of a grounding check whose oracle could not be read.
 pub const GROUND_TRUTH_UNAVAILABLE: &str = "GROUND_TRUTH_UNAVAILABLE";
@@ -115,20 +125,8 @@ impl GroundingCheck {
         })
     }
 
-    /// Display name, e.g. `grounding /\$([0-9,]+)/ ±5%`.
-    pub(crate) fn name(&self) -> String {
-        let claim = match &self.claim {
-            CompiledClaim::Regex(re) => format!("/{}/", short(re.as_str())),
-            CompiledClaim::Pointer(p) => p.clone(),
-            CompiledClaim::Judge(m) => {
-                format!("judge {}", quoted_list(std::slice::from_ref(&m.criteria)))
-            }
-        };
-        format!("grounding {claim} ±{}%", self.tolerance * 100.0)
-    }
-
     /// Reads the claim from the answer, the truth from the oracle, and compares.
-    pub(crate) async fn evaluate(&self, answer: &Turn, session_id: &str) -> Finding {
+    async fn evaluate(&self, answer: &Turn, session_id: &str) -> Finding {
         match self.claimed(answer) {
             Ok(claimed) => self.compare(claimed, session_id).await,
             Err(why) => Finding::fail(why, json!({ "claimed": null })),
@@ -137,19 +135,14 @@ impl GroundingCheck {
 
     /// Has the judge extract the claim from the judged answer, then compares it
     /// with the truth; the evidence keeps the extraction call.
-    pub(crate) async fn judged(
+    async fn judged(
         &self,
+        material: &Material,
         head: VerdictHead<'_>,
         judged: &Judged<'_>,
         session_id: &str,
         rt: &JudgeRuntime<'_>,
     ) -> Verdict {
-        let CompiledClaim::Judge(material) = &self.claim else {
-            return head.verdict(
-                Status::Error,
-                "internal error: this grounding claim needs no judge",
-            );
-        };
         let mut base = Map::new();
         base.insert("tolerance".into(), json!(self.tolerance));
         let extracted = match extract(material, head, judged, base, rt).await {
@@ -173,7 +166,7 @@ impl GroundingCheck {
         if let Value::Object(evidence) = &mut finding.evidence {
             evidence.extend(extracted.evidence);
         }
-        let mut verdict = finding.verdict(head, None);
+        let mut verdict = finding.verdict(head);
         verdict.cost_usd = extracted.cost_usd;
         verdict
     }
@@ -184,6 +177,7 @@ impl GroundingCheck {
             Ok(v) => v,
             Err(why) => {
                 return Finding {
+                    score: None,
                     status: Status::Skipped,
                     reason: format!("{GROUND_TRUTH_UNAVAILABLE}: {why}"),
                     evidence: json!({ "code": GROUND_TRUTH_UNAVAILABLE, "claimed": claimed }),
@@ -262,6 +256,45 @@ impl GroundingCheck {
     }
 }
 
+impl AwaitedCheck for GroundingCheck {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn grade<'a>(
+        &'a self,
+        head: VerdictHead<'a>,
+        input: &'a Input<'a>,
+        rt: &'a JudgeRuntime<'a>,
+    ) -> BoxFuture<'a, Verdict> {
+        let session_id = &input.transcript.session_id;
+        Box::pin(async move {
+            match &self.claim {
+                CompiledClaim::Judge(material) => {
+                    self.judged(material, head, &input.judged, session_id, rt)
+                        .await
+                }
+                _ => self
+                    .evaluate(input.subject.answer, session_id)
+                    .await
+                    .verdict(head),
+            }
+        })
+    }
+
+    /// Display name, e.g. `grounding /\$([0-9,]+)/ ±5%`.
+    fn name(&self) -> String {
+        let claim = match &self.claim {
+            CompiledClaim::Regex(re) => format!("/{}/", short(re.as_str())),
+            CompiledClaim::Pointer(p) => p.clone(),
+            CompiledClaim::Judge(m) => {
+                format!("judge {}", quoted_list(std::slice::from_ref(&m.criteria)))
+            }
+        };
+        format!("grounding {claim} ±{}%", self.tolerance * 100.0)
+    }
+}
+
 /// Runs an oracle command (arguments expanded) and parses its standard output.
 async fn command_value(argv: &[String]) -> Result<f64, String> {
     let expanded: Vec<String> = argv
@@ -321,9 +354,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use crate::judge::testing::{Models, Scripted, reply};
-    use crate::plan::tests::{
-        case, compile, compile_err, run_one_async as run_one, transcript, turn,
-    };
+    use crate::testing::{case, compile, compile_err, run_one_async as run_one, transcript, turn};
 
     fn grounding(oracle: &str) -> gavel_core::Case {
         case(&format!(

@@ -7,8 +7,12 @@ use gavel_core::check::JsonSource;
 use gavel_core::{CheckSpec, Turn};
 use serde_json::{Number, Value, json};
 
+use crate::check::CodeCheck;
 use crate::error::FieldError;
-use crate::plan::{Expected, Finding, bracket_list, short, truncate};
+use crate::expected::Expected;
+use crate::finding::Finding;
+use crate::names::{bracket_list, short, truncate};
+use crate::subject::Subject;
 
 /// Schema violations spelled out in a reason.
 const REASON_ERRORS: usize = 5;
@@ -91,19 +95,11 @@ impl JsonCheck {
         };
         Ok(JsonCheck { from, rule })
     }
+}
 
-    /// The check's type as written in suite files.
-    pub(crate) fn kind(&self) -> &'static str {
-        match self.rule {
-            Rule::IsJson => "is-json",
-            Rule::Schema { .. } => "json-schema",
-            Rule::RequiredKeys(_) => "required-keys",
-            Rule::Numeric(_) => "numeric-fields",
-        }
-    }
-
+impl CodeCheck for JsonCheck {
     /// Display name, e.g. `required-keys [total, /data/items]`.
-    pub(crate) fn name(&self) -> String {
+    fn name(&self) -> String {
         let written = |keys: Vec<&Key>| {
             bracket_list(&keys.iter().map(|k| k.written.clone()).collect::<Vec<_>>())
         };
@@ -125,8 +121,19 @@ impl JsonCheck {
         name
     }
 
+    /// The check's type as written in suite files.
+    fn kind(&self) -> &'static str {
+        match self.rule {
+            Rule::IsJson => "is-json",
+            Rule::Schema { .. } => "json-schema",
+            Rule::RequiredKeys(_) => "required-keys",
+            Rule::Numeric(_) => "numeric-fields",
+        }
+    }
+
     /// Grades the answer's JSON.
-    pub(crate) fn evaluate(&self, answer: &Turn) -> Finding {
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let answer = subject.answer;
         let what = match self.from {
             JsonSource::Output => "output",
             JsonSource::Response => "response",
@@ -429,7 +436,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::plan::tests::{case, compile_err, run_one, turn};
+    use crate::testing::{case, compile_err, run_one, turn};
 
     #[test]
     fn differences_are_located_by_pointer() {

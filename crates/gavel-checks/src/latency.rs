@@ -3,7 +3,9 @@
 use gavel_core::Turn;
 use serde_json::json;
 
-use crate::plan::Finding;
+use crate::check::CodeCheck;
+use crate::finding::Finding;
+use crate::subject::Subject;
 
 /// A compiled latency check.
 pub(crate) struct LatencyCheck {
@@ -15,14 +17,21 @@ impl LatencyCheck {
     pub(crate) fn new(max_ms: u64) -> Self {
         LatencyCheck { max_ms }
     }
+}
 
+impl CodeCheck for LatencyCheck {
     /// Display name, e.g. `latency <= 3000 ms`.
-    pub(crate) fn name(&self) -> String {
+    fn name(&self) -> String {
         format!("latency <= {} ms", self.max_ms)
     }
 
+    fn kind(&self) -> &'static str {
+        "latency"
+    }
+
     /// Every turn must be within budget; the reason names the slowest.
-    pub(crate) fn evaluate(&self, turns: &[&Turn]) -> Finding {
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let turns: &[&Turn] = &subject.turns;
         let max_ms = self.max_ms;
         let Some(slowest) = turns.iter().max_by_key(|t| t.latency_ms) else {
             return Finding::pass("no turn to time", json!({ "max_ms": max_ms }));
@@ -58,7 +67,7 @@ impl LatencyCheck {
 mod tests {
     use gavel_core::Status;
 
-    use crate::plan::tests::{case, run_one, turn};
+    use crate::testing::{case, run_one, turn};
 
     fn timed(round: usize, ms: u64) -> gavel_core::Turn {
         let mut t = turn(round, "ok");

@@ -80,19 +80,25 @@
 //! # }
 //! ```
 
+// The basement: what every check shares. These import nothing above them.
+mod check;
+mod error;
+mod expected;
+mod finding;
+mod names;
+mod runtime;
+mod subject;
+
+// Check kinds, each in its own module.
 mod branches;
 mod clarify;
 mod cost;
 mod database;
-mod error;
-mod gate;
 mod grounding;
 mod json;
 mod judge;
 mod latency;
 mod panel;
-mod plan;
-mod probe;
 mod script;
 mod similar;
 mod sql;
@@ -103,14 +109,24 @@ mod trajectory;
 mod transform;
 mod verify;
 
+// Compiling and running: kind → compiler, and the plan that runs what compiled.
+mod awaited;
+mod code;
+mod gate;
+mod plan;
+mod registry;
+
+#[cfg(test)]
+mod testing;
+
 pub use clarify::looks_like_clarification;
 pub use error::CheckError;
 pub use gate::GATING_KINDS;
 pub use grounding::GROUND_TRUTH_UNAVAILABLE;
 pub use judge::prompt::fence;
-pub use judge::{
-    JudgeModels, JudgeRuntime, JudgeTemplate, MAX_ATTEMPTS, NO_JUDGE_MODEL, NoJudgeModels,
-    PairwiseInput, PairwiseSpec, TemplateKind, no_judge_model, pairwise,
-};
+pub use judge::{JudgeTemplate, MAX_ATTEMPTS, PairwiseInput, PairwiseSpec, TemplateKind, pairwise};
 pub use plan::{CheckPlan, compile};
-pub use similar::{DEFAULT_SIMILARITY_THRESHOLD, Embeddings};
+pub use runtime::{
+    Embeddings, JudgeModels, JudgeRuntime, NO_JUDGE_MODEL, NoJudgeModels, no_judge_model,
+};
+pub use similar::DEFAULT_SIMILARITY_THRESHOLD;

@@ -13,8 +13,15 @@ use gavel_core::{ScriptInput, ScriptSpec, Status, Transcript, Turn};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
+use futures::future::BoxFuture;
+use gavel_core::Verdict;
+
+use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
-use crate::plan::{Expected, Finding, short, truncate};
+use crate::expected::Expected;
+use crate::finding::{Finding, VerdictHead};
+use crate::names::{short, truncate};
+use crate::runtime::JudgeRuntime;
 
 /// Seconds a script may run by default.
 const DEFAULT_TIMEOUT_S: f64 = 30.0;
@@ -89,28 +96,9 @@ impl ScriptCheck {
         })
     }
 
-    /// Display name, e.g. `script python3 checks/tone.py`.
-    pub(crate) fn name(&self) -> String {
-        let shown = if self.shell {
-            self.argv[2].clone()
-        } else {
-            self.argv.join(" ")
-        };
-        format!("script {}", short(&shown))
-    }
-
-    /// The threshold a score given without `pass` is held to.
-    pub(crate) fn threshold(&self) -> f64 {
-        self.threshold
-    }
-
     /// Runs the script on the answer (or the transcript) and reads its verdict;
     /// the score, when the script gave one, comes back too.
-    pub(crate) async fn evaluate(
-        &self,
-        answer: &Turn,
-        transcript: &Transcript,
-    ) -> (Finding, Option<f64>) {
+    pub(crate) async fn evaluate(&self, answer: &Turn, transcript: &Transcript) -> Finding {
         let mut payload = self.case.clone();
         payload["input"] = json!(answer.input);
         payload["output"] = json!(answer.output);
@@ -121,7 +109,7 @@ impl ScriptCheck {
         let evidence = json!({ "command": self.shown_command() });
         match self.run(&payload).await {
             Ok(stdout) => read_verdict(&stdout, self.threshold, evidence),
-            Err(why) => (error(why, evidence), None),
+            Err(why) => error(why, evidence),
         }
     }
 
@@ -218,8 +206,38 @@ async fn read_bounded(
     Ok((buf, cut))
 }
 
+impl AwaitedCheck for ScriptCheck {
+    /// Display name, e.g. `script python3 checks/answer.py`.
+    fn name(&self) -> String {
+        let shown = if self.shell {
+            self.argv[2].clone()
+        } else {
+            self.argv.join(" ")
+        };
+        format!("script {}", short(&shown))
+    }
+
+    fn kind(&self) -> &'static str {
+        "script"
+    }
+
+    fn grade<'a>(
+        &'a self,
+        head: VerdictHead<'a>,
+        input: &'a Input<'a>,
+        _rt: &'a JudgeRuntime<'a>,
+    ) -> BoxFuture<'a, Verdict> {
+        Box::pin(async move {
+            self.evaluate(input.subject.answer, input.transcript)
+                .await
+                .verdict(head)
+        })
+    }
+}
+
 fn error(reason: String, evidence: Value) -> Finding {
     Finding {
+        score: None,
         status: Status::Error,
         reason,
         evidence,
@@ -228,22 +246,19 @@ fn error(reason: String, evidence: Value) -> Finding {
 
 /// Reads `{pass, score, reason}` (or `{skip}`) from the script's stdout: the last
 /// non-blank line, so scripts may log before it.
-fn read_verdict(stdout: &str, threshold: f64, mut evidence: Value) -> (Finding, Option<f64>) {
+fn read_verdict(stdout: &str, threshold: f64, mut evidence: Value) -> Finding {
     let line = stdout
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
     let bad = |why: &str, evidence: Value| {
-        (
-            error(
-                format!(
-                    "the script's output is not a verdict ({why}): expected a JSON object like {{\"pass\": true, \"score\": 0.9, \"reason\": \"…\"}} as its last line, got {:?}",
-                    truncate(line.trim(), QUOTED_CHARS)
-                ),
-                evidence,
+        error(
+            format!(
+                "the script's output is not a verdict ({why}): expected a JSON object like {{\"pass\": true, \"score\": 0.9, \"reason\": \"…\"}} as its last line, got {:?}",
+                truncate(line.trim(), QUOTED_CHARS)
             ),
-            None,
+            evidence,
         )
     };
     let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(line.trim()) else {
@@ -257,14 +272,12 @@ fn read_verdict(stdout: &str, threshold: f64, mut evidence: Value) -> (Finding, 
     };
     if let Some(skip) = answer.get("skip") {
         let why = skip.as_str().unwrap_or("the script skipped the check");
-        return (
-            Finding {
-                status: Status::Skipped,
-                reason: format!("the script skipped: {why}"),
-                evidence,
-            },
-            None,
-        );
+        return Finding {
+            score: None,
+            status: Status::Skipped,
+            reason: format!("the script skipped: {why}"),
+            evidence,
+        };
     }
     let score = match answer.get("score") {
         None | Some(Value::Null) => None,
@@ -288,7 +301,10 @@ fn read_verdict(stdout: &str, threshold: f64, mut evidence: Value) -> (Finding, 
     } else {
         Finding::fail(reason, evidence)
     };
-    (finding, score)
+    match score {
+        Some(s) => finding.scored(s, threshold),
+        None => finding,
+    }
 }
 
 #[cfg(test)]
@@ -297,7 +313,7 @@ mod tests {
     use gavel_core::{Status, ToolCall, Verdict};
     use serde_json::json;
 
-    use crate::plan::tests::{case, compile_err, run_one_async, turn};
+    use crate::testing::{case, compile_err, run_one_async, turn};
 
     /// The verdict of one `script` check (its YAML mapping) on an answer.
     async fn scripted(check: &str, output: &str) -> Verdict {

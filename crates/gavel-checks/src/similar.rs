@@ -1,28 +1,24 @@
 //! `similar`: the answer's sentence embedding against the expected answer's (or
 //! the best of several acceptable answers), by cosine similarity.
 
-use gavel_core::{OneOrMany, Status, Turn};
-use gavel_embed::{Batcher, EmbedError, cosine};
+use gavel_core::{OneOrMany, Status, Turn, Verdict};
+use gavel_embed::{EmbedError, cosine};
 use serde_json::{Value, json};
 
+use futures::future::BoxFuture;
+
+use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
-use crate::plan::{Expected, Finding, quoted_list, short};
+use crate::expected::Expected;
+use crate::finding::{Finding, VerdictHead};
+use crate::names::{quoted_list, short};
+use crate::runtime::{Embeddings, JudgeRuntime};
 
 /// The pass threshold when a check gives none (seed 004's SBERT gate).
 pub const DEFAULT_SIMILARITY_THRESHOLD: f64 = 0.4;
 
 /// The skip reason of `similar` checks when the runtime has no embedder.
 const NO_EMBEDDER: &str = "no embedder configured for similar checks";
-
-/// What `similar` checks embed with, shared by every execution of a run.
-#[derive(Debug, Clone)]
-pub enum Embeddings {
-    /// The embedder, batched across checks and cached.
-    Ready(Batcher),
-    /// None could be set up: `similar` checks are `skipped` with this error when
-    /// the model is not installed ([`EmbedError::is_missing`]), else `error`.
-    Unavailable(EmbedError),
-}
 
 /// A compiled `similar` check.
 pub(crate) struct SimilarCheck {
@@ -31,6 +27,9 @@ pub(crate) struct SimilarCheck {
 }
 
 impl SimilarCheck {
+    /// The kind of `similar` verdicts.
+    pub(crate) const KIND: &'static str = "similar";
+
     /// Compiles a `similar` spec: the acceptable answers (`value`, else the
     /// expected output) and the threshold.
     pub(crate) fn compile(
@@ -72,43 +71,26 @@ impl SimilarCheck {
         Ok(SimilarCheck { answers, threshold })
     }
 
-    /// `similar "Paris is the capital"`.
-    pub(crate) fn name(&self) -> String {
-        format!("similar {}", quoted_list(&self.answers))
-    }
-
-    /// The pass threshold on the cosine similarity.
-    pub(crate) fn threshold(&self) -> f64 {
-        self.threshold
-    }
-
     /// Embeds the answer with the acceptable answers and compares; the best match
-    /// counts. Returns the finding and the best similarity. No embedder or a
-    /// missing model → `skipped`; an embedder failure → `error`.
-    pub(crate) async fn evaluate(
-        &self,
-        answer: &Turn,
-        embeddings: Option<&Embeddings>,
-    ) -> (Finding, Option<f64>) {
+    /// counts, its similarity the score. No embedder or a missing model →
+    /// `skipped`; an embedder failure → `error`.
+    async fn evaluate(&self, answer: &Turn, embeddings: Option<&Embeddings>) -> Finding {
         let embedder = match embeddings {
             Some(Embeddings::Ready(embedder)) => embedder,
-            Some(Embeddings::Unavailable(e)) => return (failed(e, "the embedder"), None),
-            None => return (skipped(NO_EMBEDDER.to_owned()), None),
+            Some(Embeddings::Unavailable(e)) => return failed(e, "the embedder"),
+            None => return skipped(NO_EMBEDDER.to_owned()),
         };
         let mut texts = Vec::with_capacity(self.answers.len() + 1);
         texts.push(answer.output.clone());
         texts.extend(self.answers.iter().cloned());
         let vectors = match embedder.embed(&texts).await {
             Ok(vectors) => vectors,
-            Err(e) => return (failed(&e, embedder.model()), None),
+            Err(e) => return failed(&e, embedder.model()),
         };
         let Some((output, references)) = vectors.split_first() else {
-            return (
-                failed(
-                    &EmbedError::Inference("no vectors".into()),
-                    embedder.model(),
-                ),
-                None,
+            return failed(
+                &EmbedError::Inference("no vectors".into()),
+                embedder.model(),
             );
         };
         let scores: Vec<f64> = references.iter().map(|r| cosine(output, r)).collect();
@@ -151,12 +133,13 @@ impl SimilarCheck {
                 evidence,
             )
         };
-        (finding, Some(similarity))
+        finding.scored(similarity, self.threshold)
     }
 }
 
 fn skipped(reason: String) -> Finding {
     Finding {
+        score: None,
         status: Status::Skipped,
         reason,
         evidence: Value::Null,
@@ -169,9 +152,34 @@ fn failed(e: &EmbedError, model: &str) -> Finding {
         return skipped(e.to_string());
     }
     Finding {
+        score: None,
         status: Status::Error,
         reason: format!("embedding with {model}: {e}"),
         evidence: json!({ "model": model }),
+    }
+}
+
+impl AwaitedCheck for SimilarCheck {
+    /// `similar "Paris is the capital"`.
+    fn name(&self) -> String {
+        format!("similar {}", quoted_list(&self.answers))
+    }
+
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
+    fn grade<'a>(
+        &'a self,
+        head: VerdictHead<'a>,
+        input: &'a Input<'a>,
+        rt: &'a JudgeRuntime<'a>,
+    ) -> BoxFuture<'a, Verdict> {
+        Box::pin(async move {
+            self.evaluate(input.subject.answer, rt.embeddings)
+                .await
+                .verdict(head)
+        })
     }
 }
 
@@ -186,7 +194,7 @@ mod tests {
     use super::Embeddings;
     use crate::JudgeRuntime;
     use crate::NoJudgeModels;
-    use crate::plan::tests::{case, compile, compile_err, transcript, turn};
+    use crate::testing::{case, compile, compile_err, transcript, turn};
 
     /// Embeds a text as counts of the letters a, b and c.
     #[derive(Debug)]

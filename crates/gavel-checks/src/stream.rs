@@ -4,7 +4,10 @@
 use gavel_core::{Status, Turn};
 use serde_json::{Value, json};
 
-use crate::plan::{Finding, Subject};
+use crate::check::CodeCheck;
+use crate::finding::Finding;
+
+use crate::subject::Subject;
 
 /// A compiled stream check.
 pub(crate) struct StreamCheck {
@@ -26,53 +29,6 @@ impl StreamCheck {
             require_done,
             non_empty,
             max_first_token_ms,
-        }
-    }
-
-    /// Display name, e.g. `stream (deltas >= 1, done, non-empty, first token <= 500 ms)`.
-    pub(crate) fn name(&self) -> String {
-        let mut parts = vec![format!("deltas >= {}", self.min_deltas)];
-        if self.require_done {
-            parts.push("done".into());
-        }
-        if self.non_empty {
-            parts.push("non-empty".into());
-        }
-        if let Some(ms) = self.max_first_token_ms {
-            parts.push(format!("first token <= {ms} ms"));
-        }
-        format!("stream ({})", parts.join(", "))
-    }
-
-    /// Every targeted turn must have streamed soundly; the reason lists what
-    /// was wrong with which turn. A turn that did not stream is `skipped`.
-    pub(crate) fn evaluate(&self, subject: &Subject<'_>) -> Finding {
-        let mut problems = Vec::new();
-        let mut shown = Vec::new();
-        for turn in &subject.turns {
-            let Some(stats) = &turn.stream else {
-                return Finding {
-                    status: Status::Skipped,
-                    reason: format!(
-                        "round {} was not streamed: give the target a `stream` mapping",
-                        turn.round + 1
-                    ),
-                    evidence: Value::Null,
-                };
-            };
-            shown.push(json!({"round": turn.round, "stream": stats}));
-            for problem in self.problems(turn) {
-                problems.push(format!("round {}: {problem}", turn.round + 1));
-            }
-        }
-        let evidence = json!({"turns": shown});
-        if problems.is_empty() {
-            Finding::pass(
-                format!("{} streamed turn(s) sound", subject.turns.len()),
-                evidence,
-            )
-        } else {
-            Finding::fail(problems.join("; "), evidence)
         }
     }
 
@@ -106,12 +62,66 @@ impl StreamCheck {
     }
 }
 
+impl CodeCheck for StreamCheck {
+    /// Display name, e.g. `stream (deltas >= 1, done, non-empty, first token <= 500 ms)`.
+    fn name(&self) -> String {
+        let mut parts = vec![format!("deltas >= {}", self.min_deltas)];
+        if self.require_done {
+            parts.push("done".into());
+        }
+        if self.non_empty {
+            parts.push("non-empty".into());
+        }
+        if let Some(ms) = self.max_first_token_ms {
+            parts.push(format!("first token <= {ms} ms"));
+        }
+        format!("stream ({})", parts.join(", "))
+    }
+
+    fn kind(&self) -> &'static str {
+        "stream"
+    }
+
+    /// Every targeted turn must have streamed soundly; the reason lists what
+    /// was wrong with which turn. A turn that did not stream is `skipped`.
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let mut problems = Vec::new();
+        let mut shown = Vec::new();
+        for turn in &subject.turns {
+            let Some(stats) = &turn.stream else {
+                return Finding {
+                    score: None,
+                    status: Status::Skipped,
+                    reason: format!(
+                        "round {} was not streamed: give the target a `stream` mapping",
+                        turn.round + 1
+                    ),
+                    evidence: Value::Null,
+                };
+            };
+            shown.push(json!({"round": turn.round, "stream": stats}));
+            for problem in self.problems(turn) {
+                problems.push(format!("round {}: {problem}", turn.round + 1));
+            }
+        }
+        let evidence = json!({"turns": shown});
+        if problems.is_empty() {
+            Finding::pass(
+                format!("{} streamed turn(s) sound", subject.turns.len()),
+                evidence,
+            )
+        } else {
+            Finding::fail(problems.join("; "), evidence)
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use gavel_core::{Status, StreamStats};
 
-    use crate::plan::tests::{case, run_one, turn};
+    use crate::testing::{case, run_one, turn};
 
     fn streamed(output: &str, deltas: u64, done: bool, first: Option<u64>) -> gavel_core::Turn {
         let mut t = turn(0, output);

@@ -1,13 +1,17 @@
 //! Checks on the answer text: equals, contains (all), icontains (all),
 //! contains-any, icontains-any, not-contains, regex.
 
-use gavel_core::{CheckSpec, Turn};
+use gavel_core::CheckSpec;
 use regex::Regex;
 use serde_json::{Value, json};
 
+use crate::check::CodeCheck;
 use crate::error::FieldError;
+use crate::expected::Expected;
+use crate::finding::Finding;
 use crate::json::{first_difference, values_equal};
-use crate::plan::{Expected, Finding, quoted_list, short, truncate};
+use crate::names::{quoted_list, short, truncate};
+use crate::subject::Subject;
 
 /// Characters of the actual output shown in a reason.
 const SHOWN_CHARS: usize = 200;
@@ -107,26 +111,11 @@ impl TextCheck {
             }
         })
     }
+}
 
-    /// The check's type as written in suite files.
-    pub(crate) fn kind(&self) -> &'static str {
-        match self {
-            TextCheck::EqualsText { .. } | TextCheck::EqualsJson { .. } => "equals",
-            TextCheck::Contains {
-                ignore_case, any, ..
-            } => match (ignore_case, any) {
-                (false, false) => "contains",
-                (true, false) => "icontains",
-                (false, true) => "contains-any",
-                (true, true) => "icontains-any",
-            },
-            TextCheck::NotContains { .. } => "not-contains",
-            TextCheck::Regex { .. } => "regex",
-        }
-    }
-
+impl CodeCheck for TextCheck {
     /// Display name, e.g. `contains "Beach House"` or `regex /\d+ listings/`.
-    pub(crate) fn name(&self) -> String {
+    fn name(&self) -> String {
         match self {
             TextCheck::EqualsText { expected, .. } => {
                 format!("equals {}", short(&format!("{expected:?}")))
@@ -147,8 +136,26 @@ impl TextCheck {
         }
     }
 
+    /// The check's type as written in suite files.
+    fn kind(&self) -> &'static str {
+        match self {
+            TextCheck::EqualsText { .. } | TextCheck::EqualsJson { .. } => "equals",
+            TextCheck::Contains {
+                ignore_case, any, ..
+            } => match (ignore_case, any) {
+                (false, false) => "contains",
+                (true, false) => "icontains",
+                (false, true) => "contains-any",
+                (true, true) => "icontains-any",
+            },
+            TextCheck::NotContains { .. } => "not-contains",
+            TextCheck::Regex { .. } => "regex",
+        }
+    }
+
     /// Grades the answer's text.
-    pub(crate) fn evaluate(&self, answer: &Turn) -> Finding {
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let answer = subject.answer;
         let output = answer.output.as_str();
         match self {
             TextCheck::EqualsText {
@@ -304,7 +311,7 @@ mod tests {
     use gavel_core::Status;
     use serde_json::json;
 
-    use crate::plan::tests::{case, compile_err, run_one, turn};
+    use crate::testing::{case, compile_err, run_one, turn};
 
     #[test]
     fn contains_any_needs_one_and_contains_all_needs_every() {
@@ -381,10 +388,10 @@ mod tests {
     fn equals_falls_back_to_round_then_case_expected_output() {
         let yaml = "expected_output: case answer\nrounds:\n  - input: a\n    expected_output: round answer\n    checks: [{type: equals}]\n  - input: b\n    checks: [{type: equals}]\n";
         let c = case(yaml);
-        let plan = crate::plan::tests::compile(&c).unwrap();
-        let verdicts = crate::plan::tests::run_all(
+        let plan = crate::testing::compile(&c).unwrap();
+        let verdicts = crate::testing::run_all(
             &plan,
-            &crate::plan::tests::transcript(vec![turn(0, "round answer"), turn(1, "case answer")]),
+            &crate::testing::transcript(vec![turn(0, "round answer"), turn(1, "case answer")]),
         );
         assert_eq!(verdicts[0].status, Status::Pass, "{}", verdicts[0].reason);
         assert_eq!(verdicts[0].check, "equals \"round answer\"");

@@ -4,8 +4,12 @@ use gavel_core::check::ToolMatch;
 use gavel_core::{ToolCall, Turn};
 use serde_json::{Value, json};
 
+use crate::check::CodeCheck;
 use crate::error::FieldError;
-use crate::plan::{Expected, Finding, bracket_list};
+use crate::expected::Expected;
+use crate::finding::Finding;
+use crate::names::bracket_list;
+use crate::subject::Subject;
 
 /// Called tool names spelled out in a reason before eliding.
 const REASON_CALLS: usize = 20;
@@ -69,9 +73,11 @@ impl ToolsCheck {
             allow_errors: false,
         }
     }
+}
 
+impl CodeCheck for ToolsCheck {
     /// Display name, e.g. `tools-called [get_listings]` or `tools-called order [a, b]`.
-    pub(crate) fn name(&self) -> String {
+    fn name(&self) -> String {
         let mode = match self.mode {
             ToolMatch::Set => "",
             ToolMatch::Order => "order ",
@@ -88,8 +94,13 @@ impl ToolsCheck {
         )
     }
 
+    fn kind(&self) -> &'static str {
+        "tools-called"
+    }
+
     /// Grades the tool calls of the targeted turns.
-    pub(crate) fn evaluate(&self, turns: &[&Turn]) -> Finding {
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let turns: &[&Turn] = &subject.turns;
         let called: Vec<&str> = turns
             .iter()
             .flat_map(|t| t.tool_calls.iter())
@@ -270,7 +281,7 @@ mod tests {
     use gavel_core::{Status, ToolCall, Turn};
     use serde_json::json;
 
-    use crate::plan::tests::{case, compile_err, run_one, transcript, turn};
+    use crate::testing::{case, compile_err, run_one, transcript, turn};
 
     fn calls(round: usize, names: &[&str]) -> Turn {
         let mut t = turn(round, "done");
@@ -423,11 +434,10 @@ mod tests {
         let c = case(
             "rounds: [{input: a}, {input: b}]\nchecks:\n  - type: tools-called\n    tools: [a, b]\n    mode: order\n",
         );
-        let plan = crate::plan::tests::compile(&c).unwrap();
-        let v = &crate::plan::tests::run_all(
-            &plan,
-            &transcript(vec![calls(0, &["a"]), calls(1, &["b"])]),
-        )[0];
+        let plan = crate::testing::compile(&c).unwrap();
+        let v =
+            &crate::testing::run_all(&plan, &transcript(vec![calls(0, &["a"]), calls(1, &["b"])]))
+                [0];
         assert_eq!(v.status, Status::Pass, "{}", v.reason);
         assert_eq!(v.round, None);
     }
@@ -435,30 +445,29 @@ mod tests {
     #[test]
     fn expected_tools_add_an_implicit_check() {
         let c = case("input: q\nexpected_tools: [get_listings]\n");
-        let plan = crate::plan::tests::compile(&c).unwrap();
+        let plan = crate::testing::compile(&c).unwrap();
         assert_eq!(plan.len(), 1);
-        let v =
-            &crate::plan::tests::run_all(&plan, &transcript(vec![calls(0, &["get_listings"])]))[0];
+        let v = &crate::testing::run_all(&plan, &transcript(vec![calls(0, &["get_listings"])]))[0];
         assert_eq!(
             (v.status, v.check.as_str(), v.kind.as_str()),
             (Status::Pass, "tools-called [get_listings]", "tools-called")
         );
-        let v = &crate::plan::tests::run_all(&plan, &transcript(vec![calls(0, &[])]))[0];
+        let v = &crate::testing::run_all(&plan, &transcript(vec![calls(0, &[])]))[0];
         assert_eq!(v.status, Status::Fail);
 
         // An explicit check without `tools` takes expected_tools instead of adding one.
         let c =
             case("input: q\nexpected_tools: [a, b]\nchecks: [{type: tools-called, mode: order}]\n");
-        let plan = crate::plan::tests::compile(&c).unwrap();
+        let plan = crate::testing::compile(&c).unwrap();
         assert_eq!(plan.len(), 1);
         assert_eq!(
-            crate::plan::tests::run_all(&plan, &transcript(vec![calls(0, &["b", "a"])]))[0].status,
+            crate::testing::run_all(&plan, &transcript(vec![calls(0, &["b", "a"])]))[0].status,
             Status::Fail
         );
 
         // One with its own `tools` leaves the implicit one in place.
         let c = case("input: q\nexpected_tools: [a]\nchecks: [{type: tools-called, tools: [b]}]\n");
-        assert_eq!(crate::plan::tests::compile(&c).unwrap().len(), 2);
+        assert_eq!(crate::testing::compile(&c).unwrap().len(), 2);
     }
 
     #[test]
@@ -466,8 +475,8 @@ mod tests {
         let c = case(
             "rounds:\n  - input: a\n    expected_tools: [search]\n  - input: b\n    expected_tools: [book]\n",
         );
-        let plan = crate::plan::tests::compile(&c).unwrap();
-        let verdicts = crate::plan::tests::run_all(
+        let plan = crate::testing::compile(&c).unwrap();
+        let verdicts = crate::testing::run_all(
             &plan,
             &transcript(vec![calls(0, &["search"]), calls(1, &["search"])]),
         );
@@ -486,8 +495,8 @@ mod tests {
     #[test]
     fn round_tools_include_calls_made_before_a_follow_up() {
         let c = case("rounds:\n  - input: a\n    expected_tools: [search, book]\n");
-        let plan = crate::plan::tests::compile(&c).unwrap();
-        let v = &crate::plan::tests::run_all(
+        let plan = crate::testing::compile(&c).unwrap();
+        let v = &crate::testing::run_all(
             &plan,
             &transcript(vec![calls(0, &["search"]), calls(0, &["book"])]),
         )[0];

@@ -12,8 +12,10 @@ use gavel_core::Turn;
 use gavel_core::agent_check::TrajectorySpec;
 use serde_json::{Value, json};
 
+use crate::check::CodeCheck;
 use crate::error::FieldError;
-use crate::plan::Finding;
+use crate::finding::Finding;
+use crate::subject::Subject;
 
 /// A compiled trajectory check.
 pub(crate) struct TrajectoryCheck {
@@ -92,9 +94,11 @@ impl TrajectoryCheck {
         }
         Ok(TrajectoryCheck { spec: spec.clone() })
     }
+}
 
+impl CodeCheck for TrajectoryCheck {
     /// Display name, e.g. `trajectory steps<=3 redundancy<=0`.
-    pub(crate) fn name(&self) -> String {
+    fn name(&self) -> String {
         let s = &self.spec;
         let mut parts = vec!["trajectory".to_owned()];
         parts.extend(s.max_steps.map(|v| format!("steps<={v}")));
@@ -104,8 +108,13 @@ impl TrajectoryCheck {
         parts.join(" ")
     }
 
+    fn kind(&self) -> &'static str {
+        "trajectory"
+    }
+
     /// Measures the targeted turns' calls and holds them to the thresholds.
-    pub(crate) fn evaluate(&self, turns: &[&Turn]) -> Finding {
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let turns: &[&Turn] = &subject.turns;
         let steps: Vec<(&str, &Value)> = turns
             .iter()
             .flat_map(|t| t.tool_calls.iter())
@@ -164,7 +173,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::Metrics;
-    use crate::plan::tests::{case, compile_err, run_one, turn};
+    use crate::testing::{case, compile_err, run_one, turn};
 
     fn path(steps: &[(&str, Value)]) -> Turn {
         let mut t = turn(0, "done");

@@ -10,7 +10,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value;
 
 use crate::error::FieldError;
-use crate::plan::short;
+use crate::names::short;
 
 /// A compiled transform.
 pub(crate) struct OutputTransform {
@@ -105,10 +105,10 @@ fn environment() -> Environment<'static> {
 mod tests {
     use gavel_core::Status;
 
-    use crate::plan::tests::{case, compile_err, run_all, transcript, turn};
+    use crate::testing::{case, compile_err, run_all, transcript, turn};
 
     fn verdicts(body: &str, output: &str) -> Vec<gavel_core::Verdict> {
-        let plan = crate::plan::tests::compile(&case(body)).unwrap();
+        let plan = crate::testing::compile(&case(body)).unwrap();
         run_all(&plan, &transcript(vec![turn(0, output)]))
     }
 
@@ -150,7 +150,7 @@ mod tests {
     fn broken_turns_stay_skipped_and_bad_transforms_are_refused() {
         let body =
             "input: q\ntransform: {pointer: /answer}\nchecks: [{type: contains, value: x}]\n";
-        let plan = crate::plan::tests::compile(&case(body)).unwrap();
+        let plan = crate::testing::compile(&case(body)).unwrap();
         let mut broken = turn(0, "");
         broken.failure = Some(gavel_core::TargetFailure {
             message: "timeout".into(),

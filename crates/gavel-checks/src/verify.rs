@@ -6,9 +6,12 @@ use gavel_core::{ToolCall, Turn};
 use regex::Regex;
 use serde_json::{Value, json};
 
+use crate::check::CodeCheck;
 use crate::error::FieldError;
+use crate::finding::Finding;
 use crate::json::{Key, first_difference, values_equal};
-use crate::plan::{Finding, bracket_list};
+use crate::names::bracket_list;
+use crate::subject::Subject;
 
 /// A compiled tool-verification check.
 pub(crate) struct VerifyCheck {
@@ -62,21 +65,23 @@ impl VerifyCheck {
             threshold,
         })
     }
+}
 
+impl CodeCheck for VerifyCheck {
     /// Display name, e.g. `tool-verification [get_listings, get_bookings]`.
-    pub(crate) fn name(&self) -> String {
+    fn name(&self) -> String {
         let tools: Vec<String> = self.calls.iter().map(|c| c.tool.clone()).collect();
         format!("tool-verification {}", bracket_list(&tools))
     }
 
-    /// The case score, 0..=1, once evaluated: the threshold it is held to.
-    pub(crate) fn threshold(&self) -> f64 {
-        self.threshold
+    fn kind(&self) -> &'static str {
+        "tool-verification"
     }
 
     /// Grades the tool calls of the targeted turns; the finding's evidence holds
     /// one entry per expected call and the weighted `score`.
-    pub(crate) fn evaluate(&self, turns: &[&Turn]) -> (Finding, f64) {
+    fn evaluate(&self, subject: &Subject<'_>) -> Finding {
+        let turns: &[&Turn] = &subject.turns;
         let actual: Vec<&ToolCall> = turns.iter().flat_map(|t| t.tool_calls.iter()).collect();
         let mut used = vec![false; actual.len()];
         let mut last: Option<usize> = None;
@@ -178,7 +183,7 @@ impl VerifyCheck {
         } else {
             Finding::pass(format!("{summary}; {}", problems.join("; ")), evidence)
         };
-        (finding, score)
+        finding.scored(score, self.threshold)
     }
 }
 
@@ -328,7 +333,7 @@ mod tests {
     use gavel_core::{Status, ToolCall, Turn};
     use serde_json::{Value, json};
 
-    use crate::plan::tests::{case, compile_err, run_one, turn};
+    use crate::testing::{case, compile_err, run_one, turn};
 
     fn calls(list: &[(&str, Value, Value)]) -> Turn {
         let mut t = turn(0, "done");

@@ -14,7 +14,7 @@ use gavel_core::Scale;
 use serde_json::{Value, json};
 
 use super::pointwise::PerScale;
-use crate::plan::truncate;
+use crate::names::truncate;
 
 /// What the judge said the output is, before any grading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

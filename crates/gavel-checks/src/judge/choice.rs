@@ -6,7 +6,13 @@
 use gavel_core::Verdict;
 use serde_json::{Map, Value, json};
 
-use super::{JudgeRuntime, Judged, Material, Question, VerdictHead, ask};
+use super::{Material, Question, ask};
+
+use crate::finding::VerdictHead;
+
+use crate::runtime::JudgeRuntime;
+
+use crate::subject::Judged;
 
 /// How the question is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

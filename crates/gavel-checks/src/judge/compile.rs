@@ -3,14 +3,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use gavel_core::{Case, CheckSpec, CriteriaJudge, JudgeSettings, Scale};
+use futures::future::BoxFuture;
+use gavel_core::{Case, CheckSpec, CriteriaJudge, JudgeSettings, Scale, Verdict};
 use serde_json::Value;
 
 use super::{
     JudgeTemplate, Material, PairwiseSpec, PointwiseJudge, RubricJudge, TemplateKind,
     answer::check_score,
 };
+use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
+use crate::finding::VerdictHead;
+use crate::runtime::JudgeRuntime;
 
 /// A compiled judge of one turn.
 #[derive(Debug, Clone)]
@@ -21,8 +25,8 @@ pub(crate) enum TurnJudge {
     Metric(Box<super::metric::MetricJudge>),
 }
 
-impl TurnJudge {
-    pub(crate) fn name(&self) -> String {
+impl AwaitedCheck for TurnJudge {
+    fn name(&self) -> String {
         match self {
             TurnJudge::Pointwise(j) => j.name(),
             TurnJudge::Rubric(j) => j.name(),
@@ -31,12 +35,28 @@ impl TurnJudge {
         }
     }
 
-    pub(crate) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         match self {
             TurnJudge::Pointwise(_) => super::pointwise::KIND,
             TurnJudge::Rubric(_) => super::rubric::KIND,
             TurnJudge::Panel(p) => p.kind(),
             TurnJudge::Metric(j) => j.kind(),
+        }
+    }
+
+    fn grade<'a>(
+        &'a self,
+        head: VerdictHead<'a>,
+        input: &'a Input<'a>,
+        rt: &'a JudgeRuntime<'a>,
+    ) -> BoxFuture<'a, Verdict> {
+        match self {
+            TurnJudge::Pointwise(j) => Box::pin(j.run(head, &input.judged, rt)),
+            TurnJudge::Rubric(j) => Box::pin(j.run(head, &input.judged, rt)),
+            TurnJudge::Panel(p) => {
+                Box::pin(p.run(head, &input.judged, input.transcript, input.rounds, rt))
+            }
+            TurnJudge::Metric(j) => Box::pin(j.run(head, &input.judged, rt)),
         }
     }
 }

@@ -14,9 +14,12 @@ use serde_json::{Map, Value, json};
 use super::answer::{self, status_schema};
 use super::compile::{Env, Level, check_model, field};
 use super::prompt::{JudgeTemplate, TemplateKind, fence};
-use super::{Calls, JudgeRuntime, Judged, Material, Question, VerdictHead, ask};
+use super::{Calls, Material, Question, ask};
 use crate::error::FieldError;
-use crate::plan::quoted_list;
+use crate::finding::VerdictHead;
+use crate::names::quoted_list;
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// Pass threshold on the 0-1 score unless the check gives one.
 const DEFAULT_THRESHOLD: f64 = 0.5;
@@ -548,7 +551,7 @@ fn summarise(metric: Metric, label: &str, items: &[Item]) -> (f64, String) {
     let bad: Vec<String> = items
         .iter()
         .filter(|i| !i.yes)
-        .map(|i| format!("{:?} ({})", crate::plan::short(&i.text), i.reason))
+        .map(|i| format!("{:?} ({})", crate::names::short(&i.text), i.reason))
         .collect();
     if !bad.is_empty() {
         text.push_str("; not: ");

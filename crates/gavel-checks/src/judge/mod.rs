@@ -30,10 +30,8 @@ pub(crate) mod prompt;
 mod rubric;
 pub(crate) mod steps;
 
-use std::sync::Arc;
-
 use gavel_core::{Status, ToolCall, Turn, Verdict};
-use gavel_models::{ChatModel, ChatRequest, ErrorKind, Message, ModelError, OutputSchema};
+use gavel_models::{ChatRequest, ErrorKind, Message, ModelError, OutputSchema};
 use serde_json::{Map, Value, json};
 
 pub use pairwise::{PairwiseInput, PairwiseSpec, pairwise};
@@ -41,109 +39,14 @@ pub(crate) use pointwise::PointwiseJudge;
 pub use prompt::{JudgeTemplate, TemplateKind};
 pub(crate) use rubric::RubricJudge;
 
-use crate::plan::truncate;
+use crate::finding::VerdictHead;
+use crate::names::truncate;
+use crate::runtime::{JudgeRuntime, NO_JUDGE_MODEL};
+use crate::subject::Judged;
 use prompt::{Prompt, fence, neutralise};
 
 /// Calls of one judge for one answer at most: the first and two retries.
 pub const MAX_ATTEMPTS: u32 = 3;
-
-/// The skip reason when no judge model is configured or reachable.
-pub const NO_JUDGE_MODEL: &str = "no judge model: set judge.model in the suite or --judge (e.g. local:FILE.gguf), export OPENAI_API_KEY/ANTHROPIC_API_KEY/GEMINI_API_KEY, or serve an OpenAI-compatible model on 127.0.0.1:11434";
-
-/// The error a [`JudgeModels`] returns when there is no judge model: kind
-/// [`ErrorKind::NoCredentials`], message [`NO_JUDGE_MODEL`]. Judges turn it into
-/// `skipped` (or `error` when strict).
-pub fn no_judge_model() -> ModelError {
-    ModelError::new(ErrorKind::NoCredentials, NO_JUDGE_MODEL)
-}
-
-/// Resolves judge model ids to chat models.
-pub trait JudgeModels: Send + Sync {
-    /// The model for `id` (`None`: the suite's default judge model). Answer
-    /// [`no_judge_model()`] (or any `NoCredentials` error) when there is none.
-    fn model(&self, id: Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError>;
-}
-
-impl<F> JudgeModels for F
-where
-    F: Fn(Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError> + Send + Sync,
-{
-    fn model(&self, id: Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError> {
-        self(id)
-    }
-}
-
-/// No judge model at all: every judge is skipped (an error when strict).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoJudgeModels;
-
-impl JudgeModels for NoJudgeModels {
-    fn model(&self, _id: Option<&str>) -> Result<Arc<dyn ChatModel>, ModelError> {
-        Err(no_judge_model())
-    }
-}
-
-/// What judges need at run time.
-#[derive(Clone, Copy)]
-pub struct JudgeRuntime<'a> {
-    /// Resolves a model id (`None` = the suite default) to a chat model.
-    pub models: &'a dyn JudgeModels,
-    /// Sampling temperature (default 0).
-    pub temperature: f64,
-    /// Answer length cap (default 1024).
-    pub max_tokens: u32,
-    /// The repeat index: `ChatRequest.sample`, part of the cache key.
-    pub sample: u32,
-    /// The re-judgement index (0: the first judgement): a re-judgement's template
-    /// hash ends in `-rejudge<n>`, so each is a fresh call yet cached on a re-run.
-    pub rejudge: u32,
-    /// `--strict`: a judge skipped for want of a model or credentials is an error.
-    pub strict: bool,
-    /// What `similar` checks embed with (`None`: they are skipped).
-    pub embeddings: Option<&'a crate::Embeddings>,
-}
-
-impl std::fmt::Debug for JudgeRuntime<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JudgeRuntime")
-            .field("temperature", &self.temperature)
-            .field("max_tokens", &self.max_tokens)
-            .field("sample", &self.sample)
-            .field("rejudge", &self.rejudge)
-            .field("strict", &self.strict)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a> JudgeRuntime<'a> {
-    /// Defaults: temperature 0, 1024 tokens, sample 0, first judgement, not strict.
-    pub fn new(models: &'a dyn JudgeModels) -> Self {
-        JudgeRuntime {
-            models,
-            temperature: 0.0,
-            max_tokens: 1024,
-            sample: 0,
-            rejudge: 0,
-            strict: false,
-            embeddings: None,
-        }
-    }
-
-    /// Defaults overridden by the suite's `judge.temperature` and `judge.max_tokens`.
-    pub fn with_settings(
-        models: &'a dyn JudgeModels,
-        settings: &gavel_core::JudgeSettings,
-    ) -> Self {
-        let mut rt = Self::new(models);
-        if let Some(t) = settings.temperature {
-            rt.temperature = t;
-        }
-        if let Some(m) = settings.max_tokens {
-            rt.max_tokens = m;
-        }
-        rt
-    }
-}
 
 /// What a judge of a turn shows the model besides the turn, fixed at compile time.
 #[derive(Debug, Clone)]
@@ -160,20 +63,6 @@ pub(crate) struct Material {
     pub(crate) model: Option<String>,
     /// The prompt template.
     pub(crate) template: JudgeTemplate,
-}
-
-/// The turn under judgement and what came before it.
-pub(crate) struct Judged<'a> {
-    /// The turns before the judged one, in order.
-    pub(crate) history: &'a [Turn],
-    /// The judged turn.
-    pub(crate) turn: &'a Turn,
-    /// The tool calls made on the judged turn's behalf (its round's, or the whole
-    /// conversation's for case-level judges).
-    pub(crate) tool_calls: Vec<&'a ToolCall>,
-    /// What only other branches of the conversation were told (the
-    /// `branch-isolation` judge), shown fenced; `None` for every other judge.
-    pub(crate) withheld: Option<String>,
 }
 
 /// Characters of each history message, tool argument and tool result shown.
@@ -417,19 +306,7 @@ impl Failure {
     }
 }
 
-/// A verdict's name, kind and round.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct VerdictHead<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) kind: &'static str,
-    pub(crate) round: Option<usize>,
-}
-
 impl VerdictHead<'_> {
-    pub(crate) fn verdict(self, status: Status, reason: impl Into<String>) -> Verdict {
-        Verdict::new(self.name, self.kind, status, reason).in_round(self.round)
-    }
-
     /// The passing verdict of an answer equal to the reference: no model call, no cost.
     pub(crate) fn exact_match(
         self,

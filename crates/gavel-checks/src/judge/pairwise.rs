@@ -25,9 +25,9 @@ use serde_json::{Map, Value, json};
 
 use super::answer::{self, PairwiseAnswer, Winner};
 use super::prompt::{fence, neutralise};
-use super::{
-    Calls, Failure, JudgeRuntime, JudgeTemplate, Question, TemplateKind, VerdictHead, ask,
-};
+use super::{Calls, Failure, JudgeTemplate, Question, TemplateKind, ask};
+use crate::finding::VerdictHead;
+use crate::runtime::JudgeRuntime;
 
 /// The kind of pairwise verdicts.
 pub(crate) const KIND: &str = "pairwise";

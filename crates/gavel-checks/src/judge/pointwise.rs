@@ -9,8 +9,11 @@ use serde_json::{Map, Value, json};
 
 use super::answer::{self, PointwiseAnswer};
 use super::prompt::{fence, neutralise};
-use super::{JudgeRuntime, Judged, Material, Question, VerdictHead, ask};
-use crate::plan::quoted_list;
+use super::{Material, Question, ask};
+use crate::finding::VerdictHead;
+use crate::names::quoted_list;
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// The kind of pointwise judge verdicts.
 pub(crate) const KIND: &str = "judge";

@@ -8,9 +8,12 @@ use serde_json::{Map, Value, json};
 
 use super::answer::{self, RubricAnswer};
 use super::pointwise::with_reasoning;
-use super::{JudgeRuntime, Judged, Material, Question, VerdictHead, ask};
+use super::{Material, Question, ask};
 use crate::error::FieldError;
-use crate::plan::quoted_list;
+use crate::finding::VerdictHead;
+use crate::names::quoted_list;
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// The kind of rubric verdicts.
 pub(crate) const KIND: &str = "rubric";

@@ -11,21 +11,25 @@
 //! transcript with no step to score.
 
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use gavel_core::agent_check::{StepAggregate, StepKind, StepScoreSpec, StepWeights};
 use gavel_core::{Status, Transcript, Turn, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::compile::{Env, Level, check_model, field};
 use super::prompt::fence;
-use super::{
-    Calls, Failure, JudgeRuntime, Judged, Material, Question, VerdictHead, ask, tool_line,
-};
+use super::{Calls, Failure, Material, Question, ask, tool_line};
+use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
-use crate::plan::{position, quoted_list, seen_before, truncate};
+use crate::finding::VerdictHead;
+use crate::names::{quoted_list, truncate};
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
+use crate::subject::{position, seen_before};
 use answer::{Graded, aggregate, interpret, schema};
 
 /// The kind of `step-score` verdicts.
-pub(crate) const KIND: &str = "step-score";
+const KIND: &str = "step-score";
 
 /// The pass threshold when the check gives none.
 const DEFAULT_THRESHOLD: f64 = 0.5;
@@ -135,16 +139,6 @@ impl StepJudge {
         })
     }
 
-    /// Display name: `step-score "<criteria>" (tools, mean)`.
-    pub(crate) fn name(&self) -> String {
-        format!(
-            "{KIND} {} ({}, {})",
-            quoted_list(std::slice::from_ref(&self.material.criteria)),
-            steps_str(self.steps),
-            aggregate_str(self.aggregate)
-        )
-    }
-
     /// The steps of `turns`, in order, each with its weight.
     fn steps<'a>(&self, turns: &[&'a Turn]) -> Vec<Step<'a>> {
         let mut steps: Vec<Step<'a>> = match self.steps {
@@ -183,7 +177,7 @@ impl StepJudge {
     }
 
     /// Scores every step of `turns` (the scope's turns of `transcript`).
-    pub(crate) async fn run(
+    async fn run(
         &self,
         head: VerdictHead<'_>,
         turns: &[&Turn],
@@ -403,6 +397,31 @@ impl StepJudge {
         };
         let (result, calls) = ask(rt, question, interpret).await;
         Scored { result, calls }
+    }
+}
+
+impl AwaitedCheck for StepJudge {
+    /// Display name: `step-score "<criteria>" (tools, mean)`.
+    fn name(&self) -> String {
+        format!(
+            "{KIND} {} ({}, {})",
+            quoted_list(std::slice::from_ref(&self.material.criteria)),
+            steps_str(self.steps),
+            aggregate_str(self.aggregate)
+        )
+    }
+
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn grade<'a>(
+        &'a self,
+        head: VerdictHead<'a>,
+        input: &'a Input<'a>,
+        rt: &'a JudgeRuntime<'a>,
+    ) -> BoxFuture<'a, Verdict> {
+        Box::pin(self.run(head, &input.subject.turns, input.transcript, rt))
     }
 }
 

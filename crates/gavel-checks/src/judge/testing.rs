@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use gavel_models::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelId, TokenUsage};
 
-use super::{JudgeModels, JudgeRuntime};
+use crate::runtime::{JudgeModels, JudgeRuntime};
 
 type Responder = dyn Fn(&ChatRequest) -> Result<ChatResponse, ModelError> + Send + Sync;
 

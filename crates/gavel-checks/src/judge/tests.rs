@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::prompt::{fence, sha256_hex};
 use super::testing::{Models, Scripted, reply};
-use super::{JudgeRuntime, NO_JUDGE_MODEL, NoJudgeModels};
 use crate::CheckPlan;
-use crate::plan::tests::{case, transcript, turn};
+use crate::runtime::{JudgeRuntime, NO_JUDGE_MODEL, NoJudgeModels};
+use crate::testing::{case, transcript, turn};
 
 fn plan(body: &str) -> CheckPlan {
     plan_with(body, &JudgeSettings::default())

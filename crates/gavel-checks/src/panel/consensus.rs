@@ -8,10 +8,13 @@ use gavel_core::{CheckSpec, Scale, Status, Verdict};
 use serde_json::{Value, json};
 
 use super::{Record, context_line, entry, judge_once, sum_costs, with_context};
+use crate::check::AwaitedCheck;
 use crate::error::FieldError;
+use crate::finding::VerdictHead;
 use crate::judge::compile::{Compiled, Env, Level, TurnJudge};
-use crate::judge::{JudgeRuntime, Judged, VerdictHead};
-use crate::plan::quoted_list;
+use crate::names::quoted_list;
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// The kind of consensus panel verdicts.
 pub(crate) const KIND: &str = "consensus";

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::tests::{Slow, prompt, scored};
 use crate::judge::testing::{Models, Scripted, reply};
-use crate::plan::tests::{case, compile, compile_err, transcript, turn};
+use crate::testing::{case, compile, compile_err, transcript, turn};
 
 /// A choice answer.
 fn answer(answer: serde_json::Value) -> Result<ChatResponse, ModelError> {

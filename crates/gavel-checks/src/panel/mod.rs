@@ -18,9 +18,12 @@ use gavel_core::{CheckSpec, Status, Transcript, Verdict};
 use serde_json::{Value, json};
 
 use crate::error::FieldError;
+use crate::expected::Expected;
+use crate::finding::VerdictHead;
 use crate::judge::compile::{Env, Level, TurnJudge};
-use crate::judge::{JudgeRuntime, Judged, VerdictHead};
-use crate::plan::{Expected, Scope};
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
+use crate::subject::Scope;
 
 pub(crate) use consensus::Consensus;
 pub(crate) use dag::Dag;
@@ -277,7 +280,7 @@ fn context_line(label: &str, v: &Verdict) -> String {
     format!(
         "- {label}: {}{score}: {}",
         v.status,
-        crate::plan::truncate(&v.reason, CONTEXT_CHARS)
+        crate::names::truncate(&v.reason, CONTEXT_CHARS)
     )
 }
 

@@ -7,10 +7,16 @@ use gavel_core::{CheckSpec, Status, Transcript, Verdict};
 use serde_json::{Value, json};
 
 use super::{Record, context_line, entry, judge_once, pointwise, sum_costs, with_context};
+use crate::check::AwaitedCheck;
+use crate::code::Planned;
 use crate::error::FieldError;
+use crate::expected::Expected;
+use crate::finding::VerdictHead;
 use crate::judge::compile::{Compiled, Env, Level, TurnJudge};
-use crate::judge::{JudgeRuntime, Judged, VerdictHead};
-use crate::plan::{Expected, Planned, Scope, bracket_list};
+use crate::names::bracket_list;
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
+use crate::subject::Scope;
 
 /// The kind of procedural panel verdicts.
 pub(crate) const KIND: &str = "procedural";
@@ -109,39 +115,29 @@ impl Procedural {
         scope: Scope,
         expected: &Expected<'_>,
     ) -> Result<StageRun, FieldError> {
-        match check {
-            CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } => {
-                match env.explicit(check, at, level)? {
-                    Compiled::Turn(j) => Ok(StageRun::Judge(Box::new(j))),
-                    Compiled::Pairwise(_) => Err(FieldError::new(
-                        at,
-                        "internal error: a stage judge compiled to pairwise",
-                    )),
-                }
+        if let CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } = check {
+            return match env.explicit(check, at, level)? {
+                Compiled::Turn(j) => Ok(StageRun::Judge(Box::new(j))),
+                Compiled::Pairwise(_) => Err(FieldError::new(
+                    at,
+                    "internal error: a stage judge compiled to pairwise",
+                )),
+            };
+        }
+        match crate::code::compile(check, expected) {
+            Some(Ok((_, compiled))) => Ok(StageRun::Code(Planned::new(scope, compiled))),
+            Some(Err(e)) => {
+                let field = if e.field.is_empty() {
+                    at.to_owned()
+                } else {
+                    format!("{at}.{}", e.field)
+                };
+                Err(FieldError::new(field, e.message))
             }
-            CheckSpec::Pairwise { .. }
-            | CheckSpec::Procedural(_)
-            | CheckSpec::Consensus(_)
-            | CheckSpec::Reactive(_)
-            | CheckSpec::Dag(_)
-            | CheckSpec::Grounding(_)
-            | CheckSpec::Database(_)
-            | CheckSpec::StepScore(_)
-            | CheckSpec::BranchIsolation { judge: true, .. }
-            | CheckSpec::Similar { .. } => Err(FieldError::new(
+            None => Err(FieldError::new(
                 at,
                 format!("a `{}` check cannot be a stage", check.kind()),
             )),
-            _ => Planned::compile(check, scope, expected)
-                .map(StageRun::Code)
-                .map_err(|e| {
-                    let field = if e.field.is_empty() {
-                        at.to_owned()
-                    } else {
-                        format!("{at}.{}", e.field)
-                    };
-                    FieldError::new(field, e.message)
-                }),
         }
     }
 

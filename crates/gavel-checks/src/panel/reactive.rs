@@ -10,11 +10,15 @@ use serde_json::{Value, json};
 use super::{
     Record, check_model, context_line, entry, judge_once, pointwise, sum_costs, with_context,
 };
+use crate::check::AwaitedCheck;
 use crate::error::FieldError;
+use crate::finding::VerdictHead;
+use crate::judge::Material;
 use crate::judge::choice::{Choice, Mode, choose};
 use crate::judge::compile::{Env, Level, TurnJudge};
-use crate::judge::{JudgeRuntime, Judged, Material, VerdictHead};
-use crate::plan::bracket_list;
+use crate::names::bracket_list;
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// The kind of reactive panel verdicts.
 pub(crate) const KIND: &str = "reactive";

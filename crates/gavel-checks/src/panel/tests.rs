@@ -7,7 +7,7 @@ use gavel_core::Status;
 use gavel_models::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelId};
 
 use crate::judge::testing::{Models, Scripted, reply};
-use crate::plan::tests::{case, compile, compile_err, transcript, turn};
+use crate::testing::{case, compile, compile_err, transcript, turn};
 
 /// A pointwise answer with `score` and `reasoning`.
 pub(super) fn scored(score: f64, reasoning: &str) -> Result<ChatResponse, ModelError> {

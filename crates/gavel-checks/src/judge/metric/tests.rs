@@ -6,8 +6,8 @@ use gavel_models::{ErrorKind, ModelError};
 use serde_json::json;
 
 use crate::judge::testing::{Models, Scripted, reply};
-use crate::judge::{JudgeRuntime, NoJudgeModels};
-use crate::plan::tests::{case, transcript, turn};
+use crate::runtime::{JudgeRuntime, NoJudgeModels};
+use crate::testing::{case, transcript, turn};
 
 /// The only verdict of a case with one metric check, the judge answering `answers`.
 async fn graded(body: &str, output: &str, answers: &[&str]) -> Verdict {

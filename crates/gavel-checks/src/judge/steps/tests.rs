@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::judge::testing::{Models, Scripted, reply};
 use crate::judge::{JudgeTemplate, TemplateKind};
-use crate::plan::tests::{case, compile, compile_err, run_all, transcript, turn};
+use crate::testing::{case, compile, compile_err, run_all, transcript, turn};
 
 fn call(name: &str, result: &str) -> ToolCall {
     ToolCall {

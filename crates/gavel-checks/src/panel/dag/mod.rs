@@ -9,9 +9,12 @@ use gavel_core::{Status, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::{Record, entry, judge_once, sum_costs, with_context};
+use crate::finding::VerdictHead;
+use crate::judge::Material;
 use crate::judge::choice::{Choice, Mode, choose};
 use crate::judge::compile::TurnJudge;
-use crate::judge::{JudgeRuntime, Judged, Material, VerdictHead};
+use crate::runtime::JudgeRuntime;
+use crate::subject::Judged;
 
 /// The kind of dag panel verdicts.
 pub(crate) const KIND: &str = "dag";
