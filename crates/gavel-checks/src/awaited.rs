@@ -31,6 +31,13 @@ impl PlannedAwaited {
         self.check.kind()
     }
 
+    /// The `error` verdict of a check whose outputs the case's `transform` could
+    /// not rewrite.
+    pub(crate) fn untransformed(&self, rounds: usize, why: &str) -> Verdict {
+        Verdict::new(&self.name, self.check.kind(), Status::Error, why)
+            .in_round(self.scope.round(None, rounds))
+    }
+
     /// The `skipped` verdict of a judge whose gate (a failed code check) is closed.
     pub(crate) fn gated(&self, transcript: &Transcript, rounds: usize, gate: &Verdict) -> Verdict {
         let answer = resolve(self.scope, transcript, rounds)

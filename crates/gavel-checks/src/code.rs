@@ -5,6 +5,7 @@ use gavel_core::{CheckSpec, Transcript, Verdict};
 
 use crate::branches::IsolationCheck;
 use crate::check::{CodeCheck, Reads};
+use crate::cost::CostCheck;
 use crate::error::FieldError;
 use crate::expected::Expected;
 use crate::finding::{VerdictHead, unanswered};
@@ -37,6 +38,8 @@ pub(crate) fn compile(
         CheckSpec::Equals { .. }
         | CheckSpec::Contains { .. }
         | CheckSpec::Icontains { .. }
+        | CheckSpec::ContainsAny { .. }
+        | CheckSpec::IcontainsAny { .. }
         | CheckSpec::NotContains { .. }
         | CheckSpec::Regex { .. } => TextCheck::compile(spec, expected).map(turn),
         CheckSpec::IsJson { .. }
@@ -51,6 +54,7 @@ pub(crate) fn compile(
         } => ToolsCheck::compile(tools.as_deref(), *mode, *strict, expected)
             .map(|c| whole(c.allowing_errors(*allow_errors))),
         CheckSpec::Latency { max_ms } => Ok(whole(LatencyCheck::new(*max_ms))),
+        CheckSpec::Cost { max_usd } => CostCheck::compile(*max_usd).map(whole),
         CheckSpec::Stream {
             min_deltas,
             require_done,
@@ -92,6 +96,18 @@ impl Planned {
             scope,
             check,
         }
+    }
+
+    /// The `error` verdict of a check whose outputs the case's `transform` could
+    /// not rewrite.
+    pub(crate) fn untransformed(&self, rounds: usize, why: &str) -> Verdict {
+        Verdict::new(
+            &self.name,
+            self.check.kind(),
+            gavel_core::Status::Error,
+            why,
+        )
+        .in_round(self.scope.round(None, rounds))
     }
 
     /// Grades one execution's transcript; unanswered turns skip the check.

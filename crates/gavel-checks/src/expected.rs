@@ -13,4 +13,6 @@ pub(crate) struct Expected<'a> {
     pub(crate) tools_from: &'static str,
     /// The case's branch names.
     pub(crate) branches: &'a [&'a str],
+    /// What a `script` check sends besides the turns.
+    pub(crate) script: &'a crate::script::ScriptCase<'a>,
 }

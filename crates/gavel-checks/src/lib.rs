@@ -94,18 +94,21 @@ mod subject;
 // Check kinds, each in its own module.
 mod branches;
 mod clarify;
+mod cost;
 mod database;
 mod grounding;
 mod json;
 mod judge;
 mod latency;
 mod panel;
+mod script;
 mod similar;
 mod sql;
 mod stream;
 mod text;
 mod tools;
 mod trajectory;
+mod transform;
 mod verify;
 
 // Compiling and running: kind → compiler, and the plan that runs what compiled.

@@ -2,6 +2,7 @@
 //! Which compiler a check kind takes is the [`registry`](crate::registry)'s
 //! business; this module walks a case's levels and runs what they compiled to.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use gavel_core::{Case, CheckSpec, JudgeSettings, Transcript, Verdict};
@@ -19,6 +20,7 @@ use crate::runtime::JudgeRuntime;
 use crate::similar::SimilarCheck;
 use crate::subject::Scope;
 use crate::tools::ToolsCheck;
+use crate::transform::OutputTransform;
 
 /// A case's checks, compiled once and run on every execution of the case.
 pub struct CheckPlan {
@@ -33,6 +35,8 @@ pub struct CheckPlan {
     pairwise: Vec<PairwiseSpec>,
     /// How many rounds the case has (at least 1).
     rounds: usize,
+    /// The case's `transform` of every output, applied before any check reads it.
+    transform: Option<OutputTransform>,
 }
 
 impl fmt::Debug for CheckPlan {
@@ -88,6 +92,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         judges: Vec::new(),
         pairwise: Vec::new(),
         rounds,
+        transform: None,
     };
     // Judge errors carry absolute field paths; the location is the field's own
     // `file:line:column` when the case's YAML file shows it.
@@ -99,6 +104,16 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         message: e.message,
     };
 
+    if let Some(spec) = &case.transform {
+        let transform = OutputTransform::compile(spec).map_err(|e| {
+            invalid_at(FieldError::new(format!("transform.{}", e.field), e.message))
+        })?;
+        plan.transform = Some(transform);
+    }
+    let script_case = crate::script::ScriptCase {
+        id: &case.id,
+        context: case.context.as_ref(),
+    };
     for (r, round) in case.rounds.iter().enumerate() {
         let expected = Expected {
             output: round
@@ -108,6 +123,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
             tools: &round.expected_tools,
             tools_from: "the round",
             branches: &branches,
+            script: &script_case,
         };
         let scope = Scope::Round(r);
         let level = Level::round(case, r);
@@ -139,6 +155,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         tools: &case.expected_tools,
         tools_from: "the case",
         branches: &branches,
+        script: &script_case,
     };
     let level = Level::case(case);
     let at = |i: usize| format!("checks[{i}]");
@@ -234,10 +251,30 @@ impl CheckPlan {
     /// Runs the deterministic checks against the transcript of one execution of
     /// the case, one verdict per check, in plan order. No model is called.
     pub fn run_code(&self, transcript: &Transcript) -> Vec<Verdict> {
+        match self.transformed(transcript) {
+            Ok(transcript) => self.run_code_on(&transcript),
+            Err(why) => self
+                .checks
+                .iter()
+                .map(|c| c.untransformed(self.rounds, &why))
+                .collect(),
+        }
+    }
+
+    fn run_code_on(&self, transcript: &Transcript) -> Vec<Verdict> {
         self.checks
             .iter()
             .map(|c| c.run(transcript, self.rounds))
             .collect()
+    }
+
+    /// The transcript the checks read: the case's `transform` applied, or why it
+    /// could not be.
+    fn transformed<'t>(&self, transcript: &'t Transcript) -> Result<Cow<'t, Transcript>, String> {
+        match &self.transform {
+            None => Ok(Cow::Borrowed(transcript)),
+            Some(t) => t.apply(transcript).map(Cow::Owned),
+        }
     }
 
     /// Runs everything but the pairwise checks: the code checks
@@ -247,7 +284,19 @@ impl CheckPlan {
     /// `error` when `judges.strict`), a broken call or an unusable answer is an
     /// `error`.
     pub async fn run(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
-        let mut verdicts = self.run_code(transcript);
+        let transcript = match self.transformed(transcript) {
+            Ok(transcript) => transcript,
+            Err(why) => {
+                let rounds = self.rounds;
+                let checks = self.checks.iter().map(|c| c.untransformed(rounds, &why));
+                let awaited = self.probes.iter().chain(&self.judges);
+                return checks
+                    .chain(awaited.map(|c| c.untransformed(rounds, &why)))
+                    .collect();
+            }
+        };
+        let transcript = transcript.as_ref();
+        let mut verdicts = self.run_code_on(transcript);
         let probed = self
             .probes
             .iter()
@@ -275,6 +324,17 @@ impl CheckPlan {
         transcript: &Transcript,
         judges: &JudgeRuntime<'_>,
     ) -> Vec<Verdict> {
+        let transcript = match self.transformed(transcript) {
+            Ok(transcript) => transcript,
+            Err(why) => {
+                return self
+                    .judges
+                    .iter()
+                    .map(|j| j.untransformed(self.rounds, &why))
+                    .collect();
+            }
+        };
+        let transcript = transcript.as_ref();
         let graded = self
             .judges
             .iter()

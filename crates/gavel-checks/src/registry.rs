@@ -15,6 +15,7 @@ use crate::grounding::GroundingCheck;
 use crate::judge::PairwiseSpec;
 use crate::judge::compile::{Compiled, Env, Level, check_model};
 use crate::judge::steps::StepJudge;
+use crate::script::ScriptCheck;
 use crate::similar::SimilarCheck;
 use crate::subject::Scope;
 
@@ -118,6 +119,35 @@ pub(crate) fn compile(spec: &CheckSpec, site: &Site<'_>) -> Result<(Reads, Entry
             let check = DatabaseCheck::compile(spec).map_err(Relative)?;
             (Reads::Transcript, Entry::Probe(Box::new(check)))
         }
+        CheckSpec::Script(spec) => {
+            let check = ScriptCheck::compile(spec, site.expected).map_err(Relative)?;
+            let reads = match spec.input {
+                gavel_core::ScriptInput::Turn => Reads::Turn,
+                gavel_core::ScriptInput::Transcript => Reads::Transcript,
+            };
+            (reads, Entry::Probe(Box::new(check)))
+        }
+        CheckSpec::GEval(_) | CheckSpec::ClosedQa(_) => match site
+            .env
+            .explicit(spec, field, site.level)
+            .map_err(Absolute)?
+        {
+            Compiled::Turn(judge) => (Reads::Turn, Entry::TurnJudge(Box::new(judge))),
+            Compiled::Pairwise(p) => (Reads::Turn, Entry::Pairwise(p)),
+        },
+        CheckSpec::Factuality(_)
+        | CheckSpec::AnswerRelevance(_)
+        | CheckSpec::ContextRecall(_)
+        | CheckSpec::ContextRelevance(_)
+        | CheckSpec::ContextFaithfulness(_)
+        | CheckSpec::Summarization(_) => match site
+            .env
+            .explicit(spec, field, site.level)
+            .map_err(Absolute)?
+        {
+            Compiled::Turn(judge) => (Reads::Turn, Entry::Judge(Box::new(judge))),
+            Compiled::Pairwise(p) => (Reads::Turn, Entry::Pairwise(p)),
+        },
         CheckSpec::Similar { value, threshold } => {
             let check = SimilarCheck::compile(value.as_ref(), *threshold, site.expected)
                 .map_err(Relative)?;

@@ -1,4 +1,5 @@
-//! Checks on the answer text: equals, contains, icontains, not-contains, regex.
+//! Checks on the answer text: equals, contains (all), icontains (all),
+//! contains-any, icontains-any, not-contains, regex.
 
 use gavel_core::CheckKind;
 use gavel_core::CheckSpec;
@@ -26,10 +27,12 @@ pub(crate) enum TextCheck {
     },
     /// The output, parsed as JSON, equals a JSON value.
     EqualsJson { expected: Value },
-    /// The output contains every string (`ignore_case` for icontains).
+    /// The output contains every string, or with `any` at least one
+    /// (`ignore_case` for the icontains kinds).
     Contains {
         values: Vec<String>,
         ignore_case: bool,
+        any: bool,
     },
     /// The output contains none of the strings, ignoring case.
     NotContains { values: Vec<String> },
@@ -73,10 +76,22 @@ impl TextCheck {
             CheckSpec::Contains { value } => TextCheck::Contains {
                 values: strings(value.as_slice())?,
                 ignore_case: false,
+                any: false,
             },
             CheckSpec::Icontains { value } => TextCheck::Contains {
                 values: strings(value.as_slice())?,
                 ignore_case: true,
+                any: false,
+            },
+            CheckSpec::ContainsAny { value } => TextCheck::Contains {
+                values: strings(value.as_slice())?,
+                ignore_case: false,
+                any: true,
+            },
+            CheckSpec::IcontainsAny { value } => TextCheck::Contains {
+                values: strings(value.as_slice())?,
+                ignore_case: true,
+                any: true,
             },
             CheckSpec::NotContains { value } => TextCheck::NotContains {
                 values: strings(value.as_slice())?,
@@ -127,11 +142,13 @@ impl CodeCheck for TextCheck {
         match self {
             TextCheck::EqualsText { .. } | TextCheck::EqualsJson { .. } => CheckKind::Equals,
             TextCheck::Contains {
-                ignore_case: false, ..
-            } => CheckKind::Contains,
-            TextCheck::Contains {
-                ignore_case: true, ..
-            } => CheckKind::Icontains,
+                ignore_case, any, ..
+            } => match (ignore_case, any) {
+                (false, false) => CheckKind::Contains,
+                (true, false) => CheckKind::Icontains,
+                (false, true) => CheckKind::ContainsAny,
+                (true, true) => CheckKind::IcontainsAny,
+            },
             TextCheck::NotContains { .. } => CheckKind::NotContains,
             TextCheck::Regex { .. } => CheckKind::Regex,
         }
@@ -151,7 +168,8 @@ impl CodeCheck for TextCheck {
             TextCheck::Contains {
                 values,
                 ignore_case,
-            } => contains(output, values, *ignore_case),
+                any,
+            } => contains(output, values, *ignore_case, *any),
             TextCheck::NotContains { values } => not_contains(output, values),
             TextCheck::Regex { regex, negate } => matches(output, regex, *negate),
         }
@@ -217,7 +235,7 @@ fn equals_json(output: &str, expected: &Value) -> Finding {
     )
 }
 
-fn contains(output: &str, values: &[String], ignore_case: bool) -> Finding {
+fn contains(output: &str, values: &[String], ignore_case: bool, any: bool) -> Finding {
     let haystack = if ignore_case {
         output.to_lowercase()
     } else {
@@ -231,6 +249,13 @@ fn contains(output: &str, values: &[String], ignore_case: bool) -> Finding {
         }
     });
     let evidence = json!({ "found": found, "missing": missing });
+    if any {
+        return if found.is_empty() {
+            Finding::fail(format!("found none of {}", list(&missing)), evidence)
+        } else {
+            Finding::pass(format!("found {}", list(&found)), evidence)
+        };
+    }
     if missing.is_empty() {
         Finding::pass(format!("found {}", list(&found)), evidence)
     } else {
@@ -288,6 +313,50 @@ mod tests {
     use serde_json::json;
 
     use crate::testing::{case, compile_err, run_one, turn};
+
+    #[test]
+    fn contains_any_needs_one_and_contains_all_needs_every() {
+        let c = case("input: q\nchecks: [{type: contains-any, value: [Beach, Cabin]}]\n");
+        let v = run_one(&c, vec![turn(0, "The Cabin is free")]);
+        assert_eq!((v.status, v.kind.as_str()), (Status::Pass, "contains-any"));
+        assert_eq!(v.check, "contains-any \"Beach\", \"Cabin\"");
+        assert_eq!(v.reason, "found \"Cabin\"");
+        let v = run_one(&c, vec![turn(0, "the cabin is free")]);
+        assert_eq!(v.status, Status::Fail);
+        assert_eq!(v.reason, "found none of \"Beach\", \"Cabin\"");
+
+        let c = case("input: q\nchecks: [{type: icontains-any, value: [Beach, Cabin]}]\n");
+        let v = run_one(&c, vec![turn(0, "the cabin is free")]);
+        assert_eq!((v.status, v.kind.as_str()), (Status::Pass, "icontains-any"));
+        let v = run_one(&c, vec![turn(0, "the villa is free")]);
+        assert_eq!(v.status, Status::Fail);
+
+        let c = case("input: q\nchecks: [{type: contains-all, value: [Beach, Cabin]}]\n");
+        let v = run_one(&c, vec![turn(0, "Beach and Cabin")]);
+        assert_eq!((v.status, v.kind.as_str()), (Status::Pass, "contains"));
+        let v = run_one(&c, vec![turn(0, "Beach only")]);
+        assert_eq!(
+            (v.status, v.reason.as_str()),
+            (Status::Fail, "missing \"Cabin\"")
+        );
+        let c = case("input: q\nchecks: [{type: icontains-all, value: [beach, cabin]}]\n");
+        let v = run_one(&c, vec![turn(0, "BEACH and CABIN")]);
+        assert_eq!((v.status, v.kind.as_str()), (Status::Pass, "icontains"));
+
+        // No answer: skipped, never failed.
+        let mut broken = turn(0, "");
+        broken.failure = Some(gavel_core::TargetFailure {
+            message: "timeout".into(),
+            transient: true,
+        });
+        let c = case("input: q\nchecks: [{type: contains-any, value: [a]}]\n");
+        assert_eq!(run_one(&c, vec![broken]).status, Status::Skipped);
+        let e = compile_err("input: q\nchecks: [{type: icontains-any, value: []}]\n");
+        assert!(
+            e.contains("checks[0].value: give at least one string"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn equals_text_trims_and_can_ignore_case() {

@@ -90,6 +90,15 @@ pub struct Case {
     /// The expected answer (text or JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_output: Option<Value>,
+    /// What a retrieval step found for the question (a text or a list of chunks),
+    /// read by the RAG metrics (`context-recall`, `context-relevance`,
+    /// `context-faithfulness`); never sent to the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieved_context: Option<Value>,
+    /// Rewrites every turn's output before the checks read it (a JSON pointer or a
+    /// minijinja expression).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<crate::metric::Transform>,
     /// Tools the conversation must call.
     #[serde(
         default,

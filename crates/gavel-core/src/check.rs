@@ -18,6 +18,7 @@ use crate::agent_check::{
     DatabaseSpec, GroundingSpec, StepScoreSpec, ToolVerificationSpec, TrajectorySpec,
 };
 use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
+use crate::metric::{Metric, MetricSpec, ScriptSpec};
 use crate::panel::{ConsensusSpec, DagSpec, ProceduralSpec, ReactiveSpec};
 
 /// One or several strings: `value: x` or `value: [x, y]`.
@@ -82,14 +83,26 @@ pub enum CheckSpec {
         #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
         trim: bool,
     },
-    /// The output contains every given string.
+    /// The output contains every given string (`contains-all` is the same check).
+    #[serde(alias = "contains-all")]
     Contains {
         /// The string or strings that must appear.
         value: OneOrMany,
     },
-    /// The output contains every given string, ignoring case.
+    /// The output contains every given string, ignoring case (`icontains-all`).
+    #[serde(alias = "icontains-all")]
     Icontains {
         /// The string or strings that must appear.
+        value: OneOrMany,
+    },
+    /// The output contains at least one of the given strings.
+    ContainsAny {
+        /// The strings, one of which must appear.
+        value: OneOrMany,
+    },
+    /// The output contains at least one of the given strings, ignoring case.
+    IcontainsAny {
+        /// The strings, one of which must appear.
         value: OneOrMany,
     },
     /// The output contains none of the given strings (case-insensitive).
@@ -172,6 +185,37 @@ pub enum CheckSpec {
         #[serde(deserialize_with = "crate::bounds::de::max_ms")]
         max_ms: u64,
     },
+    /// The turns cost at most `max_usd` in all, as the target reported their usage.
+    /// A target that reports no cost gives `skipped`.
+    Cost {
+        /// The budget in US dollars.
+        max_usd: f64,
+    },
+    /// A check in any language: a command reads the turn (or transcript) as JSON on
+    /// stdin and prints `{pass, score, reason}`.
+    Script(ScriptSpec),
+    /// G-Eval (Liu et al., 2023): evaluation steps generated from the criteria,
+    /// then a 1-5 score, normalised to 0-1.
+    GEval(MetricSpec),
+    /// Factuality against the expected output: categories A-E.
+    Factuality(MetricSpec),
+    /// Closed-QA: does the answer meet the criteria for the question (yes/no).
+    ClosedQa(MetricSpec),
+    /// Answer relevance: the share of the answer's statements relevant to the question.
+    AnswerRelevance(MetricSpec),
+    /// RAG context recall: the share of the expected output's claims the case's
+    /// `retrieved_context` supports.
+    ContextRecall(MetricSpec),
+    /// RAG context relevance (precision): the share of `retrieved_context` chunks
+    /// relevant to the question.
+    #[serde(alias = "context-precision")]
+    ContextRelevance(MetricSpec),
+    /// RAG faithfulness: the share of the answer's claims `retrieved_context` supports.
+    #[serde(alias = "faithfulness")]
+    ContextFaithfulness(MetricSpec),
+    /// Summarization: the summary's claims supported by the source (the input) and
+    /// the source's key points covered; the score is the lower of the two.
+    Summarization(MetricSpec),
     /// The answer arrived as a sound stream: at least `min_deltas` text deltas, the
     /// completion signal, non-empty text and, when given, the first delta within
     /// `max_first_token_ms`. No judge needed.
@@ -316,6 +360,10 @@ impl CheckSpec {
             CheckSpec::Equals { .. } => CheckKind::Equals,
             CheckSpec::Contains { .. } => CheckKind::Contains,
             CheckSpec::Icontains { .. } => CheckKind::Icontains,
+            CheckSpec::ContainsAny { .. } => CheckKind::ContainsAny,
+            CheckSpec::IcontainsAny { .. } => CheckKind::IcontainsAny,
+            CheckSpec::Cost { .. } => CheckKind::Cost,
+            CheckSpec::Script(_) => CheckKind::Script,
             CheckSpec::NotContains { .. } => CheckKind::NotContains,
             CheckSpec::Regex { .. } => CheckKind::Regex,
             CheckSpec::IsJson { .. } => CheckKind::IsJson,
@@ -339,6 +387,29 @@ impl CheckSpec {
             CheckSpec::Consensus(_) => CheckKind::Consensus,
             CheckSpec::Reactive(_) => CheckKind::Reactive,
             CheckSpec::Dag(_) => CheckKind::Dag,
+            CheckSpec::GEval(_) => Metric::GEval.kind(),
+            CheckSpec::Factuality(_) => Metric::Factuality.kind(),
+            CheckSpec::ClosedQa(_) => Metric::ClosedQa.kind(),
+            CheckSpec::AnswerRelevance(_) => Metric::AnswerRelevance.kind(),
+            CheckSpec::ContextRecall(_) => Metric::ContextRecall.kind(),
+            CheckSpec::ContextRelevance(_) => Metric::ContextRelevance.kind(),
+            CheckSpec::ContextFaithfulness(_) => Metric::ContextFaithfulness.kind(),
+            CheckSpec::Summarization(_) => Metric::Summarization.kind(),
         }
+    }
+
+    /// The metric and its settings, for a metric check.
+    pub fn metric(&self) -> Option<(Metric, &MetricSpec)> {
+        Some(match self {
+            CheckSpec::GEval(s) => (Metric::GEval, s),
+            CheckSpec::Factuality(s) => (Metric::Factuality, s),
+            CheckSpec::ClosedQa(s) => (Metric::ClosedQa, s),
+            CheckSpec::AnswerRelevance(s) => (Metric::AnswerRelevance, s),
+            CheckSpec::ContextRecall(s) => (Metric::ContextRecall, s),
+            CheckSpec::ContextRelevance(s) => (Metric::ContextRelevance, s),
+            CheckSpec::ContextFaithfulness(s) => (Metric::ContextFaithfulness, s),
+            CheckSpec::Summarization(s) => (Metric::Summarization, s),
+            _ => return None,
+        })
     }
 }

@@ -64,13 +64,49 @@ pub enum CheckKind {
     Reactive,
     /// `dag`
     Dag,
+    /// `contains-any`
+    #[serde(rename = "contains-any")]
+    ContainsAny,
+    /// `icontains-any`
+    #[serde(rename = "icontains-any")]
+    IcontainsAny,
+    /// `cost`
+    #[serde(rename = "cost")]
+    Cost,
+    /// `script`
+    #[serde(rename = "script")]
+    Script,
+    /// `g-eval`
+    #[serde(rename = "g-eval")]
+    GEval,
+    /// `factuality`
+    #[serde(rename = "factuality")]
+    Factuality,
+    /// `closed-qa`
+    #[serde(rename = "closed-qa")]
+    ClosedQa,
+    /// `answer-relevance`
+    #[serde(rename = "answer-relevance")]
+    AnswerRelevance,
+    /// `context-recall`
+    #[serde(rename = "context-recall")]
+    ContextRecall,
+    /// `context-relevance`
+    #[serde(rename = "context-relevance")]
+    ContextRelevance,
+    /// `context-faithfulness`
+    #[serde(rename = "context-faithfulness")]
+    ContextFaithfulness,
+    /// `summarization`
+    #[serde(rename = "summarization")]
+    Summarization,
     /// The implicit check of `expect_clarification`.
     Clarification,
 }
 
 impl CheckKind {
     /// Every kind.
-    pub const ALL: [CheckKind; 27] = [
+    pub const ALL: [CheckKind; 39] = [
         CheckKind::Equals,
         CheckKind::Contains,
         CheckKind::Icontains,
@@ -97,6 +133,18 @@ impl CheckKind {
         CheckKind::Consensus,
         CheckKind::Reactive,
         CheckKind::Dag,
+        CheckKind::ContainsAny,
+        CheckKind::IcontainsAny,
+        CheckKind::Cost,
+        CheckKind::Script,
+        CheckKind::GEval,
+        CheckKind::Factuality,
+        CheckKind::ClosedQa,
+        CheckKind::AnswerRelevance,
+        CheckKind::ContextRecall,
+        CheckKind::ContextRelevance,
+        CheckKind::ContextFaithfulness,
+        CheckKind::Summarization,
         CheckKind::Clarification,
     ];
 
@@ -129,6 +177,18 @@ impl CheckKind {
             CheckKind::Consensus => "consensus",
             CheckKind::Reactive => "reactive",
             CheckKind::Dag => "dag",
+            CheckKind::ContainsAny => "contains-any",
+            CheckKind::IcontainsAny => "icontains-any",
+            CheckKind::Cost => "cost",
+            CheckKind::Script => "script",
+            CheckKind::GEval => "g-eval",
+            CheckKind::Factuality => "factuality",
+            CheckKind::ClosedQa => "closed-qa",
+            CheckKind::AnswerRelevance => "answer-relevance",
+            CheckKind::ContextRecall => "context-recall",
+            CheckKind::ContextRelevance => "context-relevance",
+            CheckKind::ContextFaithfulness => "context-faithfulness",
+            CheckKind::Summarization => "summarization",
             CheckKind::Clarification => "clarification",
         }
     }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use gavel_core::{CheckSpec, OneOrMany};
+use gavel_core::{CheckSpec, MetricSpec, OneOrMany, ScriptSpec};
 use serde_json::Value;
 
 use crate::Unmapped;
@@ -66,6 +66,14 @@ pub(crate) fn map(node: &Node, ctx: &AssertCtx<'_>, out: &mut Mapped, notes: &mu
         Some(base) => (base, true),
         None => (kind, false),
     };
+    let threshold = node.get("threshold").and_then(Node::as_f64);
+    if !negate && matches!(base, "javascript" | "python") {
+        match script(base, node, ctx, threshold) {
+            Ok(spec) => out.checks.push(CheckSpec::Script(spec)),
+            Err(why) => notes.push(Unmapped::new(format!("assert type '{kind}'"), node, why)),
+        }
+        return;
+    }
     let value = match node.get("value").map(|v| resolve_value(v, ctx)).transpose() {
         Ok(v) => v,
         Err(why) => {
@@ -77,9 +85,9 @@ pub(crate) fn map(node: &Node, ctx: &AssertCtx<'_>, out: &mut Mapped, notes: &mu
             return;
         }
     };
-    let threshold = node.get("threshold").and_then(Node::as_f64);
     let model = grader(node, ctx, notes);
-    match check(base, negate, value.as_ref(), threshold, model) {
+    let has_context = ctx.vars.get("context").is_some();
+    match check(base, negate, value.as_ref(), threshold, model, has_context) {
         Ok(checks) => out.checks.extend(checks),
         Err(why) => notes.push(Unmapped::new(format!("assert type '{kind}'"), node, why)),
     }
@@ -127,7 +135,9 @@ fn resolve_value(node: &Node, ctx: &AssertCtx<'_>) -> Result<Value, String> {
         Val::Str(s) => {
             if let Some(reference) = file_ref(s) {
                 if is_code(reference) {
-                    return Err(format!("`{s}` is code, which gavel does not run"));
+                    return Err(format!(
+                        "`{s}` is code, which only `javascript` and `python` assertions run"
+                    ));
                 }
                 let paths = resolve(reference, ctx.base, node).map_err(|e| e.to_string())?;
                 let path = paths.first().ok_or("no file")?;
@@ -191,6 +201,7 @@ fn check(
     value: Option<&Value>,
     threshold: Option<f64>,
     model: Option<String>,
+    has_context: bool,
 ) -> Result<Vec<CheckSpec>, String> {
     let one = |c: CheckSpec| Ok(vec![c]);
     match (kind, negate) {
@@ -227,10 +238,13 @@ fn check(
         ("icontains-all", false) => one(CheckSpec::Icontains {
             value: OneOrMany::Many(texts(value)?),
         }),
-        ("contains-any", n) => one(regex(escaped_any(&texts(value)?), n)),
-        ("icontains-any", false) => {
-            one(regex(format!("(?i){}", escaped_any(&texts(value)?)), false))
-        }
+        ("contains-any", false) => one(CheckSpec::ContainsAny {
+            value: OneOrMany::Many(texts(value)?),
+        }),
+        ("contains-any", true) => one(regex(escaped_any(&texts(value)?), true)),
+        ("icontains-any", false) => one(CheckSpec::IcontainsAny {
+            value: OneOrMany::Many(texts(value)?),
+        }),
         ("icontains-any", true) => one(CheckSpec::NotContains {
             value: OneOrMany::Many(texts(value)?),
         }),
@@ -267,41 +281,156 @@ fn check(
                 threshold: Some(threshold.unwrap_or(SIMILAR_THRESHOLD)),
             })
         }
-        ("llm-rubric" | "model-graded-closedqa", false) => {
-            one(judge(text(value)?, threshold, model))
-        }
+        ("cost", false) => match threshold {
+            Some(usd) if usd.is_finite() && usd >= 0.0 => one(CheckSpec::Cost { max_usd: usd }),
+            _ => Err("needs a `threshold` in US dollars".into()),
+        },
+        ("llm-rubric", false) => one(judge(text(value)?, threshold, model)),
+        ("model-graded-closedqa", false) => one(CheckSpec::ClosedQa(MetricSpec {
+            criteria: Some(text(value)?),
+            model,
+            ..MetricSpec::default()
+        })),
         ("g-eval", false) => {
             let t = Some(threshold.unwrap_or(G_EVAL_THRESHOLD));
             texts_or_one(value)?
                 .into_iter()
-                .map(|c| Ok(judge(c, t, model.clone())))
+                .map(|c| {
+                    Ok(CheckSpec::GEval(MetricSpec {
+                        criteria: Some(c),
+                        threshold: t,
+                        model: model.clone(),
+                        ..MetricSpec::default()
+                    }))
+                })
                 .collect()
         }
-        ("factuality" | "model-graded-factuality", false) => one(judge(
-            format!(
-                "The answer is factually consistent with this reference and contradicts none of it: {}",
-                text(value)?
-            ),
+        ("factuality" | "model-graded-factuality", false) => {
+            one(CheckSpec::Factuality(MetricSpec {
+                reference: Some(Value::String(text(value)?)),
+                model,
+                ..MetricSpec::default()
+            }))
+        }
+        ("context-recall" | "context-relevance" | "context-faithfulness", false)
+            if !has_context =>
+        {
+            Err("needs `vars.context` (the retrieved context)".into())
+        }
+        ("context-recall", false) => one(CheckSpec::ContextRecall(MetricSpec {
+            reference: Some(Value::String(text(value)?)),
             threshold,
             model,
-        )),
-        ("answer-relevance", false) => one(judge(
-            "The answer is relevant to the user's question and addresses it.".into(),
-            threshold,
-            model,
-        )),
-        ("context-recall", false) => one(judge(
-            format!(
-                "The answer contains the facts of this ground truth: {}",
-                text(value)?
-            ),
-            threshold,
-            model,
-        )),
+            ..MetricSpec::default()
+        })),
+        ("answer-relevance" | "context-relevance" | "context-faithfulness", false) => {
+            let spec = MetricSpec {
+                threshold,
+                model,
+                ..MetricSpec::default()
+            };
+            one(match kind {
+                "answer-relevance" => CheckSpec::AnswerRelevance(spec),
+                "context-relevance" => CheckSpec::ContextRelevance(spec),
+                _ => CheckSpec::ContextFaithfulness(spec),
+            })
+        }
         (_, true) if is_type(kind) => Err(format!("no gavel check negates '{kind}'")),
         _ => Err(why_not(kind).into()),
     }
 }
+
+/// A `javascript` or `python` assertion as a `script` check: an inline expression
+/// (or function body) or a `file://` script, run by node or python3 through a
+/// small adapter that gives it promptfoo's `output` and `context.vars` and reads
+/// its boolean, number or `{pass, score, reason}` result.
+fn script(
+    kind: &str,
+    node: &Node,
+    ctx: &AssertCtx<'_>,
+    threshold: Option<f64>,
+) -> Result<ScriptSpec, String> {
+    let Some(source) = node.get("value").and_then(Node::as_str) else {
+        return Err("needs the code as text or a file:// path".into());
+    };
+    let code = match file_ref(source) {
+        Some(reference) => {
+            let paths = resolve(reference, ctx.base, node).map_err(|e| e.to_string())?;
+            let path = paths.first().ok_or("no file")?;
+            Code::File(path.display().to_string())
+        }
+        None => Code::Inline(source.to_owned()),
+    };
+    let command = match (kind, code) {
+        ("javascript", Code::Inline(src)) => {
+            vec![
+                "node".into(),
+                "-e".into(),
+                JS_ADAPTER.into(),
+                "inline".into(),
+                src,
+            ]
+        }
+        ("javascript", Code::File(path)) => {
+            vec![
+                "node".into(),
+                "-e".into(),
+                JS_ADAPTER.into(),
+                "file".into(),
+                path,
+            ]
+        }
+        (_, Code::Inline(src)) => {
+            vec![
+                "python3".into(),
+                "-c".into(),
+                PY_ADAPTER.into(),
+                "inline".into(),
+                src,
+            ]
+        }
+        (_, Code::File(path)) => {
+            vec![
+                "python3".into(),
+                "-c".into(),
+                PY_ADAPTER.into(),
+                "file".into(),
+                path,
+            ]
+        }
+    };
+    Ok(ScriptSpec {
+        command,
+        shell: None,
+        input: Default::default(),
+        timeout_s: None,
+        threshold,
+    })
+}
+
+enum Code {
+    Inline(String),
+    File(String),
+}
+
+/// Runs a promptfoo `javascript` assertion: argv `inline CODE` (an expression, or
+/// a function body when it has several lines) or `file PATH` (a module whose
+/// export, or its default, is called with `(output, context)`).
+const JS_ADAPTER: &str = r#"const d=JSON.parse(require('fs').readFileSync(0,'utf8'));const output=d.output;const context={vars:d.context||{},prompt:d.input};const [how,src]=process.argv.slice(1);(async()=>{let r;if(how==='file'){let m=require(require('path').resolve(src));if(typeof m!=='function')m=m.default||m;r=await m(output,context);}else{const body=src.includes(String.fromCharCode(10))?src:'return ('+src+')';r=await new Function('output','context',body)(output,context);}if(typeof r==='boolean')r={pass:r};else if(typeof r==='number')r={score:r};console.log(JSON.stringify(r));})().catch(e=>{console.error(String(e));process.exit(1);});"#;
+
+/// Runs a promptfoo `python` assertion: argv `inline CODE` (an expression, or a
+/// body that returns, when it has several lines) or `file PATH` (a file defining
+/// `get_assert(output, context)`).
+const PY_ADAPTER: &str = r#"import json,sys,runpy
+d=json.load(sys.stdin);output=d['output'];context={'vars':d.get('context') or {},'prompt':d.get('input')}
+how,src=sys.argv[1],sys.argv[2];nl=chr(10)
+if how=='file':r=runpy.run_path(src)['get_assert'](output,context)
+elif nl in src:
+    ns={};exec('def _f(output,context):'+nl+''.join('    '+l+nl for l in src.splitlines()),ns);r=ns['_f'](output,context)
+else:r=eval(src,{'output':output,'context':context})
+if isinstance(r,bool):r={'pass':r}
+elif isinstance(r,(int,float)):r={'score':r}
+print(json.dumps(r))"#;
 
 /// g-eval criteria: a list, or one text (never split on commas).
 fn texts_or_one(v: Option<&Value>) -> Result<Vec<String>, String> {
@@ -339,16 +468,20 @@ fn why_not(kind: &str) -> &'static str {
         | "factuality"
         | "model-graded-factuality"
         | "answer-relevance"
-        | "context-recall" => "mapped",
-        "javascript" | "python" | "webhook" | "ruby" => {
-            "gavel runs no assertion code; write a gavel check (regex, json-schema, judge)"
+        | "context-recall"
+        | "context-relevance"
+        | "context-faithfulness"
+        | "cost"
+        | "javascript"
+        | "python" => "mapped",
+        "webhook" | "ruby" => {
+            "gavel runs no assertion code in this language; write a `script` check"
         }
         "contains-json" | "is-sql" | "contains-sql" | "is-xml" | "contains-xml" | "is-html"
         | "contains-html" => "gavel has no check for this format (is-json reads the whole answer)",
         "rouge-n" | "bleu" | "gleu" | "meteor" | "levenshtein" | "f-score" => {
             "gavel has no n-gram or edit-distance metric; `similar` compares meaning"
         }
-        "cost" => "gavel budgets cost per run (--max-cost, judge.max_cost), not per case",
         "perplexity" | "perplexity-score" | "finish-reason" => {
             "gavel does not record the provider data this needs"
         }
@@ -359,9 +492,7 @@ fn why_not(kind: &str) -> &'static str {
         "select-best" | "max-score" => {
             "compares the outputs of several prompts; gavel's pairwise compares targets or runs"
         }
-        "context-faithfulness" | "context-relevance" | "conversation-relevance" => {
-            "needs retrieved context gavel does not have; write a judge check"
-        }
+        "conversation-relevance" => "gavel has no conversation-relevance metric yet",
         "moderation"
         | "guardrails"
         | "classifier"
@@ -386,30 +517,38 @@ mod tests {
     fn negations_and_lists() {
         let v = json!(["a.b", "c"]);
         assert_eq!(
-            check("contains-any", true, Some(&v), None, None).unwrap(),
+            check("contains-any", true, Some(&v), None, None, true).unwrap(),
             vec![regex(r"(?:a\.b|c)".into(), true)]
         );
         assert_eq!(
-            check("contains-all", false, Some(&json!("x, y")), None, None).unwrap(),
+            check(
+                "contains-all",
+                false,
+                Some(&json!("x, y")),
+                None,
+                None,
+                true
+            )
+            .unwrap(),
             vec![CheckSpec::Contains {
                 value: OneOrMany::Many(vec!["x".into(), "y".into()])
             }]
         );
         assert!(
-            check("contains-all", true, Some(&v), None, None)
+            check("contains-all", true, Some(&v), None, None, true)
                 .unwrap_err()
                 .contains("negates")
         );
         assert!(
-            check("javascript", false, None, None, None)
+            check("ruby", false, None, None, None, true)
                 .unwrap_err()
                 .contains("code")
         );
         assert_eq!(
-            check("frobnicate", false, None, None, None).unwrap_err(),
+            check("frobnicate", false, None, None, None, true).unwrap_err(),
             UNKNOWN
         );
-        assert!(check("regex", false, Some(&json!("(?<=a)b")), None, None).is_err());
-        assert!(check("latency", false, None, None, None).is_err());
+        assert!(check("regex", false, Some(&json!("(?<=a)b")), None, None, true).is_err());
+        assert!(check("latency", false, None, None, None, true).is_err());
     }
 }

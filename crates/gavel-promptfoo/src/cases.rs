@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use gavel_core::{Case, JudgeSettings, TargetSpec};
+use gavel_core::{Case, CheckSpec, JudgeSettings, TargetSpec};
 use serde_json::{Map, Value, json};
 
 use crate::asserts::{self, AssertCtx, Mapped};
@@ -384,6 +384,17 @@ fn one_case(
     }
     if !vars.is_empty() {
         fields.insert("context".into(), ctx_vars.clone());
+    }
+    let rag = mapped.checks.iter().any(|c| {
+        matches!(
+            c,
+            CheckSpec::ContextRecall(_)
+                | CheckSpec::ContextRelevance(_)
+                | CheckSpec::ContextFaithfulness(_)
+        )
+    });
+    if let (true, Some(context)) = (rag, vars.get("context")) {
+        fields.insert("retrieved_context".into(), context.clone());
     }
     if let Some(t) = test.threshold {
         fields.insert("threshold".into(), json!(t));

@@ -144,9 +144,9 @@ fn every_mapped_assertion_becomes_its_check() {
             "not-contains",
             "contains",
             "icontains",
+            "contains-any",
             "regex",
-            "regex",
-            "regex",
+            "icontains-any",
             "not-contains",
             "regex",
             "regex",
@@ -154,12 +154,16 @@ fn every_mapped_assertion_becomes_its_check() {
             "regex",
             "similar",
             "judge",
-            "judge",
-            "judge",
-            "judge",
-            "judge",
-            "judge",
-            "judge",
+            "g-eval",
+            "g-eval",
+            "closed-qa",
+            "factuality",
+            "answer-relevance",
+            "context-recall",
+            "context-faithfulness",
+            "script",
+            "script",
+            "cost",
             "contains", // assert-set child
             "contains", // weighted: mapped, weight listed
         ]
@@ -188,9 +192,8 @@ fn every_mapped_assertion_becomes_its_check() {
     );
     assert_eq!(
         c.checks[9],
-        CheckSpec::Regex {
-            pattern: "(?:Paris|Lutetia)".into(),
-            negate: false
+        CheckSpec::ContainsAny {
+            value: OneOrMany::Many(vec!["Paris".into(), "Lutetia".into()])
         }
     );
     assert_eq!(
@@ -200,19 +203,37 @@ fn every_mapped_assertion_becomes_its_check() {
             threshold: Some(0.6)
         }
     );
-    let CheckSpec::Judge {
-        criteria,
-        threshold,
-        model,
-        ..
-    } = &c.checks[19]
-    else {
-        panic!()
+    let CheckSpec::GEval(g) = &c.checks[19] else {
+        panic!("{:?}", c.checks[19])
     };
     assert_eq!(
-        (criteria.as_deref(), *threshold, model.as_deref()),
+        (g.criteria.as_deref(), g.threshold, g.model.as_deref()),
         (Some("Is concise"), Some(0.7), None)
     );
+    let CheckSpec::Factuality(f) = &c.checks[22] else {
+        panic!("{:?}", c.checks[22])
+    };
+    assert_eq!(
+        f.reference,
+        Some("Paris is the capital of France".into()),
+        "the value is the reference"
+    );
+    assert_eq!(
+        c.retrieved_context,
+        Some("Paris has been the capital of France since 987.".into()),
+        "vars.context is the RAG metrics' retrieved context"
+    );
+    assert_eq!(c.checks[28], CheckSpec::Cost { max_usd: 0.01 });
+    let CheckSpec::Script(js) = &c.checks[26] else {
+        panic!("{:?}", c.checks[26])
+    };
+    assert_eq!(js.command[0], "node");
+    assert_eq!(js.command[3..], ["inline", "output.length < 100"]);
+    let CheckSpec::Script(py) = &c.checks[27] else {
+        panic!("{:?}", c.checks[27])
+    };
+    assert_eq!(py.command[..2], ["python3", "-c"]);
+    assert!(py.command[4].ends_with("check.py"), "{:?}", py.command);
     assert_eq!(
         suite.judge.model.as_deref(),
         Some("openai:gpt-5-mini"),
@@ -237,16 +258,13 @@ fn unmapped_items_name_file_and_line_and_stay_as_comments() {
         ("provider config 'apiKey'", 19),
         ("provider 'exec:python agent.py'", 30),
         ("options.transform", 39),
-        ("assert type 'javascript'", 94),
-        ("assert type 'python' value", 96),
-        ("assert type 'cost'", 98),
-        ("assert type 'levenshtein'", 100),
-        ("assert type 'contains-json'", 103),
-        ("assert type 'webhook'", 108),
-        ("assert type 'assert-set' with a threshold", 110),
-        ("assert weight", 117),
-        ("assert field 'transform' of 'contains'", 118),
-        ("assert type 'frobnicate'", 128),
+        ("assert type 'levenshtein'", 103),
+        ("assert type 'contains-json'", 106),
+        ("assert type 'webhook'", 111),
+        ("assert type 'assert-set' with a threshold", 113),
+        ("assert weight", 120),
+        ("assert field 'transform' of 'contains'", 121),
+        ("assert type 'frobnicate'", 131),
     ];
     for (what, line) in expected {
         let at = format!("{config}:{line}");
@@ -326,9 +344,15 @@ fn vars_files_csv_json_yaml_and_globs() {
             .map(|u| u.at.clone())
             .unwrap_or_default()
     };
-    assert!(
-        at("assert type 'javascript'").ends_with("data/questions.csv:2"),
-        "the CSV row's line"
+    let kinds: Vec<&str> = case(&suite, "arithmetic")
+        .checks
+        .iter()
+        .map(CheckSpec::kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        ["contains", "script"],
+        "a CSV `javascript:` runs as a script"
     );
     assert!(at("assert type 'moderation'").ends_with("data/more.json:4"));
     assert!(at("assert type 'perplexity'").ends_with("data/tests/b.yaml:5"));
@@ -336,6 +360,40 @@ fn vars_files_csv_json_yaml_and_globs() {
         panic!()
     };
     assert_eq!(t.model, "openai-compatible:mock@http://127.0.0.1:9/v1");
+}
+
+/// The converted `javascript` (inline) and `python` (`file://`) assertions run
+/// through their adapters and grade the answer.
+#[tokio::test]
+async fn javascript_and_python_assertions_run_as_scripts() {
+    let (_, suite) = converted("matrix/promptfooconfig.yaml");
+    let mut c = case(&suite, "capital-city-p1").clone();
+    c.checks.retain(|k| matches!(k, CheckSpec::Script(_)));
+    assert_eq!(c.checks.len(), 2);
+    let plan = gavel_checks::compile(&c, &suite.judge).unwrap();
+    let rt = gavel_checks::JudgeRuntime::new(&gavel_checks::NoJudgeModels);
+    let answer = |output: &str| gavel_core::Transcript {
+        session_id: "s".into(),
+        turns: vec![gavel_core::Turn {
+            output: output.into(),
+            ..Default::default()
+        }],
+    };
+    let statuses = |vs: Vec<gavel_core::Verdict>| -> Vec<(gavel_core::Status, String)> {
+        vs.into_iter()
+            .filter(|v| v.kind == "script")
+            .map(|v| (v.status, v.reason))
+            .collect()
+    };
+    use gavel_core::Status::{Fail, Pass};
+    let got = statuses(plan.run(&answer("Paris"), &rt).await);
+    assert_eq!(got[0].0, Pass, "{got:?}");
+    assert_eq!(got[1], (Pass, "names Paris".to_owned()), "{got:?}");
+    let long = "Paris ".repeat(30);
+    let got = statuses(plan.run(&answer(&long), &rt).await);
+    assert_eq!(got[0].0, Fail, "output.length < 100: {got:?}");
+    let got = statuses(plan.run(&answer("Rome"), &rt).await);
+    assert_eq!(got[1].0, Fail, "{got:?}");
 }
 
 #[test]

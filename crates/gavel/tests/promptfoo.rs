@@ -40,6 +40,12 @@ tests:
         value: Talks about whales
       - type: javascript
         value: output.length > 3
+      - type: g-eval
+        value: Talks about whales
+      - type: factuality
+        value: The user asked about whales
+      - type: webhook
+        value: https://example.com/grade
 "#
     )
 }
@@ -84,7 +90,7 @@ fn a_promptfoo_config_is_imported_validated_and_run() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("warning: unmapped assert type 'javascript' at promptfooconfig.yaml:26"),
+        err.contains("warning: unmapped assert type 'webhook' at promptfooconfig.yaml:32"),
         "{err}"
     );
     assert!(
@@ -93,9 +99,7 @@ fn a_promptfoo_config_is_imported_validated_and_run() {
     );
     let suite = std::fs::read_to_string(dir.path().join("suite.yaml")).unwrap();
     assert!(
-        suite.contains(
-            "# gavel import: unmapped assert type 'javascript' at promptfooconfig.yaml:26"
-        ),
+        suite.contains("# gavel import: unmapped assert type 'webhook' at promptfooconfig.yaml:32"),
         "{suite}"
     );
 
@@ -143,9 +147,18 @@ fn a_promptfoo_config_is_imported_validated_and_run() {
     let pass = |k: &str| (k.to_owned(), "pass".to_owned());
     assert_eq!(verdicts("promptfooconfig-1"), [pass("contains")]);
     assert_eq!(verdicts("promptfooconfig-2"), [pass("regex")]);
-    assert_eq!(verdicts("rubric"), [pass("icontains"), pass("judge")]);
+    assert_eq!(
+        verdicts("rubric"),
+        [
+            pass("icontains"),
+            pass("script"), // the javascript assertion, run by node
+            pass("judge"),
+            pass("g-eval"),
+            pass("factuality")
+        ]
+    );
     assert!(
-        mock.requests() >= 4,
-        "three agent answers and one judgement"
+        mock.requests() >= 7,
+        "three agent answers, one judgement, G-Eval's steps and score, factuality"
     );
 }

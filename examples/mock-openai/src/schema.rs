@@ -72,7 +72,12 @@ fn instance(schema: &Value, low: bool, prompt: &str) -> Value {
                     (true, None) => json!([]),
                 }
             }
-            None => json!([]),
+            // As few items as the schema allows (none unless `minItems` asks).
+            None => {
+                let min = schema["minItems"].as_u64().unwrap_or(0).min(8);
+                let item = instance(&schema["items"], low, prompt);
+                Value::Array((0..min).map(|_| item.clone()).collect())
+            }
         },
         Some("integer") => json!(bound(schema, low) as i64),
         Some("number") => json!(bound(schema, low)),

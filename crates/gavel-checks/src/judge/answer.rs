@@ -44,7 +44,7 @@ impl Flag {
 }
 
 /// The status property shared by pointwise and rubric answers.
-fn status_schema() -> Value {
+pub(crate) fn status_schema() -> Value {
     json!({ "type": "string", "enum": ["ok", "[TRANSIENT]", "[ERROR]"] })
 }
 
@@ -196,7 +196,7 @@ fn strip_code_fence(text: &str) -> &str {
 }
 
 /// The status of a (schema-valid) pointwise or rubric answer.
-fn flag(value: &Value) -> Option<Flag> {
+pub(crate) fn flag(value: &Value) -> Option<Flag> {
     match value.get("status").and_then(Value::as_str) {
         Some("[TRANSIENT]") => Some(Flag::Transient),
         Some("[ERROR]") => Some(Flag::Error),
@@ -204,7 +204,7 @@ fn flag(value: &Value) -> Option<Flag> {
     }
 }
 
-fn text(value: &Value, key: &str) -> String {
+pub(crate) fn text(value: &Value, key: &str) -> String {
     value
         .get(key)
         .and_then(Value::as_str)

@@ -1,7 +1,7 @@
 //! Compiling judged checks: explicit `judge`, `rubric` and `pairwise` checks and the
 //! implicit `judge` that `criteria` add.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use futures::future::BoxFuture;
 use gavel_core::CheckKind;
@@ -23,6 +23,7 @@ pub(crate) enum TurnJudge {
     Pointwise(PointwiseJudge),
     Rubric(RubricJudge),
     Panel(std::sync::Arc<crate::panel::Panel>),
+    Metric(Box<super::metric::MetricJudge>),
 }
 
 impl AwaitedCheck for TurnJudge {
@@ -31,6 +32,7 @@ impl AwaitedCheck for TurnJudge {
             TurnJudge::Pointwise(j) => j.name(),
             TurnJudge::Rubric(j) => j.name(),
             TurnJudge::Panel(p) => p.name(),
+            TurnJudge::Metric(j) => j.name(),
         }
     }
 
@@ -39,6 +41,7 @@ impl AwaitedCheck for TurnJudge {
             TurnJudge::Pointwise(_) => super::pointwise::KIND,
             TurnJudge::Rubric(_) => super::rubric::KIND,
             TurnJudge::Panel(p) => p.kind(),
+            TurnJudge::Metric(j) => j.kind(),
         }
     }
 
@@ -54,6 +57,7 @@ impl AwaitedCheck for TurnJudge {
             TurnJudge::Panel(p) => {
                 Box::pin(p.run(head, &input.judged, input.transcript, input.rounds, rt))
             }
+            TurnJudge::Metric(j) => Box::pin(j.run(head, &input.judged, rt)),
         }
     }
 }
@@ -73,6 +77,8 @@ pub(crate) struct Templates {
     pub(crate) choice: JudgeTemplate,
     pub(crate) step: JudgeTemplate,
     pub(crate) extract: JudgeTemplate,
+    /// The metric checks' templates, by kind ([`TemplateKind::METRICS`]).
+    metrics: HashMap<TemplateKind, JudgeTemplate>,
 }
 
 impl Templates {
@@ -87,11 +93,19 @@ impl Templates {
             choice: JudgeTemplate::builtin(TemplateKind::Choice),
             step: JudgeTemplate::builtin(TemplateKind::Step),
             extract: JudgeTemplate::builtin(TemplateKind::Extract),
+            metrics: TemplateKind::METRICS
+                .into_iter()
+                .map(|k| (k, JudgeTemplate::builtin(k)))
+                .collect(),
         };
         for (key, path) in overrides {
             let fail = |message: String| (key.clone(), path.clone(), message);
             let kind = TemplateKind::parse(key).ok_or_else(|| {
-                let keys: Vec<&str> = TemplateKind::ALL.iter().map(|k| k.as_str()).collect();
+                let keys: Vec<&str> = TemplateKind::ALL
+                    .iter()
+                    .chain(&TemplateKind::METRICS)
+                    .map(|k| k.as_str())
+                    .collect();
                 fail(format!("unknown judge template; use {}", keys.join(", ")))
             })?;
             let template = JudgeTemplate::from_file(kind, path).map_err(fail)?;
@@ -102,9 +116,20 @@ impl Templates {
                 TemplateKind::Choice => t.choice = template,
                 TemplateKind::Step => t.step = template,
                 TemplateKind::Extract => t.extract = template,
+                TemplateKind::GEvalSteps | TemplateKind::Metric(_) => {
+                    t.metrics.insert(kind, template);
+                }
             }
         }
         Ok(t)
+    }
+
+    /// The template of a metric kind ([`TemplateKind::METRICS`]).
+    pub(crate) fn metric(&self, kind: TemplateKind) -> JudgeTemplate {
+        self.metrics
+            .get(&kind)
+            .cloned()
+            .unwrap_or_else(|| JudgeTemplate::builtin(kind))
     }
 }
 
@@ -218,6 +243,8 @@ pub(crate) struct Env<'a> {
     pub(crate) templates: Templates,
     pub(crate) scale: Scale,
     pub(crate) context: Option<&'a Value>,
+    /// The case's `retrieved_context`, for the RAG metrics.
+    pub(crate) retrieved_context: Option<&'a Value>,
     /// What grades a level's own `criteria`.
     criteria_judge: CriteriaJudge,
 }
@@ -228,6 +255,7 @@ impl<'a> Env<'a> {
             templates,
             scale: settings.scale.unwrap_or(Scale::ZeroToOne),
             context: case.context.as_ref(),
+            retrieved_context: case.retrieved_context.as_ref(),
             criteria_judge: case.criteria_judge.unwrap_or(CriteriaJudge::Judge),
         }
     }
@@ -449,10 +477,16 @@ impl<'a> Env<'a> {
                     biased_ties_pass: *biased_ties_pass,
                 }))
             }
-            other => Err(FieldError::new(
-                at,
-                format!("internal error: `{}` is not a judged check", other.kind()),
-            )),
+            other => match other.metric() {
+                Some((metric, spec)) => {
+                    super::metric::MetricJudge::compile(metric, spec, at, self, level)
+                        .map(|j| Compiled::Turn(TurnJudge::Metric(Box::new(j))))
+                }
+                None => Err(FieldError::new(
+                    at,
+                    format!("internal error: `{}` is not a judged check", other.kind()),
+                )),
+            },
         }
     }
 }

@@ -24,6 +24,7 @@ mod answer;
 pub(crate) mod choice;
 pub(crate) mod compile;
 pub(crate) mod extract;
+pub(crate) mod metric;
 mod pairwise;
 mod pointwise;
 pub(crate) mod prompt;

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use gavel_core::Metric;
 use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::{Value, json};
@@ -32,6 +33,11 @@ pub enum TemplateKind {
     /// The claimed number of a `grounding` check with `claim: {judge}`
     /// (`templates/extract.j2`).
     Extract,
+    /// The evaluation steps a `g-eval` check generates from its criteria
+    /// (`templates/metrics/g-eval-steps.j2`).
+    GEvalSteps,
+    /// A metric check (`templates/metrics/<metric>.j2`).
+    Metric(Metric),
 }
 
 impl TemplateKind {
@@ -45,6 +51,19 @@ impl TemplateKind {
         TemplateKind::Extract,
     ];
 
+    /// The metric checks' templates, overridable like the others.
+    pub const METRICS: [TemplateKind; 9] = [
+        TemplateKind::GEvalSteps,
+        TemplateKind::Metric(Metric::GEval),
+        TemplateKind::Metric(Metric::Factuality),
+        TemplateKind::Metric(Metric::ClosedQa),
+        TemplateKind::Metric(Metric::AnswerRelevance),
+        TemplateKind::Metric(Metric::ContextRecall),
+        TemplateKind::Metric(Metric::ContextRelevance),
+        TemplateKind::Metric(Metric::ContextFaithfulness),
+        TemplateKind::Metric(Metric::Summarization),
+    ];
+
     /// The key in `judge.templates`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -54,12 +73,17 @@ impl TemplateKind {
             TemplateKind::Choice => "choice",
             TemplateKind::Step => "step",
             TemplateKind::Extract => "extract",
+            TemplateKind::GEvalSteps => "g-eval-steps",
+            TemplateKind::Metric(m) => m.as_str(),
         }
     }
 
     /// The kind named by a `judge.templates` key.
     pub fn parse(key: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == key)
+        Self::ALL
+            .into_iter()
+            .chain(Self::METRICS)
+            .find(|k| k.as_str() == key)
     }
 
     fn builtin_source(self) -> &'static str {
@@ -70,6 +94,23 @@ impl TemplateKind {
             TemplateKind::Choice => include_str!("../../templates/choice.j2"),
             TemplateKind::Step => include_str!("../../templates/step.j2"),
             TemplateKind::Extract => include_str!("../../templates/extract.j2"),
+            TemplateKind::GEvalSteps => include_str!("../../templates/metrics/g-eval-steps.j2"),
+            TemplateKind::Metric(m) => match m {
+                Metric::GEval => include_str!("../../templates/metrics/g-eval.j2"),
+                Metric::Factuality => include_str!("../../templates/metrics/factuality.j2"),
+                Metric::ClosedQa => include_str!("../../templates/metrics/closed-qa.j2"),
+                Metric::AnswerRelevance => {
+                    include_str!("../../templates/metrics/answer-relevance.j2")
+                }
+                Metric::ContextRecall => include_str!("../../templates/metrics/context-recall.j2"),
+                Metric::ContextRelevance => {
+                    include_str!("../../templates/metrics/context-relevance.j2")
+                }
+                Metric::ContextFaithfulness => {
+                    include_str!("../../templates/metrics/context-faithfulness.j2")
+                }
+                Metric::Summarization => include_str!("../../templates/metrics/summarization.j2"),
+            },
         }
     }
 }
@@ -308,6 +349,16 @@ fn sample_vars(kind: TemplateKind) -> Value {
             "dimensions": super::rubric::DIMENSIONS,
             "scale": super::pointwise::scale_vars(gavel_core::Scale::OneToFive),
             "examples": [{"input": f("example_input"), "output": f("example_output"), "score": 4, "reasoning": "sample"}],
+        }),
+        TemplateKind::GEvalSteps | TemplateKind::Metric(_) => json!({
+            "criteria": "sample",
+            "steps": ["sample"],
+            "input": f("user_input"),
+            "output": f("agent_output"),
+            "history": f("history"),
+            "context": f("context"),
+            "reference": f("reference"),
+            "retrieved_context": [f("retrieved_context")],
         }),
     }
 }

@@ -300,6 +300,7 @@ async fn judge_once(
     match judge {
         TurnJudge::Pointwise(j) => j.run(head, judged, rt).await,
         TurnJudge::Rubric(j) => j.run(head, judged, rt).await,
+        TurnJudge::Metric(j) => j.run(head, judged, rt).await,
         TurnJudge::Panel(_) => head.verdict(Status::Error, "internal error: panels do not nest"),
     }
 }
@@ -310,7 +311,7 @@ fn with_context(judge: &TurnJudge, context: &str) -> TurnJudge {
     let material = match &mut judge {
         TurnJudge::Pointwise(j) => &mut j.material,
         TurnJudge::Rubric(j) => &mut j.material,
-        TurnJudge::Panel(_) => return judge,
+        TurnJudge::Panel(_) | TurnJudge::Metric(_) => return judge,
     };
     if !context.is_empty() {
         material.criteria = format!("{}\n\n{context}", material.criteria);
