@@ -42,6 +42,9 @@ pub struct Selection {
     /// Every case this many times (overrides the cases' `repeat`).
     #[serde(default)]
     pub repeat: Option<u32>,
+    /// Only these targets (empty: every target of each case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
 }
 
 /// Model choices of a run.

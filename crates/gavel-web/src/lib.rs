@@ -10,13 +10,14 @@
 
 mod api;
 mod assets;
+mod builder;
 mod error;
-mod forms;
 mod hosts;
 mod live;
 mod pages;
 mod runs;
 mod security;
+mod summary;
 mod view;
 
 use std::net::SocketAddr;
@@ -37,6 +38,18 @@ pub struct RunRequest {
     /// Only cases with one of these tags (empty: all).
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Only these targets (empty: every case's targets).
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// The judge model id (default: the server's, then the suite's).
+    #[serde(default)]
+    pub judge: Option<String>,
+    /// Every case this many times (default: each case's `repeat`).
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// Executions at once (default: the session's).
+    #[serde(default)]
+    pub jobs: Option<usize>,
 }
 
 /// How to serve.
@@ -85,6 +98,7 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
         .route("/runs/{id}/events", get(live::events))
         .route("/runs/{id}/labels", post(pages::add_label))
         .route("/compare", get(pages::compare))
+        .route("/compare/case", get(pages::compare_case))
         .route("/trends", get(pages::trends))
         .route("/suites", get(pages::suites))
         .route("/suites/{suite}", get(pages::suite))
@@ -96,9 +110,13 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
             "/suites/{suite}/cases/{key}",
             get(pages::edit_case).post(pages::save_case),
         )
+        .route("/try-check", post(pages::try_check))
         .route("/login", get(security::login))
         .route("/assets/{file}", get(assets::asset))
         .nest("/api", api::routes())
+        .layer(axum::extract::DefaultBodyLimit::max(
+            security::MAX_FORM_BYTES,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             security::guard,

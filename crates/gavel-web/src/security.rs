@@ -17,8 +17,9 @@ use crate::{AppState, Config, WebError};
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
 pub(crate) const CSRF_FIELD: &str = "_csrf";
 const TOKEN_COOKIE: &str = "gavel_token";
-/// Forms are small; a bigger body is refused before it is read.
-const MAX_FORM_BYTES: usize = 1 << 20;
+/// The largest body read: room for a case with several long prompts (each
+/// prompt's own limit is the case builder's, with a message by the field).
+pub(crate) const MAX_FORM_BYTES: usize = 8 << 20;
 
 /// A fresh random token: two UUIDv7s, 148 random bits.
 pub(crate) fn random_token() -> String {

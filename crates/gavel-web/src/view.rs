@@ -16,6 +16,15 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("suites.html", include_str!("../templates/suites.html")),
     ("suite.html", include_str!("../templates/suite.html")),
     ("case.html", include_str!("../templates/case.html")),
+    ("tried.html", include_str!("../templates/tried.html")),
+    (
+        "transcript.html",
+        include_str!("../templates/transcript.html"),
+    ),
+    (
+        "compare_case.html",
+        include_str!("../templates/compare_case.html"),
+    ),
 ];
 
 /// The template environment. minijinja escapes every value in `.html` templates.

@@ -77,6 +77,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
             skip_tags: args.skip_tags.clone(),
             filter: args.filter.clone(),
             repeat: args.repeat,
+            ..Selection::default()
         },
         jobs: args.jobs,
         timeout: args.timeout,
