@@ -172,12 +172,12 @@ pub(crate) async fn run_detail(
                             .push(l);
                         map
                     });
-                let simulated: Vec<&str> = cases
+                // Their turns after the first are written by the simulated user.
+                let simulated: Vec<String> = cases
                     .iter()
                     .filter(|c| c.simulated_user.is_some())
-                    .map(|c| c.id.as_str())
-                    .collect::<Vec<_>>();
-                let simulated: Vec<String> = simulated.into_iter().map(str::to_owned).collect();
+                    .map(|c| c.id.clone())
+                    .collect();
                 let listed: Vec<&gavel_core::Execution> = executions
                     .iter()
                     .filter(|e| shown(&q.show, e.status))
@@ -516,7 +516,7 @@ pub(crate) async fn save_case(
     if form.apply(&mut errors) {
         return page(&form, &errors, StatusCode::OK);
     }
-    let case = match form.into_case() {
+    let case = match form.to_case() {
         Ok(case) => case,
         Err(errors) => return page(&form, &errors, StatusCode::UNPROCESSABLE_ENTITY),
     };

@@ -568,7 +568,7 @@ async fn rebinding_and_cross_origin_requests_are_refused() {
     seed_run(&ui.store).await;
     let csrf = ui.csrf().await;
     let port = ui.base.rsplit(':').next().unwrap().to_owned();
-    let case = json!({"id": "planted", "input": "Hi"});
+    let case = json!({"case": {"id": "planted", "input": "Hi"}});
     let create_case = |host: &str, origin: Option<&str>| {
         let mut request = ui
             .client

@@ -191,7 +191,7 @@ impl CheckForm {
     }
 
     /// The check as written in suite files, or what is wrong with the fields.
-    pub(crate) fn into_check(&self) -> Result<Value, String> {
+    pub(crate) fn to_check(&self) -> Result<Value, String> {
         if self.kind == "other" {
             let check: Value = serde_saphyr::from_str(&self.value).map_err(|e| e.to_string())?;
             return match check {
@@ -331,7 +331,7 @@ mod tests {
             json!({"type": "stream", "min_deltas": 3}),
         ] {
             let form = CheckForm::of(&check);
-            assert_eq!(form.into_check().unwrap(), check, "{form:?}");
+            assert_eq!(form.to_check().unwrap(), check, "{form:?}");
         }
     }
 
@@ -343,7 +343,7 @@ mod tests {
                 value: value.into(),
                 ..CheckForm::default()
             }
-            .into_check()
+            .to_check()
             .unwrap_err()
         };
         assert!(bad("json-schema", "{not json").contains("not JSON"));

@@ -206,7 +206,7 @@ impl CaseForm {
 
     /// Builds the case, or says what is wrong with each field. In the YAML
     /// view the case is the YAML as written.
-    pub(crate) fn into_case(&self) -> Result<Value, FieldErrors> {
+    pub(crate) fn to_case(&self) -> Result<Value, FieldErrors> {
         if self.view == "yaml" {
             return yaml_case(&self.yaml);
         }
@@ -322,7 +322,7 @@ impl CaseForm {
             ("remove-check", Some(i), Some(j)) if i < rounds && j < self.rounds[i].checks.len() => {
                 self.rounds[i].checks.remove(j);
             }
-            ("yaml", _, _) => match self.into_case() {
+            ("yaml", _, _) => match self.to_case() {
                 Ok(case) => {
                     self.yaml = serde_saphyr::to_string(&case).unwrap_or_default();
                     self.view = "yaml".into();
@@ -427,7 +427,7 @@ fn common(
     }
     let mut built = Vec::new();
     for (j, check) in checks.iter().enumerate() {
-        match check.into_check() {
+        match check.to_check() {
             Ok(c) => built.push(c),
             Err(e) => {
                 errors.insert(format!("{at}checks.{j}"), e);

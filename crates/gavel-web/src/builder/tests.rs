@@ -24,7 +24,7 @@ fn cases() -> Vec<Value> {
 fn a_case_goes_through_the_form_unchanged() {
     for case in cases() {
         let form = CaseForm::of(&case);
-        assert_eq!(form.into_case().unwrap(), case);
+        assert_eq!(form.to_case().unwrap(), case);
     }
 }
 
@@ -37,7 +37,7 @@ fn the_yaml_view_round_trips_exactly() {
         assert!(form.apply(&mut errors));
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(form.view, "yaml");
-        assert_eq!(form.into_case().unwrap(), case, "saved from the YAML view");
+        assert_eq!(form.to_case().unwrap(), case, "saved from the YAML view");
         form.action = "form".into();
         assert!(form.apply(&mut errors));
         assert_eq!(
@@ -91,7 +91,7 @@ fn every_bad_field_is_named_where_it_shows() {
         }],
         ..RoundForm::default()
     });
-    let errors = form.into_case().unwrap_err();
+    let errors = form.to_case().unwrap_err();
     let fields: Vec<&str> = errors.keys().map(String::as_str).collect();
     assert_eq!(
         fields,

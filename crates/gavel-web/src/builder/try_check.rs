@@ -16,7 +16,7 @@ pub(crate) enum Tried {
 
 /// Runs a deterministic check on `sample` as the answer to one message.
 pub(crate) fn try_check(check: &CheckForm, sample: &str) -> Tried {
-    let check = match check.into_check() {
+    let check = match check.to_check() {
         Ok(c) => c,
         Err(e) => return Tried::Invalid(e),
     };
