@@ -19,6 +19,8 @@ pub struct PlanOptions {
     pub filter: Option<String>,
     /// Override every case's repeat count.
     pub repeat: Option<u32>,
+    /// Run only these targets (empty: every target of each case).
+    pub targets: Vec<String>,
     /// Executions already recorded (case id, target, repeat index), for `--resume`.
     pub done: HashSet<(String, String, u32)>,
 }
@@ -79,7 +81,11 @@ pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
                 v => Arc::new(case.with_input(v)),
             })
             .collect();
-        for target in &case.targets {
+        let chosen = case
+            .targets
+            .iter()
+            .filter(|t| options.targets.is_empty() || options.targets.contains(t));
+        for target in chosen {
             if !suite.targets.contains_key(target) {
                 return Err(RunnerError::UnknownTarget {
                     case: case.id.clone(),
@@ -186,6 +192,12 @@ cases:
             ids(&plan(&suite(), &o).unwrap()),
             ["three@a#0", "three@a#1", "three@b#0", "three@b#1"]
         );
+        let o = PlanOptions {
+            filter: Some("THIRD".into()),
+            targets: vec!["b".into()],
+            ..Default::default()
+        };
+        assert_eq!(ids(&plan(&suite(), &o).unwrap()), ["three@b#0"]);
     }
 
     #[test]

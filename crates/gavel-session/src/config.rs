@@ -51,6 +51,9 @@ pub struct Selection {
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(long, value_parser = gavel_core::bounds::parse_repeat))]
     pub repeat: Option<u32>,
+    /// Only these targets (empty: every target of each case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
 }
 
 /// Model choices of a run.

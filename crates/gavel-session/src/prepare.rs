@@ -102,6 +102,7 @@ pub(crate) fn plan(
         skip_tags: config.selection.skip_tags.clone(),
         filter: config.selection.filter.clone(),
         repeat: config.selection.repeat,
+        targets: config.selection.targets.clone(),
         done,
     };
     let plan = gavel_runner::plan(suite, &options).map_err(SessionError::Plan)?;

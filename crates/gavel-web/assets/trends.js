@@ -27,7 +27,7 @@
         const xs = pts.map((p) => Date.parse(p.started_at) / 1000);
         const rate = pts.map((p) => p.pass_rate);
         const score = pts.map((p) => (p.mean_score === null ? null : 100 * p.mean_score));
-        new uPlot(
+        const plot = new uPlot(
           {
             width: Math.min(900, root.clientWidth || 900),
             height: 260,
@@ -41,6 +41,26 @@
           [xs, rate, score],
           box
         );
+        // A click on the chart opens the run under the cursor.
+        plot.over.addEventListener("click", function () {
+          const i = plot.cursor.idx;
+          if (i != null && pts[i]) window.location.href = "/runs/" + encodeURIComponent(pts[i].run_id);
+        });
+        plot.over.title = "Click a point to open its run";
+        // Every point is also a link, for keyboards and screen readers.
+        const list = document.createElement("ol");
+        list.className = "points";
+        for (const p of pts) {
+          const item = document.createElement("li");
+          const link = document.createElement("a");
+          link.href = "/runs/" + encodeURIComponent(p.run_id);
+          link.textContent = p.started_at.slice(0, 16).replace("T", " ") + ": " +
+            (p.pass_rate === null ? "no decided case" : Math.round(p.pass_rate) + "% passed") +
+            (p.mean_score === null ? "" : ", mean score " + p.mean_score.toFixed(2));
+          item.appendChild(link);
+          list.appendChild(item);
+        }
+        box.appendChild(list);
       }
       root.dataset.ready = "true";
     })

@@ -1,6 +1,8 @@
 //! The JSON API under `/api/`: everything the pages do, and the OpenAPI document
 //! that describes it. The pages call the helpers here, so both see the same data.
 
+use std::collections::BTreeMap;
+
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -12,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::auth::Actor;
-use crate::forms::{CaseForm, FieldErrors};
 use crate::runs::StartError;
 use crate::{AppState, RunRequest, WebError};
 
@@ -216,8 +217,9 @@ pub(crate) fn history_rows(history: &[CaseVersion]) -> Vec<Value> {
 
 /// Why a case was not saved.
 pub(crate) enum SaveError {
-    /// Fields are wrong: each with its message.
-    Fields(FieldErrors),
+    /// Fields are wrong: each case field (`rounds[0].checks[1].pattern`,
+    /// `id`, or `case`) with its message.
+    Fields(BTreeMap<String, String>),
     /// The store failed.
     Web(WebError),
 }
@@ -228,48 +230,56 @@ impl From<gavel_store::StoreError> for SaveError {
     }
 }
 
-/// Checks a case form and saves it as a new version by `who`; returns the version.
+/// Checks a case with the same compile as `gavel validate` and saves it as a
+/// new version by `author`, replacing the case keyed `key`; returns the version.
+/// Nothing is stored when the case is refused.
 pub(crate) async fn save_case(
     state: &AppState,
     suite: &str,
     key: Option<&str>,
-    form: CaseForm,
-    who: &str,
+    case: Value,
+    author: &str,
 ) -> Result<u32, SaveError> {
-    let base = match key {
-        Some(key) => {
-            let history = state.store.case_history(suite, key).await?;
-            Some(history.last().and_then(|v| v.case.clone()).ok_or_else(|| {
-                SaveError::Web(WebError::Store(gavel_store::StoreError::NotFound(format!(
-                    "case `{key}` of suite `{suite}`"
-                ))))
-            })?)
-        }
-        None => None,
+    let refuse = |field: &str, message: String| {
+        SaveError::Fields(BTreeMap::from([(field.to_owned(), message)]))
     };
-    let case = form.into_case(base.as_ref()).map_err(SaveError::Fields)?;
-    // The same compile as `gavel validate`: a case that cannot run is not stored.
     if let Err(e) = gavel_session::validate_case(&case) {
-        let (field, message) = match e {
-            gavel_session::SessionError::Config { field, message } => (field, message),
-            other => ("case".to_owned(), other.to_string()),
-        };
-        let mut errors = FieldErrors::new();
-        errors.insert(form_field(&field), format!("{field}: {message}"));
-        return Err(SaveError::Fields(errors));
+        return Err(match e {
+            gavel_session::SessionError::Config { field, message } => {
+                let message = format!("{field}: {message}");
+                refuse(&field, message)
+            }
+            other => refuse("case", other.to_string()),
+        });
     }
-    Ok(state.store.save_case(suite, key, case, who).await?)
-}
-
-/// The form field a case field belongs to: `rounds[1].checks[0].pattern` is
-/// the rounds box's; fields the form does not show are the case's.
-fn form_field(field: &str) -> &'static str {
-    let head = field.split(['[', '.']).next().unwrap_or_default();
-    crate::forms::FIELDS
-        .iter()
-        .find(|f| **f == head)
-        .copied()
-        .unwrap_or("case")
+    let id = case.get("id").and_then(Value::as_str).unwrap_or_default();
+    if key != Some(id) {
+        let taken = match state.store.latest_cases(suite).await {
+            Ok(cases) => cases.iter().any(|v| v.key == id && v.case.is_some()),
+            Err(gavel_store::StoreError::NotFound(_)) => false,
+            Err(e) => return Err(e.into()),
+        };
+        if taken {
+            return Err(refuse(
+                "id",
+                format!("suite `{suite}` already has a case `{id}`: choose another id"),
+            ));
+        }
+    }
+    if let Some(key) = key {
+        // Editing a case that is not there is a 404, not a new case.
+        let history = state.store.case_history(suite, key).await?;
+        if history.last().and_then(|v| v.case.as_ref()).is_none() {
+            return Err(SaveError::Web(WebError::Store(
+                gavel_store::StoreError::NotFound(format!("case `{key}` of suite `{suite}`")),
+            )));
+        }
+    }
+    let author = match author.trim() {
+        "" => "web",
+        a => a,
+    };
+    Ok(state.store.save_case(suite, key, case, author).await?)
 }
 
 impl IntoResponse for SaveError {
@@ -428,13 +438,19 @@ async fn case(
     Ok(Json(history_rows(&history)))
 }
 
+/// A case to save: the case as in a suite file (the signed-in user saves it).
+#[derive(Deserialize)]
+struct CaseBody {
+    case: Value,
+}
+
 async fn create_case(
     State(state): State<AppState>,
     actor: Actor,
     Path(suite): Path<String>,
-    Json(form): Json<CaseForm>,
+    Json(body): Json<CaseBody>,
 ) -> Response {
-    match save_case(&state, &suite, None, form, &actor.name).await {
+    match save_case(&state, &suite, None, body.case, &actor.name).await {
         Ok(version) => (StatusCode::CREATED, Json(json!({ "version": version }))).into_response(),
         Err(e) => e.into_response(),
     }
@@ -444,9 +460,9 @@ async fn update_case(
     State(state): State<AppState>,
     actor: Actor,
     Path((suite, key)): Path<(String, String)>,
-    Json(form): Json<CaseForm>,
+    Json(body): Json<CaseBody>,
 ) -> Response {
-    match save_case(&state, &suite, Some(&key), form, &actor.name).await {
+    match save_case(&state, &suite, Some(&key), body.case, &actor.name).await {
         Ok(version) => Json(json!({ "version": version })).into_response(),
         Err(e) => e.into_response(),
     }

@@ -14,8 +14,8 @@ mod accounts;
 mod api;
 mod assets;
 mod auth;
+mod builder;
 mod error;
-mod forms;
 mod hosts;
 mod lifecycle;
 mod live;
@@ -24,6 +24,7 @@ mod runs;
 mod security;
 mod signin;
 mod users;
+mod summary;
 mod view;
 
 use std::net::SocketAddr;
@@ -47,6 +48,18 @@ pub struct RunRequest {
     /// Only cases with one of these tags (empty: all).
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Only these targets (empty: every case's targets).
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// The judge model id (default: the server's, then the suite's).
+    #[serde(default)]
+    pub judge: Option<String>,
+    /// Every case this many times (default: each case's `repeat`).
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// Executions at once (default: the session's).
+    #[serde(default)]
+    pub jobs: Option<usize>,
 }
 
 /// How to serve.
@@ -111,6 +124,7 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
         .route("/runs/{id}/events", get(live::events))
         .route("/runs/{id}/labels", post(pages::add_label))
         .route("/compare", get(pages::compare))
+        .route("/compare/case", get(pages::compare_case))
         .route("/trends", get(pages::trends))
         .route("/suites", get(pages::suites))
         .route("/suites/{suite}", get(pages::suite))
@@ -124,6 +138,7 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
         )
         .route("/login", get(signin::login_page).post(signin::login))
         .route("/logout", post(signin::logout))
+        .route("/try-check", post(pages::try_check))
         .route("/assets/{file}", get(assets::asset))
         .merge(users::routes())
         .merge(lifecycle::routes())

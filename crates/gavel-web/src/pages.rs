@@ -1,77 +1,169 @@
 //! The HTML pages. Each reads through the same store calls as the JSON API.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use axum::Form;
+use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use gavel_core::RunStatus;
+use gavel_report::compare::Comparison;
 use gavel_store::{Label, StoreError};
 use minijinja::context;
 use serde::Deserialize;
 
 use crate::auth::Actor;
-use crate::forms::CaseForm;
+use crate::builder::{self, CaseForm, FieldErrors};
 use crate::runs::{Refused, StartError};
 use crate::view::{render, ser};
-use crate::{AppState, RunRequest, WebError, api};
+use crate::{AppState, RunRequest, WebError, api, summary};
 
 type Page = Result<Html<String>, WebError>;
 
-/// `GET /` and `GET /runs`: recent runs, and a form to start one.
+/// How many runs the runs list sums up.
+const LISTED_RUNS: u32 = 100;
+
+/// `GET /` and `GET /runs`: recent runs with their results, and a form to start one.
 pub(crate) async fn runs(State(state): State<AppState>) -> Page {
-    let runs = state.store.runs(200).await?;
-    let suites = state.store.suites().await?;
-    let suites: Vec<String> = suites.into_iter().map(|s| s.name).collect();
+    runs_page(&state, &StartForm::default(), &BTreeMap::new()).await
+}
+
+async fn runs_page(state: &AppState, form: &StartForm, errors: &BTreeMap<&str, String>) -> Page {
+    let mut summaries = Vec::new();
+    for run in state.store.runs(LISTED_RUNS).await? {
+        summaries.push(summary::summarize(&state.store, run).await?);
+    }
+    let suites: Vec<String> = state
+        .store
+        .suites()
+        .await?
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    let mut judges: Vec<String> = summaries.iter().filter_map(|s| s.judge.clone()).collect();
+    judges.sort();
+    judges.dedup();
     render(
-        &state,
+        state,
         "runs.html",
-        context! { runs => ser(&runs), suites => suites },
+        context! {
+            runs => ser(&summaries), suites => suites, judges => judges,
+            form => ser(form), errors => ser(errors),
+            default_judge => state.runs.default_judge(),
+        },
     )
 }
 
-#[derive(Deserialize)]
+/// The start-a-run form.
+#[derive(Debug, Default, Deserialize, serde::Serialize)]
 pub(crate) struct StartForm {
+    #[serde(default)]
     suite: String,
     #[serde(default)]
     tags: String,
+    #[serde(default)]
+    targets: String,
+    #[serde(default)]
+    judge: String,
+    #[serde(default)]
+    repeat: String,
+    #[serde(default)]
+    jobs: String,
 }
 
-/// `POST /runs`: starts a run of a stored suite (optionally only some tags).
+/// A whole number in `1..=max`, or why not.
+fn count<T: std::str::FromStr + PartialOrd + From<u8> + std::fmt::Display>(
+    text: &str,
+    max: T,
+) -> Result<Option<T>, String> {
+    match text.trim() {
+        "" => Ok(None),
+        t => match t.parse::<T>() {
+            Ok(n) if n >= T::from(1) && n <= max => Ok(Some(n)),
+            _ => Err(format!("`{t}` is not a whole number from 1 to {max}")),
+        },
+    }
+}
+
+/// `POST /runs`: starts a run of a stored suite with the chosen judge, targets,
+/// tags, repeats and concurrency; a bad choice shows the form again, by the field.
 pub(crate) async fn start_run(
     State(state): State<AppState>,
     actor: Actor,
     Form(form): Form<StartForm>,
-) -> Result<Redirect, WebError> {
+) -> Response {
+    let mut errors = BTreeMap::new();
+    let repeat = count(&form.repeat, gavel_core::bounds::MAX_REPEAT)
+        .map_err(|e| errors.insert("repeat", e))
+        .unwrap_or_default();
+    let jobs = count(&form.jobs, gavel_core::bounds::MAX_JOBS)
+        .map_err(|e| errors.insert("jobs", e))
+        .unwrap_or_default();
     let request = RunRequest {
-        suite: form.suite,
-        tags: form
-            .tags
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        suite: form.suite.clone(),
+        tags: builder::names(&form.tags),
+        targets: builder::names(&form.targets),
+        judge: Some(form.judge.trim().to_owned()).filter(|j| !j.is_empty()),
+        repeat,
+        jobs,
     };
+    let refused = |field, message| {
+        let errors = BTreeMap::from([(field, message)]);
+        let form = &form;
+        let state = &state;
+        async move {
+            let page = runs_page(state, form, &errors).await;
+            (StatusCode::UNPROCESSABLE_ENTITY, page).into_response()
+        }
+    };
+    if let Some((field, message)) = errors.pop_first() {
+        return refused(field, message).await;
+    }
     // A refused run is kept as a failed run whose page says why.
     let id = match api::launch(&state, &request, &actor.name).await {
         Ok(id) => id,
         Err(StartError::Refused(Refused {
             run_id: Some(id), ..
         })) => id,
-        Err(StartError::Refused(refused)) => return Err(WebError::Launch(refused.message)),
-        Err(StartError::Web(e)) => return Err(e),
+        Err(StartError::Refused(refused)) => {
+            return WebError::Launch(refused.message).into_response();
+        }
+        Err(StartError::Web(WebError::BadRequest(message))) => {
+            return refused("judge", message).await;
+        }
+        Err(StartError::Web(e)) => return e.into_response(),
     };
-    Ok(Redirect::to(&format!("/runs/{}", path_segment(&id))))
+    Redirect::to(&format!("/runs/{}", path_segment(&id))).into_response()
 }
 
-/// `GET /runs/{id}`: every case, every round, every verdict, with labels.
-pub(crate) async fn run_detail(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+#[derive(Deserialize)]
+pub(crate) struct ShowQuery {
+    #[serde(default)]
+    show: String,
+}
+
+/// Whether an execution of `status` is shown under the filter `show`.
+fn shown(show: &str, status: gavel_core::Status) -> bool {
+    match show {
+        "problems" => status != gavel_core::Status::Pass,
+        "fail" | "error" | "skipped" => status.as_str() == show,
+        _ => true,
+    }
+}
+
+/// `GET /runs/{id}?show=problems|fail|error|skipped`: the summary, then every
+/// case (passing ones collapsed), every round, every verdict, with labels.
+pub(crate) async fn run_detail(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<ShowQuery>,
+) -> Response {
     match state.store.run(&id).await {
         Ok(run) => {
             let page = async {
                 let executions = state.store.executions(&run.id).await?;
+                let cases = state.store.cases(&run.id).await?;
                 let labels = state.store.run_labels(&run.id).await?;
                 let versions = state.store.run_case_versions(&run.id).await?;
                 let error = state.store.run_error(&run.id).await?;
@@ -83,15 +175,32 @@ pub(crate) async fn run_detail(State(state): State<AppState>, Path(id): Path<Str
                             .push(l);
                         map
                     });
+                // Their turns after the first are written by the simulated user.
+                let simulated: Vec<String> = cases
+                    .iter()
+                    .filter(|c| c.simulated_user.is_some())
+                    .map(|c| c.id.clone())
+                    .collect();
+                let listed: Vec<&gavel_core::Execution> = executions
+                    .iter()
+                    .filter(|e| shown(&q.show, e.status))
+                    .collect();
+                let listed = ser(&listed);
+                let running = run.status == RunStatus::Running;
+                let summary = summary::of(run, cases, executions.clone());
                 render(
                     &state,
                     "run.html",
                     context! {
-                        run => ser(&run),
+                        run => ser(&summary.run),
+                        s => ser(&summary),
                         error => error,
                         started_by => started_by,
-                        running => run.status == RunStatus::Running,
-                        executions => ser(&executions),
+                        running => running,
+                        show => q.show,
+                        executions => listed,
+                        all => executions.len(),
+                        simulated => simulated,
                         labels => ser(&labelled),
                         versions => ser(&versions),
                     },
@@ -181,22 +290,75 @@ pub(crate) struct CompareQuery {
     b: String,
 }
 
-/// `GET /compare?a=RUN&b=RUN`: each execution's status and score in both runs.
+/// `GET /compare?a=RUN&b=RUN`: run B against baseline A, regressions first; by
+/// default the latest run against the one before it.
 pub(crate) async fn compare(State(state): State<AppState>, Query(q): Query<CompareQuery>) -> Page {
-    let runs = state.store.runs(200).await?;
-    let rows = if q.a.is_empty() || q.b.is_empty() {
-        Vec::new()
-    } else {
-        api::comparison(&state, &q.a, &q.b).await?
+    let runs = state.store.runs(LISTED_RUNS).await?;
+    let pick = |given: &str, nth: usize| match given {
+        "" => runs.get(nth).map(|r| r.id.clone()).unwrap_or_default(),
+        id => id.to_owned(),
     };
+    let (a, b) = (pick(&q.a, 1), pick(&q.b, 0));
+    let comparison = if a.is_empty() || b.is_empty() {
+        None
+    } else {
+        let (run_a, run_b) = (state.store.run(&a).await?, state.store.run(&b).await?);
+        let (cases_a, cases_b) = (
+            state.store.cases(&run_a.id).await?,
+            state.store.cases(&run_b.id).await?,
+        );
+        let executions_a = state.store.executions(&run_a.id).await?;
+        let executions_b = state.store.executions(&run_b.id).await?;
+        Some(Comparison::new(
+            &run_a,
+            executions_a,
+            &cases_a,
+            &run_b,
+            executions_b,
+            &cases_b,
+        ))
+    };
+    let choices: Vec<(String, String)> = runs
+        .iter()
+        .map(|r| (r.id.clone(), summary::label(r)))
+        .collect();
     render(
         &state,
         "compare.html",
-        context! {
-            runs => ser(&runs),
-            a => q.a, b => q.b,
-            rows => ser(&rows),
-        },
+        context! { runs => choices, a => a, b => b, c => ser(&comparison) },
+    )
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PairQuery {
+    a: String,
+    b: String,
+    case: String,
+    target: String,
+}
+
+/// `GET /compare/case?a=RUN&b=RUN&case=ID&target=NAME`: one case's transcripts
+/// and verdicts in both runs, side by side.
+pub(crate) async fn compare_case(
+    State(state): State<AppState>,
+    Query(q): Query<PairQuery>,
+) -> Page {
+    let mut sides = Vec::new();
+    for id in [&q.a, &q.b] {
+        let run = state.store.run(id).await?;
+        let executions: Vec<_> = state
+            .store
+            .executions(&run.id)
+            .await?
+            .into_iter()
+            .filter(|e| e.case_id == q.case && e.target == q.target)
+            .collect();
+        sides.push(context! { run => ser(&run), executions => ser(&executions) });
+    }
+    render(
+        &state,
+        "compare_case.html",
+        context! { case => q.case, target => q.target, sides => sides, a => q.a, b => q.b, simulated => Vec::<String>::new() },
     )
 }
 
@@ -269,19 +431,19 @@ pub(crate) async fn suite(
     )
 }
 
-/// `GET /suites/{suite}/cases/new`: an empty case form.
+/// `GET /suites/{suite}/cases/new`: an empty case builder.
 pub(crate) async fn new_case(State(state): State<AppState>, Path(suite): Path<String>) -> Page {
     case_page(
         &state,
         &suite,
         None,
-        &CaseForm::default(),
-        &Default::default(),
+        &CaseForm::new(),
+        &FieldErrors::new(),
         &[],
     )
 }
 
-/// `GET /suites/{suite}/cases/{key}`: the case's form and its history.
+/// `GET /suites/{suite}/cases/{key}`: the case in the builder, and its history.
 pub(crate) async fn edit_case(
     State(state): State<AppState>,
     Path((suite, key)): Path<(String, String)>,
@@ -292,12 +454,14 @@ pub(crate) async fn edit_case(
         .and_then(|v| v.case.clone())
         .ok_or_else(|| StoreError::NotFound(format!("case `{key}` of suite `{suite}`")))?;
     let history = api::history_rows(&history);
+    let mut form = CaseForm::of(&current);
+    form.add = "contains".into();
     case_page(
         &state,
         &suite,
         Some(&key),
-        &CaseForm::of(&current),
-        &Default::default(),
+        &form,
+        &FieldErrors::new(),
         &history,
     )
 }
@@ -307,7 +471,7 @@ fn case_page(
     suite: &str,
     key: Option<&str>,
     form: &CaseForm,
-    errors: &crate::forms::FieldErrors,
+    errors: &FieldErrors,
     history: &[serde_json::Value],
 ) -> Page {
     render(
@@ -318,26 +482,82 @@ fn case_page(
             form => ser(form),
             errors => ser(errors),
             history => ser(history),
+            kinds => ser(builder::KINDS),
+            scales => ser(builder::SCALES),
         },
     )
 }
 
-/// `POST /suites/{suite}/cases/new` and `POST /suites/{suite}/cases/{key}`: saves
-/// a new version, or shows the form again with an error by each bad field.
+/// The builder's fields from a form body (`rounds[0][checks][1][value]=…`).
+fn builder_form(body: &[u8]) -> Result<CaseForm, WebError> {
+    serde_qs::Config::new(6, false)
+        .deserialize_bytes(body)
+        .map_err(|e| WebError::BadRequest(format!("the case form: {e}")))
+}
+
+/// `POST /suites/{suite}/cases/new` and `POST /suites/{suite}/cases/{key}`: a
+/// builder action (the form again, changed), or a save: a new version, or the
+/// form again as typed with a message by each bad field, nothing stored.
 pub(crate) async fn save_case(
     State(state): State<AppState>,
     actor: Actor,
     Path(params): Path<HashMap<String, String>>,
-    Form(form): Form<CaseForm>,
+    body: Bytes,
 ) -> Response {
     let suite = params.get("suite").cloned().unwrap_or_default();
     let key = params.get("key").cloned();
-    match api::save_case(&state, &suite, key.as_deref(), form.clone(), &actor.name).await {
+    let mut form = match builder_form(&body) {
+        Ok(form) => form,
+        Err(e) => return e.into_response(),
+    };
+    let mut errors = FieldErrors::new();
+    let page = |form: &CaseForm, errors: &FieldErrors, status: StatusCode| {
+        let page = case_page(&state, &suite, key.as_deref(), form, errors, &[]);
+        (status, page).into_response()
+    };
+    if form.apply(&mut errors) {
+        return page(&form, &errors, StatusCode::OK);
+    }
+    let case = match form.to_case() {
+        Ok(case) => case,
+        Err(errors) => return page(&form, &errors, StatusCode::UNPROCESSABLE_ENTITY),
+    };
+    match api::save_case(&state, &suite, key.as_deref(), case, &actor.name).await {
         Ok(_) => Redirect::to(&format!("/suites/{}", path_segment(&suite))).into_response(),
-        Err(api::SaveError::Fields(errors)) => {
-            let page = case_page(&state, &suite, key.as_deref(), &form, &errors, &[]);
-            (StatusCode::UNPROCESSABLE_ENTITY, page).into_response()
+        Err(api::SaveError::Fields(fields)) => {
+            let errors = fields
+                .into_iter()
+                .map(|(field, message)| (builder::error_key(&form, &field), message))
+                .collect();
+            page(&form, &errors, StatusCode::UNPROCESSABLE_ENTITY)
         }
         Err(api::SaveError::Web(e)) => e.into_response(),
     }
+}
+
+/// `POST /try-check`: one check of the builder (`at`: `R:J`, or `:J` for the
+/// case's) tried on the sample answer; a line of HTML for the page.
+pub(crate) async fn try_check(State(state): State<AppState>, body: Bytes) -> Page {
+    #[derive(Deserialize)]
+    struct At {
+        #[serde(default)]
+        at: String,
+    }
+    let form = builder_form(&body)?;
+    let at: At = serde_qs::Config::new(6, false)
+        .deserialize_bytes(&body)
+        .map_err(|e| WebError::BadRequest(e.to_string()))?;
+    let (status, text) = match form
+        .check_at(&at.at)
+        .map(|c| builder::try_check(c, &form.sample))
+    {
+        None => ("error", format!("no check at `{}`", at.at)),
+        Some(builder::Tried::Verdict(status, reason)) => (status.as_str(), reason),
+        Some(builder::Tried::Invalid(why)) => ("invalid", why),
+    };
+    render(
+        &state,
+        "tried.html",
+        context! { status => status, text => text, sample => !form.sample.trim().is_empty() },
+    )
 }

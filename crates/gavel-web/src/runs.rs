@@ -54,6 +54,15 @@ impl Runs {
         }
     }
 
+    /// The judge runs use unless one is chosen, as shown to people.
+    pub(crate) fn default_judge(&self) -> Option<String> {
+        self.defaults
+            .models
+            .judge
+            .as_ref()
+            .map(|j| gavel_store::mask_url(&j.to_string()))
+    }
+
     /// Prepares and stores the run, started by `who`, then executes it in the
     /// background; returns its id at once. A run that cannot start is refused
     /// with the reason.
@@ -64,12 +73,27 @@ impl Runs {
     ) -> Result<String, StartError> {
         // The suite must exist: a clear 404 rather than a failed run.
         self.store.export_suite(&request.suite).await?;
+        let mut models = self.defaults.models.clone();
+        if let Some(judge) = request
+            .judge
+            .as_deref()
+            .map(str::trim)
+            .filter(|j| !j.is_empty())
+        {
+            models.judge = Some(judge.parse().map_err(|e| {
+                StartError::Web(WebError::BadRequest(format!("judge `{judge}`: {e}")))
+            })?);
+        }
+        let defaults = RunConfig::new(Sources::default());
         let config = RunConfig {
             selection: Selection {
                 tags: request.tags.clone(),
+                targets: request.targets.clone(),
+                repeat: request.repeat,
                 ..Selection::default()
             },
-            models: self.defaults.models.clone(),
+            jobs: request.jobs.unwrap_or(defaults.jobs),
+            models,
             ..RunConfig::new(Sources {
                 suites: self
                     .defaults

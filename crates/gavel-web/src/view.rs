@@ -22,6 +22,15 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("history.html", include_str!("../templates/history.html")),
     ("diff.html", include_str!("../templates/diff.html")),
     ("retired.html", include_str!("../templates/retired.html")),
+    ("tried.html", include_str!("../templates/tried.html")),
+    (
+        "transcript.html",
+        include_str!("../templates/transcript.html"),
+    ),
+    (
+        "compare_case.html",
+        include_str!("../templates/compare_case.html"),
+    ),
 ];
 
 /// The template environment. minijinja escapes every value in `.html` templates.

@@ -164,61 +164,124 @@ async fn state_changes_need_the_csrf_token() {
 async fn cases_are_validated_by_field_versioned_and_searchable_by_tag() {
     let ui = start(None).await;
     let csrf = ui.csrf().await;
-    let post = |body: Value| {
+    let post = |case: Value, author: &str| {
         ui.client
             .post(format!("{}/api/suites/web/cases", ui.base))
             .header("x-csrf-token", &csrf)
-            .json(&body)
+            .json(&json!({"case": case, "author": author}))
             .send()
     };
-    let r = post(json!({"id": "bad id", "threshold": "2"}))
+    let r = post(
+        json!({"id": "greet", "input": "Hi", "tags": ["smoke", "chat"], "threshold": 0.7}),
+        "ana",
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = post(json!({"id": "bye", "input": "Bye", "tags": ["chat"]}), "")
         .await
         .unwrap();
-    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = post(json!({"id": "bye", "input": "Again"}), "")
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "a duplicate id"
+    );
     let body: Value = r.json().await.unwrap();
-    let fields: Vec<&String> = body["fields"].as_object().unwrap().keys().collect();
-    assert_eq!(fields, ["id", "input", "threshold"]);
+    assert!(
+        body["fields"]["id"]
+            .as_str()
+            .unwrap()
+            .contains("already has"),
+        "{body}"
+    );
 
-    let r = post(json!({"id": "greet", "input": "Hi", "tags": "smoke, chat", "threshold": "0.7", "author": "ana"}))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let r = post(json!({"id": "bye", "input": "Bye", "tags": "chat"}))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::CREATED);
-
-    // The HTML form shows errors by field, too.
+    // The builder shows errors by field, keeps what was typed, stores nothing.
     let form_url = format!("{}/suites/web/cases/greet", ui.base);
-    let r = ui
-        .client
-        .post(&form_url)
-        .form(&[
-            ("_csrf", csrf.as_str()),
-            ("id", "greet"),
-            ("input", ""),
-            ("threshold", "x"),
-        ])
-        .send()
-        .await
-        .unwrap();
+    let submit = |url: String, fields: Vec<(&'static str, String)>| {
+        let mut fields = fields;
+        fields.push(("_csrf", csrf.clone()));
+        ui.client.post(url).form(&fields).send()
+    };
+    let r = submit(
+        form_url.clone(),
+        vec![
+            ("id", "greet".into()),
+            ("rounds[0][input]", "".into()),
+            ("threshold", "x".into()),
+        ],
+    )
+    .await
+    .unwrap();
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let page = r.text().await.unwrap();
-    assert!(page.contains("id=\"error-input\""), "{page}");
+    assert!(page.contains("id=\"error-rounds-0-input\""), "{page}");
     assert!(page.contains("id=\"error-threshold\""));
-    let r = ui
-        .client
-        .post(&form_url)
-        .form(&[
-            ("_csrf", csrf.as_str()),
-            ("id", "greet"),
-            ("input", "Hello there"),
-            ("tags", "smoke"),
-            ("author", "bo"),
-        ])
-        .send()
-        .await
-        .unwrap();
+    let new_url = format!("{}/suites/web/cases/new", ui.base);
+    let long = "x".repeat(1_000_000);
+    for (fields, error, kept) in [
+        (
+            vec![
+                ("id", "bye".to_owned()),
+                ("rounds[0][input]", "Hi".to_owned()),
+            ],
+            "error-id",
+            "already has a case",
+        ),
+        (
+            vec![("id", "big".to_owned()), ("rounds[0][input]", long.clone())],
+            "error-rounds-0-input",
+            "at most 256 KiB",
+        ),
+        (
+            vec![
+                ("id", "schema".to_owned()),
+                ("rounds[0][input]", "Kept text".to_owned()),
+                ("checks[0][kind]", "json-schema".to_owned()),
+                ("checks[0][value]", "{\"type\": 12}".to_owned()),
+            ],
+            "error-checks-0",
+            "Kept text",
+        ),
+        (
+            vec![
+                ("id", "regex".to_owned()),
+                ("rounds[0][input]", "Kept too".to_owned()),
+                ("checks[0][kind]", "regex".to_owned()),
+                ("checks[0][value]", "(12 Ocean".to_owned()),
+            ],
+            "error-checks-0",
+            "(12 Ocean",
+        ),
+    ] {
+        let r = submit(new_url.clone(), fields).await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY, "{error}");
+        let page = r.text().await.unwrap();
+        assert!(
+            page.contains(&format!("id=\"{error}\"")),
+            "{error}: {}",
+            &page[..page.len().min(3000)]
+        );
+        assert!(page.contains(kept), "{kept}");
+    }
+    assert!(
+        ui.store.latest_cases("web").await.unwrap().len() == 2,
+        "nothing more stored"
+    );
+    let r = submit(
+        form_url.clone(),
+        vec![
+            ("id", "greet".into()),
+            ("rounds[0][input]", "Hello there".into()),
+            ("tags", "smoke".into()),
+            ("author", "bo".into()),
+        ],
+    )
+    .await
+    .unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
 
     let history = ui.store.case_history("web", "greet").await.unwrap();
@@ -279,17 +342,19 @@ async fn a_case_that_cannot_compile_is_refused_at_save_and_at_start() {
         .client
         .post(format!("{}/api/suites/web/cases", ui.base))
         .header("x-csrf-token", &csrf)
-        .json(&json!({
+        .json(&json!({"case": {
             "id": "bad-regex",
-            "rounds": "- input: Where is it?\n  checks: [{type: regex, pattern: '(12 Ocean'}]\n",
-        }))
+            "rounds": [{"input": "Where is it?", "checks": [{"type": "regex", "pattern": "(12 Ocean"}]}],
+        }}))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let body: Value = r.json().await.unwrap();
-    let message = body["fields"]["rounds"].as_str().unwrap_or_default();
-    assert!(message.contains("rounds[0].checks[0].pattern"), "{body}");
+    let message = body["fields"]["rounds[0].checks[0].pattern"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("(12 Ocean"), "{body}");
     assert!(
         ui.store.suites().await.unwrap().is_empty(),
         "nothing stored"
@@ -456,7 +521,7 @@ async fn rebinding_and_cross_origin_requests_are_refused() {
     seed_run(&ui.store).await;
     let csrf = ui.csrf().await;
     let port = ui.base.rsplit(':').next().unwrap().to_owned();
-    let case = json!({"id": "planted", "input": "Hi"});
+    let case = json!({"case": {"id": "planted", "input": "Hi"}});
     let create_case = |host: &str, origin: Option<&str>| {
         let mut request = ui
             .client
@@ -647,7 +712,7 @@ async fn two_runs_compare_execution_by_execution() {
     assert_eq!(changes, [("xss", "fix"), ("new", "added")]);
     let (status, page) = ui.get(&format!("/compare?a={RUN}&b={later}")).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("<tr class=\"fix\">") && page.contains("<tr class=\"added\">"));
+    assert!(page.contains("<tr class=\"fix\">") && page.contains("<tr class=\"only-in-b\">"));
 }
 
 #[tokio::test]

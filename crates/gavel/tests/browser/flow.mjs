@@ -45,7 +45,7 @@ try {
   await page.click("#new-case");
   await page.fill("#f-id", "ui-listings");
   await page.fill("#f-name", "Listings, from the browser");
-  await page.fill("#f-input", "What are my listings?");
+  await page.fill("#f-rounds-0-input", "What are my listings?");
   await page.fill("#f-expected_tools", "get_listings");
   await page.fill("#f-tags", "ui, listings");
   await page.fill("#f-threshold", "lots");

@@ -1,0 +1,110 @@
+//! What a run came to, for the runs list, the run page and compare: counts, pass
+//! rate, the gate's result, cost, judge model and duration, through the same
+//! report (and gate) as `gavel report`.
+
+use gavel_core::{Execution, RunRecord, RunStatus};
+use gavel_report::Report;
+use gavel_store::{Store, StoreError};
+use serde::Serialize;
+
+/// The gate a run without a stored minimum is held to (the session's default).
+const DEFAULT_MIN_PASS_RATE: f64 = 80.0;
+
+/// One run, summed up.
+#[derive(Debug, Serialize)]
+pub(crate) struct RunSummary {
+    pub(crate) run: RunRecord,
+    /// Suite, start time, tags and targets chosen: how people tell runs apart.
+    pub(crate) label: String,
+    /// Outcomes (case × target), by status.
+    pub(crate) total: usize,
+    pub(crate) passed: usize,
+    pub(crate) failed: usize,
+    pub(crate) errors: usize,
+    pub(crate) skipped: usize,
+    /// Percent passed of decided outcomes.
+    pub(crate) pass_rate: Option<f64>,
+    /// The minimum pass rate, percent.
+    pub(crate) min_pass_rate: f64,
+    /// `passed`, `failed`, `errored`, `interrupted`, `budget-stopped`,
+    /// `incomplete`, `undecided` or `running`.
+    pub(crate) gate: &'static str,
+    /// Summed cost of the agent's and the judges' calls, when any is known.
+    pub(crate) cost_usd: Option<f64>,
+    /// The judge model, as stored (its URL masked).
+    pub(crate) judge: Option<String>,
+    /// Wall time of a finished run.
+    pub(crate) duration_ms: Option<u64>,
+}
+
+/// The summary of one run from its stored executions.
+pub(crate) async fn summarize(store: &Store, run: RunRecord) -> Result<RunSummary, StoreError> {
+    let executions = store.executions(&run.id).await?;
+    let cases = store.cases(&run.id).await?;
+    Ok(of(run, cases, executions))
+}
+
+/// The summary of a run and what it stored.
+pub(crate) fn of(
+    run: RunRecord,
+    cases: Vec<gavel_core::Case>,
+    executions: Vec<Execution>,
+) -> RunSummary {
+    let min_pass_rate = run.config["min_pass_rate"]
+        .as_f64()
+        .unwrap_or(DEFAULT_MIN_PASS_RATE);
+    let costs: Vec<f64> = executions.iter().filter_map(Execution::cost_usd).collect();
+    let report = Report::new(run, cases, executions, min_pass_rate);
+    let overall = &report.summary.overall;
+    let gate = match report.run.status {
+        RunStatus::Running => "running",
+        RunStatus::Interrupted => "interrupted",
+        RunStatus::BudgetStopped => "budget-stopped",
+        RunStatus::Failed => "errored",
+        RunStatus::Completed => match report.gate.word() {
+            "PASS" => "passed",
+            "FAIL" => "failed",
+            "ERROR" => "errored",
+            "INCOMPLETE" => "incomplete",
+            _ => "undecided",
+        },
+    };
+    let config = &report.run.config;
+    RunSummary {
+        label: label(&report.run),
+        total: overall.total,
+        passed: overall.passed,
+        failed: overall.failed,
+        errors: overall.errors,
+        skipped: overall.skipped,
+        pass_rate: overall.pass_rate.map(|r| (r * 10.0).round() / 10.0),
+        min_pass_rate,
+        gate,
+        cost_usd: (!costs.is_empty()).then(|| costs.iter().sum()),
+        judge: config["judge"].as_str().map(str::to_owned),
+        duration_ms: report.wall_ms(),
+        run: report.run,
+    }
+}
+
+/// Suite, start time, and the tags and targets chosen: how people tell runs apart.
+pub(crate) fn label(run: &RunRecord) -> String {
+    let mut label = vec![run.suite.clone(), short_time(&run.started_at)];
+    for key in ["tags", "targets"] {
+        let chosen: Vec<&str> = run.config["selection"][key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+            .collect();
+        if !chosen.is_empty() {
+            label.push(format!("{key} {}", chosen.join(", ")));
+        }
+    }
+    label.join(" · ")
+}
+
+/// `2026-11-25T16:12:07.123Z` → `2026-11-25 16:12`.
+fn short_time(rfc3339: &str) -> String {
+    rfc3339.get(..16).unwrap_or(rfc3339).replace('T', " ")
+}

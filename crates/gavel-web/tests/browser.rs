@@ -1,0 +1,655 @@
+//! The web UI in headless Chromium, driven over WebDriver (chromedriver), as a
+//! product manager who writes no YAML: builds a two-round case with a contains
+//! check, an expected tool and judge criteria; starts runs with a chosen judge
+//! (the local `mock-openai` server); watches results arrive; filters to
+//! failures; reads a failing transcript and its reasoning; compares with the
+//! previous run. Then an XSS corpus stored as case names, inputs, agent outputs
+//! and judge reasoning must execute nothing on any page. Screenshots of the main
+//! pages are written to `docs/screenshots/` when `GAVEL_SCREENSHOTS` is set.
+//!
+//! Needs `/usr/bin/chromium`, `chromedriver` and the `mock-openai` binary built
+//! beside this test (`cargo build -p mock-openai`); without them it says which is
+//! missing and skips.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
+use gavel_store::Store;
+use gavel_web::{Config, RunDefaults};
+use serde_json::{Value, json};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// A child process killed on drop.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The `mock-openai` binary of this build (target/debug/mock-openai).
+fn mock_openai_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().join("mock-openai")
+}
+
+/// Why this machine cannot run the test, if it cannot.
+fn missing() -> Option<String> {
+    if !Path::new(CHROMIUM).exists() {
+        return Some(format!("{CHROMIUM} is missing (apt-get install chromium)"));
+    }
+    if which("chromedriver").is_none() {
+        return Some("chromedriver is not on PATH (apt-get install chromium-driver)".into());
+    }
+    let mock = mock_openai_bin();
+    if !mock.exists() {
+        return Some(format!(
+            "{} is not built (cargo build -p mock-openai)",
+            mock.display()
+        ));
+    }
+    None
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Polls until `port` accepts connections (a process starting up).
+async fn listening(port: u16) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("nothing listens on port {port}");
+}
+
+fn mock_openai() -> (Kill, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(mock_openai_bin())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    (Kill(child), url)
+}
+
+async fn chromium() -> (Kill, Client) {
+    let port = free_port();
+    let driver = Command::new(which("chromedriver").unwrap())
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let driver = Kill(driver);
+    listening(port).await;
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": CHROMIUM,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu",
+                     "--disable-background-networking", "--disable-dev-shm-usage",
+                     "--window-size=1366,768"],
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    let client = ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    (driver, client)
+}
+
+struct Ui {
+    base: String,
+    store: Store,
+    _dir: tempfile::TempDir,
+}
+
+async fn serve() -> Ui {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
+        .await
+        .unwrap();
+    // The agent: a moment per answer (so results land while the run goes
+    // on), answering `ok` after calling `search`.
+    let targets = dir.path().join("targets.yaml");
+    std::fs::write(
+        &targets,
+        "targets:\n  agent:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do sleep 0.4; printf \"{\\\"output\\\": \\\"ok, booked\\\", \\\"tool_calls\\\": [{\\\"name\\\": \\\"search\\\", \\\"arguments\\\": {}}]}\\n\"; done']\n",
+    )
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let config = Config {
+        bind: addr,
+        token: None,
+        allowed_hosts: vec![],
+        runs: RunDefaults {
+            with: vec![targets],
+            ..RunDefaults::default()
+        },
+    };
+    let app = gavel_web::app(store.clone(), &config).unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ui {
+        base: format!("http://{addr}"),
+        store,
+        _dir: dir,
+    }
+}
+
+/// Saves a screenshot of the page as `docs/screenshots/NAME.png` when asked to.
+async fn shot(client: &Client, name: &str) {
+    if std::env::var_os("GAVEL_SCREENSHOTS").is_none() {
+        return;
+    }
+    let png = client.screenshot().await.unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+async fn css(client: &Client, selector: &str) -> fantoccini::elements::Element {
+    client
+        .wait()
+        .for_element(Locator::Css(selector))
+        .await
+        .unwrap()
+}
+
+async fn type_into(client: &Client, selector: &str, text: &str) {
+    let field = css(client, selector).await;
+    field.clear().await.unwrap();
+    field.send_keys(text).await.unwrap();
+}
+
+/// Clicks an element once it is scrolled to the middle of the window (clear of
+/// the sticky save bar).
+async fn click(client: &Client, selector: &str) {
+    let element = css(client, selector).await;
+    let arg = serde_json::to_value(&element).unwrap();
+    client
+        .execute("arguments[0].scrollIntoView({block: 'center'})", vec![arg])
+        .await
+        .unwrap();
+    element.click().await.unwrap();
+}
+
+/// Waits until the script returns true.
+async fn until(client: &Client, script: &str) {
+    for _ in 0..600 {
+        if client.execute(script, vec![]).await.unwrap() == Value::Bool(true) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never true: {script}");
+}
+
+async fn finished(store: &Store, id: &str) -> RunRecord {
+    for _ in 0..1200 {
+        let run = store.run(id).await.unwrap();
+        if run.status != RunStatus::Running {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("run {id} did not finish");
+}
+
+/// Starts a run of suite `pm` from the runs page, judged by `judge`; returns its id.
+async fn start_run(client: &Client, ui: &Ui, judge: &str) -> String {
+    client.goto(&format!("{}/runs", ui.base)).await.unwrap();
+    css(client, "#f-suite")
+        .await
+        .select_by_value("pm")
+        .await
+        .unwrap();
+    type_into(client, "#f-judge", judge).await;
+    type_into(client, "#f-repeat", "3").await;
+    type_into(client, "#f-jobs", "1").await;
+    click(client, "#start-run-button").await;
+    until(client, "return location.pathname.startsWith('/runs/')").await;
+    let url = client.current_url().await.unwrap();
+    url.path().trim_start_matches("/runs/").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_product_manager_builds_runs_and_compares_without_yaml() {
+    if let Some(why) = missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let (_mock, mock_url) = mock_openai();
+    let judge = format!("openai-compatible:mock@{mock_url}/v1");
+    let ui = serve().await;
+    let (_driver, client) = chromium().await;
+
+    // 2. A two-round case: a contains check, an expected tool, judge criteria.
+    client.goto(&format!("{}/suites", ui.base)).await.unwrap();
+    type_into(&client, "#new-suite-name", "pm").await;
+    click(&client, "#new-suite button").await;
+    type_into(&client, "#f-id", "booking").await;
+    type_into(&client, "#f-name", "Books the beach house").await;
+    type_into(&client, "#f-rounds-0-input", "Find me a beach house").await;
+    css(&client, "#f-rounds-0-add")
+        .await
+        .select_by_value("contains")
+        .await
+        .unwrap();
+    click(&client, "button[value='add-check:0']").await;
+    type_into(&client, "#f-rounds-0-checks-0-value", "Ocean").await;
+    // Tried live on a sample answer while it is written.
+    type_into(&client, "#f-sample", "12 Ocean Drive is free").await;
+    until(&client, "const t = document.querySelector('#check-rounds-0-checks-0 .tried'); return !!t && t.textContent.includes('passes')").await;
+    click(&client, "#add-round").await;
+    type_into(&client, "#f-rounds-1-input", "Book it for Friday").await;
+    type_into(&client, "#f-rounds-1-expected_tools", "search").await;
+    type_into(&client, "#f-criteria", "Confirms the booking politely").await;
+    type_into(&client, "#f-author", "pat").await;
+    shot(&client, "case-builder").await;
+    click(&client, "#save-case").await;
+    until(&client, "return location.pathname === '/suites/pm'").await;
+    let history = ui.store.case_history("pm", "booking").await.unwrap();
+    let case = history.last().unwrap().case.clone().unwrap();
+    assert_eq!(
+        case["rounds"][0]["checks"][0],
+        json!({"type": "contains", "value": "Ocean"})
+    );
+    assert_eq!(case["rounds"][1]["expected_tools"], json!(["search"]));
+    assert_eq!(case["criteria"], "Confirms the booking politely");
+    assert_eq!(history.last().unwrap().changed_by, "pat");
+
+    // A bad regex gets its message by the field, and the form is kept.
+    client
+        .goto(&format!("{}/suites/pm/cases/booking", ui.base))
+        .await
+        .unwrap();
+    css(&client, "#f-add")
+        .await
+        .select_by_value("regex")
+        .await
+        .unwrap();
+    click(&client, "button[value='add-check']").await;
+    type_into(&client, "#f-checks-0-value", "(12 Ocean").await;
+    click(&client, "#save-case").await;
+    let error = css(&client, "#error-checks-0").await.text().await.unwrap();
+    assert!(error.contains("pattern"), "{error}");
+    let kept = css(&client, "#f-rounds-1-input")
+        .await
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(kept.as_deref(), Some("Book it for Friday"));
+    shot(&client, "case-builder-error").await;
+    assert_eq!(
+        ui.store.case_history("pm", "booking").await.unwrap().len(),
+        1,
+        "nothing stored"
+    );
+
+    // 3-4. A run with the chosen judge; results arrive before it finishes.
+    let first = start_run(&client, &ui, &judge).await;
+    until(&client, "return document.querySelectorAll('#live-rows tr').length > 0 && !!document.getElementById('live')").await;
+    let live = client
+        .execute(
+            "return document.querySelectorAll('#live-rows tr').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let run = ui.store.run(&first).await.unwrap();
+    assert!(live.as_u64().unwrap() >= 1);
+    shot(&client, "run-live").await;
+    assert_eq!(
+        run.status,
+        RunStatus::Running,
+        "results showed while the run went on"
+    );
+    let run = finished(&ui.store, &first).await;
+    assert_eq!(run.status, RunStatus::Completed);
+    until(
+        &client,
+        "return !!document.getElementById('run-gate') && !document.getElementById('live')",
+    )
+    .await;
+    let judge_shown = css(&client, "#run-judge").await.text().await.unwrap();
+    assert!(
+        judge_shown.contains("openai-compatible:mock"),
+        "{judge_shown}"
+    );
+    assert_eq!(
+        css(&client, "#run-gate").await.text().await.unwrap(),
+        "failed"
+    );
+
+    // 5-6. Failures only; a failing transcript with the verdict's reasoning.
+    css(&client, "#f-show")
+        .await
+        .select_by_value("fail")
+        .await
+        .unwrap();
+    click(&client, "#apply-filter").await;
+    until(&client, "return location.search.includes('show=fail')").await;
+    let statuses = client
+        .execute(
+            "return [...document.querySelectorAll('details.execution')].map(d => d.className)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let statuses = statuses.as_array().unwrap();
+    assert!(!statuses.is_empty());
+    assert!(
+        statuses
+            .iter()
+            .all(|s| s.as_str().unwrap().ends_with(" fail")),
+        "{statuses:?}"
+    );
+    let failing = css(&client, "details.execution.fail").await;
+    let arg = serde_json::to_value(&failing).unwrap();
+    client
+        .execute("arguments[0].scrollIntoView({block: 'start'})", vec![arg])
+        .await
+        .unwrap();
+    let open = failing.attr("open").await.unwrap();
+    assert!(open.is_some(), "a failing case is open");
+    let transcript = failing
+        .find(Locator::Css(".output"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(transcript.contains("ok, booked"));
+    let reasons = failing
+        .find(Locator::Css("td.reason"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(reasons.contains("Ocean"), "{reasons}");
+    shot(&client, "run-failures").await;
+
+    // 7. Fix the case, run again, compare the latest run with the one before.
+    client
+        .goto(&format!("{}/suites/pm/cases/booking", ui.base))
+        .await
+        .unwrap();
+    type_into(&client, "#f-rounds-0-checks-0-value", "booked").await;
+    click(&client, "#save-case").await;
+    until(&client, "return location.pathname === '/suites/pm'").await;
+    let second = start_run(&client, &ui, &judge).await;
+    finished(&ui.store, &second).await;
+    client.goto(&format!("{}/runs", ui.base)).await.unwrap();
+    shot(&client, "runs").await;
+    client.goto(&format!("{}/compare", ui.base)).await.unwrap();
+    let a = css(&client, "#f-a")
+        .await
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap();
+    let b = css(&client, "#f-b")
+        .await
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (a.as_str(), b.as_str()),
+        (first.as_str(), second.as_str()),
+        "latest against the one before"
+    );
+    let change = css(&client, "#compare-rows tbody tr")
+        .await
+        .attr("class")
+        .await
+        .unwrap();
+    assert_eq!(change.as_deref(), Some("fix"));
+    shot(&client, "compare").await;
+    click(&client, "#compare-rows a").await;
+    until(
+        &client,
+        "return document.querySelectorAll('.side-by-side section').length === 2",
+    )
+    .await;
+    shot(&client, "compare-case").await;
+    client.goto(&format!("{}/trends", ui.base)).await.unwrap();
+    until(
+        &client,
+        "return document.getElementById('charts').dataset.ready === 'true'",
+    )
+    .await;
+    let link = css(&client, "ol.points a")
+        .await
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(link.starts_with("/runs/"), "{link}");
+    shot(&client, "trends").await;
+
+    // Phone width: the run page reads without sideways scrolling.
+    client.set_window_size(390, 844).await.unwrap();
+    client
+        .goto(&format!("{}/runs/{first}", ui.base))
+        .await
+        .unwrap();
+    let wide = client
+        .execute(
+            "return document.documentElement.scrollWidth <= window.innerWidth + 1",
+            vec![],
+        )
+        .await
+        .unwrap();
+    shot(&client, "run-phone").await;
+    assert_eq!(wide, Value::Bool(true), "the run page fits a phone");
+    client.close().await.unwrap();
+}
+
+/// Payloads that would set `window.__xss`, pop an alert or leave an element
+/// marked `data-xss` if any reached a page as markup.
+fn corpus() -> Vec<String> {
+    let js = "window.__xss=1;alert(1)";
+    let mut payloads = vec![
+        format!("<script data-xss>{js}</script>"),
+        format!("<img data-xss src=x onerror=\"{js}\">"),
+        format!("<svg data-xss onload=\"{js}\"></svg>"),
+        format!("\"><img data-xss src=x onerror={js}>"),
+        format!("'><svg data-xss/onload={js}>"),
+        format!("</textarea><img data-xss src=x onerror={js}>"),
+        format!("</title><script data-xss>{js}</script>"),
+        format!("</pre><b data-xss onmouseover={js}>x</b>"),
+        format!("<iframe data-xss src=\"javascript:{js}\"></iframe>"),
+        format!("<a data-xss href=\"javascript:{js}\">x</a>"),
+        format!("<body data-xss onload={js}>"),
+        format!("<details data-xss open ontoggle={js}>"),
+        format!("<input data-xss autofocus onfocus={js}>"),
+        format!("<video data-xss><source onerror={js}></video>"),
+        format!("<math><mtext></table><img data-xss src=x onerror={js}>"),
+        format!("<object data-xss data=\"javascript:{js}\"></object>"),
+        format!("<embed data-xss src=\"javascript:{js}\">"),
+        format!("<form data-xss action=\"javascript:{js}\"><button>x</button></form>"),
+        format!("<meta data-xss http-equiv=refresh content=\"0;url=javascript:{js}\">"),
+        format!("<div data-xss style=\"background:url(javascript:{js})\">"),
+        format!("{{{{ {js} }}}}"),
+        format!("{{% raw %}}<img data-xss src=x onerror={js}>"),
+        format!("<div data-xss hx-get=\"/api/runs\" hx-trigger=\"load\" hx-on:htmx:load=\"{js}\">"),
+        format!("<div data-xss hx-on::load=\"{js}\"></div>"),
+        format!("javascript:{js}"),
+        format!("\\u003cimg data-xss src=x onerror={js}\\u003e"),
+        format!("&lt;img data-xss src=x onerror={js}&gt;"),
+        format!("<scr<script>ipt data-xss>{js}</scr</script>ipt>"),
+        format!("<IMG DATA-XSS SRC=x OnErRoR={js}>"),
+        format!("<svg><script data-xss>{js}</script></svg>"),
+        format!("<style>@import 'javascript:{js}';</style><i data-xss>"),
+        format!("<base data-xss href=\"javascript:{js}//\">"),
+        format!("<template data-xss><img src=x onerror={js}></template>"),
+        format!("<noscript><p title=\"</noscript><img data-xss src=x onerror={js}>\">"),
+    ];
+    payloads.push(format!("\u{202e}<img data-xss src=x onerror={js}>"));
+    payloads
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_xss_corpus_executes_nothing_on_any_page() {
+    if let Some(why) = missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let payloads = corpus();
+    assert!(payloads.len() >= 30);
+    let ui = serve().await;
+    let cases: Vec<Value> = payloads
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            json!({"id": format!("xss-{i}"), "name": p, "description": p, "tags": ["xss"],
+                   "input": p, "criteria": p, "checks": [{"type": "contains", "value": p}]})
+        })
+        .collect();
+    let doc = gavel_store::SuiteDoc::from_value(json!({ "cases": cases })).unwrap();
+    ui.store
+        .import_suite("hostile", &doc, "<b data-xss>mallory</b>")
+        .await
+        .unwrap();
+    let mut runs = Vec::new();
+    for n in 0..2 {
+        let id = format!("019a0000-4444-7000-8000-00000000010{n}");
+        ui.store
+            .create_run(&RunRecord {
+                id: id.clone(),
+                suite: "hostile".into(),
+                status: RunStatus::Completed,
+                started_at: format!("2026-11-2{n}T10:00:00Z"),
+                finished_at: Some(format!("2026-11-2{n}T10:01:00Z")),
+                config: json!({"judge": payloads[0], "selection": {"tags": [payloads[1]]}}),
+                planned: None,
+            })
+            .await
+            .unwrap();
+        for (i, p) in payloads.iter().enumerate() {
+            let execution = Execution {
+                case_id: format!("xss-{i}"),
+                case_name: p.clone(),
+                target: p.clone(),
+                repeat_index: 0,
+                tags: vec![p.clone()],
+                status: if (i + n) % 2 == 0 {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                },
+                score: Some(0.5),
+                transcript: Transcript {
+                    session_id: p.clone(),
+                    turns: vec![Turn {
+                        input: p.clone(),
+                        output: p.clone(),
+                        latency_ms: 3,
+                        ..Turn::default()
+                    }],
+                },
+                verdicts: vec![
+                    Verdict::new(p, "judge", Status::Fail, p).with_score(0.5, Some(0.7)),
+                ],
+                reason: Some(p.clone()),
+                started_at: gavel_core::now_rfc3339(),
+                duration_ms: 3,
+            };
+            ui.store.record_execution(&id, &execution).await.unwrap();
+        }
+        runs.push(id);
+    }
+    let (_driver, client) = chromium().await;
+    let (a, b) = (&runs[0], &runs[1]);
+    let first_target = urlencode(&payloads[0]);
+    let pages = [
+        "/runs".to_owned(),
+        format!("/runs/{a}"),
+        format!("/runs/{b}?show=fail"),
+        "/suites".to_owned(),
+        "/suites/hostile".to_owned(),
+        "/suites/hostile/cases/xss-1".to_owned(),
+        "/suites/hostile/cases/xss-20".to_owned(),
+        format!("/compare?a={a}&b={b}"),
+        format!("/compare/case?a={a}&b={b}&case=xss-0&target={first_target}"),
+        "/trends".to_owned(),
+    ];
+    for page in &pages {
+        client.goto(&format!("{}{page}", ui.base)).await.unwrap();
+        // Let scripts (htmx, trends, onload handlers) run.
+        until(&client, "return document.readyState === 'complete'").await;
+        if page == "/trends" {
+            until(
+                &client,
+                "return document.getElementById('charts').dataset.ready === 'true'",
+            )
+            .await;
+        }
+        assert!(
+            client.get_alert_text().await.is_err(),
+            "an alert opened on {page}"
+        );
+        let verdict = client
+            .execute(
+                "return {flag: window.__xss === undefined, marked: document.querySelectorAll('[data-xss]').length, text: document.body.innerText}",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(verdict["flag"], true, "a payload ran on {page}");
+        assert_eq!(verdict["marked"], 0, "a payload became markup on {page}");
+        if page != "/trends" {
+            let text = verdict["text"].as_str().unwrap();
+            assert!(text.contains("data-xss"), "payloads show as text on {page}");
+        }
+    }
+    client.close().await.unwrap();
+}
+
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
