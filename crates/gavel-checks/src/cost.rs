@@ -1,5 +1,6 @@
 //! cost: the targeted turns cost at most a budget, as the target reported usage.
 
+use gavel_core::CheckKind;
 use gavel_core::{Status, Turn};
 use serde_json::json;
 
@@ -28,8 +29,8 @@ impl CodeCheck for CostCheck {
         format!("cost <= ${}", self.max_usd)
     }
 
-    fn kind(&self) -> &'static str {
-        "cost"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Cost
     }
 
     /// The summed cost of the turns against the budget; `skipped` when no turn

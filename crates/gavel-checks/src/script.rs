@@ -9,6 +9,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use gavel_core::CheckKind;
 use gavel_core::{ScriptInput, ScriptSpec, Status, Transcript, Turn};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -217,8 +218,8 @@ impl AwaitedCheck for ScriptCheck {
         format!("script {}", short(&shown))
     }
 
-    fn kind(&self) -> &'static str {
-        "script"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Script
     }
 
     fn grade<'a>(

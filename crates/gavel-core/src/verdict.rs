@@ -129,13 +129,13 @@ mod tests {
 
     #[test]
     fn transport_tries_come_from_the_evidence() {
-        let v = Verdict::new("judge", "judge", Status::Pass, "ok").with_evidence(json!({
+        let v = Verdict::new("judge", CheckKind::Judge, Status::Pass, "ok").with_evidence(json!({
             "attempts": 1,
             "transport": {"attempts": 3, "retries": 2, "rate_limited": 1, "malformed": 0},
         }));
         let t = v.transport().unwrap();
         assert_eq!((t.attempts, t.retries, t.rate_limited), (3, 2, 1));
-        let none = Verdict::new("contains", "contains", Status::Pass, "found");
+        let none = Verdict::new("contains", CheckKind::Contains, Status::Pass, "found");
         assert_eq!(none.transport(), None);
     }
 }

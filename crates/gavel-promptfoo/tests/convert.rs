@@ -131,7 +131,7 @@ fn prompts_times_providers_make_cases_and_targets() {
 fn every_mapped_assertion_becomes_its_check() {
     let (_, suite) = converted("matrix/promptfooconfig.yaml");
     let c = case(&suite, "capital-city-p1");
-    let kinds: Vec<&str> = c.checks.iter().map(CheckSpec::kind).collect();
+    let kinds: Vec<&str> = c.checks.iter().map(|c| c.kind().as_str()).collect();
     assert_eq!(
         kinds,
         [
@@ -246,7 +246,7 @@ fn every_mapped_assertion_becomes_its_check() {
         "metric names become tags"
     );
     let json = case(&suite, "structured-answer-1-p1");
-    let kinds: Vec<&str> = json.checks.iter().map(CheckSpec::kind).collect();
+    let kinds: Vec<&str> = json.checks.iter().map(|c| c.kind().as_str()).collect();
     assert_eq!(kinds, ["latency", "is-json", "json-schema"]);
 }
 
@@ -320,7 +320,7 @@ fn vars_files_csv_json_yaml_and_globs() {
     let kinds: Vec<&str> = case(&suite, "promptfooconfig-3")
         .checks
         .iter()
-        .map(CheckSpec::kind)
+        .map(|c| c.kind().as_str())
         .collect();
     assert_eq!(
         kinds,
@@ -347,7 +347,7 @@ fn vars_files_csv_json_yaml_and_globs() {
     let kinds: Vec<&str> = case(&suite, "arithmetic")
         .checks
         .iter()
-        .map(CheckSpec::kind)
+        .map(|c| c.kind().as_str())
         .collect();
     assert_eq!(
         kinds,
@@ -381,7 +381,7 @@ async fn javascript_and_python_assertions_run_as_scripts() {
     };
     let statuses = |vs: Vec<gavel_core::Verdict>| -> Vec<(gavel_core::Status, String)> {
         vs.into_iter()
-            .filter(|v| v.kind == "script")
+            .filter(|v| v.kind.as_str() == "script")
             .map(|v| (v.status, v.reason))
             .collect()
     };

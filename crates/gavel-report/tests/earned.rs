@@ -4,6 +4,7 @@
 
 mod xsd;
 
+use gavel_core::CheckKind;
 use gavel_core::{Case, Execution, RunRecord, RunStatus, Status, Transcript, Verdict};
 use gavel_report::{
     EXIT_ERRORS, EXIT_GATE_FAILED, EXIT_PASSED, Format, Gate, Report, UnfinishedReason, render,
@@ -383,7 +384,7 @@ fn rubric_scored(case: &str, suggestion: &str) -> Execution {
     exec(
         case,
         vec![
-            Verdict::new("rubric", "rubric", Status::Pass, "solid answer")
+            Verdict::new("rubric", CheckKind::Rubric, Status::Pass, "solid answer")
                 .with_score(0.75, Some(0.625))
                 .with_evidence(json!({
                     "dimensions": {
@@ -456,8 +457,8 @@ fn unjudged(case: &str) -> Execution {
     exec(
         case,
         vec![
-            Verdict::new("contains", "contains", Status::Pass, "found"),
-            Verdict::new("judge", "judge", Status::Skipped, "no judge model")
+            Verdict::new("contains", CheckKind::Contains, Status::Pass, "found"),
+            Verdict::new("judge", CheckKind::Judge, Status::Skipped, "no judge model")
                 .with_evidence(json!({"judge_unavailable": true, "model": null})),
         ],
     )
@@ -522,9 +523,9 @@ fn transport_retries_are_totalled_for_targets_and_judges() {
     let mut e = exec(
         "c0",
         vec![
-            Verdict::new("judge", "judge", Status::Pass, "ok")
+            Verdict::new("judge", CheckKind::Judge, Status::Pass, "ok")
                 .with_evidence(json!({"attempts": 1, "transport": tries(3, 2)})),
-            Verdict::new("rubric", "rubric", Status::Pass, "ok")
+            Verdict::new("rubric", CheckKind::Rubric, Status::Pass, "ok")
                 .with_evidence(json!({"attempts": 2, "transport": tries(2, 0)})),
         ],
     );

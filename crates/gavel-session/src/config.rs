@@ -51,8 +51,9 @@ pub struct Selection {
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(long, value_parser = gavel_core::bounds::parse_repeat))]
     pub repeat: Option<u32>,
-    /// Only these targets (empty: every target of each case).
+    /// Only this target (repeatable; default: every target of each case).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "clap", arg(long = "target", value_name = "NAME"))]
     pub targets: Vec<String>,
 }
 
@@ -112,7 +113,10 @@ pub struct GateConfig {
     pub min_pass_rate: f64,
     /// Gate only on cases with this tag (repeatable: any of them), e.g. `smoke`;
     /// the others (e.g. `eval`) are reported but do not gate.
-    #[cfg_attr(feature = "clap", arg(id = "gate_tags", long = "gate-tag", value_name = "TAG"))]
+    #[cfg_attr(
+        feature = "clap",
+        arg(id = "gate_tags", long = "gate-tag", value_name = "TAG")
+    )]
     pub tags: Vec<String>,
     /// Judges are required: a judged check with no judge model or credentials is
     /// an error, and the gate fails (exit 1) naming it (the suite's

@@ -23,8 +23,8 @@ mod pages;
 mod runs;
 mod security;
 mod signin;
-mod users;
 mod summary;
+mod users;
 mod view;
 
 use std::net::SocketAddr;

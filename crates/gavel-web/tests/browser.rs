@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
+use gavel_core::{CheckKind, Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
 use gavel_store::Store;
 use gavel_web::{Config, RunDefaults};
 use serde_json::{Value, json};
@@ -157,6 +157,7 @@ async fn serve() -> Ui {
         bind: addr,
         token: None,
         allowed_hosts: vec![],
+        secure_cookies: false,
         runs: RunDefaults {
             with: vec![targets],
             ..RunDefaults::default()
@@ -586,7 +587,7 @@ async fn an_xss_corpus_executes_nothing_on_any_page() {
                     }],
                 },
                 verdicts: vec![
-                    Verdict::new(p, "judge", Status::Fail, p).with_score(0.5, Some(0.7)),
+                    Verdict::new(p, CheckKind::Judge, Status::Fail, p).with_score(0.5, Some(0.7)),
                 ],
                 reason: Some(p.clone()),
                 started_at: gavel_core::now_rfc3339(),

@@ -8,6 +8,7 @@
 //! broken call or unusable answer → `error`, an output the judge flags as an
 //! infrastructure or application failure → `error`.
 
+use gavel_core::CheckKind;
 use gavel_core::{Metric, MetricSpec, Status, Verdict};
 use serde_json::{Map, Value, json};
 
@@ -129,8 +130,8 @@ impl MetricJudge {
     }
 
     /// The kind of its verdicts.
-    pub(crate) fn kind(&self) -> &'static str {
-        self.metric.as_str()
+    pub(crate) fn kind(&self) -> CheckKind {
+        self.metric.kind()
     }
 
     /// Display name: `g-eval "<criteria>"`, or the metric's name.
@@ -141,7 +142,7 @@ impl MetricJudge {
                 self.kind(),
                 quoted_list(std::slice::from_ref(&self.material.criteria))
             ),
-            _ => self.kind().to_owned(),
+            _ => self.kind().to_string(),
         }
     }
 

@@ -7,7 +7,7 @@ use std::process::Command;
 /// Panics with the validator's message unless `xml` is valid. Without python3 or
 /// `xmlschema` the check is skipped with the reason on stderr, unless
 /// `GAVEL_TEST_REQUIRE_XMLSCHEMA` is set (CI sets it), where that is a failure.
-pub fn assert_valid_junit(xml: &str) {
+pub(crate) fn assert_valid_junit(xml: &str) {
     let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit-10.xsd");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("junit.xml");
