@@ -402,14 +402,13 @@ fn role(m: &Value) -> Option<&str> {
 
 /// The user's message: the last user message in the input.
 fn input(s: &Span) -> Option<String> {
-    if let Some(messages) = s.attrs.get("gen_ai.input.messages").map(json_text) {
-        if let Some(t) = messages
+    if let Some(messages) = s.attrs.get("gen_ai.input.messages").map(json_text)
+        && let Some(t) = messages
             .as_array()
             .and_then(|ms| ms.iter().rev().find(|m| role(m) == Some("user")))
             .and_then(message_text)
-        {
-            return Some(t);
-        }
+    {
+        return Some(t);
     }
     if let Some(t) = s
         .events
@@ -433,14 +432,13 @@ fn input(s: &Span) -> Option<String> {
 
 /// The agent's answer: the first output message.
 fn output(s: &Span) -> Option<String> {
-    if let Some(messages) = s.attrs.get("gen_ai.output.messages").map(json_text) {
-        if let Some(t) = messages
+    if let Some(messages) = s.attrs.get("gen_ai.output.messages").map(json_text)
+        && let Some(t) = messages
             .as_array()
             .and_then(|ms| ms.iter().find(|m| role(m).is_none_or(|r| r == "assistant")))
             .and_then(message_text)
-        {
-            return Some(t);
-        }
+    {
+        return Some(t);
     }
     if let Some(t) = s
         .events
