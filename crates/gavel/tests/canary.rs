@@ -278,6 +278,14 @@ fn mcp_answers(dir: &Path, db: &str, run_id: &str) {
     let mut server = Killed(cmd.spawn().unwrap());
     let mut stdin = server.0.stdin.take().unwrap();
     let mut stdout = BufReader::new(server.0.stdout.take().unwrap());
+    // Trace logging fills a pipe's buffer long before the answers are read:
+    // drain stderr beside them, or the server blocks writing its log.
+    let mut stderr = server.0.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut err = Vec::new();
+        let _ = stderr.read_to_end(&mut err);
+        err
+    });
     let mut send = |message: Value| {
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
@@ -334,11 +342,8 @@ fn mcp_answers(dir: &Path, db: &str, run_id: &str) {
     }
     assert!(redacted >= 3, "the executions were read");
     drop(stdin);
-    let mut err = Vec::new();
-    if let Some(mut e) = server.0.stderr.take() {
-        let _ = server.0.kill();
-        let _ = e.read_to_end(&mut err);
-    }
+    let _ = server.0.kill();
+    let err = log.join().unwrap();
     assert_clean("gavel mcp's stderr", &err);
 }
 
