@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use gavel_core::{CheckKind, Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
-use gavel_store::Store;
+use gavel_store::{Role, Store};
 use gavel_web::{Config, RunDefaults};
 use serde_json::{Value, json};
 
@@ -259,6 +259,22 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
     let ui = serve().await;
     let (_driver, client) = chromium().await;
 
+    // 1. Sign in as an editor (accounts exist, so nothing is open without it).
+    gavel_web::add_user(&ui.store, "pat", Role::Editor, "pat-password-1", "test")
+        .await
+        .unwrap();
+    client.goto(&format!("{}/suites", ui.base)).await.unwrap();
+    until(&client, "return location.pathname === '/login'").await;
+    type_into(&client, "#f-name", "pat").await;
+    type_into(&client, "#f-password", "pat-password-1").await;
+    click(&client, "#sign-in").await;
+    until(&client, "return location.pathname === '/suites'").await;
+    until(
+        &client,
+        "const me = document.querySelector('#me'); return !!me && me.textContent.trim() === 'pat'",
+    )
+    .await;
+
     // 2. A two-round case: a contains check, an expected tool, judge criteria.
     client.goto(&format!("{}/suites", ui.base)).await.unwrap();
     type_into(&client, "#new-suite-name", "pm").await;
@@ -280,7 +296,6 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
     type_into(&client, "#f-rounds-1-input", "Book it for Friday").await;
     type_into(&client, "#f-rounds-1-expected_tools", "search").await;
     type_into(&client, "#f-criteria", "Confirms the booking politely").await;
-    type_into(&client, "#f-author", "pat").await;
     shot(&client, "case-builder").await;
     click(&client, "#save-case").await;
     until(&client, "return location.pathname === '/suites/pm'").await;
