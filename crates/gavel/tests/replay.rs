@@ -159,9 +159,9 @@ async fn jsonl_transcripts_and_otlp_json_traces_are_graded_with_judges_and_tool_
     let examples: PathBuf = workspace().join("examples/replay");
     let targets = format!(
         "  logged: {{type: replay, file: {}}}\n  traced: {{type: replay, file: {}}}\n  emitted: {{type: replay, file: {}}}",
-        examples.join("conversations.jsonl").display(),
+        examples.join("conversations.ndjson").display(),
         traces_file.display(),
-        examples.join("genai-traces.json").display(),
+        examples.join("genai-traces.otlp").display(),
     );
     let cases = r#"
 cases:

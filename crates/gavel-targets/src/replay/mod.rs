@@ -48,14 +48,16 @@ impl RecordingError {
 }
 
 /// Reads the recording file `path` in `format` (by default from its
-/// extension: `.jsonl` → JSONL transcripts, `.json` → OTLP JSON).
+/// extension: `.jsonl` or `.ndjson` → JSONL transcripts, `.json` or `.otlp` →
+/// OTLP JSON). The second names keep recordings beside a suite out of a
+/// directory load, which reads `.jsonl` and `.json` files as suites.
 pub fn read(path: &Path, format: Option<ReplayFormat>) -> Result<Recordings, RecordingError> {
     let shown = path.display().to_string();
     let format = match format {
         Some(f) => f,
         None => match path.extension().and_then(|e| e.to_str()) {
-            Some("jsonl") => ReplayFormat::Jsonl,
-            Some("json") => ReplayFormat::OtlpJson,
+            Some("jsonl" | "ndjson") => ReplayFormat::Jsonl,
+            Some("json" | "otlp") => ReplayFormat::OtlpJson,
             _ => {
                 return Err(RecordingError::new(
                     &shown,
