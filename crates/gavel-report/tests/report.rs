@@ -589,7 +589,7 @@ fn junit_parses_with_suites_cases_and_statuses() {
         !raw.contains('\n') && !raw.contains("&#10;") && !raw.contains("&#xA;"),
         "{raw}"
     );
-    assert_eq!(failures[0].attr("type"), Some("llm-judge"));
+    assert_eq!(failures[0].attr("type"), Some("judge"));
     assert!(
         failures[0]
             .text
