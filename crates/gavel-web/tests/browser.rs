@@ -12,7 +12,6 @@
 //! missing and skips.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -20,8 +19,11 @@ use std::time::Duration;
 use fantoccini::{Client, ClientBuilder, Locator};
 use gavel_core::{CheckKind, Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
 use gavel_store::{Role, Store};
-use gavel_web::{Config, RunDefaults};
 use serde_json::{Value, json};
+
+mod support;
+
+use support::Ui;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -132,45 +134,9 @@ async fn chromium() -> (Kill, Client) {
     (driver, client)
 }
 
-struct Ui {
-    base: String,
-    store: Store,
-    _dir: tempfile::TempDir,
-}
-
-async fn serve() -> Ui {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
-        .await
-        .unwrap();
-    // The agent: a moment per answer (so results land while the run goes
-    // on), answering `ok` after calling `search`.
-    let targets = dir.path().join("targets.yaml");
-    std::fs::write(
-        &targets,
-        "targets:\n  agent:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do sleep 0.4; printf \"{\\\"output\\\": \\\"ok, booked\\\", \\\"tool_calls\\\": [{\\\"name\\\": \\\"search\\\", \\\"arguments\\\": {}}]}\\n\"; done']\n",
-    )
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    let config = Config {
-        bind: addr,
-        token: None,
-        allowed_hosts: vec![],
-        secure_cookies: false,
-        runs: RunDefaults {
-            with: vec![targets],
-            ..RunDefaults::default()
-        },
-    };
-    let app = gavel_web::app(store.clone(), &config).unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Ui {
-        base: format!("http://{addr}"),
-        store,
-        _dir: dir,
-    }
-}
+/// The agent of the runs: a moment per answer (so results land while the run
+/// goes on), answering `ok` after calling `search`.
+const SLOW_AGENT: &str = "targets:\n  agent:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do sleep 0.4; printf \"{\\\"output\\\": \\\"ok, booked\\\", \\\"tool_calls\\\": [{\\\"name\\\": \\\"search\\\", \\\"arguments\\\": {}}]}\\n\"; done']\n";
 
 /// Saves a screenshot of the page as `docs/screenshots/NAME.png` when asked to.
 async fn shot(client: &Client, name: &str) {
@@ -256,7 +222,7 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
     }
     let (_mock, mock_url) = mock_openai();
     let judge = format!("openai-compatible:mock@{mock_url}/v1");
-    let ui = serve().await;
+    let ui = support::start_with(None, SLOW_AGENT).await;
     let (_driver, client) = chromium().await;
 
     // 1. Sign in as an editor (accounts exist, so nothing is open without it).
@@ -550,7 +516,7 @@ async fn an_xss_corpus_executes_nothing_on_any_page() {
     }
     let payloads = corpus();
     assert!(payloads.len() >= 30);
-    let ui = serve().await;
+    let ui = support::start_with(None, SLOW_AGENT).await;
     let cases: Vec<Value> = payloads
         .iter()
         .enumerate()

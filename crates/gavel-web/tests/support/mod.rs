@@ -1,5 +1,6 @@
 //! A UI over a fresh SQLite store on a real socket, and a client that does not
-//! follow redirects.
+//! follow redirects. Not every test binary uses every helper.
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 
@@ -13,24 +14,27 @@ pub(crate) struct Ui {
     pub(crate) base: String,
     pub(crate) client: reqwest::Client,
     pub(crate) store: Store,
-    /// Holds the store and targets file; not every test binary reads it.
-    #[allow(dead_code)]
+    /// Holds the store and targets file.
     pub(crate) dir: tempfile::TempDir,
 }
 
+/// Runs started from the UI use this targets file by default: an agent `echo`
+/// answering `ok`.
+const ECHO_TARGETS: &str = "targets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\n";
+
 /// Serves the UI (with `token`, if any) over a fresh store.
 pub(crate) async fn start(token: Option<&str>) -> Ui {
+    start_with(token, ECHO_TARGETS).await
+}
+
+/// Serves the UI over a fresh store, its runs using the targets file `targets_yaml`.
+pub(crate) async fn start_with(token: Option<&str>, targets_yaml: &str) -> Ui {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
         .await
         .unwrap();
-    // Runs started from the UI use this targets file: an agent answering `ok`.
     let targets = dir.path().join("targets.yaml");
-    std::fs::write(
-        &targets,
-        "targets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\n",
-    )
-    .unwrap();
+    std::fs::write(&targets, targets_yaml).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr: SocketAddr = listener.local_addr().unwrap();
     let config = Config {
