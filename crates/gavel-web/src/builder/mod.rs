@@ -27,19 +27,14 @@ pub(crate) const MAX_PROMPT_BYTES: usize = 256 * 1024;
 
 /// One round: the user's message and what to check about the answer to it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub(crate) struct RoundForm {
-    #[serde(default)]
     pub(crate) input: String,
-    #[serde(default)]
     pub(crate) criteria: String,
-    #[serde(default)]
     pub(crate) expected_tools: String,
-    #[serde(default)]
     pub(crate) threshold: String,
-    #[serde(default)]
     pub(crate) checks: Vec<CheckForm>,
     /// The round's other keys, as JSON.
-    #[serde(default)]
     pub(crate) extra: String,
     /// The kind of check its "add check" button adds.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -48,48 +43,33 @@ pub(crate) struct RoundForm {
 
 /// The whole builder form.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub(crate) struct CaseForm {
-    #[serde(default)]
     pub(crate) id: String,
-    #[serde(default)]
     pub(crate) name: String,
-    #[serde(default)]
     pub(crate) description: String,
     /// Comma-separated.
-    #[serde(default)]
     pub(crate) tags: String,
     /// Rounds in order; one round with nothing but a message is a plain prompt.
-    #[serde(default)]
     pub(crate) rounds: Vec<RoundForm>,
     /// For the whole case (the last answer, or the whole conversation).
-    #[serde(default)]
     pub(crate) criteria: String,
-    #[serde(default)]
     pub(crate) expected_tools: String,
-    #[serde(default)]
     pub(crate) threshold: String,
-    #[serde(default)]
     pub(crate) checks: Vec<CheckForm>,
     /// The case's other keys, as JSON.
-    #[serde(default)]
     pub(crate) extra: String,
     /// The kind of check the case's "add check" button adds.
-    #[serde(default)]
     pub(crate) add: String,
     /// An answer to try checks on (never stored).
-    #[serde(default)]
     pub(crate) sample: String,
     /// `yaml` while the YAML view is open.
-    #[serde(default)]
     pub(crate) view: String,
     /// The case as YAML, in the YAML view.
-    #[serde(default)]
     pub(crate) yaml: String,
     /// Who saves (recorded with the version).
-    #[serde(default)]
     pub(crate) author: String,
     /// Which button was pressed (empty: save).
-    #[serde(default)]
     pub(crate) action: String,
 }
 
