@@ -6,11 +6,13 @@
 //! told to. The rendered suite always loads: [`Scaffold::write`] checks it with
 //! the same loader `gavel run` uses before writing a byte.
 
+mod options;
 mod prompt;
 mod render;
 
 use std::path::{Path, PathBuf};
 
+pub use options::InitOptions;
 pub use prompt::ask;
 
 /// The file `gavel init` writes.

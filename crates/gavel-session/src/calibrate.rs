@@ -16,37 +16,88 @@ use gavel_store::{Store, StoreError};
 
 use crate::{ModelOptions, RunJudges, SessionError, default_judge, pool, provider};
 
-/// What to calibrate and how.
-#[derive(Debug, Clone, Default)]
+/// What to calibrate and how. With the `cli` feature, also `gavel calibrate`'s flags.
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct CalibrateConfig {
-    /// Labelled sets: JSONL files in the shared calibration schema.
+    /// Labelled sets: JSONL files in the shared calibration schema (one report each).
+    #[cfg_attr(feature = "cli", arg(required_unless_present = "labels"))]
     pub files: Vec<PathBuf>,
     /// A label set in the store (people's labels of stored transcripts).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SET"))]
     pub labels: Option<String>,
     /// Criteria for store labels whose cases have none (or to override theirs).
+    #[cfg_attr(feature = "cli", arg(long, requires = "labels"))]
     pub criteria: Option<String>,
-    /// Judge with the length baseline (prefers longer answers) instead of a model.
-    pub length_baseline: bool,
-    /// Judge settings: model, prices, templates, limits.
+    /// Judge with a baseline instead of a model: `length` prefers longer answers.
+    #[cfg_attr(feature = "cli", arg(long, value_enum, conflicts_with = "judge"))]
+    pub baseline: Option<Baseline>,
+    /// Take judge settings (model, prices, templates, limits) from this suite file.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FILE"))]
+    pub suite: Option<PathBuf>,
+    /// Judge settings when no `suite` is given.
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub settings: JudgeSettings,
-    /// Judge this many items of each set, sampled across its strata.
+    /// Judge N items of each set, sampled across its strata (dataset × human
+    /// label) in proportion, deterministically (seed 0): not its first N lines.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub limit: Option<usize>,
-    /// When a judge is fit to gate.
-    pub policy: GatePolicy,
-    /// Serve answers already in the model cache (otherwise every call is fresh).
+    /// Fewer labelled items than this make the judge not fit to gate.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = GatePolicy::default().min_items))]
+    pub min_items: usize,
+    /// Judge coverage (items with a verdict / items) under this makes the judge
+    /// not fit to gate: abstentions count against it. 0 to 1.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SHARE",
+        default_value_t = GatePolicy::default().min_coverage, value_parser = gavel_core::bounds::parse_share))]
+    pub min_coverage: f64,
+    /// Serve answers already in the model cache. Without it every item is a
+    /// fresh call (answers are still written to the cache).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub use_cache: bool,
     /// Items judged at once.
+    #[cfg_attr(feature = "cli", arg(short = 'j', long = "jobs", default_value_t = 4, value_parser = gavel_core::bounds::parse_jobs))]
     pub jobs: usize,
     /// The judge flag, cache mode and strictness.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub models: ModelOptions,
 }
 
-/// One set's calibration, as stored.
-#[derive(Debug, Clone)]
+impl Default for CalibrateConfig {
+    fn default() -> Self {
+        let policy = GatePolicy::default();
+        CalibrateConfig {
+            files: Vec::new(),
+            labels: None,
+            criteria: None,
+            baseline: None,
+            suite: None,
+            settings: JudgeSettings::default(),
+            limit: None,
+            min_items: policy.min_items,
+            min_coverage: policy.min_coverage,
+            use_cache: false,
+            jobs: 4,
+            models: ModelOptions::default(),
+        }
+    }
+}
+
+/// A model-free reference judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Baseline {
+    /// Prefers the longer answer.
+    Length,
+}
+
+/// One set's calibration, as stored: `calibration_id` and the report's fields in JSON.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Calibrated {
     /// The stored calibration run's id.
+    #[serde(rename = "calibration_id")]
     pub id: String,
     /// The agreement report.
+    #[serde(flatten)]
     pub report: Report,
 }
 
@@ -58,11 +109,19 @@ pub async fn calibrate(
     store: &Store,
     mut on_set: impl FnMut(&Calibrated),
 ) -> Result<Vec<Calibrated>, SessionError> {
+    let loaded = match &config.suite {
+        Some(path) => Some(
+            gavel_core::load::load_paths(std::slice::from_ref(path))
+                .map_err(SessionError::Load)?
+                .judge,
+        ),
+        None => None,
+    };
+    let settings = loaded.as_ref().unwrap_or(&config.settings);
     let sets = read_sets(config, store).await?;
-    let settings = &config.settings;
     let choice = default_judge(&config.models, settings).await;
     let model = choice.model.clone();
-    let (judge, judge_name) = match (config.length_baseline, &model) {
+    let (judge, judge_name) = match (config.baseline.is_some(), &model) {
         (true, _) => (Judge::Length, "baseline:length".to_owned()),
         (false, Some(m)) => (
             Judge::Model {
@@ -94,6 +153,11 @@ pub async fn calibrate(
     let mut rt = JudgeRuntime::with_settings(&judges, settings);
     rt.strict = true;
 
+    let policy = GatePolicy {
+        min_items: config.min_items,
+        min_coverage: config.min_coverage,
+        ..GatePolicy::default()
+    };
     let mut done = Vec::new();
     for (name, mut records) in sets {
         let all = records.len();
@@ -108,7 +172,7 @@ pub async fn calibrate(
             _ => None,
         };
         let verdicts = judge_all(&judge, &records, &rt, config.jobs).await;
-        let mut report = Report::new(&name, &judge_name, &records, &verdicts, &config.policy)?;
+        let mut report = Report::new(&name, &judge_name, &records, &verdicts, &policy)?;
         if records.len() < all {
             report.notes.push(format!(
                 "--limit: {} of {all} items, sampled across strata (dataset × human label) in proportion, seed 0",

@@ -9,10 +9,16 @@ use serde::{Deserialize, Serialize};
 
 /// Where a run's cases come from.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Sources {
-    /// Suite files and directories, and suites given as text (from the API).
+    /// Suite files or directories (several merge into one run); from the API,
+    /// suites given as text.
+    #[cfg_attr(feature = "cli", arg(value_name = "PATHS", required_unless_present_any = ["stored", "resume"],
+        value_parser = |p: &str| Ok::<_, std::convert::Infallible>(SuiteSource::Path(p.into()))))]
     pub suites: Vec<SuiteSource>,
-    /// A suite stored in the database (`gavel import`), read first.
+    /// A suite stored in the database (`gavel import`), merged with any files given
+    /// (e.g. its targets); the run records the case versions it used.
+    #[cfg_attr(feature = "cli", arg(long = "suite", value_name = "NAME"))]
     pub stored: Option<String>,
 }
 
@@ -33,54 +39,54 @@ impl Sources {
 /// Which cases run, and how often: stored with the run so workers and resumes
 /// select the same executions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Selection {
     /// Only cases with this tag (repeatable: any of them).
     #[serde(default)]
-    #[cfg_attr(feature = "clap", arg(long = "tag", value_name = "TAG"))]
+    #[cfg_attr(feature = "cli", arg(long = "tag", value_name = "TAG"))]
     pub tags: Vec<String>,
     /// Leave out cases with this tag (repeatable).
     #[serde(default)]
-    #[cfg_attr(feature = "clap", arg(long = "skip-tag", value_name = "TAG"))]
+    #[cfg_attr(feature = "cli", arg(long = "skip-tag", value_name = "TAG"))]
     pub skip_tags: Vec<String>,
     /// Only cases whose id or name contains this text.
     #[serde(default)]
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub filter: Option<String>,
     /// Run every case this many times (overrides the cases' `repeat`).
     #[serde(default)]
-    #[cfg_attr(feature = "clap", arg(long, value_parser = gavel_core::bounds::parse_repeat))]
+    #[cfg_attr(feature = "cli", arg(long, value_parser = gavel_core::bounds::parse_repeat))]
     pub repeat: Option<u32>,
     /// Only this target (repeatable; default: every target of each case).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "clap", arg(long = "target", value_name = "NAME"))]
+    #[cfg_attr(feature = "cli", arg(long = "target", value_name = "NAME"))]
     pub targets: Vec<String>,
 }
 
 /// Model choices of a run.
 #[derive(Debug, Clone, Default)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct ModelOptions {
     /// Judge model id (overrides the suite's judge.model), e.g.
     /// anthropic:claude-opus-4-5 or local:gemma-3-270m-q4_k_m.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "MODEL", value_parser = parse_judge))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MODEL", value_parser = parse_judge))]
     pub judge: Option<ModelId>,
     /// Embedding model of `similar` checks (overrides the suite's judge.embedder):
     /// all-MiniLM-L6-v2 (default, local), a model folder, openai:NAME or
     /// openai-compatible:NAME@URL.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "MODEL"))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MODEL"))]
     pub embedder: Option<String>,
     /// Neither read nor write the model answer cache.
-    #[cfg_attr(feature = "clap", arg(long, conflicts_with = "cache_only"))]
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "cache_only"))]
     pub no_cache: bool,
     /// Only answers already in the cache; no model call is made.
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub cache_only: bool,
     /// A judge or target without credentials is an error, not a skip (for CI).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub strict: bool,
     /// Stop scheduling new work once the run has spent this many US dollars.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "USD", value_parser = gavel_core::bounds::parse_usd))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "USD", value_parser = gavel_core::bounds::parse_usd))]
     pub max_cost: Option<f64>,
 }
 
@@ -96,7 +102,7 @@ impl ModelOptions {
 }
 
 /// `--judge`: a model id whose provider this program has.
-#[cfg(feature = "clap")]
+#[cfg(feature = "cli")]
 fn parse_judge(s: &str) -> Result<ModelId, String> {
     crate::check_model("--judge", s).map_err(|e| match e {
         crate::SessionError::Config { message, .. } => message,
@@ -106,22 +112,22 @@ fn parse_judge(s: &str) -> Result<ModelId, String> {
 
 /// The gate a run's report applies.
 #[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct GateConfig {
     /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "80", value_parser = gavel_core::bounds::parse_rate))]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "80", value_parser = gavel_core::bounds::parse_rate))]
     pub min_pass_rate: f64,
     /// Gate only on cases with this tag (repeatable: any of them), e.g. `smoke`;
     /// the others (e.g. `eval`) are reported but do not gate.
     #[cfg_attr(
-        feature = "clap",
+        feature = "cli",
         arg(id = "gate_tags", long = "gate-tag", value_name = "TAG")
     )]
     pub tags: Vec<String>,
     /// Judges are required: a judged check with no judge model or credentials is
     /// an error, and the gate fails (exit 1) naming it (the suite's
     /// `judge.required: true` asks the same).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub require_judges: bool,
 }
 
@@ -135,24 +141,36 @@ impl Default for GateConfig {
     }
 }
 
-/// Everything one run needs, from any front door.
+/// Everything one run needs, from any front door; with the `cli` feature, also
+/// `gavel run`'s flags.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct RunConfig {
     /// Where the cases come from.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub sources: Sources,
     /// Which executions run.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub selection: Selection,
     /// Executions at once.
+    #[cfg_attr(feature = "cli", arg(short = 'j', long = "jobs", default_value_t = 4, value_parser = gavel_core::bounds::parse_jobs))]
     pub jobs: usize,
-    /// Deadline of an execution whose case sets no `timeout_s`.
+    /// Per-execution timeout in seconds for cases that set no `timeout_s`.
+    #[cfg_attr(feature = "cli", arg(long, default_value = "120", value_parser = gavel_core::bounds::parse_seconds))]
     pub timeout: Duration,
     /// Models.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub models: ModelOptions,
     /// The gate.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub gate: GateConfig,
-    /// The new run's id (default: a fresh UUIDv7).
+    /// The new run's id (a UUID; default: a fresh one). For tools that start runs.
+    #[cfg_attr(feature = "cli", arg(long, hide = true, conflicts_with = "resume"))]
     pub run_id: Option<uuid::Uuid>,
-    /// Finish this stored run instead of starting one (an id, a prefix, `latest`).
+    /// Finish an interrupted run (an id, a unique prefix, or `latest`) from its
+    /// stored suite snapshot: recorded results are kept, errored ones run again.
+    /// Suite arguments given must match the snapshot.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "RUN_ID"))]
     pub resume: Option<String>,
 }
 

@@ -9,6 +9,9 @@ pub enum SessionError {
     /// The suites do not load or compile.
     #[error("{}", list(.0))]
     Load(Vec<LoadError>),
+    /// Cases load but their checks do not compile.
+    #[error("{}", list(.0))]
+    Compile(Vec<gavel_checks::CheckError>),
     /// A flag, setting or request field is wrong.
     #[error("{field}: {message}")]
     Config {
@@ -51,6 +54,7 @@ impl SessionError {
         matches!(
             self,
             SessionError::Load(_)
+                | SessionError::Compile(_)
                 | SessionError::Config { .. }
                 | SessionError::NothingSelected
                 | SessionError::Plan(_)
@@ -59,8 +63,8 @@ impl SessionError {
     }
 }
 
-/// Load errors one per line, then their count.
-fn list(errors: &[LoadError]) -> String {
+/// Errors one per line, then their count.
+fn list(errors: &[impl std::fmt::Display]) -> String {
     let mut out: String = errors.iter().map(|e| format!("{e}\n")).collect();
     out.push_str(&format!(
         "{} error{} found",

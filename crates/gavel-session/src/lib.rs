@@ -18,18 +18,22 @@ mod embeddings;
 mod error;
 mod events;
 mod gate;
+pub mod history;
 pub mod judge;
 mod library;
 mod models;
 mod note;
 mod prepare;
+#[cfg(feature = "cli")]
+pub mod progress;
 mod record;
 mod replay;
 pub mod report;
 mod run;
+mod validate;
 pub mod worker;
 
-pub use calibrate::{CalibrateConfig, Calibrated, calibrate};
+pub use calibrate::{Baseline, CalibrateConfig, Calibrated, calibrate};
 pub use config::{GateConfig, ModelOptions, RunConfig, Selection, Sources};
 pub use distributed::wait;
 pub use error::SessionError;
@@ -41,3 +45,4 @@ pub use models::{RunJudges, baselines, default_judge, hierarchy_warnings, pool, 
 pub use note::{Note, NoteLevel};
 pub use prepare::{check_model, load_suite, stored_source, stored_yaml, validate_case};
 pub use run::{Finished, PreparedRun};
+pub use validate::validate;

@@ -21,31 +21,31 @@ use crate::{GateConfig, JudgeChoice, ModelOptions, RunConfig, SessionError, Sour
 
 /// How a worker works (also `gavel worker`'s flags).
 #[derive(Debug, Clone)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct WorkerConfig {
     /// The worker's name in claims (default: HOST-PID-RANDOM).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = default_name(), hide_default_value = true))]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = default_name(), hide_default_value = true))]
     pub name: String,
     /// Executions (claimed units) at once.
-    #[cfg_attr(feature = "clap", arg(short = 'j', long = "jobs", default_value_t = 1, value_parser = gavel_core::bounds::parse_jobs))]
+    #[cfg_attr(feature = "cli", arg(short = 'j', long = "jobs", default_value_t = 1, value_parser = gavel_core::bounds::parse_jobs))]
     pub jobs: usize,
     /// Seconds a claim stays this worker's without a heartbeat; after that another
     /// worker may take it again. Heartbeats come every third of it.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "30", value_parser = gavel_core::bounds::parse_seconds))]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "30", value_parser = gavel_core::bounds::parse_seconds))]
     pub lease: Duration,
     /// Seconds between looks at an empty queue (how long a new run may wait for
     /// an idle worker to notice it).
-    #[cfg_attr(feature = "clap", arg(long, default_value = "0.2", value_parser = gavel_core::bounds::parse_seconds))]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "0.2", value_parser = gavel_core::bounds::parse_seconds))]
     pub poll: Duration,
     /// Exit when the queue holds nothing to claim, instead of waiting for work.
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub exit_when_idle: bool,
     /// An execution claimed this many times (each of its workers was lost) is
     /// recorded as an error instead of being run again.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 3, value_parser = gavel_core::bounds::parse_attempts))]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 3, value_parser = gavel_core::bounds::parse_attempts))]
     pub max_attempts: u32,
     /// Model choices (the judge, the cache).
-    #[cfg_attr(feature = "clap", command(flatten))]
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub models: ModelOptions,
 }
 

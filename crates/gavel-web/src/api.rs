@@ -393,12 +393,8 @@ async fn compare(
 /// Pass rate and mean score per suite, tag, target and judge model over the latest
 /// runs.
 async fn trends(State(state): State<AppState>) -> ApiResult<Trend> {
-    let mut runs = Vec::new();
-    for run in state.store.runs(TREND_RUNS).await? {
-        let executions = state.store.executions(&run.id).await?;
-        runs.push((run, executions));
-    }
-    Ok(Json(Trend::new(runs)))
+    let trend = gavel_session::history::trend(&state.store, TREND_RUNS).await?;
+    Ok(Json(trend))
 }
 
 async fn list_suites(State(state): State<AppState>) -> ApiResult<Vec<Value>> {

@@ -90,6 +90,7 @@ const VARIANTS: &str = "a case has at most 1000 variants";
 const EXECUTIONS: &str = "a run plans at most 1000000 executions (cases × targets × repeats × variants): lower `repeat`, variants or targets, or split the suite";
 const FINITE: &str = "numbers must be finite";
 const RATE: &str = "a rate must be within 0..100% (as 80, 80% or 0.8)";
+const SHARE: &str = "a share must be within 0..1 (e.g. 0.95)";
 
 /// A duration in seconds: finite, above 0, at most [`MAX_SECONDS`].
 pub fn seconds(value: f64) -> Result<Duration, BoundsError> {
@@ -221,6 +222,15 @@ pub fn parse_rate(text: &str) -> Result<f64, BoundsError> {
     match (0.0..=100.0).contains(&percent) {
         true => Ok(percent),
         false => Err(BoundsError::new(text, Problem::OutOfRange, RATE)),
+    }
+}
+
+/// `--min-coverage` and other shares: a fraction from 0 to 1.
+pub fn parse_share(text: &str) -> Result<f64, BoundsError> {
+    let value: f64 = number(text, SHARE)?;
+    match (0.0..=1.0).contains(&value) {
+        true => Ok(value),
+        false => Err(BoundsError::new(text, Problem::OutOfRange, SHARE)),
     }
 }
 

@@ -2,7 +2,6 @@
 //! runs; exits 1 when the regressions exceed `--max-regressions`.
 
 use clap::Args;
-use gavel::report::Comparison;
 
 use super::{EXIT_GATE, EXIT_OK, StoreArgs};
 
@@ -27,14 +26,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<u8> {
     let store = args.store.open().await?;
     let a = store.find_run(&args.run_a).await?;
     let b = store.find_run(&args.run_b).await?;
-    let comparison = Comparison::new(
-        &a,
-        store.executions(&a.id).await?,
-        &store.cases(&a.id).await?,
-        &b,
-        store.executions(&b.id).await?,
-        &store.cases(&b.id).await?,
-    );
+    let comparison = gavel_session::history::compare(&store, &a, &b).await?;
     print!("{}", comparison.text());
     if let Some(path) = &args.output {
         std::fs::write(path, serde_json::to_string_pretty(&comparison)?)?;

@@ -9,7 +9,6 @@ mod init;
 mod library;
 mod mcp;
 mod model_files;
-mod progress;
 mod promptfoo;
 mod report;
 mod run;
@@ -24,7 +23,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use gavel::runner::CancellationToken;
-use gavel_session::{GateConfig, SessionError};
+use gavel_session::SessionError;
 
 /// Gate passed and no errors.
 pub(crate) const EXIT_OK: u8 = 0;
@@ -65,7 +64,7 @@ pub(crate) struct Cli {
 enum Command {
     /// Write a first suite (gavel.yaml) for an HTTP or command agent, from flags
     /// or, in a terminal, from answers to a few questions.
-    Init(init::InitArgs),
+    Init(gavel_scaffold::InitOptions),
     /// Run suites against their targets, store every result and report.
     Run(run::RunArgs),
     /// Check suite files without running anything.
@@ -123,11 +122,9 @@ pub(crate) struct ReportOutArgs {
     /// Write a report; the format follows the extension (.json, .xml = JUnit, .md, .html). Repeatable.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) outputs: Vec<PathBuf>,
-    #[command(flatten)]
-    pub(crate) gate: GateConfig,
     /// Colour the terminal summary (auto: when stdout is a terminal).
     #[arg(long, value_enum, default_value = "auto")]
-    pub(crate) color: ColorChoice,
+    pub(crate) color: clap::ColorChoice,
 }
 
 /// `""` for one, `"s"` otherwise.
@@ -135,24 +132,16 @@ pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// When to colour terminal output.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum ColorChoice {
-    Auto,
-    Always,
-    Never,
-}
-
-impl ColorChoice {
-    pub(crate) fn enabled(self) -> bool {
-        use std::io::IsTerminal;
-        match self {
-            ColorChoice::Auto => {
-                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
+/// Whether to colour terminal output (`auto`: stdout is a terminal and
+/// `NO_COLOR` is unset).
+pub(crate) fn colored(choice: clap::ColorChoice) -> bool {
+    use std::io::IsTerminal;
+    match choice {
+        clap::ColorChoice::Auto => {
+            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
         }
+        clap::ColorChoice::Always => true,
+        clap::ColorChoice::Never => false,
     }
 }
 
@@ -188,21 +177,12 @@ impl Cli {
     }
 }
 
-/// Prints load errors, one per line, and returns the bad-input exit code.
-pub(crate) fn print_load_errors(errors: &[gavel::LoadError]) -> u8 {
-    session_error(&SessionError::Load(errors.to_vec()))
-}
-
 /// Prints a session's refusal and returns its exit code: 2 for bad input, 3
 /// for the harness.
 pub(crate) fn session_error(e: &SessionError) -> u8 {
     match e {
-        SessionError::Load(errors) => {
-            for e in errors {
-                eprintln!("error: {e}");
-            }
-            eprintln!("{} error{} found", errors.len(), plural(errors.len()));
-        }
+        SessionError::Load(errors) => print_all(errors),
+        SessionError::Compile(errors) => print_all(errors),
         other => eprintln!("error: {other}"),
     }
     if e.is_bad_input() {
@@ -210,6 +190,14 @@ pub(crate) fn session_error(e: &SessionError) -> u8 {
     } else {
         EXIT_INFRA
     }
+}
+
+/// Errors one per line, then their count.
+fn print_all(errors: &[impl std::fmt::Display]) {
+    for e in errors {
+        eprintln!("error: {e}");
+    }
+    eprintln!("{} error{} found", errors.len(), plural(errors.len()));
 }
 
 /// First Ctrl-C: stop gracefully (keep results, mark interrupted). Second: exit now.

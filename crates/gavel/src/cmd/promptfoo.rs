@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
-use super::{EXIT_BAD_INPUT, EXIT_OK, plural, print_load_errors};
+use super::{EXIT_BAD_INPUT, EXIT_OK, plural, session_error};
 
 /// Formats `gavel import` converts from.
 #[derive(Debug, Subcommand)]
@@ -36,19 +36,13 @@ pub(crate) fn import(from: ImportFrom) -> anyhow::Result<u8> {
             return Ok(EXIT_BAD_INPUT);
         }
     };
-    let shown = args
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("suite.yaml"));
-    let suite = match gavel::load::parse_suite_str(&conversion.yaml, &shown) {
-        Ok(s) => s,
-        Err(errors) => return Ok(print_load_errors(&errors)),
+    let shown = args.output.clone().unwrap_or_else(|| "suite.yaml".into());
+    let converted = gavel::load::SuiteSource::Text {
+        text: conversion.yaml.clone(),
+        path: shown,
     };
-    for case in &suite.cases {
-        if let Err(e) = gavel::checks::compile(case, &suite.judge) {
-            eprintln!("error: {e}");
-            return Ok(EXIT_BAD_INPUT);
-        }
+    if let Err(e) = gavel_session::validate(&[converted]) {
+        return Ok(session_error(&e));
     }
     match &args.output {
         Some(path) => std::fs::write(path, &conversion.yaml)

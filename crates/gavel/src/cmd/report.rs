@@ -3,6 +3,7 @@
 use clap::Args;
 use gavel::report::Report;
 use gavel::store::Store;
+use gavel_session::GateConfig;
 
 use super::{ReportOutArgs, StoreArgs};
 
@@ -22,6 +23,8 @@ pub(crate) struct ReportArgs {
     store: StoreArgs,
     #[command(flatten)]
     out: ReportOutArgs,
+    #[command(flatten)]
+    gate: GateConfig,
 }
 
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
@@ -30,18 +33,13 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
         return trend(&store, args.last, &args.out).await;
     }
     let run = store.find_run(&args.run).await?;
-    let report = gavel_session::report::build(&store, &run.id, None, &args.out.gate, None).await?;
-    emit(&report, &args.out)
+    let report = gavel_session::report::build(&store, &run.id, None, &args.gate, None).await?;
+    emit(&report, &args.out, &args.gate)
 }
 
 /// Prints the trend over the latest `last` runs and writes it as JSON.
 async fn trend(store: &Store, last: u32, out: &ReportOutArgs) -> anyhow::Result<u8> {
-    let mut runs = Vec::new();
-    for run in store.runs(last).await? {
-        let executions = store.executions(&run.id).await?;
-        runs.push((run, executions));
-    }
-    let trend = gavel::report::trend::Trend::new(runs);
+    let trend = gavel_session::history::trend(store, last).await?;
     print!("{}", trend.text());
     for path in &out.outputs {
         if path.extension().is_none_or(|e| e != "json") {
@@ -56,16 +54,19 @@ async fn trend(store: &Store, last: u32, out: &ReportOutArgs) -> anyhow::Result<
 
 /// Prints the terminal summary of `report`, writes the requested files and
 /// returns the gate's exit code.
-pub(crate) fn emit(report: &Report, out: &ReportOutArgs) -> anyhow::Result<u8> {
-    if !out.gate.tags.is_empty() {
-        eprintln!("gate on cases tagged {}", out.gate.tags.join(", "));
+pub(crate) fn emit(report: &Report, out: &ReportOutArgs, gate: &GateConfig) -> anyhow::Result<u8> {
+    if !gate.tags.is_empty() {
+        eprintln!("gate on cases tagged {}", gate.tags.join(", "));
     }
     if let Some(c) = &report.gate.calibration
         && let Some(why) = &c.reason
     {
         eprintln!("gate failed: {why}");
     }
-    print!("{}", gavel::report::terminal(report, out.color.enabled()));
+    print!(
+        "{}",
+        gavel::report::terminal(report, super::colored(out.color))
+    );
     for path in &out.outputs {
         gavel::report::write(report, path)?;
         eprintln!("wrote {}", path.display());

@@ -1,41 +1,18 @@
 //! `gavel run`: the session runs; this maps flags in and results out.
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
 use gavel::runner::CancellationToken;
-use gavel_session::{ModelOptions, PreparedRun, RunConfig, Selection, Sinks, Sources};
+use gavel_session::progress::Progress;
+use gavel_session::{PreparedRun, RunConfig, Sinks};
 
-use super::progress::Progress;
 use super::{EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, ReportOutArgs, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// Suite files or directories (several merge into one run).
-    #[arg(required_unless_present_any = ["suite", "resume"])]
-    paths: Vec<PathBuf>,
-    /// A suite stored in the database (`gavel import`), merged with any files given
-    /// (e.g. its targets); the run records the case versions it used.
-    #[arg(long, value_name = "NAME")]
-    suite: Option<String>,
-    /// Executions at once.
-    #[arg(short = 'j', long = "jobs", default_value_t = 4, value_parser = gavel::bounds::parse_jobs)]
-    jobs: usize,
     #[command(flatten)]
-    selection: Selection,
-    /// Per-execution timeout in seconds for cases that set none.
-    #[arg(long, default_value = "120", value_parser = gavel::bounds::parse_seconds)]
-    timeout: Duration,
-    /// Finish an interrupted run (an id, a unique prefix, or `latest`) from its
-    /// stored suite snapshot: recorded results are kept, errored ones run again.
-    /// Suite arguments given must match the snapshot.
-    #[arg(long, value_name = "RUN_ID")]
-    resume: Option<String>,
-    /// The new run's id (a UUID; default: a fresh one). For tools that start runs.
-    #[arg(long, hide = true, conflicts_with = "resume")]
-    run_id: Option<uuid::Uuid>,
+    config: RunConfig,
     /// No progress display.
     #[arg(long)]
     quiet: bool,
@@ -46,8 +23,6 @@ pub(crate) struct RunArgs {
     #[arg(long, requires = "distributed")]
     detach: bool,
     #[command(flatten)]
-    models: ModelOptions,
-    #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
     out: ReportOutArgs,
@@ -57,19 +32,7 @@ pub(crate) struct RunArgs {
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let store = args.store.open().await?;
-    let config = RunConfig {
-        sources: Sources {
-            stored: args.suite.clone(),
-            ..Sources::paths(args.paths.clone())
-        },
-        selection: args.selection.clone(),
-        jobs: args.jobs,
-        timeout: args.timeout,
-        models: args.models.clone(),
-        gate: args.out.gate.clone(),
-        run_id: args.run_id,
-        resume: args.resume.clone(),
-    };
+    let config = args.config.clone();
     let prepared = match PreparedRun::new(store.clone(), config).await {
         Ok(p) => p,
         Err(e) => return Ok(super::session_error(&e)),
@@ -114,7 +77,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         eprintln!("{note}");
     }
     super::export_otel::finish(otel, &finished).await;
-    let code = super::report::emit(&finished.report, &args.out)?;
+    let code = super::report::emit(&finished.report, &args.out, &args.config.gate)?;
     if let Some(e) = &finished.error {
         eprintln!("error: {e}");
         return Ok(EXIT_INFRA);
@@ -159,6 +122,7 @@ async fn distributed(
             return Ok(EXIT_INTERRUPTED);
         }
     }
-    let report = gavel_session::report::build(store, &run_id, None, &args.out.gate, None).await?;
-    super::report::emit(&report, &args.out)
+    let gate = &args.config.gate;
+    let report = gavel_session::report::build(store, &run_id, None, gate, None).await?;
+    super::report::emit(&report, &args.out, gate)
 }

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use gavel::load::SuiteSource;
 
-use super::{EXIT_BAD_INPUT, EXIT_OK, plural, print_load_errors};
+use super::{EXIT_OK, plural, session_error};
 
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
@@ -14,37 +15,25 @@ pub(crate) struct ValidateArgs {
 }
 
 pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
-    let suite = match gavel::load::load_paths(&args.paths) {
+    let sources: Vec<_> = args.paths.iter().cloned().map(SuiteSource::Path).collect();
+    let suite = match gavel_session::validate(&sources) {
         Ok(s) => s,
-        Err(errors) => {
+        Err(e) => {
             super::promptfoo::hint(&args.paths);
-            return Ok(print_load_errors(&errors));
+            return Ok(session_error(&e));
         }
     };
-    let mut bad = 0;
-    for case in &suite.cases {
-        if let Err(e) = gavel::checks::compile(case, &suite.judge) {
-            eprintln!("error: {e}");
-            bad += 1;
-        }
-    }
     for w in &suite.warnings {
         eprintln!("warning: {w}");
     }
-    if bad > 0 {
-        eprintln!("{bad} error{} found", plural(bad));
-        return Ok(EXIT_BAD_INPUT);
-    }
+    let (cases, targets, files) = (suite.cases.len(), suite.targets.len(), suite.files.len());
     let rounds: usize = suite.cases.iter().map(|c| c.rounds.len()).sum();
     println!(
-        "ok: {} case{} ({rounds} round{}), {} target{} in {} file{}",
-        suite.cases.len(),
-        plural(suite.cases.len()),
+        "ok: {cases} case{} ({rounds} round{}), {targets} target{} in {files} file{}",
+        plural(cases),
         plural(rounds),
-        suite.targets.len(),
-        plural(suite.targets.len()),
-        suite.files.len(),
-        plural(suite.files.len()),
+        plural(targets),
+        plural(files),
     );
     Ok(EXIT_OK)
 }

@@ -4,19 +4,27 @@
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gavel_session::{Event, Sink};
+use crate::{Event, Sink};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Shows each execution as it lands.
-pub(crate) enum Progress {
+pub enum Progress {
+    /// A bar, on a terminal.
     Bar(ProgressBar),
-    Lines { done: AtomicUsize, total: usize },
+    /// `[done/total] status case [target]#repeat ms`, one line each.
+    Lines {
+        /// Executions shown so far.
+        done: AtomicUsize,
+        /// Executions planned.
+        total: usize,
+    },
+    /// Nothing.
     Quiet,
 }
 
 impl Progress {
     /// A bar on a terminal, plain lines otherwise, nothing when not `enabled`.
-    pub(crate) fn new(total: usize, enabled: bool) -> Progress {
+    pub fn new(total: usize, enabled: bool) -> Progress {
         if !enabled {
             Progress::Quiet
         } else if std::io::stderr().is_terminal() {
@@ -35,7 +43,8 @@ impl Progress {
         }
     }
 
-    pub(crate) fn finish(&self) {
+    /// Clears the bar.
+    pub fn finish(&self) {
         if let Progress::Bar(bar) = self {
             bar.finish_and_clear();
         }
