@@ -9,6 +9,10 @@ use crate::{AppState, WebError};
 const TEMPLATES: &[(&str, &str)] = &[
     ("base.html", include_str!("../templates/base.html")),
     ("runs.html", include_str!("../templates/runs.html")),
+    (
+        "start_preview.html",
+        include_str!("../templates/start_preview.html"),
+    ),
     ("run.html", include_str!("../templates/run.html")),
     ("progress.html", include_str!("../templates/progress.html")),
     ("compare.html", include_str!("../templates/compare.html")),
