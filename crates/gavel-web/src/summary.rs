@@ -119,7 +119,8 @@ fn short_id(id: &str) -> &str {
     id.get(id.len().saturating_sub(8)..).unwrap_or(id)
 }
 
-/// `2026-11-25T16:12:07.123Z` → `2026-11-25 16:12`.
-fn short_time(rfc3339: &str) -> String {
+/// `2026-11-25T16:12:07.123Z` → `2026-11-25 16:12`: how pages show a time
+/// (the `when` filter of templates).
+pub(crate) fn short_time(rfc3339: &str) -> String {
     rfc3339.get(..16).unwrap_or(rfc3339).replace('T', " ")
 }

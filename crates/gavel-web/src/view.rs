@@ -40,6 +40,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 /// The template environment. minijinja escapes every value in `.html` templates.
 pub(crate) fn templates() -> Result<Environment<'static>, WebError> {
     let mut env = Environment::new();
+    env.add_filter("when", |t: String| crate::summary::short_time(&t));
     for (name, source) in TEMPLATES {
         env.add_template(name, source)
             .map_err(|e| WebError::Render(name, e))?;
