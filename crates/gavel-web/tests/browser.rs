@@ -591,14 +591,9 @@ async fn tour(client: &Client, ui: &Ui, name: &str, path: &str) {
             )
             .await;
         }
-        // The screenshot shows what sets the page apart: a case's rounds, a run's results.
-        let telling = match name {
-            "case-builder" => Some("#round-1"),
-            "run" => Some("details.execution"),
-            _ => None,
-        };
-        if let Some(selector) = telling {
-            let element = css(client, selector).await;
+        // The builder's screenshot shows the case's rounds and checks.
+        if name == "case-builder" {
+            let element = css(client, "#round-1").await;
             let arg = serde_json::to_value(&element).unwrap();
             client
                 .execute("arguments[0].scrollIntoView({block: 'start'})", vec![arg])
