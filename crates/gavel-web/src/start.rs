@@ -129,7 +129,12 @@ pub(crate) async fn preview(state: &AppState, form: &StartForm) -> Preview {
     };
     let times = repeat.map_or(1, |n| n as usize);
     preview.executions = plan.items.len() * times;
-    preview.judge_calls = times * plan.items.iter().map(|i| i.checks.judge_count()).sum::<usize>();
+    preview.judge_calls = times
+        * plan
+            .items
+            .iter()
+            .map(|i| i.checks.judge_count())
+            .sum::<usize>();
     let model = judge_model(state, form, &suite);
     let model = match model {
         Ok(Some(model)) => model,
@@ -202,7 +207,11 @@ fn count<T: std::str::FromStr + PartialOrd + From<u8> + std::fmt::Display>(
 
 /// `POST /runs`: starts a run of a stored suite with the chosen judge, targets,
 /// tags, repeats and concurrency; a bad choice shows the form again, by the field.
-pub(crate) async fn start_run(State(state): State<AppState>, actor: Actor, body: Bytes) -> Response {
+pub(crate) async fn start_run(
+    State(state): State<AppState>,
+    actor: Actor,
+    body: Bytes,
+) -> Response {
     let form = match start_form(&body) {
         Ok(form) => form,
         Err(e) => return e.into_response(),

@@ -151,7 +151,9 @@ async fn shot(client: &Client, name: &str) {
         return;
     };
     let png = client.screenshot().await.unwrap();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }
@@ -241,7 +243,11 @@ async fn start_run(client: &Client, ui: &Ui, judge: &str) -> String {
         .prop("checked")
         .await
         .unwrap();
-    assert_eq!(ticked.as_deref(), Some("true"), "the tick survives the estimate");
+    assert_eq!(
+        ticked.as_deref(),
+        Some("true"),
+        "the tick survives the estimate"
+    );
     click(client, "#start-run-button").await;
     until(client, "return location.pathname.startsWith('/runs/')").await;
     let url = client.current_url().await.unwrap();
@@ -467,7 +473,10 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
         .unwrap();
     let picked = picked.as_str().unwrap();
     assert!(picked.starts_with("pm · "), "{picked}");
-    assert!(picked.contains(" passed (") && picked.contains("%)"), "{picked}");
+    assert!(
+        picked.contains(" passed (") && picked.contains("%)"),
+        "{picked}"
+    );
     assert!(picked.ends_with(&second[second.len() - 8..]), "{picked}");
     shot(&client, "compare").await;
     click(&client, "#compare-rows a").await;
@@ -514,12 +523,17 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
         .map(|r| r.as_str().unwrap())
         .collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert!(rows[0].contains("v2 (current)") && rows[0].contains("pat"), "{rows:?}");
+    assert!(
+        rows[0].contains("v2 (current)") && rows[0].contains("pat"),
+        "{rows:?}"
+    );
     shot(&client, "case-history").await;
     click(&client, "#diff-v2").await;
     until(&client, "return location.pathname.endsWith('/diff')").await;
     let lines = |class: &str| {
-        format!("return [...document.querySelectorAll('#diff .{class}')].map(l => l.textContent).join('\\n')")
+        format!(
+            "return [...document.querySelectorAll('#diff .{class}')].map(l => l.textContent).join('\\n')"
+        )
     };
     let removed = client.execute(&lines("del"), vec![]).await.unwrap();
     let added = client.execute(&lines("add"), vec![]).await.unwrap();
@@ -528,9 +542,16 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
     shot(&client, "case-diff").await;
     click(&client, "#restore-v1").await;
     let notice = css(&client, "#restored").await.text().await.unwrap();
-    assert!(notice.contains("Restored v1") && notice.contains("v3"), "{notice}");
+    assert!(
+        notice.contains("Restored v1") && notice.contains("v3"),
+        "{notice}"
+    );
     click(&client, "#open-restored").await;
-    until(&client, "return location.pathname === '/suites/pm/cases/booking'").await;
+    until(
+        &client,
+        "return location.pathname === '/suites/pm/cases/booking'",
+    )
+    .await;
     let restored = css(&client, "#f-rounds-0-checks-0-value")
         .await
         .prop("value")
@@ -551,8 +572,14 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
         ("suites", "/suites".to_owned()),
         ("suite", "/suites/pm".to_owned()),
         ("case-builder", "/suites/pm/cases/booking".to_owned()),
-        ("case-history", "/suites/pm/cases/booking/history".to_owned()),
-        ("case-diff", "/suites/pm/cases/booking/diff?from=2&to=3".to_owned()),
+        (
+            "case-history",
+            "/suites/pm/cases/booking/history".to_owned(),
+        ),
+        (
+            "case-diff",
+            "/suites/pm/cases/booking/diff?from=2&to=3".to_owned(),
+        ),
         ("compare", "/compare".to_owned()),
         ("trends", "/trends".to_owned()),
         ("account", "/account".to_owned()),

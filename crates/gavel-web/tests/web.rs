@@ -731,7 +731,10 @@ async fn the_start_form_offers_the_suites_targets_and_estimates_the_judge_cost()
     ui.store.import_suite("est", &doc, "test").await.unwrap();
     let (status, page) = ui.get("/runs").await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("name=\"targets[]\" value=\"echo\">"), "{page}");
+    assert!(
+        page.contains("name=\"targets[]\" value=\"echo\">"),
+        "{page}"
+    );
 
     // 2 cases × 2 repeats; the judged one calls the judge twice, at gpt-4o-mini's
     // list price ($0.15 / $0.60 per million) with ~1500 tokens in and ~300 out.
@@ -740,7 +743,10 @@ async fn the_start_form_offers_the_suites_targets_and_estimates_the_judge_cost()
         .await;
     assert_eq!(status, StatusCode::OK, "{part}");
     assert!(part.contains("value=\"echo\" checked"), "{part}");
-    assert!(!part.contains("gone"), "a target the suite lacks is dropped: {part}");
+    assert!(
+        !part.contains("gone"),
+        "a target the suite lacks is dropped: {part}"
+    );
     assert!(part.contains("2 judge calls in 4 executions"), "{part}");
     assert!(part.contains("about $0.0008"), "{part}");
 
