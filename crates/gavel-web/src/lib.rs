@@ -23,6 +23,7 @@ mod pages;
 mod runs;
 mod security;
 mod signin;
+mod start;
 mod summary;
 mod users;
 mod view;
@@ -118,7 +119,8 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
     };
     let mut router = Router::new()
         .route("/", get(pages::runs))
-        .route("/runs", get(pages::runs).post(pages::start_run))
+        .route("/runs", get(pages::runs).post(start::start_run))
+        .route("/runs/preview", get(start::preview_part))
         .route("/runs/{id}", get(pages::run_detail))
         .route("/runs/{id}/progress", get(pages::run_progress))
         .route("/runs/{id}/events", get(live::events))

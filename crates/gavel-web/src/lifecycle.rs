@@ -58,6 +58,8 @@ pub(crate) struct DiffLine {
 pub(crate) struct Diff {
     from: u32,
     to: u32,
+    /// No line differs.
+    same: bool,
     lines: Vec<DiffLine>,
 }
 
@@ -84,16 +86,15 @@ struct DiffQuery {
 
 /// The diff of `from` and `to` (default: the version before the latest, and
 /// the latest).
-async fn diff(state: &AppState, suite: &str, key: &str, q: &DiffQuery) -> Result<Diff, WebError> {
-    let history = history_of(state, suite, key).await?;
+fn diff(history: &[CaseVersion], q: &DiffQuery) -> Result<Diff, WebError> {
     let latest = history.last().map_or(1, |v| v.version);
     let to = q.to.unwrap_or(latest);
     let from = q.from.unwrap_or(to.saturating_sub(1).max(1));
-    let (old, new) = (yaml(find(&history, from)?), yaml(find(&history, to)?));
+    let (old, new) = (yaml(find(history, from)?), yaml(find(history, to)?));
     let diff = TextDiff::configure()
         .timeout(DIFF_TIMEOUT)
         .diff_lines(&old, &new);
-    let lines = diff
+    let lines: Vec<DiffLine> = diff
         .iter_all_changes()
         .map(|change| DiffLine {
             sign: match change.tag() {
@@ -104,7 +105,13 @@ async fn diff(state: &AppState, suite: &str, key: &str, q: &DiffQuery) -> Result
             text: change.value().trim_end_matches('\n').to_owned(),
         })
         .collect();
-    Ok(Diff { from, to, lines })
+    let same = lines.iter().all(|l| l.sign == " ");
+    Ok(Diff {
+        from,
+        to,
+        same,
+        lines,
+    })
 }
 
 async fn history_of(
@@ -120,7 +127,7 @@ async fn history_of(
 }
 
 /// A version for the history table.
-fn row(v: &CaseVersion) -> Value {
+pub(crate) fn row(v: &CaseVersion) -> Value {
     json!({
         "key": v.key,
         "version": v.version,
@@ -137,6 +144,7 @@ fn row(v: &CaseVersion) -> Value {
 async fn history(
     State(state): State<AppState>,
     Path((suite, key)): Path<(String, String)>,
+    Query(q): Query<Restored>,
 ) -> Result<Response, WebError> {
     let history = history_of(&state, &suite, &key).await?;
     let latest = history.last().map(row);
@@ -144,9 +152,18 @@ async fn history(
     Ok(render(
         &state,
         "history.html",
-        context! { suite => suite, key => key, versions => ser(&rows), latest => ser(&latest) },
+        context! {
+            suite => suite, key => key, versions => ser(&rows), latest => ser(&latest),
+            restored => q.restored,
+        },
     )?
     .into_response())
+}
+
+/// The version a restore just copied, to say so.
+#[derive(Deserialize)]
+struct Restored {
+    restored: Option<u32>,
 }
 
 /// `GET /suites/{suite}/cases/{key}/diff?from=N&to=M`.
@@ -155,11 +172,16 @@ async fn diff_page(
     Path((suite, key)): Path<(String, String)>,
     Query(q): Query<DiffQuery>,
 ) -> Result<Response, WebError> {
-    let diff = diff(&state, &suite, &key, &q).await?;
+    let history = history_of(&state, &suite, &key).await?;
+    let diff = diff(&history, &q)?;
+    let versions: Vec<Value> = history.iter().rev().map(row).collect();
     Ok(render(
         &state,
         "diff.html",
-        context! { suite => suite, key => key, diff => ser(&diff) },
+        context! {
+            suite => suite, key => key, diff => ser(&diff), versions => ser(&versions),
+            latest => ser(&history.last().map(row)),
+        },
     )?
     .into_response())
 }
@@ -262,7 +284,12 @@ async fn restore_form(
     Form(f): Form<RestoreForm>,
 ) -> Result<Redirect, WebError> {
     restore(&state, &suite, &key, f.version, &actor.name).await?;
-    Ok(to_history(&suite, &key))
+    Ok(Redirect::to(&format!(
+        "/suites/{}/cases/{}/history?restored={}",
+        path_segment(&suite),
+        path_segment(&key),
+        f.version
+    )))
 }
 
 /// `DELETE /api/suites/{suite}/cases/{key}`: `{"version"}` of the deletion.
@@ -306,5 +333,6 @@ async fn api_diff(
     Path((suite, key)): Path<(String, String)>,
     Query(q): Query<DiffQuery>,
 ) -> Result<Json<Diff>, WebError> {
-    Ok(Json(diff(&state, &suite, &key, &q).await?))
+    let history = history_of(&state, &suite, &key).await?;
+    Ok(Json(diff(&history, &q)?))
 }

@@ -15,21 +15,33 @@ use serde::Deserialize;
 
 use crate::auth::Actor;
 use crate::builder::{self, CaseForm, FieldErrors};
-use crate::runs::{Refused, StartError};
+use crate::start::{self, StartForm};
 use crate::view::{render, ser};
-use crate::{AppState, RunRequest, WebError, api, summary};
+use crate::{AppState, WebError, api, lifecycle, summary};
 
 type Page = Result<Html<String>, WebError>;
 
 /// How many runs the runs list sums up.
 const LISTED_RUNS: u32 = 100;
 
-/// `GET /` and `GET /runs`: recent runs with their results, and a form to start one.
-pub(crate) async fn runs(State(state): State<AppState>) -> Page {
-    runs_page(&state, &StartForm::default(), &BTreeMap::new()).await
+#[derive(Deserialize)]
+pub(crate) struct SuiteQuery {
+    #[serde(default)]
+    suite: String,
 }
 
-async fn runs_page(state: &AppState, form: &StartForm, errors: &BTreeMap<&str, String>) -> Page {
+/// `GET /` and `GET /runs?suite=NAME`: recent runs with their results, and a
+/// form to start one (of `suite`, else the first suite).
+pub(crate) async fn runs(State(state): State<AppState>, Query(q): Query<SuiteQuery>) -> Page {
+    runs_page(&state, &StartForm::of(q.suite), &BTreeMap::new()).await
+}
+
+/// The runs page with the start form as given, and a message by each bad field.
+pub(crate) async fn runs_page(
+    state: &AppState,
+    form: &StartForm,
+    errors: &BTreeMap<&str, String>,
+) -> Page {
     let mut summaries = Vec::new();
     for run in state.store.runs(LISTED_RUNS).await? {
         summaries.push(summary::summarize(&state.store, run).await?);
@@ -41,6 +53,12 @@ async fn runs_page(state: &AppState, form: &StartForm, errors: &BTreeMap<&str, S
         .into_iter()
         .map(|s| s.name)
         .collect();
+    let chosen = match suites.iter().find(|s| **s == form.suite) {
+        Some(_) => None,
+        None => suites.first().cloned().map(StartForm::of),
+    };
+    let form = chosen.as_ref().unwrap_or(form);
+    let preview = start::preview(state, form).await;
     let mut judges: Vec<String> = summaries.iter().filter_map(|s| s.judge.clone()).collect();
     judges.sort();
     judges.dedup();
@@ -49,92 +67,10 @@ async fn runs_page(state: &AppState, form: &StartForm, errors: &BTreeMap<&str, S
         "runs.html",
         context! {
             runs => ser(&summaries), suites => suites, judges => judges,
-            form => ser(form), errors => ser(errors),
+            form => ser(form), errors => ser(errors), p => ser(&preview),
             default_judge => state.runs.default_judge(),
         },
     )
-}
-
-/// The start-a-run form.
-#[derive(Debug, Default, Deserialize, serde::Serialize)]
-pub(crate) struct StartForm {
-    #[serde(default)]
-    suite: String,
-    #[serde(default)]
-    tags: String,
-    #[serde(default)]
-    targets: String,
-    #[serde(default)]
-    judge: String,
-    #[serde(default)]
-    repeat: String,
-    #[serde(default)]
-    jobs: String,
-}
-
-/// A whole number in `1..=max`, or why not.
-fn count<T: std::str::FromStr + PartialOrd + From<u8> + std::fmt::Display>(
-    text: &str,
-    max: T,
-) -> Result<Option<T>, String> {
-    match text.trim() {
-        "" => Ok(None),
-        t => match t.parse::<T>() {
-            Ok(n) if n >= T::from(1) && n <= max => Ok(Some(n)),
-            _ => Err(format!("`{t}` is not a whole number from 1 to {max}")),
-        },
-    }
-}
-
-/// `POST /runs`: starts a run of a stored suite with the chosen judge, targets,
-/// tags, repeats and concurrency; a bad choice shows the form again, by the field.
-pub(crate) async fn start_run(
-    State(state): State<AppState>,
-    actor: Actor,
-    Form(form): Form<StartForm>,
-) -> Response {
-    let mut errors = BTreeMap::new();
-    let repeat = count(&form.repeat, gavel_core::bounds::MAX_REPEAT)
-        .map_err(|e| errors.insert("repeat", e))
-        .unwrap_or_default();
-    let jobs = count(&form.jobs, gavel_core::bounds::MAX_JOBS)
-        .map_err(|e| errors.insert("jobs", e))
-        .unwrap_or_default();
-    let request = RunRequest {
-        suite: form.suite.clone(),
-        tags: builder::names(&form.tags),
-        targets: builder::names(&form.targets),
-        judge: Some(form.judge.trim().to_owned()).filter(|j| !j.is_empty()),
-        repeat,
-        jobs,
-    };
-    let refused = |field, message| {
-        let errors = BTreeMap::from([(field, message)]);
-        let form = &form;
-        let state = &state;
-        async move {
-            let page = runs_page(state, form, &errors).await;
-            (StatusCode::UNPROCESSABLE_ENTITY, page).into_response()
-        }
-    };
-    if let Some((field, message)) = errors.pop_first() {
-        return refused(field, message).await;
-    }
-    // A refused run is kept as a failed run whose page says why.
-    let id = match api::launch(&state, &request, &actor.name).await {
-        Ok(id) => id,
-        Err(StartError::Refused(Refused {
-            run_id: Some(id), ..
-        })) => id,
-        Err(StartError::Refused(refused)) => {
-            return WebError::Launch(refused.message).into_response();
-        }
-        Err(StartError::Web(WebError::BadRequest(message))) => {
-            return refused("judge", message).await;
-        }
-        Err(StartError::Web(e)) => return e.into_response(),
-    };
-    Redirect::to(&format!("/runs/{}", path_segment(&id))).into_response()
 }
 
 #[derive(Deserialize)]
@@ -291,14 +227,26 @@ pub(crate) struct CompareQuery {
 }
 
 /// `GET /compare?a=RUN&b=RUN`: run B against baseline A, regressions first; by
-/// default the latest run against the one before it.
+/// default the latest run against the one before it (of its suite, when there is one).
 pub(crate) async fn compare(State(state): State<AppState>, Query(q): Query<CompareQuery>) -> Page {
     let runs = state.store.runs(LISTED_RUNS).await?;
-    let pick = |given: &str, nth: usize| match given {
-        "" => runs.get(nth).map(|r| r.id.clone()).unwrap_or_default(),
+    // B: the latest run; A: the one before it of the same suite, else of any.
+    let b = match q.b.as_str() {
+        "" => runs.first().map(|r| r.id.clone()).unwrap_or_default(),
         id => id.to_owned(),
     };
-    let (a, b) = (pick(&q.a, 1), pick(&q.b, 0));
+    let a = match q.a.as_str() {
+        "" => {
+            let suite = runs.iter().find(|r| r.id == b).map(|r| r.suite.as_str());
+            let older = runs.iter().skip_while(|r| r.id != b).skip(1);
+            let before = older.clone().find(|r| Some(r.suite.as_str()) == suite);
+            before
+                .or_else(|| runs.iter().find(|r| r.id != b))
+                .map(|r| r.id.clone())
+                .unwrap_or_default()
+        }
+        id => id.to_owned(),
+    };
     let comparison = if a.is_empty() || b.is_empty() {
         None
     } else {
@@ -318,10 +266,11 @@ pub(crate) async fn compare(State(state): State<AppState>, Query(q): Query<Compa
             &cases_b,
         ))
     };
-    let choices: Vec<(String, String)> = runs
-        .iter()
-        .map(|r| (r.id.clone(), summary::label(r)))
-        .collect();
+    let mut choices: Vec<(String, String)> = Vec::with_capacity(runs.len());
+    for run in runs {
+        let s = summary::summarize(&state.store, run).await?;
+        choices.push((s.run.id.clone(), summary::choice(&s)));
+    }
     render(
         &state,
         "compare.html",
@@ -439,22 +388,21 @@ pub(crate) async fn new_case(State(state): State<AppState>, Path(suite): Path<St
         None,
         &CaseForm::new(),
         &FieldErrors::new(),
-        &[],
+        None,
     )
 }
 
-/// `GET /suites/{suite}/cases/{key}`: the case in the builder, and its history.
+/// `GET /suites/{suite}/cases/{key}`: the case in the builder, and its version.
 pub(crate) async fn edit_case(
     State(state): State<AppState>,
     Path((suite, key)): Path<(String, String)>,
 ) -> Page {
     let history = state.store.case_history(&suite, &key).await?;
-    let current = history
+    let (latest, case) = history
         .last()
-        .and_then(|v| v.case.clone())
+        .and_then(|v| Some((v, v.case.as_ref()?)))
         .ok_or_else(|| StoreError::NotFound(format!("case `{key}` of suite `{suite}`")))?;
-    let history = api::history_rows(&history);
-    let mut form = CaseForm::of(&current);
+    let mut form = CaseForm::of(case);
     form.add = "contains".into();
     case_page(
         &state,
@@ -462,7 +410,7 @@ pub(crate) async fn edit_case(
         Some(&key),
         &form,
         &FieldErrors::new(),
-        &history,
+        Some(lifecycle::row(latest)),
     )
 }
 
@@ -472,7 +420,7 @@ fn case_page(
     key: Option<&str>,
     form: &CaseForm,
     errors: &FieldErrors,
-    history: &[serde_json::Value],
+    latest: Option<serde_json::Value>,
 ) -> Page {
     render(
         state,
@@ -481,7 +429,7 @@ fn case_page(
             suite => suite, key => key,
             form => ser(form),
             errors => ser(errors),
-            history => ser(history),
+            latest => ser(&latest),
             kinds => ser(builder::KINDS),
             scales => ser(builder::SCALES),
         },
@@ -512,7 +460,7 @@ pub(crate) async fn save_case(
     };
     let mut errors = FieldErrors::new();
     let page = |form: &CaseForm, errors: &FieldErrors, status: StatusCode| {
-        let page = case_page(&state, &suite, key.as_deref(), form, errors, &[]);
+        let page = case_page(&state, &suite, key.as_deref(), form, errors, None);
         (status, page).into_response()
     };
     if form.apply(&mut errors) {

@@ -56,11 +56,27 @@ impl Runs {
 
     /// The judge runs use unless one is chosen, as shown to people.
     pub(crate) fn default_judge(&self) -> Option<String> {
-        self.defaults
-            .models
-            .judge
-            .as_ref()
-            .map(|j| gavel_store::mask_url(&j.to_string()))
+        self.judge().map(|j| gavel_store::mask_url(&j.to_string()))
+    }
+
+    /// The default judge model, when the server has one.
+    pub(crate) fn judge(&self) -> Option<&gavel_models::ModelId> {
+        self.defaults.models.judge.as_ref()
+    }
+
+    /// What a run of the stored suite `suite` loads: it, then the files every
+    /// run adds.
+    pub(crate) fn sources(&self, suite: &str) -> Sources {
+        Sources {
+            suites: self
+                .defaults
+                .with
+                .iter()
+                .cloned()
+                .map(SuiteSource::Path)
+                .collect(),
+            stored: Some(suite.to_owned()),
+        }
     }
 
     /// Prepares and stores the run, started by `who`, then executes it in the
@@ -94,16 +110,7 @@ impl Runs {
             },
             jobs: request.jobs.unwrap_or(defaults.jobs),
             models,
-            ..RunConfig::new(Sources {
-                suites: self
-                    .defaults
-                    .with
-                    .iter()
-                    .cloned()
-                    .map(SuiteSource::Path)
-                    .collect(),
-                stored: Some(request.suite.clone()),
-            })
+            ..RunConfig::new(self.sources(&request.suite))
         };
         let mut prepared = match PreparedRun::new(self.store.clone(), config).await {
             Ok(p) => p,

@@ -14,7 +14,7 @@ const DEFAULT_MIN_PASS_RATE: f64 = 80.0;
 #[derive(Debug, Serialize)]
 pub(crate) struct RunSummary {
     pub(crate) run: RunRecord,
-    /// Suite, start time, tags and targets chosen: how people tell runs apart.
+    /// Suite, start time and tags chosen: how people tell runs apart.
     pub(crate) label: String,
     /// Outcomes (case × target), by status.
     pub(crate) total: usize,
@@ -87,24 +87,40 @@ pub(crate) fn of(
     }
 }
 
-/// Suite, start time, and the tags and targets chosen: how people tell runs apart.
+/// Suite, start time, and the tags chosen: how people tell runs apart.
 pub(crate) fn label(run: &RunRecord) -> String {
     let mut label = vec![run.suite.clone(), short_time(&run.started_at)];
-    for key in ["tags", "targets"] {
-        let chosen: Vec<&str> = run.config["selection"][key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str())
-            .collect();
-        if !chosen.is_empty() {
-            label.push(format!("{key} {}", chosen.join(", ")));
-        }
+    // The run's stored configuration keeps its selection at the top level.
+    let tags: Vec<&str> = run.config["tags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str())
+        .collect();
+    if !tags.is_empty() {
+        label.push(format!("tags {}", tags.join(", ")));
     }
     label.join(" · ")
 }
 
-/// `2026-11-25T16:12:07.123Z` → `2026-11-25 16:12`.
-fn short_time(rfc3339: &str) -> String {
+/// A run as a choice among many of the same suite: its label, what passed,
+/// and the random tail of its id (`pm · 2026-11-27 13:40 · 2 of 3 passed (66.7%) · 9f3c21ab`).
+pub(crate) fn choice(s: &RunSummary) -> String {
+    let outcome = match (s.gate, s.pass_rate) {
+        ("running", _) => "running".to_owned(),
+        (_, Some(rate)) => format!("{} of {} passed ({rate}%)", s.passed, s.total),
+        (gate, None) => format!("{} of {} passed, {gate}", s.passed, s.total),
+    };
+    format!("{} · {outcome} · {}", s.label, short_id(&s.run.id))
+}
+
+/// The random tail of a run id, as the pages show it.
+fn short_id(id: &str) -> &str {
+    id.get(id.len().saturating_sub(8)..).unwrap_or(id)
+}
+
+/// `2026-11-25T16:12:07.123Z` → `2026-11-25 16:12`: how pages show a time
+/// (the `when` filter of templates).
+pub(crate) fn short_time(rfc3339: &str) -> String {
     rfc3339.get(..16).unwrap_or(rfc3339).replace('T', " ")
 }

@@ -9,6 +9,10 @@ use crate::{AppState, WebError};
 const TEMPLATES: &[(&str, &str)] = &[
     ("base.html", include_str!("../templates/base.html")),
     ("runs.html", include_str!("../templates/runs.html")),
+    (
+        "start_preview.html",
+        include_str!("../templates/start_preview.html"),
+    ),
     ("run.html", include_str!("../templates/run.html")),
     ("progress.html", include_str!("../templates/progress.html")),
     ("compare.html", include_str!("../templates/compare.html")),
@@ -36,6 +40,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 /// The template environment. minijinja escapes every value in `.html` templates.
 pub(crate) fn templates() -> Result<Environment<'static>, WebError> {
     let mut env = Environment::new();
+    env.add_filter("when", |t: String| crate::summary::short_time(&t));
     for (name, source) in TEMPLATES {
         env.add_template(name, source)
             .map_err(|e| WebError::Render(name, e))?;

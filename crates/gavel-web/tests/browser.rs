@@ -1,11 +1,14 @@
 //! The web UI in headless Chromium, driven over WebDriver (chromedriver), as a
 //! product manager who writes no YAML: builds a two-round case with a contains
 //! check, an expected tool and judge criteria; starts runs with a chosen judge
-//! (the local `mock-openai` server); watches results arrive; filters to
-//! failures; reads a failing transcript and its reasoning; compares with the
-//! previous run. Then an XSS corpus stored as case names, inputs, agent outputs
-//! and judge reasoning must execute nothing on any page. Screenshots of the main
-//! pages are written to `docs/screenshots/` when `GAVEL_SCREENSHOTS` is set.
+//! (the local `mock-openai` server) and target, reading the judge's estimated
+//! cost; watches results arrive; filters to failures; reads a failing transcript
+//! and its reasoning; compares with the previous run; restores the case's first
+//! version from its history. Every main page is then looked at at laptop and
+//! phone size (labelled controls, visible focus, no sideways scrolling). An XSS
+//! corpus stored as case names, inputs, agent outputs and judge reasoning must
+//! execute nothing on any page. Screenshots go to the directory
+//! `GAVEL_SCREENSHOTS` names, when it is set.
 //!
 //! Needs `/usr/bin/chromium`, `chromedriver` and the `mock-openai` binary built
 //! beside this test (`cargo build -p mock-openai`); without them it says which is
@@ -16,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
 use gavel_core::{CheckKind, Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
 use gavel_store::{Role, Store};
@@ -138,13 +143,17 @@ async fn chromium() -> (Kill, Client) {
 /// goes on), answering `ok` after calling `search`.
 const SLOW_AGENT: &str = "targets:\n  agent:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do sleep 0.4; printf \"{\\\"output\\\": \\\"ok, booked\\\", \\\"tool_calls\\\": [{\\\"name\\\": \\\"search\\\", \\\"arguments\\\": {}}]}\\n\"; done']\n";
 
-/// Saves a screenshot of the page as `docs/screenshots/NAME.png` when asked to.
+/// Saves a screenshot of the page as `NAME.png` in the directory
+/// `GAVEL_SCREENSHOTS` names (relative to the workspace), when it is set:
+/// `GAVEL_SCREENSHOTS=docs/screenshots` retakes the README's.
 async fn shot(client: &Client, name: &str) {
-    if std::env::var_os("GAVEL_SCREENSHOTS").is_none() {
+    let Some(dir) = std::env::var_os("GAVEL_SCREENSHOTS") else {
         return;
-    }
+    };
     let png = client.screenshot().await.unwrap();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/screenshots");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }
@@ -197,7 +206,18 @@ async fn finished(store: &Store, id: &str) -> RunRecord {
     panic!("run {id} did not finish");
 }
 
-/// Starts a run of suite `pm` from the runs page, judged by `judge`; returns its id.
+/// The start form's judge cost line once it mentions `text`.
+async fn estimate(client: &Client, text: &str) -> String {
+    let script = format!(
+        "const e = document.getElementById('estimate'); return !!e && e.textContent.includes({})",
+        json!(text)
+    );
+    until(client, &script).await;
+    css(client, "#estimate").await.text().await.unwrap()
+}
+
+/// Starts a run of suite `pm` on its target `agent` from the runs page, judged
+/// by `judge`, after reading what a priced judge would cost; returns its id.
 async fn start_run(client: &Client, ui: &Ui, judge: &str) -> String {
     client.goto(&format!("{}/runs", ui.base)).await.unwrap();
     css(client, "#f-suite")
@@ -205,9 +225,29 @@ async fn start_run(client: &Client, ui: &Ui, judge: &str) -> String {
         .select_by_value("pm")
         .await
         .unwrap();
-    type_into(client, "#f-judge", judge).await;
+    // The suite's targets are choices; none ticked would run them all.
+    click(client, "#run-plan input[name='targets[]'][value='agent']").await;
     type_into(client, "#f-repeat", "3").await;
     type_into(client, "#f-jobs", "1").await;
+    // A judge with a list price: 3 executions × 1 judged check each, at
+    // $0.15 / $0.60 per million tokens, ~1500 in and ~300 out per call.
+    type_into(client, "#f-judge", "openai:gpt-4o-mini").await;
+    let text = estimate(client, "3 judge calls in 3 executions").await;
+    assert!(text.contains("about $0.0012"), "{text}");
+    assert!(text.contains("estimate"), "{text}");
+    type_into(client, "#f-judge", judge).await;
+    let text = estimate(client, "price is not known").await;
+    assert!(text.contains("3 judge calls"), "{text}");
+    let ticked = css(client, "#run-plan input[value='agent']")
+        .await
+        .prop("checked")
+        .await
+        .unwrap();
+    assert_eq!(
+        ticked.as_deref(),
+        Some("true"),
+        "the tick survives the estimate"
+    );
     click(client, "#start-run-button").await;
     until(client, "return location.pathname.startsWith('/runs/')").await;
     let url = client.current_url().await.unwrap();
@@ -423,6 +463,21 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
         .await
         .unwrap();
     assert_eq!(change.as_deref(), Some("fix"));
+    // Runs of one suite are told apart by time, what passed and their id.
+    let picked = client
+        .execute(
+            "const s = document.getElementById('f-b'); return s.options[s.selectedIndex].text",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let picked = picked.as_str().unwrap();
+    assert!(picked.starts_with("pm · "), "{picked}");
+    assert!(
+        picked.contains(" passed (") && picked.contains("%)"),
+        "{picked}"
+    );
+    assert!(picked.ends_with(&second[second.len() - 8..]), "{picked}");
     shot(&client, "compare").await;
     click(&client, "#compare-rows a").await;
     until(
@@ -446,22 +501,179 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
     assert!(link.starts_with("/runs/"), "{link}");
     shot(&client, "trends").await;
 
-    // Phone width: the run page reads without sideways scrolling.
-    client.set_window_size(390, 844).await.unwrap();
+    // 7. Restore the case's first version: from the case to its history, the
+    // diff of what the fix changed, and the restore there.
     client
-        .goto(&format!("{}/runs/{first}", ui.base))
+        .goto(&format!("{}/suites/pm/cases/booking", ui.base))
         .await
         .unwrap();
-    let wide = client
+    click(&client, "#case-history").await;
+    until(&client, "return location.pathname.endsWith('/history')").await;
+    let rows = client
         .execute(
-            "return document.documentElement.scrollWidth <= window.innerWidth + 1",
+            "return [...document.querySelectorAll('#versions tbody tr')].map(r => r.innerText)",
             vec![],
         )
         .await
         .unwrap();
-    shot(&client, "run-phone").await;
-    assert_eq!(wide, Value::Bool(true), "the run page fits a phone");
+    let rows: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows[0].contains("v2 (current)") && rows[0].contains("pat"),
+        "{rows:?}"
+    );
+    shot(&client, "case-history").await;
+    click(&client, "#diff-v2").await;
+    until(&client, "return location.pathname.endsWith('/diff')").await;
+    let lines = |class: &str| {
+        format!(
+            "return [...document.querySelectorAll('#diff .{class}')].map(l => l.textContent).join('\\n')"
+        )
+    };
+    let removed = client.execute(&lines("del"), vec![]).await.unwrap();
+    let added = client.execute(&lines("add"), vec![]).await.unwrap();
+    assert!(removed.as_str().unwrap().contains("Ocean"), "{removed}");
+    assert!(added.as_str().unwrap().contains("booked"), "{added}");
+    shot(&client, "case-diff").await;
+    click(&client, "#restore-v1").await;
+    let notice = css(&client, "#restored").await.text().await.unwrap();
+    assert!(
+        notice.contains("Restored v1") && notice.contains("v3"),
+        "{notice}"
+    );
+    click(&client, "#open-restored").await;
+    until(
+        &client,
+        "return location.pathname === '/suites/pm/cases/booking'",
+    )
+    .await;
+    let restored = css(&client, "#f-rounds-0-checks-0-value")
+        .await
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(restored.as_deref(), Some("Ocean"), "v1's check is back");
+    let history = ui.store.case_history("pm", "booking").await.unwrap();
+    let (v1, v3) = (&history[0], history.last().unwrap());
+    assert_eq!((v3.version, &v3.changed_by), (3, &"pat".to_owned()));
+    assert_eq!(v3.change, gavel_store::CaseChange::Restored { from: 1 });
+    assert_eq!(v3.case, v1.case);
+
+    // Every main page at a laptop's and a phone's size: each form control is
+    // labelled, focus shows, and a phone reads it without sideways scrolling.
+    let pages = [
+        ("runs", "/runs".to_owned()),
+        ("run", format!("/runs/{first}")),
+        ("suites", "/suites".to_owned()),
+        ("suite", "/suites/pm".to_owned()),
+        ("case-builder", "/suites/pm/cases/booking".to_owned()),
+        (
+            "case-history",
+            "/suites/pm/cases/booking/history".to_owned(),
+        ),
+        (
+            "case-diff",
+            "/suites/pm/cases/booking/diff?from=2&to=3".to_owned(),
+        ),
+        ("compare", "/compare".to_owned()),
+        ("trends", "/trends".to_owned()),
+        ("account", "/account".to_owned()),
+    ];
+    for (name, path) in &pages {
+        tour(&client, &ui, name, path).await;
+    }
+
+    // Signed out: the sign-in page. An admin manages users.
+    gavel_web::add_user(&ui.store, "ada", Role::Admin, "ada-password-1", "test")
+        .await
+        .unwrap();
+    click(&client, "#sign-out").await;
+    until(&client, "return location.pathname === '/login'").await;
+    tour(&client, &ui, "sign-in", "/login").await;
+    type_into(&client, "#f-name", "ada").await;
+    type_into(&client, "#f-password", "ada-password-1").await;
+    click(&client, "#sign-in").await;
+    until(&client, "return !!document.querySelector('#me')").await;
+    tour(&client, &ui, "users", "/users").await;
     client.close().await.unwrap();
+}
+
+/// Looks at one page at 1366×768 and at 390×844: every visible form control has
+/// a label, the first Tab shows where focus is, and at phone width nothing
+/// scrolls sideways. Screenshots it at both sizes (`NAME`, `NAME-phone`).
+async fn tour(client: &Client, ui: &Ui, name: &str, path: &str) {
+    for (width, height, suffix) in [(1366, 768, ""), (390, 844, "-phone")] {
+        client.set_window_size(width, height).await.unwrap();
+        client.goto(&format!("{}{path}", ui.base)).await.unwrap();
+        until(client, "return document.readyState === 'complete'").await;
+        if path == "/trends" {
+            until(
+                client,
+                "return document.getElementById('charts').dataset.ready === 'true'",
+            )
+            .await;
+        }
+        // The builder's screenshot shows the case's rounds and checks.
+        if name == "case-builder" {
+            let element = css(client, "#round-1").await;
+            let arg = serde_json::to_value(&element).unwrap();
+            client
+                .execute("arguments[0].scrollIntoView({block: 'start'})", vec![arg])
+                .await
+                .unwrap();
+        }
+        let unlabelled = client
+            .execute(
+                "return [...document.querySelectorAll('input, select, textarea')]
+                   .filter(e => e.type !== 'hidden' && e.getClientRects().length > 0)
+                   .filter(e => e.labels.length === 0 && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
+                   .map(e => e.outerHTML)",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(unlabelled, json!([]), "unlabelled controls on {path}");
+        shot(client, &format!("{name}{suffix}")).await;
+        let tab = KeyActions::new("keyboard".into())
+            .then(KeyAction::Down {
+                value: Key::Tab.into(),
+            })
+            .then(KeyAction::Up {
+                value: Key::Tab.into(),
+            });
+        client.perform_actions(tab).await.unwrap();
+        let outline = client
+            .execute(
+                "const e = document.activeElement; return e !== document.body && getComputedStyle(e).outlineStyle !== 'none'",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(outline, Value::Bool(true), "focus shows on {path}");
+        if suffix == "-phone" {
+            // What reaches past the right edge (none: the page fits).
+            let wide = client
+                .execute(
+                    "const w = document.documentElement.clientWidth;
+                     if (document.documentElement.scrollWidth <= w) return [];
+                     const wide = [...document.querySelectorAll('body *')]
+                       .filter(e => e.getBoundingClientRect().right > w + 1)
+                       .filter(e => !e.parentElement.closest('.table-wrap, pre.diff, .chart'))
+                       .map(e => e.tagName + '#' + e.id + '.' + e.className);
+                     return wide.length ? wide : ['the page: ' + document.documentElement.scrollWidth + 'px']",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(wide, json!([]), "{path} scrolls sideways on a phone");
+        }
+    }
+    client.set_window_size(1366, 768).await.unwrap();
 }
 
 /// Payloads that would set `window.__xss`, pop an alert or leave an element
@@ -540,7 +752,7 @@ async fn an_xss_corpus_executes_nothing_on_any_page() {
                 status: RunStatus::Completed,
                 started_at: format!("2026-11-2{n}T10:00:00Z"),
                 finished_at: Some(format!("2026-11-2{n}T10:01:00Z")),
-                config: json!({"judge": payloads[0], "selection": {"tags": [payloads[1]]}}),
+                config: json!({"judge": payloads[0], "tags": [payloads[1]]}),
                 planned: None,
             })
             .await

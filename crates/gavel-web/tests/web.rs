@@ -713,6 +713,49 @@ async fn two_runs_compare_execution_by_execution() {
     let (status, page) = ui.get(&format!("/compare?a={RUN}&b={later}")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("<tr class=\"fix\">") && page.contains("<tr class=\"only-in-b\">"));
+    // Each run in the pickers: suite, time, what passed, the tail of its id.
+    assert!(
+        page.contains("1 of 2 passed (50%) · 00000005</option>"),
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn the_start_form_offers_the_suites_targets_and_estimates_the_judge_cost() {
+    let ui = start(None).await;
+    let doc = gavel_store::SuiteDoc::from_value(json!({"cases": [
+        {"id": "judged", "input": "hi", "criteria": "Answers politely"},
+        {"id": "plain", "input": "hi", "checks": [{"type": "contains", "value": "ok"}]},
+    ]}))
+    .unwrap();
+    ui.store.import_suite("est", &doc, "test").await.unwrap();
+    let (status, page) = ui.get("/runs").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("name=\"targets[]\" value=\"echo\">"),
+        "{page}"
+    );
+
+    // 2 cases × 2 repeats; the judged one calls the judge twice, at gpt-4o-mini's
+    // list price ($0.15 / $0.60 per million) with ~1500 tokens in and ~300 out.
+    let (status, part) = ui
+        .get("/runs/preview?suite=est&judge=openai:gpt-4o-mini&repeat=2&targets[]=echo&targets[]=gone")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{part}");
+    assert!(part.contains("value=\"echo\" checked"), "{part}");
+    assert!(
+        !part.contains("gone"),
+        "a target the suite lacks is dropped: {part}"
+    );
+    assert!(part.contains("2 judge calls in 4 executions"), "{part}");
+    assert!(part.contains("about $0.0008"), "{part}");
+
+    let (_, part) = ui.get("/runs/preview?suite=est&judge=nonsense").await;
+    assert!(part.contains("not estimated: judge `nonsense`"), "{part}");
+    let (_, part) = ui
+        .get("/runs/preview?suite=est&judge=openai-compatible:m@http://127.0.0.1:9/v1")
+        .await;
+    assert!(part.contains("price is not known"), "{part}");
 }
 
 #[tokio::test]
