@@ -21,6 +21,7 @@ pub use error::ModelFilesError;
 
 /// What a model file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum ModelKind {
     /// A folder with `config.json`, `tokenizer.json` and `model.safetensors`.
     Encoder,

@@ -72,6 +72,7 @@ pub use compare::Comparison;
 pub use explain::explain;
 pub use required::RequiredJudges;
 pub use terminal::terminal;
+pub use text::cost as format_cost;
 pub use transport::Transport;
 pub use unfinished::{Unfinished, UnfinishedReason};
 

@@ -47,8 +47,8 @@ pub(crate) fn verdict_value(v: &Verdict, x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |x| on_scale(v.scale(), x))
 }
 
-/// A cost in US dollars, `-` when unknown.
-pub(crate) fn cost(cost: Option<f64>) -> String {
+/// A cost in US dollars as reports show it (`$0.0012`, `$1.50`), `-` when unknown.
+pub fn cost(cost: Option<f64>) -> String {
     match cost {
         None => "-".to_owned(),
         Some(c) if c != 0.0 && c.abs() < 0.01 => format!("${c:.4}"),

@@ -58,7 +58,12 @@ pub struct Selection {
     #[cfg_attr(feature = "cli", arg(long, value_parser = gavel_core::bounds::parse_repeat))]
     pub repeat: Option<u32>,
     /// Only this target (repeatable; default: every target of each case).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Stored as `only_targets`: a run's stored `targets` are its adapters.
+    #[serde(
+        default,
+        rename = "only_targets",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     #[cfg_attr(feature = "cli", arg(long = "target", value_name = "NAME"))]
     pub targets: Vec<String>,
 }
@@ -220,4 +225,33 @@ pub(crate) struct StoredConfig {
     /// Target name → adapter kind.
     #[serde(default)]
     pub(crate) targets: serde_json::Map<String, serde_json::Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_configuration_keeps_the_target_choice_beside_the_target_kinds() {
+        let stored = StoredConfig {
+            files: vec!["suite.yaml".into()],
+            selection: Selection {
+                targets: vec!["fast".into()],
+                ..Selection::default()
+            },
+            jobs: 4,
+            timeout_s: Some(120.0),
+            min_pass_rate: Some(80.0),
+            require_judges: false,
+            judge: None,
+            targets: serde_json::json!({"fast": "http", "slow": "http"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        };
+        let value = serde_json::to_value(&stored).unwrap_or_default();
+        let back: StoredConfig = serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.selection.targets, ["fast"]);
+        assert_eq!(back.targets.len(), 2);
+    }
 }

@@ -251,20 +251,7 @@ pub(crate) async fn compare(State(state): State<AppState>, Query(q): Query<Compa
         None
     } else {
         let (run_a, run_b) = (state.store.run(&a).await?, state.store.run(&b).await?);
-        let (cases_a, cases_b) = (
-            state.store.cases(&run_a.id).await?,
-            state.store.cases(&run_b.id).await?,
-        );
-        let executions_a = state.store.executions(&run_a.id).await?;
-        let executions_b = state.store.executions(&run_b.id).await?;
-        Some(Comparison::new(
-            &run_a,
-            executions_a,
-            &cases_a,
-            &run_b,
-            executions_b,
-            &cases_b,
-        ))
+        Some(gavel_session::history::compare(&state.store, &run_a, &run_b).await?)
     };
     let mut choices: Vec<(String, String)> = Vec::with_capacity(runs.len());
     for run in runs {

@@ -41,6 +41,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 pub(crate) fn templates() -> Result<Environment<'static>, WebError> {
     let mut env = Environment::new();
     env.add_filter("when", |t: String| crate::summary::short_time(&t));
+    env.add_filter("usd", |c: Option<f64>| gavel_report::format_cost(c));
     for (name, source) in TEMPLATES {
         env.add_template(name, source)
             .map_err(|e| WebError::Render(name, e))?;

@@ -28,14 +28,8 @@ enum ModelsAction {
         model: String,
         /// What to look for when the name is not a known one.
         #[arg(long, value_enum, default_value = "gguf")]
-        kind: KindArg,
+        kind: ModelKind,
     },
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum KindArg {
-    Encoder,
-    Gguf,
 }
 
 /// Runs `gavel models`.
@@ -63,13 +57,7 @@ pub(crate) async fn models(args: ModelsArgs) -> anyhow::Result<u8> {
             }
         },
         ModelsAction::Path { model, kind } => {
-            let kind = known(&model).map_or(
-                match kind {
-                    KindArg::Encoder => ModelKind::Encoder,
-                    KindArg::Gguf => ModelKind::Gguf,
-                },
-                |m| m.kind,
-            );
+            let kind = known(&model).map_or(kind, |m| m.kind);
             match files.locate(&model, kind) {
                 Ok(found) => {
                     println!("{}", found.path.display());
