@@ -8,7 +8,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use gavel_core::RunStatus;
-use gavel_report::compare::Comparison;
 use gavel_store::{Label, StoreError};
 use minijinja::context;
 use serde::Deserialize;
