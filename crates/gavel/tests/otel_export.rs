@@ -169,3 +169,19 @@ fn a_bad_protocol_is_refused_at_the_flag() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_bad_protocol_variable_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gavel_command(dir.path())
+        .args(["export", "otel", "latest"])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "smoke-signals")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL: `smoke-signals` is not an OTLP protocol"),
+        "{stderr}"
+    );
+}
