@@ -321,15 +321,23 @@ where
     }
 }
 
-/// `query_evaluations` latency over 100,000 stored verdicts (SQLite file):
-/// `cargo test -p gavel-mcp-server --test query -- --ignored --nocapture`.
-#[tokio::test]
+/// `query_evaluations` latency over 100,000 stored verdicts, on a SQLite file
+/// and, when `GAVEL_TEST_DATABASE_URL` names a server, a fresh PostgreSQL
+/// database: `cargo test -p gavel-mcp-server --release --test query -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread")]
 #[ignore = "a measurement: prints the latency of p95 grouped by check over 100,000 verdicts"]
 async fn latency_over_100k_verdicts() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&format!("sqlite://{}", dir.path().join("big.db").display()))
-        .await
-        .unwrap();
+    measure(format!("sqlite://{}", dir.path().join("big.db").display())).await;
+    if let Ok(admin) = std::env::var("GAVEL_TEST_DATABASE_URL") {
+        on_fresh_postgres(&admin, measure).await;
+    }
+}
+
+/// Seeds 100,000 verdicts into the store at `url` and prints query latencies.
+async fn measure(url: String) {
+    let store = Store::open(&url).await.unwrap();
+    let backend = url.split(':').next().unwrap_or_default().to_owned();
     // 2 runs × 16,667 executions × 3 verdicts ≈ 100,000 verdicts.
     seed(&store, 16_667).await;
     for (name, args) in [
@@ -360,8 +368,9 @@ async fn latency_over_100k_verdicts() {
         }
         times.sort_by(f64::total_cmp);
         println!(
-            "query_evaluations {name}: median {:.1} ms over 5 (min {:.1})",
+            "{backend}: query_evaluations {name}: median {:.1} ms over 5 (min {:.1})",
             times[2], times[0]
         );
     }
+    store.close().await;
 }

@@ -3,6 +3,14 @@
 /// An OpenTelemetry export failure. Messages never hold header values.
 #[derive(Debug, thiserror::Error)]
 pub enum OtelError {
+    /// A setting variable holds a value it cannot take.
+    #[error("{name}: {message}")]
+    Variable {
+        /// The variable.
+        name: &'static str,
+        /// What is wrong with its value.
+        message: String,
+    },
     /// The OTLP exporter could not be built (bad endpoint, protocol, headers).
     #[error("OpenTelemetry exporter for {signal}: {message}")]
     Build {
@@ -19,10 +27,22 @@ pub enum OtelError {
         /// What the SDK said.
         message: String,
     },
-    /// The stored run could not be read.
+    /// The stored run could not be read, or the run could not be prepared or executed.
     #[error(transparent)]
     Session(#[from] gavel_session::SessionError),
     /// The export thread stopped before it finished.
     #[error("OpenTelemetry export stopped: {0}")]
     Stopped(String),
+}
+
+impl OtelError {
+    /// Whether the settings are at fault (exit 2, HTTP 422) rather than the
+    /// receiver or the machine.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            OtelError::Variable { .. } | OtelError::Build { .. } => true,
+            OtelError::Session(e) => e.is_bad_input(),
+            OtelError::Export { .. } | OtelError::Stopped(_) => false,
+        }
+    }
 }

@@ -54,7 +54,7 @@ impl Exporter {
     /// Builds the pipeline. Must be called inside a Tokio runtime when the
     /// protocol is gRPC (the channel runs on it).
     pub fn new(settings: Settings) -> Result<Exporter, OtelError> {
-        let resource = Resource::builder().with_service_name("gavel").build();
+        let resource = resource();
         let spans = span_exporter(&settings)?;
         let tracer_provider = SdkTracerProvider::builder()
             .with_span_processor(
@@ -231,6 +231,20 @@ pub async fn export_run(
     .await
     .map_err(|e| OtelError::Stopped(e.to_string()))??;
     Ok(count)
+}
+
+/// The resource: `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_SERVICE_NAME` as the
+/// SDK reads them, with `service.name=gavel` unless they name the service.
+fn resource() -> Resource {
+    let detected = Resource::builder().build();
+    let named = detected
+        .get(&opentelemetry::Key::from_static_str("service.name"))
+        .is_some_and(|name| !name.as_str().starts_with("unknown_service"));
+    if named {
+        detected
+    } else {
+        Resource::builder().with_service_name(SCOPE).build()
+    }
 }
 
 /// The OTLP/HTTP URL of a signal under a base endpoint.

@@ -11,7 +11,9 @@
 //!
 //! Results arrive after they happened, so spans are built with explicit start
 //! and end times taken from the execution (`started_at`, turn latencies).
-//! [`OtelSink`] exports a run live as a [`gavel_session::Sink`]; [`export_stored`]
+//! [`OtelSink`] exports a run live as a [`gavel_session::Sink`]: front doors
+//! get it from [`sink`] (their request, the standard variables and the suite's
+//! `otel:` setting merged) and run with it through [`execute`]. [`export_stored`]
 //! sends a stored run after the fact. Transport is OTLP (HTTP protobuf, HTTP
 //! JSON or gRPC) through `opentelemetry-otlp`, configured by [`Settings`] and
 //! the standard `OTEL_EXPORTER_OTLP_*` variables. No key, header or target
@@ -21,6 +23,7 @@ mod attrs;
 mod error;
 mod evaluation;
 mod exporter;
+mod run;
 mod settings;
 mod sink;
 mod timeline;
@@ -28,5 +31,6 @@ mod trace;
 
 pub use error::OtelError;
 pub use exporter::{Exporter, RunSpan, export_run, export_stored};
-pub use settings::{Protocol, Settings, UnknownProtocol};
+pub use run::{execute, sink};
+pub use settings::{Protocol, Requested, Settings, UnknownProtocol};
 pub use sink::OtelSink;

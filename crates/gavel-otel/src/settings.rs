@@ -1,6 +1,15 @@
-//! What to export and where.
+//! What to export and where: the front door's request, the standard variables
+//! and the suite's `otel:` setting merged into one [`Settings`].
 
+use gavel_core::otel::OtelSettings;
 pub use gavel_core::otel::{Protocol, UnknownProtocol};
+
+use crate::OtelError;
+
+/// `OTEL_EXPORTER_OTLP_PROTOCOL`: wins over the suite's `protocol`.
+const PROTOCOL_VAR: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+/// `GAVEL_OTEL_REDACT`: as `--otel-redact`.
+const REDACT_VAR: &str = "GAVEL_OTEL_REDACT";
 
 /// Export settings. Endpoint headers (`OTEL_EXPORTER_OTLP_HEADERS`) and
 /// timeouts come from the standard variables, read by the OTLP exporter.
@@ -30,5 +39,172 @@ impl Default for Settings {
             span_events: true,
             logs: true,
         }
+    }
+}
+
+/// What a front door asks of the export besides the suite's `otel:` setting
+/// (`gavel run`'s `--otel` flags; the default asks for nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requested {
+    /// Export even when the suite does not ask (`--otel`).
+    pub export: bool,
+    /// The receiver (`--otel-endpoint`); wins over the suite's.
+    pub endpoint: Option<String>,
+    /// The transport (`--otel-protocol`); wins over the variable and the suite's.
+    pub protocol: Option<Protocol>,
+    /// Leave content out (`--otel-redact`), whatever the suite says.
+    pub redact: bool,
+    /// No span events (`--otel-no-span-events`), whatever the suite says.
+    pub no_span_events: bool,
+    /// No log records (`--otel-no-logs`), whatever the suite says.
+    pub no_logs: bool,
+}
+
+impl Settings {
+    /// The settings of a run that `requested` or the suite's `otel` setting
+    /// asks to export, else `None`. A request wins over
+    /// `OTEL_EXPORTER_OTLP_PROTOCOL` and `GAVEL_OTEL_REDACT`, which win over
+    /// the suite; switches turn off what any of them turns off.
+    pub fn resolve(
+        requested: &Requested,
+        suite: Option<&OtelSettings>,
+    ) -> Result<Option<Settings>, OtelError> {
+        Settings::merge(requested, suite, |name| std::env::var(name).ok())
+    }
+
+    /// [`Settings::resolve`] with the variables read through `var`.
+    fn merge(
+        requested: &Requested,
+        suite: Option<&OtelSettings>,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Settings>, OtelError> {
+        if !requested.export && suite.is_none() {
+            return Ok(None);
+        }
+        let suite = suite.cloned().unwrap_or_default();
+        let env_protocol = match var(PROTOCOL_VAR) {
+            Some(v) => Some(
+                v.parse()
+                    .map_err(|e: UnknownProtocol| OtelError::Variable {
+                        name: PROTOCOL_VAR,
+                        message: e.to_string(),
+                    })?,
+            ),
+            None => None,
+        };
+        let env_redact = match var(REDACT_VAR) {
+            Some(v) => flag(&v).ok_or_else(|| OtelError::Variable {
+                name: REDACT_VAR,
+                message: format!("`{v}` is not true or false"),
+            })?,
+            None => false,
+        };
+        Ok(Some(Settings {
+            endpoint: requested.endpoint.clone().or(suite.endpoint),
+            protocol: requested
+                .protocol
+                .or(env_protocol)
+                .or(suite.protocol)
+                .unwrap_or_default(),
+            redact_content: requested.redact || env_redact || suite.redact,
+            span_events: !requested.no_span_events && suite.span_events,
+            logs: !requested.no_logs && suite.logs,
+        }))
+    }
+}
+
+/// A boolean variable's value (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`; empty is false).
+fn flag(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "" | "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn merged(
+        requested: &Requested,
+        suite: Option<&OtelSettings>,
+        vars: &[(&str, &str)],
+    ) -> Result<Option<Settings>, OtelError> {
+        Settings::merge(requested, suite, |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        })
+    }
+
+    #[test]
+    fn nothing_asked_exports_nothing() {
+        assert!(
+            merged(&Requested::default(), None, &[(PROTOCOL_VAR, "grpc")])
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_request_wins_over_the_variable_which_wins_over_the_suite() {
+        let suite = OtelSettings {
+            endpoint: Some("http://suite:4318".into()),
+            protocol: Some(Protocol::HttpJson),
+            logs: false,
+            ..OtelSettings::default()
+        };
+        let s = merged(&Requested::default(), Some(&suite), &[])
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.endpoint.as_deref(), Some("http://suite:4318"));
+        assert_eq!(s.protocol, Protocol::HttpJson);
+        assert!(!s.logs && s.span_events && !s.redact_content);
+        let s = merged(
+            &Requested::default(),
+            Some(&suite),
+            &[(PROTOCOL_VAR, "grpc"), (REDACT_VAR, "1")],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.protocol, Protocol::Grpc);
+        assert!(s.redact_content);
+        let asked = Requested {
+            endpoint: Some("http://flag:4318".into()),
+            protocol: Some(Protocol::HttpProtobuf),
+            no_span_events: true,
+            ..Requested::default()
+        };
+        let s = merged(&asked, Some(&suite), &[(PROTOCOL_VAR, "grpc")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.endpoint.as_deref(), Some("http://flag:4318"));
+        assert_eq!(s.protocol, Protocol::HttpProtobuf);
+        assert!(!s.span_events && !s.logs);
+    }
+
+    #[test]
+    fn a_request_alone_exports_with_the_defaults() {
+        let asked = Requested {
+            export: true,
+            ..Requested::default()
+        };
+        let s = merged(&asked, None, &[]).unwrap().unwrap();
+        assert_eq!(s.protocol, Protocol::HttpProtobuf);
+        assert!(s.endpoint.is_none() && s.span_events && s.logs && !s.redact_content);
+    }
+
+    #[test]
+    fn a_bad_variable_is_named() {
+        let asked = Requested {
+            export: true,
+            ..Requested::default()
+        };
+        let e = merged(&asked, None, &[(PROTOCOL_VAR, "carrier-pigeon")]).unwrap_err();
+        assert!(e.to_string().contains(PROTOCOL_VAR), "{e}");
+        assert!(e.is_bad_input());
+        let e = merged(&asked, None, &[(REDACT_VAR, "maybe")]).unwrap_err();
+        assert!(e.to_string().contains(REDACT_VAR), "{e}");
     }
 }

@@ -1,7 +1,7 @@
 //! Runs started from the UI: executed in this process through the session, so
 //! they store exactly what a CLI run stores. A suite that cannot run is refused
 //! with the reason, kept as a failed run; runs whose targets listen on the same
-//! fixed address take turns.
+//! fixed address take turns. A suite's `otel:` setting exports its runs.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use gavel_core::load::SuiteSource;
 use gavel_core::{RunRecord, RunStatus};
-use gavel_session::{ModelOptions, PreparedRun, RunConfig, Selection, Sinks, Sources};
+use gavel_session::{ModelOptions, NoteLevel, PreparedRun, RunConfig, Selection, Sinks, Sources};
 use gavel_store::Store;
 
 use crate::live::Live;
@@ -115,7 +115,22 @@ impl Runs {
         let mut prepared = match PreparedRun::new(self.store.clone(), config).await {
             Ok(p) => p,
             Err(e) if e.is_bad_input() => {
-                return Err(StartError::Refused(self.refuse(request, &e, who).await));
+                return Err(StartError::Refused(
+                    self.refuse(request, e.to_string(), who).await,
+                ));
+            }
+            Err(e) => return Err(StartError::Web(WebError::Launch(e.to_string()))),
+        };
+        // The suite's `otel:` setting exports the run, as `gavel run` does.
+        let export = match gavel_otel::sink(
+            &gavel_otel::Requested::default(),
+            prepared.suite().otel.as_ref(),
+        ) {
+            Ok(export) => export,
+            Err(e) if e.is_bad_input() => {
+                return Err(StartError::Refused(
+                    self.refuse(request, e.to_string(), who).await,
+                ));
             }
             Err(e) => return Err(StartError::Web(WebError::Launch(e.to_string()))),
         };
@@ -144,23 +159,29 @@ impl Runs {
             }
             let run_id = prepared.run_id().to_owned();
             let cancel = gavel_runner::CancellationToken::new();
-            if let Err(e) = prepared.execute(&sinks, &cancel).await {
+            match gavel_otel::execute(prepared, sinks, export, &cancel).await {
+                // A failed export, for one: the server's log keeps it.
+                Ok(finished) => {
+                    for note in finished
+                        .notes
+                        .iter()
+                        .filter(|n| n.level == NoteLevel::Warning)
+                    {
+                        eprintln!("run {run_id}: {note}");
+                    }
+                }
                 // The session marked the run failed; keep why.
-                let _ = store.fail_run(&run_id, &e.to_string()).await;
+                Err(e) => {
+                    let _ = store.fail_run(&run_id, &e.to_string()).await;
+                }
             }
             drop(held);
         });
         Ok(id)
     }
 
-    /// Records a failed run holding `error`, so the runs list shows why.
-    async fn refuse(
-        &self,
-        request: &RunRequest,
-        error: &gavel_session::SessionError,
-        who: &str,
-    ) -> Refused {
-        let message = error.to_string();
+    /// Records a failed run holding `message`, so the runs list shows why.
+    async fn refuse(&self, request: &RunRequest, message: String, who: &str) -> Refused {
         let now = gavel_core::now_rfc3339();
         let run = RunRecord {
             id: uuid::Uuid::now_v7().to_string(),

@@ -1,6 +1,6 @@
 //! The web UI over a real store and a real socket: escaping, CSRF, auth, case
-//! validation by field, labels, DNS rebinding and cross-origin refusals, and the
-//! OpenAPI document.
+//! validation by field, labels, DNS rebinding and cross-origin refusals, the
+//! OpenAPI document, and a suite's `otel:` setting exporting its runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
@@ -9,6 +9,8 @@ use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verd
 use gavel_store::Store;
 use gavel_web::{Config, RunDefaults};
 
+#[path = "../../gavel/tests/otel/mod.rs"]
+mod otel;
 mod support;
 
 use reqwest::StatusCode;
@@ -837,4 +839,62 @@ async fn a_running_run_streams_its_results_as_server_sent_events() {
     // Afterwards, the run's events say it finished.
     let (_, done) = ui.get(&format!("/runs/{id}/events")).await;
     assert!(done.contains("\"type\":\"finished\""), "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_suite_with_an_otel_setting_exports_its_web_runs() {
+    let receiver = otel::receiver().await;
+    let ui = start(None).await;
+    let csrf = ui.csrf().await;
+    let doc = gavel_store::SuiteDoc::from_value(json!({
+        "otel": {"endpoint": receiver.uri()},
+        "cases": [{"id": "hello", "input": "hi", "checks": [{"type": "contains", "value": "ok"}]}],
+    }))
+    .unwrap();
+    ui.store
+        .import_suite("exported", &doc, "test")
+        .await
+        .unwrap();
+    let r = ui
+        .client
+        .post(format!("{}/api/runs", ui.base))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"suite": "exported"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let body: Value = r.json().await.unwrap();
+    let id = body["id"].as_str().unwrap();
+    let run = finished(&ui.store, id).await;
+    assert_eq!(run.status, RunStatus::Completed);
+    // The export ends once the run is stored: wait for its run span.
+    let mut got = otel::received(&receiver).await;
+    for _ in 0..600 {
+        if got.spans.iter().any(|s| s.name == "run exported") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        got = otel::received(&receiver).await;
+    }
+    let run_span = got
+        .spans
+        .iter()
+        .find(|s| s.name == "run exported")
+        .expect("the run span was exported");
+    assert_eq!(
+        otel::string(&run_span.attributes, "gavel.run.id").as_deref(),
+        Some(id)
+    );
+    let root = got.spans.iter().find(|s| s.name == "case hello").unwrap();
+    assert_eq!(
+        otel::string(&root.attributes, "gavel.status").as_deref(),
+        Some("pass")
+    );
+    let evaluation = got
+        .logs
+        .iter()
+        .find(|l| l.event_name == "gen_ai.evaluation.result")
+        .unwrap();
+    assert!(got.spans.iter().any(|s| s.span_id == evaluation.span_id));
 }

@@ -32,6 +32,8 @@ pub use gavel_core::load;
 pub use gavel_core::*;
 pub use gavel_embed as embed;
 pub use gavel_models as models;
+#[cfg(feature = "otel")]
+pub use gavel_otel as otel;
 pub use gavel_report as report;
 pub use gavel_runner as runner;
 pub use gavel_runner::run_case;
@@ -47,6 +49,20 @@ pub fn assert_passed(case: &Case, execution: &Execution) {
     if execution.status != Status::Pass {
         panic!("\n{}", report::explain(case, execution));
     }
+}
+
+/// Executes `prepared` as `gavel run` does, with the OpenTelemetry export its
+/// suite's `otel:` setting asks for (feature `otel`, part of `cli`): sent as the
+/// run goes and ended with its gate; an export that fails is a warning in
+/// [`session::Finished::notes`], the run's status stands.
+#[cfg(feature = "otel")]
+pub async fn execute(
+    prepared: session::PreparedRun,
+    sinks: session::Sinks,
+    cancel: &runner::CancellationToken,
+) -> Result<session::Finished, otel::OtelError> {
+    let export = otel::sink(&otel::Requested::default(), prepared.suite().otel.as_ref())?;
+    otel::execute(prepared, sinks, export, cancel).await
 }
 
 /// The default store: a SQLite file in `.gavel/` under the working directory.

@@ -9,22 +9,14 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use serde_json::Value;
-use support::{agent_bin, free_port, workspace};
+use support::{conversations_targets, free_port, workspace};
 
 /// Runs the suite (its own targets file, the agent launched from its binary
 /// rather than `cargo run`) with `bug` injected; returns the JSON report.
 fn run(bug: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let examples = workspace().join("examples/conversations");
-    let targets = std::fs::read_to_string(examples.join("targets.yaml"))
-        .unwrap()
-        .replace(
-            "[cargo, run, --quiet, -p, property-agent, --,",
-            &format!("[{:?},", agent_bin().display().to_string()),
-        );
-    assert!(!targets.contains("cargo"), "{targets}");
-    let targets_file = dir.path().join("targets.yaml");
-    std::fs::write(&targets_file, targets).unwrap();
+    let targets_file = conversations_targets(dir.path());
     let report = dir.path().join("r.json");
     let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
         .args([

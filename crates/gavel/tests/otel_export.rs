@@ -9,71 +9,9 @@ mod support;
 
 use std::collections::HashSet;
 
-use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::KeyValue;
-use opentelemetry_proto::tonic::common::v1::any_value::Value;
-use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use opentelemetry_proto::tonic::trace::v1::Span;
-use prost::Message;
+use otel::{Received, received, receiver, string};
 use support::{Mock, gavel_command};
-use wiremock::matchers::method;
-use wiremock::{MockServer, ResponseTemplate};
-
-/// Everything one receiver got.
-#[derive(Default)]
-struct Received {
-    spans: Vec<Span>,
-    logs: Vec<LogRecord>,
-    bytes: Vec<u8>,
-}
-
-async fn receiver() -> MockServer {
-    let server = MockServer::start().await;
-    wiremock::Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&server)
-        .await;
-    server
-}
-
-async fn received(server: &MockServer) -> Received {
-    let mut out = Received::default();
-    for r in server.received_requests().await.unwrap() {
-        out.bytes.extend_from_slice(&r.body);
-        for (name, value) in &r.headers {
-            out.bytes.extend_from_slice(name.as_str().as_bytes());
-            out.bytes.extend_from_slice(value.as_bytes());
-        }
-        match r.url.path() {
-            "/v1/traces" => {
-                let req = ExportTraceServiceRequest::decode(r.body.as_slice()).unwrap();
-                for rs in req.resource_spans {
-                    out.spans
-                        .extend(rs.scope_spans.into_iter().flat_map(|s| s.spans));
-                }
-            }
-            "/v1/logs" => {
-                let req = ExportLogsServiceRequest::decode(r.body.as_slice()).unwrap();
-                for rl in req.resource_logs {
-                    out.logs
-                        .extend(rl.scope_logs.into_iter().flat_map(|s| s.log_records));
-                }
-            }
-            other => panic!("unexpected request to {other}"),
-        }
-    }
-    out
-}
-
-fn string(attrs: &[KeyValue], key: &str) -> Option<String> {
-    attrs.iter().find(|kv| kv.key == key).and_then(|kv| {
-        match kv.value.as_ref()?.value.as_ref()? {
-            Value::StringValue(s) => Some(s.clone()),
-            _ => None,
-        }
-    })
-}
 
 /// Runs gavel with the canary as every provider key; fails the test on a non-zero exit.
 async fn gavel(dir: &std::path::Path, args: Vec<String>) -> String {
@@ -228,6 +166,22 @@ fn a_bad_protocol_is_refused_at_the_flag() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("`smoke-signals` is not an OTLP protocol"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_protocol_variable_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gavel_command(dir.path())
+        .args(["export", "otel", "latest"])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "smoke-signals")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL: `smoke-signals` is not an OTLP protocol"),
         "{stderr}"
     );
 }

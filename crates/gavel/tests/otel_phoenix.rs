@@ -1,12 +1,12 @@
-//! A judged run exported to a local Arize Phoenix (the OTLP receiver) and read
-//! back through Phoenix's REST API: traces, spans, tool spans, sessions and
-//! `gen_ai.evaluation.result` span events; live over OTLP/HTTP protobuf, and
-//! after the fact over gRPC. Phoenix comes from scripts/phoenix.sh;
+//! A judged run of `examples/conversations` (the example agent, judged by the
+//! local mock-openai) exported to a local Arize Phoenix (the OTLP receiver) and
+//! read back through Phoenix's REST API: traces, turn and tool spans, sessions
+//! and one `gen_ai.evaluation.result` span event per verdict; live over
+//! OTLP/HTTP protobuf, and after the fact over gRPC. Phoenix comes from scripts/setup.d/50-phoenix.sh;
 //! without it the test skips and says why (GAVEL_TEST_REQUIRE_PHOENIX=1 makes
 //! that a failure).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod otel;
 mod support;
 
 use std::path::PathBuf;
@@ -14,11 +14,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{Mock, free_port, gavel_command, workspace};
+use support::{Mock, conversations_targets, free_port, gavel_command, workspace};
 
 /// Phoenix's own start-up (schema migrations) and ingestion are slow on a
 /// loaded machine: waits are bounded by this, never asserted on.
-const PATIENCE: Duration = Duration::from_secs(600);
+const PATIENCE: Duration = Duration::from_secs(300);
 
 /// The `phoenix` executable: $GAVEL_PHOENIX, the setup script's virtualenv, or PATH.
 fn phoenix_bin() -> Option<PathBuf> {
@@ -84,12 +84,12 @@ impl Phoenix {
         r.status().is_success().then(|| r.json().ok()).flatten()
     }
 
-    /// The spans of `project` once at least `count` have been ingested.
-    fn spans(&self, project: &str, count: usize) -> Vec<Value> {
-        wait_for("Phoenix to ingest the spans", || {
+    /// The spans of `project` once `ingested` says all have arrived.
+    fn spans(&self, project: &str, ingested: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        wait_for(&format!("Phoenix to ingest project {project}"), || {
             let body = self.get(&format!("/v1/projects/{project}/spans?limit=1000"))?;
             let spans = body["data"].as_array()?.clone();
-            (spans.len() >= count).then_some(spans)
+            ingested(&spans).then_some(spans)
         })
     }
 }
@@ -127,61 +127,106 @@ fn named<'a>(spans: &'a [Value], prefix: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-/// Checks what Phoenix kept of the exported run.
-fn check_project(phoenix: &Phoenix, project: &str, session_check: bool) {
-    // 2 cases × (root + turn + 2 tools + judge chats) + the run span.
-    let spans = phoenix.spans(project, 10);
+/// The `gen_ai.evaluation.result` span events of `spans`.
+fn evaluations(spans: &[Value]) -> Vec<&Value> {
+    spans
+        .iter()
+        .flat_map(|s| s["events"].as_array().into_iter().flatten())
+        .filter(|e| e["name"] == "gen_ai.evaluation.result")
+        .collect()
+}
+
+/// What the JSON report says was recorded, to compare with what Phoenix kept.
+struct Recorded {
+    executions: usize,
+    turns: usize,
+    tool_calls: usize,
+    verdicts: usize,
+}
+
+impl Recorded {
+    fn of(report: &Value) -> Recorded {
+        let repeats: Vec<&Value> = report["detailed_results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["repeats"].as_array().unwrap())
+            .collect();
+        let turns: Vec<&Value> = repeats
+            .iter()
+            .flat_map(|r| r["transcript"]["turns"].as_array().unwrap())
+            .collect();
+        Recorded {
+            executions: repeats.len(),
+            turns: turns.len(),
+            tool_calls: turns
+                .iter()
+                .filter_map(|t| t["tool_calls"].as_array())
+                .map(Vec::len)
+                .sum(),
+            verdicts: repeats
+                .iter()
+                .map(|r| r["verdicts"].as_array().unwrap().len())
+                .sum(),
+        }
+    }
+}
+
+/// Checks what Phoenix kept of the exported run: one trace per execution, a
+/// span per turn and tool call, one evaluation event per verdict, and (on the
+/// first project: session ids are global) the sessions.
+fn check_project(phoenix: &Phoenix, project: &str, recorded: &Recorded, session_check: bool) {
+    // Ingestion is asynchronous: wait for as many as were sent, then compare.
+    let spans = phoenix.spans(project, |spans| {
+        named(spans, "run ").len() == 1
+            && named(spans, "case ").len() >= recorded.executions
+            && named(spans, "invoke_agent ").len() >= recorded.turns
+            && named(spans, "execute_tool ").len() >= recorded.tool_calls
+            && !named(spans, "chat judge").is_empty()
+            && evaluations(spans).len() >= recorded.verdicts
+    });
     let roots = named(&spans, "case ");
-    assert_eq!(roots.len(), 2, "{spans:#?}");
+    assert_eq!(roots.len(), recorded.executions, "{spans:#?}");
     let traces: std::collections::HashSet<&str> = roots
         .iter()
         .map(|s| s["context"]["trace_id"].as_str().unwrap())
         .collect();
-    assert_eq!(traces.len(), 2, "one trace per execution");
-    assert_eq!(named(&spans, "run otel-export").len(), 1);
-    let turns = named(&spans, "invoke_agent agent");
-    assert_eq!(turns.len(), 2);
-    let session = attr(&turns[0]["attributes"], "gen_ai.conversation.id")
-        .and_then(Value::as_str)
-        .unwrap();
+    assert_eq!(traces.len(), recorded.executions, "one trace per execution");
+    assert_eq!(named(&spans, "run conversations").len(), 1);
+    let turns = named(&spans, "invoke_agent ");
+    assert_eq!(turns.len(), recorded.turns);
     let tools = named(&spans, "execute_tool ");
-    assert_eq!(tools.len(), 4);
-    let fetch = tools
-        .iter()
-        .find(|s| s["name"] == "execute_tool get_revenue_data")
-        .unwrap();
-    assert_eq!(
-        attr(&fetch["attributes"], "gen_ai.tool.call.arguments").and_then(Value::as_str),
-        Some(r#"{"month":"2026-02"}"#)
+    assert_eq!(tools.len(), recorded.tool_calls);
+    assert!(
+        tools
+            .iter()
+            .any(|s| s["name"] == "execute_tool get_listings"),
+        "{tools:#?}"
     );
-    let evaluations: Vec<&Value> = spans
-        .iter()
-        .flat_map(|s| s["events"].as_array().into_iter().flatten())
-        .filter(|e| e["name"] == "gen_ai.evaluation.result")
-        .collect();
+    assert!(!named(&spans, "chat judge").is_empty(), "the judge's calls");
+    let evaluations = evaluations(&spans);
+    assert_eq!(evaluations.len(), recorded.verdicts, "one per verdict");
     let names: Vec<&str> = evaluations
         .iter()
         .filter_map(|e| attr(&e["attributes"], "gen_ai.evaluation.name").and_then(Value::as_str))
         .collect();
-    assert!(names.iter().any(|n| n.starts_with("judge ")), "{names:?}");
-    assert!(
-        names
-            .iter()
-            .any(|n| n.starts_with("step-score") && n.ends_with(" step 1")),
-        "{names:?}"
-    );
-    let on_tool = fetch["events"].as_array().unwrap();
-    assert!(
-        on_tool
-            .iter()
-            .any(|e| attr(&e["attributes"], "gen_ai.evaluation.score.value").is_some()),
-        "{on_tool:?}"
-    );
-    // Phoenix groups traces by gen_ai.conversation.id (session ids are global:
-    // checked on the first project only).
+    assert!(names.iter().any(|n| n.starts_with("judge")), "{names:?}");
+    assert!(evaluations.iter().all(|e| {
+        attr(&e["attributes"], "gen_ai.evaluation.score.label")
+            .and_then(Value::as_str)
+            .is_some_and(|l| ["pass", "fail", "error", "skipped"].contains(&l))
+    }));
     if !session_check {
         return;
     }
+    // Phoenix groups traces by gen_ai.conversation.id (a trace joins the
+    // session its first ingested span names: a case without branches has one).
+    let session = roots
+        .iter()
+        .find(|s| s["name"] == "case multi-round")
+        .and_then(|s| attr(&s["attributes"], "gen_ai.conversation.id"))
+        .and_then(Value::as_str)
+        .unwrap();
     let found = wait_for("Phoenix's session", || {
         phoenix.get(&format!("/v1/sessions/{session}"))
     });
@@ -192,9 +237,9 @@ fn check_project(phoenix: &Phoenix, project: &str, session_check: bool) {
 }
 
 #[test]
-fn a_judged_run_reads_back_from_phoenix_over_http_and_grpc() {
+fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_over_http_and_grpc() {
     let Some(bin) = phoenix_bin() else {
-        let why = "skipped: Arize Phoenix is not installed (run scripts/phoenix.sh)";
+        let why = "skipped: Arize Phoenix is not installed (run scripts/setup)";
         assert!(
             std::env::var("GAVEL_TEST_REQUIRE_PHOENIX").as_deref() != Ok("1"),
             "{why}"
@@ -205,17 +250,19 @@ fn a_judged_run_reads_back_from_phoenix_over_http_and_grpc() {
     let phoenix = Phoenix::start(bin);
     let mock = Mock::start();
     let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("suite.yaml");
-    std::fs::write(&suite, otel::suite(&mock.url)).unwrap();
+    let targets = conversations_targets(dir.path());
+    let suite = workspace().join("examples/conversations/suite.yaml");
+    let report = dir.path().join("r.json");
     let db = format!("sqlite://{}", dir.path().join("g.db").display());
-    let gavel = |args: &[&str], project: &str| {
+    let judge = format!("openai-compatible:judge@{}/v1", mock.url);
+    let gavel = |args: &[&str], project: (&str, String)| {
         let out = gavel_command(dir.path())
             .args(args)
             .args(["--db", &db, "--otel-no-logs"])
-            .env(
-                "OTEL_EXPORTER_OTLP_HEADERS",
-                format!("x-project-name={project}"),
-            )
+            .env(project.0, project.1)
+            .env("PROPERTY_AGENT_PORT", free_port().to_string())
+            .env("PROPERTY_AGENT_REVIVAL_PORT", free_port().to_string())
+            .env("TMPDIR", dir.path())
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -225,15 +272,27 @@ fn a_judged_run_reads_back_from_phoenix_over_http_and_grpc() {
     gavel(
         &[
             "run",
+            targets.to_str().unwrap(),
             suite.to_str().unwrap(),
+            "--judge",
+            &judge,
             "--quiet",
+            "-o",
+            report.to_str().unwrap(),
             "--otel",
             "--otel-endpoint",
             &phoenix.http,
         ],
-        "gavel-live",
+        // Over HTTP Phoenix takes the project from this header.
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-project-name=gavel-live".into(),
+        ),
     );
-    check_project(&phoenix, "gavel-live", true);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let recorded = Recorded::of(&report);
+    assert_eq!(recorded.executions, 6, "{report:#}");
+    check_project(&phoenix, "gavel-live", &recorded, true);
     gavel(
         &[
             "export",
@@ -244,7 +303,11 @@ fn a_judged_run_reads_back_from_phoenix_over_http_and_grpc() {
             "--otel-endpoint",
             &phoenix.grpc,
         ],
-        "gavel-grpc",
+        // Over gRPC it reads no header (metadata): the project is a resource attribute.
+        (
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "openinference.project.name=gavel-grpc".into(),
+        ),
     );
-    check_project(&phoenix, "gavel-grpc", false);
+    check_project(&phoenix, "gavel-grpc", &recorded, false);
 }

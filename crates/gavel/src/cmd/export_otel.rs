@@ -1,16 +1,11 @@
 //! OpenTelemetry export: `gavel run --otel` sends a run as it happens;
 //! `gavel export otel RUN_ID` sends a stored run. See docs/OTEL.md.
 
-use std::sync::Arc;
-
 use clap::{Args, Subcommand};
-use gavel_core::otel::OtelSettings;
-use gavel_otel::{Exporter, OtelSink, Protocol, Settings};
-use gavel_session::{Finished, Sinks};
-
+use gavel_otel::{Exporter, OtelError, OtelSink, Protocol, Requested, Settings};
 use gavel_session::GateConfig;
 
-use super::{EXIT_INFRA, EXIT_OK, StoreArgs, plural};
+use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_OK, StoreArgs, plural};
 
 /// Where and what to export (shared by `run --otel` and `export otel`).
 #[derive(Debug, Clone, Args)]
@@ -19,11 +14,13 @@ pub(crate) struct OtelSettingsArgs {
     /// localhost:4318 for HTTP, :4317 for gRPC). Headers come from OTEL_EXPORTER_OTLP_HEADERS.
     #[arg(long, value_name = "URL")]
     otel_endpoint: Option<String>,
-    /// OTLP transport: http/protobuf (default), http/json or grpc.
-    #[arg(long, value_name = "PROTOCOL", env = "OTEL_EXPORTER_OTLP_PROTOCOL", value_parser = parse_protocol)]
+    /// OTLP transport: http/protobuf (default), http/json or grpc (default:
+    /// OTEL_EXPORTER_OTLP_PROTOCOL, else the suite's).
+    #[arg(long, value_name = "PROTOCOL", value_parser = parse_protocol)]
     otel_protocol: Option<Protocol>,
-    /// Leave message texts and tool-call arguments and results out of the export.
-    #[arg(long, env = "GAVEL_OTEL_REDACT")]
+    /// Leave message texts and tool-call arguments and results out of the
+    /// export (also GAVEL_OTEL_REDACT=1).
+    #[arg(long)]
     otel_redact: bool,
     /// Send verdicts as log records only, not also as span events.
     #[arg(long)]
@@ -34,17 +31,16 @@ pub(crate) struct OtelSettingsArgs {
 }
 
 impl OtelSettingsArgs {
-    /// Builds the exporter from the flags, each falling back on the suite's
-    /// `otel` setting when not given (inside the runtime: a gRPC channel runs on it).
-    fn exporter(&self, suite: Option<&OtelSettings>) -> anyhow::Result<Exporter> {
-        let suite = suite.cloned().unwrap_or_default();
-        Ok(Exporter::new(Settings {
-            endpoint: self.otel_endpoint.clone().or(suite.endpoint),
-            protocol: self.otel_protocol.or(suite.protocol).unwrap_or_default(),
-            redact_content: self.otel_redact || suite.redact,
-            span_events: !self.otel_no_span_events && suite.span_events,
-            logs: !self.otel_no_logs && suite.logs,
-        })?)
+    /// The request these flags make; `export` as given.
+    fn requested(&self, export: bool) -> Requested {
+        Requested {
+            export,
+            endpoint: self.otel_endpoint.clone(),
+            protocol: self.otel_protocol,
+            redact: self.otel_redact,
+            no_span_events: self.otel_no_span_events,
+            no_logs: self.otel_no_logs,
+        }
     }
 }
 
@@ -60,28 +56,27 @@ pub(crate) struct OtelArgs {
 }
 
 impl OtelArgs {
-    /// `sinks` with the exporting sink added when `--otel` is given or the
-    /// suite's `otel` setting turns export on, and that sink.
-    pub(crate) fn attach(
+    /// The exporting sink when `--otel` is given or the suite's `otel` setting
+    /// turns export on (inside the runtime: a gRPC channel runs on it).
+    pub(crate) fn sink(
         &self,
-        sinks: Sinks,
-        suite: Option<&OtelSettings>,
-    ) -> anyhow::Result<(Sinks, Option<Arc<OtelSink>>)> {
-        if !self.otel && suite.is_none() {
-            return Ok((sinks, None));
-        }
-        let sink = Arc::new(OtelSink::new(self.settings.exporter(suite)?));
-        Ok((sinks.with(sink.clone()), Some(sink)))
+        suite: Option<&gavel_core::otel::OtelSettings>,
+    ) -> Result<Option<std::sync::Arc<OtelSink>>, OtelError> {
+        gavel_otel::sink(&self.settings.requested(self.otel), suite)
     }
 }
 
-/// Ends a live export with the run's gate and sends what is queued. A failed
-/// export is reported and leaves the run's exit code alone: the run is stored.
-pub(crate) async fn finish(sink: Option<Arc<OtelSink>>, finished: &Finished) {
-    if let Some(sink) = sink {
-        let gate = finished.report.gate.clone();
-        if let Err(e) = sink.finish_async(finished.run.clone(), gate).await {
-            eprintln!("warning: {e}");
+/// Prints an export that could not start or finish; its exit code.
+pub(crate) fn otel_error(e: &OtelError) -> u8 {
+    match e {
+        OtelError::Session(e) => super::session_error(e),
+        e => {
+            eprintln!("error: {e}");
+            if e.is_bad_input() {
+                EXIT_BAD_INPUT
+            } else {
+                EXIT_INFRA
+            }
         }
     }
 }
@@ -121,7 +116,7 @@ pub(crate) async fn export(args: ExportCommand) -> anyhow::Result<u8> {
         None => return super::library::export(args.suite).await,
     };
     let store = a.store.open().await?;
-    match gavel_otel::export_run(a.settings.exporter(None)?, &store, &a.run, &a.gate).await {
+    match export_stored(&a, &store).await {
         Ok(count) => {
             eprintln!(
                 "exported {count} execution{} to OpenTelemetry",
@@ -129,12 +124,17 @@ pub(crate) async fn export(args: ExportCommand) -> anyhow::Result<u8> {
             );
             Ok(EXIT_OK)
         }
-        Err(gavel_otel::OtelError::Session(e)) => Ok(super::session_error(&e)),
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(EXIT_INFRA)
-        }
+        Err(e) => Ok(otel_error(&e)),
     }
+}
+
+/// Sends the stored run `a` names; how many executions were sent.
+async fn export_stored(
+    a: &ExportOtelArgs,
+    store: &gavel::store::Store,
+) -> Result<usize, OtelError> {
+    let settings = Settings::resolve(&a.settings.requested(true), None)?.unwrap_or_default();
+    gavel_otel::export_run(Exporter::new(settings)?, store, &a.run, &a.gate).await
 }
 
 /// `--otel-protocol`.

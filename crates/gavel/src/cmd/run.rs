@@ -65,18 +65,19 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let cancel = CancellationToken::new();
     super::watch_ctrl_c(cancel.clone());
     let progress = Arc::new(Progress::new(planned, !args.quiet));
-    let (sinks, otel) = args
-        .otel
-        .attach(Sinks::new().with(progress.clone()), suite_otel.as_ref())?;
-    let finished = match prepared.execute(&sinks, &cancel).await {
+    let otel = match args.otel.sink(suite_otel.as_ref()) {
+        Ok(sink) => sink,
+        Err(e) => return Ok(super::export_otel::otel_error(&e)),
+    };
+    let sinks = Sinks::new().with(progress.clone());
+    let finished = match gavel_otel::execute(prepared, sinks, otel, &cancel).await {
         Ok(f) => f,
-        Err(e) => return Ok(super::session_error(&e)),
+        Err(e) => return Ok(super::export_otel::otel_error(&e)),
     };
     progress.finish();
     for note in &finished.notes {
         eprintln!("{note}");
     }
-    super::export_otel::finish(otel, &finished).await;
     let code = super::report::emit(&finished.report, &args.out, &args.config.gate)?;
     if let Some(e) = &finished.error {
         eprintln!("error: {e}");

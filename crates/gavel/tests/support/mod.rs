@@ -104,6 +104,24 @@ pub(crate) fn agent_bin() -> std::path::PathBuf {
     bin
 }
 
+/// examples/conversations' targets file written into `dir`, the agent launched
+/// from its binary rather than `cargo run`; the suite beside it is
+/// `workspace()/examples/conversations/suite.yaml`. Runs set
+/// `PROPERTY_AGENT_PORT`, `PROPERTY_AGENT_REVIVAL_PORT` and `TMPDIR`.
+pub(crate) fn conversations_targets(dir: &Path) -> std::path::PathBuf {
+    let examples = workspace().join("examples/conversations");
+    let targets = std::fs::read_to_string(examples.join("targets.yaml"))
+        .unwrap()
+        .replace(
+            "[cargo, run, --quiet, -p, property-agent, --,",
+            &format!("[{:?},", agent_bin().display().to_string()),
+        );
+    assert!(!targets.contains("cargo"), "{targets}");
+    let file = dir.join("targets.yaml");
+    std::fs::write(&file, targets).unwrap();
+    file
+}
+
 /// A TCP port free right now.
 pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
