@@ -139,11 +139,10 @@ impl IsolationCheck {
             }
         }
         if let Some((branch, mut v)) = broken {
-            if let Value::Object(e) = &mut v.evidence {
-                e.insert("branch".into(), json!(branch));
-                e.insert("leaks".into(), evidence["leaks"].clone());
-                e.insert("judged".into(), Value::Array(judged));
-            }
+            let e = &mut v.evidence.detail;
+            e.insert("branch".into(), json!(branch));
+            e.insert("leaks".into(), evidence["leaks"].clone());
+            e.insert("judged".into(), Value::Array(judged));
             if v.status == Status::Error {
                 v.reason = format!("branch `{branch}`: {}", v.reason);
             }

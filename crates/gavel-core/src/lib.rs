@@ -18,6 +18,7 @@ pub mod case;
 pub mod check;
 pub mod check_kind;
 pub mod error;
+pub mod evidence;
 pub mod judge;
 pub mod load;
 pub mod metric;
@@ -42,11 +43,16 @@ pub use error::{LoadError, Location};
 pub use judge::{JudgeSettings, Scale};
 pub use metric::{Metric, MetricSpec, ScriptInput, ScriptSpec, Transform};
 pub use outcome::{Execution, Outcome, PairwiseStats, Summary, TagStats};
-pub use run::{RunRecord, RunStatus};
-pub use status::Status;
+pub use run::{RunRecord, RunStatus, UnknownRunStatus};
+pub use status::{Status, UnknownStatus};
 pub use target::TargetSpec;
 pub use transcript::{Attempts, StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
-pub use verdict::{JUDGE_UNAVAILABLE_EVIDENCE, TRANSPORT_EVIDENCE, Verdict};
+pub use evidence::{
+    Evidence, Favoured, JudgeScore, ModelCalls, PairwiseOrder, PairwiseReading, Reading,
+    Rejudgement, RubricDimension, RubricReading, ShortCircuit, StepScore, StepScores,
+    ToolCallGrade, ToolVerifications, TrajectoryReading,
+};
+pub use verdict::Verdict;
 
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),
 /// which sorts as text in every store.

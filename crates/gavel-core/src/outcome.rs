@@ -248,12 +248,12 @@ impl PairwiseStats {
             .iter()
             .flat_map(|o| &o.executions)
             .flat_map(|e| &e.verdicts)
-            .filter(|v| v.kind == CheckKind::Pairwise && v.evidence.get("position_bias").is_some())
-            .filter(|v| v.evidence.get("short_circuit").is_none());
+            .filter(|v| v.kind == CheckKind::Pairwise && v.evidence.short_circuit.is_none())
+            .filter_map(|v| v.evidence.pairwise());
         let mut stats = PairwiseStats::default();
-        for v in judged {
+        for p in judged {
             stats.comparisons += 1;
-            stats.position_bias += usize::from(v.evidence["position_bias"] == true);
+            stats.position_bias += usize::from(p.position_bias);
         }
         stats
     }

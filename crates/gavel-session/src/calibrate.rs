@@ -11,7 +11,7 @@ use gavel_calibration::{
 };
 use gavel_checks::JudgeRuntime;
 use gavel_core::{CalibrationRun, ExecutionKey, JudgeSettings};
-use gavel_models::{CacheStore, ModelPool, ModelSettings};
+use gavel_models::{CacheError, CacheStore, ModelPool, ModelSettings};
 use gavel_store::{Store, StoreError};
 
 use crate::{ModelOptions, RunJudges, SessionError, default_judge, pool, provider};
@@ -223,14 +223,14 @@ struct WriteOnlyCache(Store);
 
 #[async_trait::async_trait]
 impl CacheStore for WriteOnlyCache {
-    async fn get(&self, _key: &str) -> Result<Option<String>, String> {
+    async fn get(&self, _key: &str) -> Result<Option<String>, CacheError> {
         Ok(None)
     }
 
-    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String> {
+    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), CacheError> {
         self.0
             .cache_put(key, model, value)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(CacheError::new)
     }
 }

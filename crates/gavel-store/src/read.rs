@@ -140,10 +140,7 @@ impl Store {
                 let repeat = from_i64(repeat, || format!("{} repeat_index", what()))?;
                 let status = status
                     .parse::<Status>()
-                    .map_err(|message| StoreError::Corrupt {
-                        what: what(),
-                        message,
-                    })?;
+                    .map_err(|e| StoreError::corrupt(what(), e))?;
                 Ok(((case_id, target, repeat), status))
             })
             .collect()

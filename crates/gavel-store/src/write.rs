@@ -532,9 +532,9 @@ impl<'a> Children<'a> {
                     .map(|r| to_i64(r, || at("round")))
                     .transpose()?,
                 verdict,
-                // JSON null is stored as SQL NULL.
+                // No evidence is stored as SQL NULL.
                 evidence: match &verdict.evidence {
-                    serde_json::Value::Null => None,
+                    evidence if evidence.is_empty() => None,
                     evidence => Some(to_json(evidence, || at("evidence"))?),
                 },
             });

@@ -166,7 +166,8 @@ impl Consensus {
                 .zip(&verdicts)
                 .map(|(m, v)| {
                     let mut e = entry(&m.label, v);
-                    e.insert("raw_score".into(), v.evidence["score"].clone());
+                    let raw = v.evidence.score().and_then(|s| s.score);
+                    e.insert("raw_score".into(), json!(raw));
                     Value::Object(e)
                 })
                 .collect();
