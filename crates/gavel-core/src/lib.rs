@@ -34,7 +34,7 @@ pub mod transcript;
 pub mod verdict;
 
 pub use calibration::{
-    CalibrationRequirement, CalibrationRun, ExecutionKey, GateMetric, JudgeFingerprint, Label,
+    CalibrationRequirement, CalibrationRun, ExecutionRef, GateMetric, JudgeFingerprint, Label,
 };
 pub use case::{Case, CriteriaJudge, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::{CheckSpec, OneOrMany};
@@ -42,7 +42,7 @@ pub use check_kind::{CheckKind, UnknownCheckKind};
 pub use error::{LoadError, Location};
 pub use judge::{JudgeSettings, Scale};
 pub use metric::{Metric, MetricSpec, ScriptInput, ScriptSpec, Transform};
-pub use outcome::{Execution, Outcome, PairwiseStats, Summary, TagStats};
+pub use outcome::{Execution, ExecutionKey, Outcome, PairwiseStats, Summary, TagStats};
 pub use run::{RunRecord, RunStatus, UnknownRunStatus};
 pub use status::{Status, UnknownStatus};
 pub use target::TargetSpec;

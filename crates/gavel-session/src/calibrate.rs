@@ -10,7 +10,7 @@ use gavel_calibration::{
     CalibrationError, GatePolicy, Judge, LabelledTurn, Record, Report, judge_all, load_jsonl,
 };
 use gavel_checks::JudgeRuntime;
-use gavel_core::{CalibrationRun, ExecutionKey, JudgeSettings};
+use gavel_core::{CalibrationRun, ExecutionRef, JudgeSettings};
 use gavel_models::{CacheError, CacheStore, ModelPool, ModelSettings};
 use gavel_store::{Store, StoreError};
 
@@ -178,7 +178,7 @@ async fn store_records(
             CalibrationError::Set(format!("the store holds no label in set `{set}`")).into(),
         );
     }
-    let mut shown: HashMap<ExecutionKey, LabelledTurn> = HashMap::new();
+    let mut shown: HashMap<ExecutionRef, LabelledTurn> = HashMap::new();
     let runs: BTreeSet<&str> = labels
         .iter()
         .filter_map(|l| l.execution.as_ref().map(|k| k.run_id.as_str()))
@@ -195,11 +195,9 @@ async fn store_records(
                 continue;
             };
             let case = cases.iter().find(|c| c.id == e.case_id);
-            let key = ExecutionKey {
+            let key = ExecutionRef {
                 run_id: run.to_owned(),
-                case_id: e.case_id.clone(),
-                target: e.target.clone(),
-                repeat_index: e.repeat_index,
+                key: e.key(),
             };
             let turn = LabelledTurn {
                 input: last.input.clone(),

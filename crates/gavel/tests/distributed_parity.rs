@@ -56,7 +56,7 @@ cases:
 
 /// Each execution as (case, target, repeat) → (status, score, verdicts as
 /// (kind, status, score)).
-type Graded = BTreeMap<(String, String, u32), (String, Option<String>, Vec<String>)>;
+type Graded = BTreeMap<gavel::ExecutionKey, (String, Option<String>, Vec<String>)>;
 
 async fn graded(db: &str) -> Graded {
     let store = Store::open(db).await.unwrap();
@@ -70,18 +70,17 @@ async fn graded(db: &str) -> Graded {
                 .verdicts
                 .iter()
                 .map(|v| {
-                    let rejudged = v.evidence.get("rejudged").and_then(|r| r.as_array());
                     format!(
-                        "{} {} {:?} rejudged {:?}",
+                        "{} {} {:?} rejudged {}",
                         v.kind,
                         v.status,
                         v.score,
-                        rejudged.map(Vec::len)
+                        v.evidence.rejudged.len()
                     )
                 })
                 .collect();
             (
-                (e.case_id, e.target, e.repeat_index),
+                e.key(),
                 (
                     e.status.to_string(),
                     e.score.map(|s| format!("{s:.6}")),
