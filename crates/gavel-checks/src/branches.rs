@@ -410,7 +410,7 @@ mod tests {
             ("branch-isolation", "branch-isolation (judge)", Status::Pass),
             "{v:#?}"
         );
-        assert_eq!(v.evidence["judged"].as_array().unwrap().len(), 2);
+        assert_eq!(v.evidence.to_json()["judged"].as_array().unwrap().len(), 2);
         assert_eq!(v.cost_usd, Some(0.002));
         let prompts: Vec<String> = model.requests().iter().map(prompt).collect();
         assert_eq!(prompts.len(), 2);
@@ -452,7 +452,7 @@ mod tests {
         let v = run_with(JUDGED, model).await;
         assert_eq!(v.status, Status::Error, "{v:#?}");
         assert_eq!(v.reason, "branch `b`: judge model call failed: HTTP 502");
-        assert_eq!(v.evidence["transient"], true);
+        assert_eq!(v.evidence.to_json()["transient"], true);
 
         let both = JUDGED.replace("judge: true\n", "judge: true\n    markers: {b: cabin}\n");
         let model = Scripted::with(|_| answer("clean", "fine"));

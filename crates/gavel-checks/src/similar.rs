@@ -253,7 +253,7 @@ mod tests {
         );
         assert_eq!(v.threshold, Some(0.9));
         assert!(v.score.unwrap() > 0.98);
-        assert_eq!(v.evidence["best_match"], "aab");
+        assert_eq!(v.evidence.to_json()["best_match"], "aab");
         assert!(v.reason.starts_with("similarity 0.9"), "{}", v.reason);
         assert!(v.reason.contains("≥ 0.900"), "{}", v.reason);
 

@@ -236,7 +236,7 @@ mod tests {
             v.reason,
             "redundancy 0.50 > 0, efficiency 0.50 < 0.9; 2 steps, redundancy 0.50, loopiness 0.00, efficiency 0.50"
         );
-        assert_eq!(v.evidence["trajectory_length"], json!(2));
+        assert_eq!(v.evidence.to_json()["trajectory_length"], json!(2));
     }
 
     #[test]

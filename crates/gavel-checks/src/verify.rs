@@ -383,7 +383,7 @@ mod tests {
         );
         assert_eq!(v.score, Some(1.0));
         assert_eq!(v.threshold, Some(1.0));
-        assert_eq!(v.evidence["calls"][1]["args_correct"], json!(true));
+        assert_eq!(v.evidence.to_json()["calls"][1]["args_correct"], json!(true));
     }
 
     #[test]
@@ -414,7 +414,7 @@ mod tests {
             "{}",
             v.reason
         );
-        assert_eq!(v.evidence["calls"][1]["result_correct"], json!(false));
+        assert_eq!(v.evidence.to_json()["calls"][1]["result_correct"], json!(false));
     }
 
     #[test]
@@ -431,9 +431,9 @@ mod tests {
             ])],
         );
         assert_eq!(v.status, Status::Fail);
-        assert_eq!(v.evidence["missing"], json!(["c"]));
-        assert_eq!(v.evidence["unexpected"], json!(["x (call #3)"]));
-        assert_eq!(v.evidence["out_of_order"], json!(["b (call #1)"]));
+        assert_eq!(v.evidence.to_json()["missing"], json!(["c"]));
+        assert_eq!(v.evidence.to_json()["unexpected"], json!(["x (call #3)"]));
+        assert_eq!(v.evidence.to_json()["out_of_order"], json!(["b (call #1)"]));
         assert!(
             v.reason
                 .contains("missing: c; out of order: b (call #1); unexpected: x (call #3)"),
@@ -456,7 +456,7 @@ mod tests {
             ])],
         );
         assert_eq!(v.status, Status::Pass, "{}", v.reason);
-        assert_eq!(v.evidence["calls"][0]["call_index"], json!(1));
+        assert_eq!(v.evidence.to_json()["calls"][0]["call_index"], json!(1));
         let v = run_one(
             &c,
             vec![calls(&[(
