@@ -522,7 +522,7 @@ mod tests {
             "{}",
             v.reason
         );
-        let paths: Vec<&str> = v.evidence.to_json()["errors"]
+        let paths: Vec<&str> = v.evidence.detail["errors"]
             .as_array()
             .unwrap()
             .iter()

@@ -52,7 +52,7 @@ async fn reactive_routes_to_specialists_dives_deep_on_disagreement_and_synthesis
     assert_eq!(v.score, Some(0.9));
     assert_eq!(v.evidence.to_json()["routed_to"], json!(["accuracy", "safety"]));
     assert_eq!(v.evidence.to_json()["deep_dive"], true);
-    let steps = v.evidence.to_json()["steps"].as_array().unwrap();
+    let steps = v.evidence.detail["steps"].as_array().unwrap();
     let kinds: Vec<&str> = steps.iter().map(|s| s["step"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
@@ -210,7 +210,7 @@ async fn a_dag_walks_its_graph_and_stores_the_path() {
         json!(["summary", "names-house", "quality", "grade", "good"])
     );
     assert_eq!(v.score, Some(0.5), "the partial edge weighs 0.5");
-    let path = v.evidence.to_json()["path"].as_array().unwrap();
+    let path = v.evidence.detail["path"].as_array().unwrap();
     assert_eq!(path[1]["answer"], json!(["yes"]));
     assert_eq!(path[2]["weight"], 0.5);
     assert_eq!(path[3]["score"], 0.9);

@@ -40,7 +40,7 @@ async fn procedural_stages_pass_context_forward_and_a_critical_failure_stops() {
         ("procedural", Status::Fail),
         "{v:#?}"
     );
-    let stages = v.evidence.to_json()["stages"].as_array().unwrap();
+    let stages = v.evidence.detail["stages"].as_array().unwrap();
     assert_eq!(stages.len(), 2, "{v:#?}");
     assert_eq!(stages[0]["name"], "format");
     assert_eq!(stages[0]["status"], "pass");
@@ -98,7 +98,7 @@ async fn consensus_rounds_until_the_judges_agree_and_takes_the_median() {
         ("consensus", Status::Pass),
         "{v:#?}"
     );
-    let rounds = v.evidence.to_json()["rounds"].as_array().unwrap();
+    let rounds = v.evidence.detail["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 2, "{v:#?}");
     assert_eq!(rounds[0]["judges"].as_array().unwrap().len(), 3);
     assert_eq!(rounds[0]["judges"][1]["score"], 0.0);
@@ -166,7 +166,7 @@ async fn a_panel_past_its_timeout_is_an_error_that_keeps_the_stages_done() {
         v.reason
     );
     assert_eq!(v.evidence.to_json()["timed_out"], true);
-    let stages = v.evidence.to_json()["stages"].as_array().unwrap();
+    let stages = v.evidence.detail["stages"].as_array().unwrap();
     assert_eq!(
         (stages.len(), &stages[0]["name"]),
         (1, &serde_json::json!("format"))

@@ -84,7 +84,8 @@ async fn scores_aggregate_by_mean_weighted_mean_min_and_last() {
         v.reason,
         "mean 0.70 >= threshold 0.5 over 3 tool calls; weakest: step 2 get (0.40): fetched the wrong house first"
     );
-    let steps = v.evidence.to_json()["steps"].as_array().unwrap();
+    let evidence = v.evidence.to_json();
+    let steps = evidence["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3);
     assert_eq!(steps[1]["tool"], "get");
     assert_eq!(steps[1]["score"], 0.4);
