@@ -173,12 +173,12 @@ async fn local_equals_distributed(local_db: String, distributed_db: String) {
     // 2 paired + 1 rejudged + 3 inputs of the robust case.
     assert_eq!(here.len(), 6, "{here:#?}");
     assert_eq!(here, there);
-    let rejudged = &here[&("rejudged".to_owned(), "agent".to_owned(), 0)].2;
+    let rejudged = &here[&gavel::ExecutionKey::new("rejudged", "agent", 0)].2;
     assert!(
-        rejudged.iter().any(|v| v.ends_with("rejudged Some(2)")),
+        rejudged.iter().any(|v| v.ends_with("rejudged 2")),
         "the judge was asked again: {rejudged:?}"
     );
-    let pairwise = &here[&("paired".to_owned(), "agent".to_owned(), 0)].2;
+    let pairwise = &here[&gavel::ExecutionKey::new("paired", "agent", 0)].2;
     assert!(
         pairwise
             .iter()
