@@ -461,10 +461,18 @@ mod tests {
         );
         assert_eq!(v.evidence.to_json()["claimed"], 4600.0);
         assert_eq!(v.evidence.to_json()["truth"], 4680.0);
-        assert_eq!(v.evidence.to_json()["quantity"], "the total revenue for February");
+        assert_eq!(
+            v.evidence.to_json()["quantity"],
+            "the total revenue for February"
+        );
         assert_eq!(v.evidence.to_json()["model"], "openai:judge-mock");
         assert_eq!(v.evidence.to_json()["input_tokens"], 100);
-        assert!(v.evidence.to_json()["raw"].as_str().unwrap().contains("4600"));
+        assert!(
+            v.evidence.to_json()["raw"]
+                .as_str()
+                .unwrap()
+                .contains("4600")
+        );
         assert_eq!(v.cost_usd, Some(0.001));
         assert_eq!(prompts.len(), 1);
         assert!(prompts[0].contains("<<<agent_output "), "{}", prompts[0]);
@@ -498,7 +506,10 @@ mod tests {
         assert_eq!((v.status, v.score), (Status::Error, None), "{v:#?}");
         assert_eq!(v.reason, "judge model call failed: timed out");
         assert_eq!(v.evidence.to_json()["transient"], true);
-        assert_eq!(v.evidence.to_json()["quantity"], "the total revenue for February");
+        assert_eq!(
+            v.evidence.to_json()["quantity"],
+            "the total revenue for February"
+        );
 
         let v = run_one(&case(JUDGED), vec![turn(0, "It earned $4,600")]).await;
         assert_eq!(v.status, Status::Skipped);

@@ -576,7 +576,10 @@ mod tests {
         let v = run_one(&c, vec![turn(0, r#"{"total": 2, "data": {}}"#)]);
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, "missing keys: /data/items, a/b");
-        assert_eq!(v.evidence.to_json()["missing"], json!(["/data/items", "a/b"]));
+        assert_eq!(
+            v.evidence.to_json()["missing"],
+            json!(["/data/items", "a/b"])
+        );
         assert_eq!(v.evidence.to_json()["present"], json!(["total"]));
     }
 

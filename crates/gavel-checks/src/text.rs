@@ -434,7 +434,10 @@ mod tests {
         let v = run_one(&c, vec![turn(0, "We have the beach house")]);
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, r#"missing "Beach House", "Villa""#);
-        assert_eq!(v.evidence.to_json()["missing"], json!(["Beach House", "Villa"]));
+        assert_eq!(
+            v.evidence.to_json()["missing"],
+            json!(["Beach House", "Villa"])
+        );
     }
 
     #[test]

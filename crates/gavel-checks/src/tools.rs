@@ -316,7 +316,10 @@ mod tests {
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, "missing: get_prices; called: get_listings, log");
         assert_eq!(v.evidence.to_json()["missing"], json!(["get_prices"]));
-        assert_eq!(v.evidence.to_json()["called"], json!(["get_listings", "log"]));
+        assert_eq!(
+            v.evidence.to_json()["called"],
+            json!(["get_listings", "log"])
+        );
         assert_eq!(
             v.evidence.to_json()["expected"],
             json!(["get_listings", "get_prices"])

@@ -9,8 +9,8 @@
 //! - efficiency: the optimal path's length over the actual length, at most 1.
 
 use gavel_core::CheckKind;
-use gavel_core::{TrajectoryReading, Turn};
 use gavel_core::agent_check::TrajectorySpec;
+use gavel_core::{TrajectoryReading, Turn};
 use serde_json::{Value, json};
 
 use crate::check::CodeCheck;
@@ -152,7 +152,12 @@ impl CodeCheck for TrajectoryCheck {
             "path": steps.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
         });
         if let Value::Object(fields) = &mut evidence {
-            merge(fields, &TrajectoryReading { trajectory_length: m.length });
+            merge(
+                fields,
+                &TrajectoryReading {
+                    trajectory_length: m.length,
+                },
+            );
         }
         let mut measured = format!(
             "{} steps, redundancy {:.2}, loopiness {:.2}",

@@ -383,7 +383,10 @@ mod tests {
         );
         assert_eq!(v.score, Some(1.0));
         assert_eq!(v.threshold, Some(1.0));
-        assert_eq!(v.evidence.to_json()["calls"][1]["args_correct"], json!(true));
+        assert_eq!(
+            v.evidence.to_json()["calls"][1]["args_correct"],
+            json!(true)
+        );
     }
 
     #[test]
@@ -414,7 +417,10 @@ mod tests {
             "{}",
             v.reason
         );
-        assert_eq!(v.evidence.to_json()["calls"][1]["result_correct"], json!(false));
+        assert_eq!(
+            v.evidence.to_json()["calls"][1]["result_correct"],
+            json!(false)
+        );
     }
 
     #[test]

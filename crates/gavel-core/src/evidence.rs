@@ -505,6 +505,9 @@ mod tests {
     fn null_is_empty_and_other_values_are_kept() {
         assert!(Evidence::read(CheckKind::Contains, Value::Null).is_empty());
         let e = Evidence::read(CheckKind::Contains, json!("raw text"));
-        assert_eq!(serde_json::to_value(&e).unwrap(), json!({"value": "raw text"}));
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"value": "raw text"})
+        );
     }
 }

@@ -40,6 +40,11 @@ pub use case::{Case, CriteriaJudge, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::{CheckSpec, OneOrMany};
 pub use check_kind::{CheckKind, UnknownCheckKind};
 pub use error::{LoadError, Location};
+pub use evidence::{
+    Evidence, Favoured, JudgeScore, ModelCalls, PairwiseOrder, PairwiseReading, Reading,
+    Rejudgement, RubricDimension, RubricReading, ShortCircuit, StepScore, StepScores,
+    ToolCallGrade, ToolVerifications, TrajectoryReading,
+};
 pub use judge::{JudgeSettings, Scale};
 pub use metric::{Metric, MetricSpec, ScriptInput, ScriptSpec, Transform};
 pub use outcome::{Execution, ExecutionKey, Outcome, PairwiseStats, Summary, TagStats};
@@ -47,11 +52,6 @@ pub use run::{RunRecord, RunStatus, UnknownRunStatus};
 pub use status::{Status, UnknownStatus};
 pub use target::TargetSpec;
 pub use transcript::{Attempts, StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
-pub use evidence::{
-    Evidence, Favoured, JudgeScore, ModelCalls, PairwiseOrder, PairwiseReading, Reading,
-    Rejudgement, RubricDimension, RubricReading, ShortCircuit, StepScore, StepScores,
-    ToolCallGrade, ToolVerifications, TrajectoryReading,
-};
 pub use verdict::Verdict;
 
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),

@@ -9,8 +9,12 @@ pub trait Checkpoints: Send + Sync {
     async fn load(&self, target: &str, session_id: &str)
     -> Result<Option<String>, CheckpointError>;
     /// Saves the session's state, replacing the earlier one.
-    async fn save(&self, target: &str, session_id: &str, state: &str)
-    -> Result<(), CheckpointError>;
+    async fn save(
+        &self,
+        target: &str,
+        session_id: &str,
+        state: &str,
+    ) -> Result<(), CheckpointError>;
 }
 
 /// A checkpoint could not be loaded or saved.

@@ -15,8 +15,7 @@ use crate::layers::{
 };
 use crate::{
     CacheError, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelSource, Provider,
-    SharedBuckets,
-    price_for,
+    SharedBuckets, price_for,
 };
 
 /// Per-call timeout when the suite sets none.

@@ -13,8 +13,8 @@ use gavel_models::layers::{
     Accounting, Cached, Concurrency, RateLimit, RateLimited, Retry, Timeout, cache_key,
 };
 use gavel_models::{
-    CacheError, CacheMode, CacheStore, ChatModel, ChatRequest, ChatResponse, ErrorKind, Message, ModelError,
-    ModelId, ModelPool, ModelSettings, TokenUsage, layered,
+    CacheError, CacheMode, CacheStore, ChatModel, ChatRequest, ChatResponse, ErrorKind, Message,
+    ModelError, ModelId, ModelPool, ModelSettings, TokenUsage, layered,
 };
 use tokio::sync::Semaphore;
 use tokio::time::Instant;

@@ -99,7 +99,12 @@ fn per_tool(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> Vec<(usize, E
             Evaluation {
                 name: format!("{} step {}", v.check, step.step),
                 score: step.score,
-                label: if step.score.is_some() { "scored" } else { "error" }.into(),
+                label: if step.score.is_some() {
+                    "scored"
+                } else {
+                    "error"
+                }
+                .into(),
                 explanation: step
                     .explanation
                     .as_deref()

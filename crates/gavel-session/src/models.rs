@@ -10,8 +10,8 @@ use gavel_store::Store;
 
 use crate::SessionError;
 use gavel_models::{
-    CacheError, CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool, ModelSettings,
-    SharedBuckets,
+    CacheError, CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool,
+    ModelSettings, SharedBuckets,
 };
 use gavel_targets::replay::{Recordings, Replay};
 use gavel_targets::{Target, TargetError};

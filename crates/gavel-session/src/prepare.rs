@@ -150,15 +150,7 @@ pub(crate) async fn resumed(
     store: &Store,
     id: &str,
     notes: &mut Vec<Note>,
-) -> Result<
-    (
-        RunRecord,
-        Suite,
-        StoredConfig,
-        HashSet<ExecutionKey>,
-    ),
-    SessionError,
-> {
+) -> Result<(RunRecord, Suite, StoredConfig, HashSet<ExecutionKey>), SessionError> {
     let run = store.find_run(id).await?;
     let suite = store.suite(&run.id).await.map_err(|e| match e {
         gavel_store::StoreError::NotFound(_) => SessionError::config(

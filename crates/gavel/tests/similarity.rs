@@ -107,7 +107,13 @@ fn the_similarity_example_passes_with_the_local_encoder_and_caches_vectors() {
     }
     let details = checks.iter().find(|(c, _)| c == "details-any-of").unwrap();
     assert_eq!(details.1.threshold, Some(0.6));
-    assert_eq!(details.1.evidence.detail["scores"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        details.1.evidence.detail["scores"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 
     // The vectors are in the store: the answers and expected texts (4 distinct
     // expected, 3 answers).

@@ -21,7 +21,9 @@
 
 use gavel_core::CheckKind;
 use gavel_core::judge::PairwiseAgainst;
-use gavel_core::{Evidence, Favoured, PairwiseOrder, PairwiseReading, ShortCircuit, Status, Verdict};
+use gavel_core::{
+    Evidence, Favoured, PairwiseOrder, PairwiseReading, ShortCircuit, Status, Verdict,
+};
 use serde_json::{Map, Value, json};
 
 use super::answer::{self, PairwiseAnswer, Winner};
@@ -288,5 +290,7 @@ fn order(answer: &PairwiseAnswer, in_a: Favoured, favoured: Favoured) -> Pairwis
 
 /// `raw`: both orders' raw answers.
 fn set_raws(evidence: &mut Evidence, c1: &Calls, c2: &Calls) {
-    evidence.detail.insert("raw".into(), json!([c1.raw, c2.raw]));
+    evidence
+        .detail
+        .insert("raw".into(), json!([c1.raw, c2.raw]));
 }

@@ -199,7 +199,13 @@ impl PointwiseJudge {
             }
             Ok(PointwiseAnswer::Scored { reasoning, score }) => {
                 evidence.insert("status".into(), json!("ok"));
-                merge(&mut evidence, &JudgeScore { scale, score: Some(score) });
+                merge(
+                    &mut evidence,
+                    &JudgeScore {
+                        scale,
+                        score: Some(score),
+                    },
+                );
                 calls.evidence(template, &mut evidence);
                 let status = if score >= self.threshold {
                     Status::Pass

@@ -301,7 +301,10 @@ async fn unusable_answers_are_retried_as_fresh_calls_then_an_error_keeping_the_r
     );
     assert_eq!(v.evidence.to_json()["raw"], json!("still not it"));
     assert_eq!(v.evidence.to_json()["attempts"], json!(3));
-    assert_eq!(v.evidence.to_json()["rejected"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        v.evidence.to_json()["rejected"].as_array().unwrap().len(),
+        3
+    );
     assert_eq!(v.evidence.to_json()["transient"], json!(false));
     assert_eq!(v.evidence.to_json()["input_tokens"], json!(300));
     assert!((v.cost_usd.unwrap() - 0.003).abs() < 1e-12);
@@ -359,7 +362,11 @@ async fn an_exact_match_passes_without_calling_the_judge() {
         assert_eq!(v.cost_usd, Some(0.0));
     }
     let v = judge_one(&p2, vec![turn(0, "You have 3 listings.")], &rt).await;
-    assert_eq!(v.evidence.to_json()["score"], json!(5), "the scale's maximum");
+    assert_eq!(
+        v.evidence.to_json()["score"],
+        json!(5),
+        "the scale's maximum"
+    );
     assert!(model.requests().is_empty());
     assert!(models.asked.lock().unwrap().is_empty());
 
@@ -583,7 +590,10 @@ async fn a_template_override_changes_the_prompt_and_its_hash() {
     let builtin = super::JudgeTemplate::builtin(super::TemplateKind::Judge);
     assert_ne!(hash, builtin.hash());
     assert_eq!(v.evidence.to_json()["template_hash"], json!(hash));
-    assert_eq!(v.evidence.to_json()["template"], json!(path.display().to_string()));
+    assert_eq!(
+        v.evidence.to_json()["template"],
+        json!(path.display().to_string())
+    );
     let r = &model.requests()[0];
     assert_eq!(r.template_hash.as_deref(), Some(hash));
     assert_eq!(r.system.as_deref(), Some("Grade on 0-1."));
@@ -726,7 +736,11 @@ async fn the_rubric_weighs_its_dimensions_and_adds_tool_usage_only_when_tools_ar
         v.evidence.to_json()["dimensions"]["accuracy"],
         json!({"score": 5, "reasoning": "accuracy why", "weight": 3.0})
     );
-    assert!(v.evidence.to_json()["dimensions"].get("tool_usage").is_none());
+    assert!(
+        v.evidence.to_json()["dimensions"]
+            .get("tool_usage")
+            .is_none()
+    );
     let r = &model.requests()[0];
     let schema = &r.schema.as_ref().unwrap().schema;
     let dims: Vec<&String> = schema["properties"]["dimensions"]["properties"]
@@ -770,7 +784,10 @@ async fn the_rubric_weighs_its_dimensions_and_adds_tool_usage_only_when_tools_ar
         (v.status, v.evidence.to_json()["overall"].clone()),
         (Status::Pass, json!(4.0))
     );
-    assert_eq!(v.evidence.to_json()["dimensions"]["tool_usage"]["score"], json!(4));
+    assert_eq!(
+        v.evidence.to_json()["dimensions"]["tool_usage"]["score"],
+        json!(4)
+    );
     let r = &model.requests()[0];
     assert!(r.system.as_deref().unwrap().contains("tool_usage"));
     assert!(

@@ -50,7 +50,10 @@ async fn reactive_routes_to_specialists_dives_deep_on_disagreement_and_synthesis
         "{v:#?}"
     );
     assert_eq!(v.score, Some(0.9));
-    assert_eq!(v.evidence.to_json()["routed_to"], json!(["accuracy", "safety"]));
+    assert_eq!(
+        v.evidence.to_json()["routed_to"],
+        json!(["accuracy", "safety"])
+    );
     assert_eq!(v.evidence.to_json()["deep_dive"], true);
     let steps = v.evidence.detail["steps"].as_array().unwrap();
     let kinds: Vec<&str> = steps.iter().map(|s| s["step"].as_str().unwrap()).collect();

@@ -193,7 +193,11 @@ impl Panel {
 /// the `judge_unavailable` flag when any member had no judge model.
 fn with_member_totals(mut verdict: Verdict) -> Verdict {
     let mut members = Members::default();
-    verdict.evidence.detail.values().for_each(|v| members.add(v));
+    verdict
+        .evidence
+        .detail
+        .values()
+        .for_each(|v| members.add(v));
     if members.transport.attempts > 0 {
         verdict.evidence.transport = Some(members.transport);
     }
