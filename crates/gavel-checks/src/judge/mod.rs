@@ -36,7 +36,7 @@ use gavel_models::{ChatRequest, ErrorKind, Message, ModelError, OutputSchema};
 use serde_json::{Map, Value, json};
 
 pub use pairwise::{PairwiseInput, PairwiseSpec, pairwise};
-pub(crate) use pointwise::PointwiseJudge;
+pub(crate) use pointwise::{PointwiseJudge, number};
 pub use prompt::{JudgeTemplate, TemplateKind};
 pub(crate) use rubric::RubricJudge;
 

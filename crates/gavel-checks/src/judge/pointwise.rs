@@ -131,7 +131,7 @@ fn build_scale_vars(scale: Scale) -> Value {
 }
 
 /// A score as JSON: whole on integral scales (`4`, not `4.0`).
-fn number(scale: Scale, score: f64) -> Value {
+pub(crate) fn number(scale: Scale, score: f64) -> Value {
     if scale.integral() && score.fract() == 0.0 {
         json!(score as i64)
     } else {
