@@ -3,9 +3,9 @@
 use futures::StreamExt;
 use gavel_checks::{JudgeRuntime, JudgeTemplate, PairwiseInput, PairwiseSpec, TemplateKind};
 use gavel_core::judge::PairwiseAgainst;
-use gavel_core::{Case, JudgeSettings, Status, Transcript, Turn, Verdict};
+use gavel_core::{Case, Favoured, JudgeSettings, PairwiseOrder, Status, Transcript, Turn, Verdict};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::{Record, ScaleSpec, Task};
 
@@ -185,14 +185,14 @@ async fn model_pairwise(
     if let Some(reason) = no_grade(&v) {
         return ItemVerdict::failed(reason, v.cost_usd);
     }
-    let as_label = |favoured: &Value| match favoured.as_str() {
-        Some("output") => "A",
-        Some("other") => "B",
-        _ => "tie",
+    let as_label = |order: &PairwiseOrder| match order.favoured {
+        Favoured::Output => "A",
+        Favoured::Other => "B",
+        Favoured::Neither => "tie",
     };
-    let orders = v.evidence["orders"].as_array();
+    let orders = v.evidence.pairwise().map(|p| p.orders.as_slice());
     let (first, second) = match orders {
-        Some(o) if o.len() == 2 => (as_label(&o[0]["favoured"]), as_label(&o[1]["favoured"])),
+        Some([o1, o2]) => (as_label(o1), as_label(o2)),
         // Identical answers: a tie without a call, the same in both orders.
         _ => ("tie", "tie"),
     };
@@ -247,7 +247,7 @@ async fn model_pointwise(
     if let Some(reason) = no_grade(v) {
         return ItemVerdict::failed(reason, v.cost_usd);
     }
-    let Some(score) = v.evidence["score"].as_f64() else {
+    let Some(score) = v.evidence.score().and_then(|s| s.score) else {
         return ItemVerdict::failed("error: the judge's verdict has no score".into(), v.cost_usd);
     };
     let label = match record.scale {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use gavel_core::{ExecutionKey, Label};
+use gavel_core::{ExecutionRef, Label};
 use serde_json::Value;
 
 use crate::{CalibrationError, Record, ScaleSpec, Task};
@@ -32,7 +32,7 @@ pub const DEFAULT_CRITERION: &str =
 pub fn records_from_labels(
     labels: &[Label],
     criterion: Option<&str>,
-    turn: impl Fn(&ExecutionKey) -> Option<LabelledTurn>,
+    turn: impl Fn(&ExecutionRef) -> Option<LabelledTurn>,
 ) -> Result<Vec<Record>, CalibrationError> {
     let binary = labels
         .iter()
@@ -50,9 +50,10 @@ pub fn records_from_labels(
             )));
         };
         let Some(shown) = turn(key) else {
+            let (run, e) = (&key.run_id, &key.key);
             return Err(CalibrationError::Set(format!(
-                "label `{}/{item_id}`: execution {}/{}/{}/{} is not in the store",
-                votes[0].label_set, key.run_id, key.case_id, key.target, key.repeat_index
+                "label `{}/{item_id}`: execution {run}/{}/{}/{} is not in the store",
+                votes[0].label_set, e.case_id, e.target, e.repeat_index
             )));
         };
         let (human_label, human_score, scale) = if binary {
@@ -119,11 +120,9 @@ mod tests {
             label_set: "s".into(),
             item_id: item.into(),
             labeller: who.into(),
-            execution: Some(ExecutionKey {
+            execution: Some(ExecutionRef {
                 run_id: "r".into(),
-                case_id: item.into(),
-                target: "t".into(),
-                repeat_index: 0,
+                key: gavel_core::ExecutionKey::new(item, "t", 0),
             }),
             label: label.map(str::to_owned),
             score,
@@ -132,9 +131,9 @@ mod tests {
         }
     }
 
-    fn shown(key: &ExecutionKey) -> Option<LabelledTurn> {
-        (key.case_id != "gone").then(|| LabelledTurn {
-            input: format!("question {}", key.case_id),
+    fn shown(at: &ExecutionRef) -> Option<LabelledTurn> {
+        (at.key.case_id != "gone").then(|| LabelledTurn {
+            input: format!("question {}", at.key.case_id),
             output: "answer".into(),
             criteria: Some("Be right.".into()),
             reference: None,

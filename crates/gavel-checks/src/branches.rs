@@ -139,11 +139,10 @@ impl IsolationCheck {
             }
         }
         if let Some((branch, mut v)) = broken {
-            if let Value::Object(e) = &mut v.evidence {
-                e.insert("branch".into(), json!(branch));
-                e.insert("leaks".into(), evidence["leaks"].clone());
-                e.insert("judged".into(), Value::Array(judged));
-            }
+            let e = &mut v.evidence.detail;
+            e.insert("branch".into(), json!(branch));
+            e.insert("leaks".into(), evidence["leaks"].clone());
+            e.insert("judged".into(), Value::Array(judged));
             if v.status == Status::Error {
                 v.reason = format!("branch `{branch}`: {}", v.reason);
             }
@@ -411,7 +410,7 @@ mod tests {
             ("branch-isolation", "branch-isolation (judge)", Status::Pass),
             "{v:#?}"
         );
-        assert_eq!(v.evidence["judged"].as_array().unwrap().len(), 2);
+        assert_eq!(v.evidence.to_json()["judged"].as_array().unwrap().len(), 2);
         assert_eq!(v.cost_usd, Some(0.002));
         let prompts: Vec<String> = model.requests().iter().map(prompt).collect();
         assert_eq!(prompts.len(), 2);
@@ -453,7 +452,7 @@ mod tests {
         let v = run_with(JUDGED, model).await;
         assert_eq!(v.status, Status::Error, "{v:#?}");
         assert_eq!(v.reason, "branch `b`: judge model call failed: HTTP 502");
-        assert_eq!(v.evidence["transient"], true);
+        assert_eq!(v.evidence.to_json()["transient"], true);
 
         let both = JUDGED.replace("judge: true\n", "judge: true\n    markers: {b: cabin}\n");
         let model = Scripted::with(|_| answer("clean", "fine"));

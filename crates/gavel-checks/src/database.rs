@@ -188,7 +188,7 @@ mod tests {
         let v = check(&body, "s1").await;
         assert_eq!((v.status, v.round), (Status::Pass, None), "{}", v.reason);
         assert_eq!(v.reason, "2 rows for session `s1`");
-        assert_eq!(v.evidence["rows"][1]["content"], "hello");
+        assert_eq!(v.evidence.to_json()["rows"][1]["content"], "hello");
 
         let v = check(&body, "s2").await;
         assert_eq!(v.status, Status::Fail);

@@ -1,8 +1,9 @@
 //! What checks produce: a [`Finding`] on the turns they read, and the verdict it
 //! becomes under a [`VerdictHead`].
 
-use gavel_core::{CheckKind, Status, Verdict};
-use serde_json::Value;
+use gavel_core::{CheckKind, Evidence, Status, Verdict};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::subject::Scope;
 
@@ -19,6 +20,26 @@ impl VerdictHead<'_> {
     pub(crate) fn verdict(self, status: Status, reason: impl Into<String>) -> Verdict {
         Verdict::new(self.name, self.kind, status, reason).in_round(self.round)
     }
+}
+
+/// Adds a typed evidence part (a `gavel_core` evidence type) to an evidence
+/// object, as the fields it is serialised as.
+pub(crate) fn merge(into: &mut Map<String, Value>, part: &impl Serialize) {
+    if let Ok(Value::Object(fields)) = serde_json::to_value(part) {
+        into.extend(fields);
+    }
+}
+
+/// `evidence` (a JSON object) with the model that judged or embedded, typed.
+pub(crate) fn with_model(mut evidence: Value, model: &str) -> Value {
+    if let Value::Object(fields) = &mut evidence {
+        let typed = Evidence {
+            model: Some(model.to_owned()),
+            ..Evidence::default()
+        };
+        merge(fields, &typed);
+    }
+    evidence
 }
 
 /// A check's finding on a subject, before it becomes a verdict.

@@ -459,12 +459,20 @@ mod tests {
             v.check,
             "grounding judge \"the total revenue for February\" ±5%"
         );
-        assert_eq!(v.evidence["claimed"], 4600.0);
-        assert_eq!(v.evidence["truth"], 4680.0);
-        assert_eq!(v.evidence["quantity"], "the total revenue for February");
-        assert_eq!(v.evidence["model"], "openai:judge-mock");
-        assert_eq!(v.evidence["input_tokens"], 100);
-        assert!(v.evidence["raw"].as_str().unwrap().contains("4600"));
+        assert_eq!(v.evidence.to_json()["claimed"], 4600.0);
+        assert_eq!(v.evidence.to_json()["truth"], 4680.0);
+        assert_eq!(
+            v.evidence.to_json()["quantity"],
+            "the total revenue for February"
+        );
+        assert_eq!(v.evidence.to_json()["model"], "openai:judge-mock");
+        assert_eq!(v.evidence.to_json()["input_tokens"], 100);
+        assert!(
+            v.evidence.to_json()["raw"]
+                .as_str()
+                .unwrap()
+                .contains("4600")
+        );
         assert_eq!(v.cost_usd, Some(0.001));
         assert_eq!(prompts.len(), 1);
         assert!(prompts[0].contains("<<<agent_output "), "{}", prompts[0]);
@@ -491,14 +499,17 @@ mod tests {
         let (v, _) = judged(none).await;
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, "no claimed number: the answer gives no total");
-        assert_eq!(v.evidence["found"], false);
-        assert_eq!(v.evidence["claimed"], Value::Null);
+        assert_eq!(v.evidence.to_json()["found"], false);
+        assert_eq!(v.evidence.to_json()["claimed"], Value::Null);
 
         let (v, _) = judged(Err(ModelError::new(ErrorKind::Timeout, "timed out"))).await;
         assert_eq!((v.status, v.score), (Status::Error, None), "{v:#?}");
         assert_eq!(v.reason, "judge model call failed: timed out");
-        assert_eq!(v.evidence["transient"], true);
-        assert_eq!(v.evidence["quantity"], "the total revenue for February");
+        assert_eq!(v.evidence.to_json()["transient"], true);
+        assert_eq!(
+            v.evidence.to_json()["quantity"],
+            "the total revenue for February"
+        );
 
         let v = run_one(&case(JUDGED), vec![turn(0, "It earned $4,600")]).await;
         assert_eq!(v.status, Status::Skipped);

@@ -505,7 +505,7 @@ mod tests {
 
         let v = run_one(&c, vec![turn(0, r#"{"name": 7}"#)]);
         assert_eq!(v.status, Status::Fail);
-        assert_eq!(v.evidence["error_count"], 2);
+        assert_eq!(v.evidence.to_json()["error_count"], 2);
         assert!(
             v.reason.starts_with("2 schema violations: "),
             "{}",
@@ -522,7 +522,7 @@ mod tests {
             "{}",
             v.reason
         );
-        let paths: Vec<&str> = v.evidence["errors"]
+        let paths: Vec<&str> = v.evidence.detail["errors"]
             .as_array()
             .unwrap()
             .iter()
@@ -576,8 +576,11 @@ mod tests {
         let v = run_one(&c, vec![turn(0, r#"{"total": 2, "data": {}}"#)]);
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, "missing keys: /data/items, a/b");
-        assert_eq!(v.evidence["missing"], json!(["/data/items", "a/b"]));
-        assert_eq!(v.evidence["present"], json!(["total"]));
+        assert_eq!(
+            v.evidence.to_json()["missing"],
+            json!(["/data/items", "a/b"])
+        );
+        assert_eq!(v.evidence.to_json()["present"], json!(["total"]));
     }
 
     #[test]
@@ -609,7 +612,7 @@ mod tests {
         let v = run_one(&c, vec![turn(0, r#"{"total": 120}"#)]);
         assert_eq!(v.status, Status::Pass, "{}", v.reason);
         assert_eq!(v.reason, "1 of 2 fields match (absent, not checked: count)");
-        assert_eq!(v.evidence["absent"], json!(["count"]));
+        assert_eq!(v.evidence.to_json()["absent"], json!(["count"]));
 
         let v = run_one(&c, vec![turn(0, r#"{"total": 119.5, "count": "3"}"#)]);
         assert_eq!(v.status, Status::Fail);
@@ -617,7 +620,7 @@ mod tests {
         assert!(v.reason.contains("got 119.5"), "{}", v.reason);
         assert!(v.reason.contains("count: expected 3"), "{}", v.reason);
         assert!(v.reason.contains("not a number"), "{}", v.reason);
-        assert_eq!(v.evidence["fields"][1]["result"], "not a number");
+        assert_eq!(v.evidence.to_json()["fields"][1]["result"], "not a number");
 
         let v = run_one(&c, vec![turn(0, "total: 120")]);
         assert_eq!(v.status, Status::Fail);

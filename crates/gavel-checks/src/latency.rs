@@ -94,8 +94,8 @@ mod tests {
             v.reason,
             "1 of 2 turns took over 1000 ms; the slowest turn (round 2) took 1500 ms"
         );
-        assert_eq!(v.evidence["slowest"]["latency_ms"], 1500);
-        assert_eq!(v.evidence["over_budget"][0]["round"], 1);
+        assert_eq!(v.evidence.to_json()["slowest"]["latency_ms"], 1500);
+        assert_eq!(v.evidence.to_json()["over_budget"][0]["round"], 1);
     }
 
     #[test]

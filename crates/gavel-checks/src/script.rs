@@ -390,7 +390,7 @@ mod tests {
             "{}",
             v.reason
         );
-        let payload = &v.evidence["answer"];
+        let payload = &v.evidence.to_json()["answer"];
         assert_eq!(payload["output"], "hello");
         assert_eq!(payload["expected_output"], "Cabin");
         assert_eq!(payload["context"]["user"], "u1");

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
 use crate::expected::Expected;
-use crate::finding::{Finding, VerdictHead};
+use crate::finding::{Finding, VerdictHead, with_model};
 use crate::names::{quoted_list, short};
 use crate::runtime::{Embeddings, JudgeRuntime};
 
@@ -109,8 +109,8 @@ impl SimilarCheck {
             "threshold": self.threshold,
             "best_match": self.answers[best],
             "scores": scores,
-            "model": embedder.model(),
         });
+        let evidence = with_model(evidence, embedder.model());
         let against = format!("{:?}", short(&self.answers[best]));
         let finding = if similarity >= self.threshold {
             Finding::pass(
@@ -156,7 +156,7 @@ fn failed(e: &EmbedError, model: &str) -> Finding {
         score: None,
         status: Status::Error,
         reason: format!("embedding with {model}: {e}"),
-        evidence: json!({ "model": model }),
+        evidence: with_model(json!({}), model),
     }
 }
 
@@ -253,7 +253,7 @@ mod tests {
         );
         assert_eq!(v.threshold, Some(0.9));
         assert!(v.score.unwrap() > 0.98);
-        assert_eq!(v.evidence["best_match"], "aab");
+        assert_eq!(v.evidence.to_json()["best_match"], "aab");
         assert!(v.reason.starts_with("similarity 0.9"), "{}", v.reason);
         assert!(v.reason.contains("≥ 0.900"), "{}", v.reason);
 

@@ -371,7 +371,7 @@ mod tests {
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.score, Some(0.0));
         assert!(v.reason.contains("at character 0"), "{}", v.reason);
-        assert_eq!(v.evidence["expected"], "Beach House");
+        assert_eq!(v.evidence.to_json()["expected"], "Beach House");
 
         let c = case(
             "input: q\nchecks:\n  - type: equals\n    value: Beach House\n    ignore_case: true\n",
@@ -410,7 +410,7 @@ mod tests {
 
         let v = run_one(&c, vec![turn(0, r#"{"items": [1, 5], "total": 3}"#)]);
         assert_eq!(v.status, Status::Fail);
-        assert_eq!(v.evidence["first_difference"], "/items/1");
+        assert_eq!(v.evidence.to_json()["first_difference"], "/items/1");
         assert!(v.reason.contains("/items/1"), "{}", v.reason);
 
         let v = run_one(&c, vec![turn(0, "three")]);
@@ -434,7 +434,10 @@ mod tests {
         let v = run_one(&c, vec![turn(0, "We have the beach house")]);
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, r#"missing "Beach House", "Villa""#);
-        assert_eq!(v.evidence["missing"], json!(["Beach House", "Villa"]));
+        assert_eq!(
+            v.evidence.to_json()["missing"],
+            json!(["Beach House", "Villa"])
+        );
     }
 
     #[test]
@@ -457,7 +460,7 @@ mod tests {
         let v = run_one(&c, vec![turn(0, "Sorry, I cannot")]);
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, r#"found forbidden "sorry""#);
-        assert_eq!(v.evidence["found"], json!(["sorry"]));
+        assert_eq!(v.evidence.to_json()["found"], json!(["sorry"]));
     }
 
     #[test]
@@ -475,7 +478,7 @@ mod tests {
         let v = run_one(&c, vec![turn(0, "Found 12 listings.")]);
         assert_eq!(v.status, Status::Pass, "{}", v.reason);
         assert_eq!(v.check, r"regex /\d+ listings/");
-        assert_eq!(v.evidence["matched"], "12 listings");
+        assert_eq!(v.evidence.to_json()["matched"], "12 listings");
         let v = run_one(&c, vec![turn(0, "Found some listings.")]);
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, r"no match for /\d+ listings/");

@@ -310,15 +310,18 @@ mod tests {
             v.reason,
             "every expected tool was called (also called: log)"
         );
-        assert_eq!(v.evidence["unexpected"], json!(["log"]));
+        assert_eq!(v.evidence.to_json()["unexpected"], json!(["log"]));
 
         let v = run_one(&c, vec![calls(0, &["get_listings", "log"])]);
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, "missing: get_prices; called: get_listings, log");
-        assert_eq!(v.evidence["missing"], json!(["get_prices"]));
-        assert_eq!(v.evidence["called"], json!(["get_listings", "log"]));
+        assert_eq!(v.evidence.to_json()["missing"], json!(["get_prices"]));
         assert_eq!(
-            v.evidence["expected"],
+            v.evidence.to_json()["called"],
+            json!(["get_listings", "log"])
+        );
+        assert_eq!(
+            v.evidence.to_json()["expected"],
             json!(["get_listings", "get_prices"])
         );
 
@@ -342,7 +345,7 @@ mod tests {
             "returned an error: get_listings (set `allow_errors: true` if errors are expected); called: get_listings, log"
         );
         assert_eq!(
-            v.evidence["errors"],
+            v.evidence.to_json()["errors"],
             json!([{"tool": "get_listings", "error": "database is down"}])
         );
         let c = case(
@@ -390,7 +393,7 @@ mod tests {
             "`book` (expected #2) was not called after `search`; called: book, search"
         );
         assert_eq!(
-            v.evidence["first_mismatch"],
+            v.evidence.to_json()["first_mismatch"],
             json!({"expected_index": 1, "expected": "book", "after": "search"})
         );
 
@@ -399,7 +402,7 @@ mod tests {
             v.reason,
             "`book` (expected #2) was never called; called: search"
         );
-        assert_eq!(v.evidence["missing"], json!(["book"]));
+        assert_eq!(v.evidence.to_json()["missing"], json!(["book"]));
     }
 
     #[test]
@@ -414,7 +417,7 @@ mod tests {
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.reason, "call #2: expected `b`, got `c`; called: a, c");
         assert_eq!(
-            v.evidence["first_mismatch"],
+            v.evidence.to_json()["first_mismatch"],
             json!({"index": 1, "expected": "b", "called": "c"})
         );
         let v = run_one(&c, vec![calls(0, &["a", "b", "b"])]);

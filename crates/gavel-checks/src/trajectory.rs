@@ -9,13 +9,13 @@
 //! - efficiency: the optimal path's length over the actual length, at most 1.
 
 use gavel_core::CheckKind;
-use gavel_core::Turn;
 use gavel_core::agent_check::TrajectorySpec;
+use gavel_core::{TrajectoryReading, Turn};
 use serde_json::{Value, json};
 
 use crate::check::CodeCheck;
 use crate::error::FieldError;
-use crate::finding::Finding;
+use crate::finding::{Finding, merge};
 use crate::subject::Subject;
 
 /// A compiled trajectory check.
@@ -143,8 +143,7 @@ impl CodeCheck for TrajectoryCheck {
             .iter()
             .filter(|t| !steps.iter().any(|(n, _)| n == t))
             .collect();
-        let evidence = json!({
-            "trajectory_length": m.length,
+        let mut evidence = json!({
             "redundancy_score": m.redundancy,
             "loopiness_score": m.loopiness,
             "efficiency": m.efficiency,
@@ -152,6 +151,14 @@ impl CodeCheck for TrajectoryCheck {
             "optimal_missing": missing,
             "path": steps.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
         });
+        if let Value::Object(fields) = &mut evidence {
+            merge(
+                fields,
+                &TrajectoryReading {
+                    trajectory_length: m.length,
+                },
+            );
+        }
         let mut measured = format!(
             "{} steps, redundancy {:.2}, loopiness {:.2}",
             m.length, m.redundancy, m.loopiness
@@ -234,7 +241,7 @@ mod tests {
             v.reason,
             "redundancy 0.50 > 0, efficiency 0.50 < 0.9; 2 steps, redundancy 0.50, loopiness 0.00, efficiency 0.50"
         );
-        assert_eq!(v.evidence["trajectory_length"], json!(2));
+        assert_eq!(v.evidence.to_json()["trajectory_length"], json!(2));
     }
 
     #[test]

@@ -3,13 +3,13 @@
 
 use gavel_core::CheckKind;
 use gavel_core::agent_check::{ArgsMatch, ExpectedCall, ToolVerificationSpec};
-use gavel_core::{ToolCall, Turn};
+use gavel_core::{ToolCall, ToolCallGrade, ToolVerifications, Turn};
 use regex::Regex;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::check::CodeCheck;
 use crate::error::FieldError;
-use crate::finding::Finding;
+use crate::finding::{Finding, merge};
 use crate::json::{Key, first_difference, values_equal};
 use crate::names::bracket_list;
 use crate::subject::Subject;
@@ -106,10 +106,16 @@ impl CodeCheck for VerifyCheck {
                 });
             let Some((k, grade)) = best else {
                 missing.push(rule.tool.clone());
-                per_call.push(json!({
-                    "expected": rule.tool, "call_index": null, "tool_correct": false,
-                    "args_correct": false, "score": 0.0, "weight": rule.weight,
-                }));
+                per_call.push(ToolCallGrade {
+                    expected: rule.tool.clone(),
+                    call_index: None,
+                    tool_correct: false,
+                    args_correct: false,
+                    result_correct: None,
+                    score: 0.0,
+                    problems: Vec::new(),
+                    detail: Map::from_iter([("weight".to_owned(), json!(rule.weight))]),
+                });
                 continue;
             };
             used[k] = true;
@@ -129,18 +135,20 @@ impl CodeCheck for VerifyCheck {
                     problems.join("; ")
                 ));
             }
-            per_call.push(json!({
-                "expected": rule.tool,
-                "expected_index": i,
-                "call_index": k,
-                "tool_correct": true,
-                "args_correct": grade.args.is_empty(),
-                "result_correct": rule.result.as_ref().map(|_| grade.result.is_none()),
-                "problems": problems,
-                "in_order": in_order,
-                "score": grade.score,
-                "weight": rule.weight,
-            }));
+            per_call.push(ToolCallGrade {
+                expected: rule.tool.clone(),
+                call_index: Some(k),
+                tool_correct: true,
+                args_correct: grade.args.is_empty(),
+                result_correct: rule.result.as_ref().map(|_| grade.result.is_none()),
+                score: grade.score,
+                problems,
+                detail: Map::from_iter([
+                    ("expected_index".to_owned(), json!(i)),
+                    ("in_order".to_owned(), json!(in_order)),
+                    ("weight".to_owned(), json!(rule.weight)),
+                ]),
+            });
         }
         let unexpected: Vec<String> = actual
             .iter()
@@ -149,15 +157,19 @@ impl CodeCheck for VerifyCheck {
             .map(|(k, c)| format!("{} (call #{})", c.name, k + 1))
             .collect();
         let score = if weights > 0.0 { total / weights } else { 0.0 };
-        let evidence = json!({
-            "score": score,
-            "threshold": self.threshold,
-            "calls": per_call,
-            "missing": missing,
-            "unexpected": unexpected,
-            "out_of_order": out_of_order,
-            "called": actual.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
-        });
+        let mut evidence = Map::from_iter([
+            ("score".to_owned(), json!(score)),
+            ("threshold".to_owned(), json!(self.threshold)),
+            ("missing".to_owned(), json!(missing)),
+            ("unexpected".to_owned(), json!(unexpected)),
+            ("out_of_order".to_owned(), json!(out_of_order)),
+        ]);
+        let graded = ToolVerifications {
+            calls: per_call,
+            called: actual.iter().map(|c| c.name.clone()).collect(),
+        };
+        merge(&mut evidence, &graded);
+        let evidence = Value::Object(evidence);
         let mut problems = Vec::new();
         if !missing.is_empty() {
             problems.push(format!("missing: {}", missing.join(", ")));
@@ -371,7 +383,10 @@ mod tests {
         );
         assert_eq!(v.score, Some(1.0));
         assert_eq!(v.threshold, Some(1.0));
-        assert_eq!(v.evidence["calls"][1]["args_correct"], json!(true));
+        assert_eq!(
+            v.evidence.to_json()["calls"][1]["args_correct"],
+            json!(true)
+        );
     }
 
     #[test]
@@ -402,7 +417,10 @@ mod tests {
             "{}",
             v.reason
         );
-        assert_eq!(v.evidence["calls"][1]["result_correct"], json!(false));
+        assert_eq!(
+            v.evidence.to_json()["calls"][1]["result_correct"],
+            json!(false)
+        );
     }
 
     #[test]
@@ -419,9 +437,9 @@ mod tests {
             ])],
         );
         assert_eq!(v.status, Status::Fail);
-        assert_eq!(v.evidence["missing"], json!(["c"]));
-        assert_eq!(v.evidence["unexpected"], json!(["x (call #3)"]));
-        assert_eq!(v.evidence["out_of_order"], json!(["b (call #1)"]));
+        assert_eq!(v.evidence.to_json()["missing"], json!(["c"]));
+        assert_eq!(v.evidence.to_json()["unexpected"], json!(["x (call #3)"]));
+        assert_eq!(v.evidence.to_json()["out_of_order"], json!(["b (call #1)"]));
         assert!(
             v.reason
                 .contains("missing: c; out of order: b (call #1); unexpected: x (call #3)"),
@@ -444,7 +462,7 @@ mod tests {
             ])],
         );
         assert_eq!(v.status, Status::Pass, "{}", v.reason);
-        assert_eq!(v.evidence["calls"][0]["call_index"], json!(1));
+        assert_eq!(v.evidence.to_json()["calls"][0]["call_index"], json!(1));
         let v = run_one(
             &c,
             vec![calls(&[(

@@ -4,17 +4,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The execution a label judges: one case against one target, one repeat, in a run.
+use crate::ExecutionKey;
+
+/// The execution a label judges: an execution of a stored run.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ExecutionKey {
+pub struct ExecutionRef {
     /// The run id.
     pub run_id: String,
-    /// The case id.
-    pub case_id: String,
-    /// The target name.
-    pub target: String,
-    /// The repeat index (0-based).
-    pub repeat_index: u32,
+    /// Which execution of the run.
+    #[serde(flatten)]
+    pub key: ExecutionKey,
 }
 
 /// One person's label of one item of a label set.
@@ -28,7 +27,7 @@ pub struct Label {
     /// Who labelled it.
     pub labeller: String,
     /// The stored execution the label judges, when it is one.
-    pub execution: Option<ExecutionKey>,
+    pub execution: Option<ExecutionRef>,
     /// A categorical label: `pass`/`fail`, or `A`/`B`/`tie` for a pair.
     pub label: Option<String>,
     /// A score on a Likert scale (1-5), when the label is ordinal.

@@ -18,6 +18,7 @@ pub mod case;
 pub mod check;
 pub mod check_kind;
 pub mod error;
+pub mod evidence;
 pub mod judge;
 pub mod load;
 pub mod metric;
@@ -33,20 +34,25 @@ pub mod transcript;
 pub mod verdict;
 
 pub use calibration::{
-    CalibrationRequirement, CalibrationRun, ExecutionKey, GateMetric, JudgeFingerprint, Label,
+    CalibrationRequirement, CalibrationRun, ExecutionRef, GateMetric, JudgeFingerprint, Label,
 };
 pub use case::{Case, CriteriaJudge, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::{CheckSpec, OneOrMany};
 pub use check_kind::{CheckKind, UnknownCheckKind};
 pub use error::{LoadError, Location};
+pub use evidence::{
+    Evidence, Favoured, JudgeScore, ModelCalls, PairwiseOrder, PairwiseReading, Reading,
+    Rejudgement, RubricDimension, RubricReading, ShortCircuit, StepScore, StepScores,
+    ToolCallGrade, ToolVerifications, TrajectoryReading,
+};
 pub use judge::{JudgeSettings, Scale};
 pub use metric::{Metric, MetricSpec, ScriptInput, ScriptSpec, Transform};
-pub use outcome::{Execution, Outcome, PairwiseStats, Summary, TagStats};
-pub use run::{RunRecord, RunStatus};
-pub use status::Status;
+pub use outcome::{Execution, ExecutionKey, Outcome, PairwiseStats, Summary, TagStats};
+pub use run::{RunRecord, RunStatus, UnknownRunStatus};
+pub use status::{Status, UnknownStatus};
 pub use target::TargetSpec;
 pub use transcript::{Attempts, StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
-pub use verdict::{JUDGE_UNAVAILABLE_EVIDENCE, TRANSPORT_EVIDENCE, Verdict};
+pub use verdict::Verdict;
 
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),
 /// which sorts as text in every store.

@@ -7,6 +7,28 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Status, Transcript, Verdict};
 
+/// Which execution of a run: one case against one target, one repeat.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ExecutionKey {
+    /// The case id.
+    pub case_id: String,
+    /// The target name.
+    pub target: String,
+    /// The repeat index (0-based).
+    pub repeat_index: u32,
+}
+
+impl ExecutionKey {
+    /// The key of `case_id` against `target`, repeat `repeat_index`.
+    pub fn new(case_id: impl Into<String>, target: impl Into<String>, repeat_index: u32) -> Self {
+        ExecutionKey {
+            case_id: case_id.into(),
+            target: target.into(),
+            repeat_index,
+        }
+    }
+}
+
 /// One run of one case against one target: the transcript and the verdicts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Execution {
@@ -37,6 +59,11 @@ pub struct Execution {
 }
 
 impl Execution {
+    /// Which execution this is.
+    pub fn key(&self) -> ExecutionKey {
+        ExecutionKey::new(&self.case_id, &self.target, self.repeat_index)
+    }
+
     /// Sets `status` and `score` from the verdicts and the transcript: a target
     /// failure makes the execution an error; no verdict at all makes it skipped.
     pub fn settle(&mut self) {
@@ -248,12 +275,12 @@ impl PairwiseStats {
             .iter()
             .flat_map(|o| &o.executions)
             .flat_map(|e| &e.verdicts)
-            .filter(|v| v.kind == CheckKind::Pairwise && v.evidence.get("position_bias").is_some())
-            .filter(|v| v.evidence.get("short_circuit").is_none());
+            .filter(|v| v.kind == CheckKind::Pairwise && v.evidence.short_circuit.is_none())
+            .filter_map(|v| v.evidence.pairwise());
         let mut stats = PairwiseStats::default();
-        for v in judged {
+        for p in judged {
             stats.comparisons += 1;
-            stats.position_bias += usize::from(v.evidence["position_bias"] == true);
+            stats.position_bias += usize::from(p.position_bias);
         }
         stats
     }

@@ -32,8 +32,13 @@ impl RunStatus {
     }
 }
 
+/// A run status word no [`RunStatus`] answers to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown run status `{0}`")]
+pub struct UnknownRunStatus(pub String);
+
 impl std::str::FromStr for RunStatus {
-    type Err = String;
+    type Err = UnknownRunStatus;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
@@ -42,7 +47,7 @@ impl std::str::FromStr for RunStatus {
             "interrupted" => Ok(RunStatus::Interrupted),
             "budget-stopped" => Ok(RunStatus::BudgetStopped),
             "failed" => Ok(RunStatus::Failed),
-            other => Err(format!("unknown run status `{other}`")),
+            other => Err(UnknownRunStatus(other.to_owned())),
         }
     }
 }

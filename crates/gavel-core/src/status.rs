@@ -60,8 +60,13 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// A status word that is none of `pass`, `fail`, `error` and `skipped`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown status `{0}`")]
+pub struct UnknownStatus(pub String);
+
 impl std::str::FromStr for Status {
-    type Err = String;
+    type Err = UnknownStatus;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
@@ -69,7 +74,7 @@ impl std::str::FromStr for Status {
             "fail" => Ok(Status::Fail),
             "error" => Ok(Status::Error),
             "skipped" => Ok(Status::Skipped),
-            other => Err(format!("unknown status `{other}`")),
+            other => Err(UnknownStatus(other.to_owned())),
         }
     }
 }

@@ -3,10 +3,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Attempts, CheckKind, Scale, Status};
+use crate::{Attempts, CheckKind, Evidence, Scale, Status};
 
 /// The result of one check applied to a turn or a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredVerdict")]
 pub struct Verdict {
     /// The check's display name (its `name`, or its type with a short argument).
     pub check: String,
@@ -25,12 +26,47 @@ pub struct Verdict {
     pub threshold: Option<f64>,
     /// Why: the failing detail, the judge's reasoning or the skip reason.
     pub reason: String,
-    /// Structured details (missing tools, matched text, raw judge answer…).
-    #[serde(default, skip_serializing_if = "Value::is_null")]
-    pub evidence: Value,
+    /// Structured details (missing tools, matched text, the judge's reading…).
+    #[serde(default, skip_serializing_if = "Evidence::is_empty")]
+    pub evidence: Evidence,
     /// What the check itself cost (judge calls), in US dollars.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+}
+
+/// A verdict as serialised: its evidence as JSON, read by the verdict's kind.
+#[derive(Deserialize)]
+struct StoredVerdict {
+    check: String,
+    kind: CheckKind,
+    #[serde(default)]
+    round: Option<usize>,
+    status: Status,
+    #[serde(default)]
+    score: Option<f64>,
+    #[serde(default)]
+    threshold: Option<f64>,
+    reason: String,
+    #[serde(default)]
+    evidence: Value,
+    #[serde(default)]
+    cost_usd: Option<f64>,
+}
+
+impl From<StoredVerdict> for Verdict {
+    fn from(v: StoredVerdict) -> Self {
+        Verdict {
+            evidence: Evidence::read(v.kind, v.evidence),
+            check: v.check,
+            kind: v.kind,
+            round: v.round,
+            status: v.status,
+            score: v.score,
+            threshold: v.threshold,
+            reason: v.reason,
+            cost_usd: v.cost_usd,
+        }
+    }
 }
 
 impl Verdict {
@@ -49,7 +85,7 @@ impl Verdict {
             score: None,
             threshold: None,
             reason: reason.into(),
-            evidence: Value::Null,
+            evidence: Evidence::default(),
             cost_usd: None,
         }
     }
@@ -60,9 +96,10 @@ impl Verdict {
         self
     }
 
-    /// Attaches structured evidence.
+    /// Attaches evidence written as JSON, read by this verdict's kind
+    /// ([`Evidence::read`]): typed parts where they have their shape, the rest detail.
     pub fn with_evidence(mut self, evidence: Value) -> Self {
-        self.evidence = evidence;
+        self.evidence = Evidence::read(self.kind, evidence);
         self
     }
 
@@ -74,38 +111,28 @@ impl Verdict {
     }
 
     /// The scale the check scored on, so that reports can show `3/5` beside the
-    /// normalised `0.50`: the `scale` its evidence records (pointwise judges), 1–5
-    /// for a `rubric` (its overall score is always on 1–5), else `None` (the score
-    /// is already on 0..=1).
+    /// normalised `0.50`: a pointwise judge's scale, 1–5 for a `rubric` (its
+    /// overall score is always on 1–5), else `None` (the score is already on 0..=1).
     pub fn scale(&self) -> Option<Scale> {
-        match self.evidence.get("scale") {
-            Some(scale) => Scale::deserialize(scale).ok(),
+        match self.evidence.score() {
+            Some(judged) => Some(judged.scale),
             None => (self.kind == CheckKind::Rubric).then_some(Scale::OneToFive),
         }
     }
 
-    /// The transport tries of the model calls behind this verdict (judges): the
-    /// evidence's [`TRANSPORT_EVIDENCE`] entry, apart from the judge's own
-    /// re-asks of unusable answers (`attempts`). `None` when no call was made
-    /// (code checks, answers served from the cache).
+    /// The transport tries of the model calls behind this verdict (judges),
+    /// apart from the judge's own re-asks of unusable answers. `None` when no
+    /// call was made (code checks, answers served from the cache).
     pub fn transport(&self) -> Option<Attempts> {
-        Attempts::deserialize(self.evidence.get(TRANSPORT_EVIDENCE)?).ok()
+        self.evidence.transport
     }
 
     /// Whether this judged check got no judgement for want of a judge model or
-    /// its credentials (the evidence's [`JUDGE_UNAVAILABLE_EVIDENCE`] flag).
+    /// its credentials.
     pub fn judge_unavailable(&self) -> bool {
-        self.evidence.get(JUDGE_UNAVAILABLE_EVIDENCE) == Some(&Value::Bool(true))
+        self.evidence.judge_unavailable
     }
 }
-
-/// The evidence key under which a verdict records its model calls' transport
-/// tries ([`Verdict::transport`]).
-pub const TRANSPORT_EVIDENCE: &str = "transport";
-
-/// The evidence flag of a judged check that had no judge model or credentials
-/// ([`Verdict::judge_unavailable`]).
-pub const JUDGE_UNAVAILABLE_EVIDENCE: &str = "judge_unavailable";
 
 #[cfg(test)]
 mod tests {
@@ -116,6 +143,9 @@ mod tests {
     fn the_scale_comes_from_the_evidence_or_the_rubric_kind() {
         let judged = Verdict::new("judge", CheckKind::Judge, Status::Pass, "ok")
             .with_evidence(json!({"scale": "1-5", "score": 4}));
+        let stored: Verdict =
+            serde_json::from_value(serde_json::to_value(&judged).unwrap()).unwrap();
+        assert_eq!(stored, judged);
         assert_eq!(judged.scale(), Some(Scale::OneToFive));
         let ten = judged.clone().with_evidence(json!({"scale": "0-10"}));
         assert_eq!(ten.scale(), Some(Scale::ZeroToTen));
@@ -130,7 +160,7 @@ mod tests {
     #[test]
     fn transport_tries_come_from_the_evidence() {
         let v = Verdict::new("judge", CheckKind::Judge, Status::Pass, "ok").with_evidence(json!({
-            "attempts": 1,
+            "input_tokens": 5, "output_tokens": 1, "latency_ms": 2, "cached": false, "attempts": 1,
             "transport": {"attempts": 3, "retries": 2, "rate_limited": 1, "malformed": 0},
         }));
         let t = v.transport().unwrap();

@@ -25,9 +25,25 @@ pub trait EmbeddingCache: Send + Sync {
         &self,
         model: &str,
         hashes: &[String],
-    ) -> Result<HashMap<String, Vec<f32>>, String>;
+    ) -> Result<HashMap<String, Vec<f32>>, EmbeddingCacheError>;
     /// Keeps vectors for `model` under their text hashes.
-    async fn put(&self, model: &str, entries: &[(String, Vec<f32>)]) -> Result<(), String>;
+    async fn put(
+        &self,
+        model: &str,
+        entries: &[(String, Vec<f32>)],
+    ) -> Result<(), EmbeddingCacheError>;
+}
+
+/// An [`EmbeddingCache`] could not read or keep vectors: the backing store's error.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct EmbeddingCacheError(Box<dyn std::error::Error + Send + Sync>);
+
+impl EmbeddingCacheError {
+    /// Wraps the backing store's error (or a message).
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        EmbeddingCacheError(error.into())
+    }
 }
 
 /// No cache: every text is embedded.
@@ -36,11 +52,15 @@ pub struct NoCache;
 
 #[async_trait::async_trait]
 impl EmbeddingCache for NoCache {
-    async fn get(&self, _: &str, _: &[String]) -> Result<HashMap<String, Vec<f32>>, String> {
+    async fn get(
+        &self,
+        _: &str,
+        _: &[String],
+    ) -> Result<HashMap<String, Vec<f32>>, EmbeddingCacheError> {
         Ok(HashMap::new())
     }
 
-    async fn put(&self, _: &str, _: &[(String, Vec<f32>)]) -> Result<(), String> {
+    async fn put(&self, _: &str, _: &[(String, Vec<f32>)]) -> Result<(), EmbeddingCacheError> {
         Ok(())
     }
 }
@@ -227,7 +247,7 @@ mod tests {
             &self,
             model: &str,
             hashes: &[String],
-        ) -> Result<HashMap<String, Vec<f32>>, String> {
+        ) -> Result<HashMap<String, Vec<f32>>, EmbeddingCacheError> {
             let map = self.0.lock().unwrap();
             Ok(hashes
                 .iter()
@@ -238,7 +258,11 @@ mod tests {
                 .collect())
         }
 
-        async fn put(&self, model: &str, entries: &[(String, Vec<f32>)]) -> Result<(), String> {
+        async fn put(
+            &self,
+            model: &str,
+            entries: &[(String, Vec<f32>)],
+        ) -> Result<(), EmbeddingCacheError> {
             let mut map = self.0.lock().unwrap();
             for (h, v) in entries {
                 map.insert((model.to_owned(), h.clone()), v.clone());

@@ -31,7 +31,7 @@ mod spec;
 
 use std::fmt::Debug;
 
-pub use batcher::{Batcher, EmbeddingCache, NoCache};
+pub use batcher::{Batcher, EmbeddingCache, EmbeddingCacheError, NoCache};
 pub use error::EmbedError;
 pub use minilm::MiniLm;
 pub use provider::ProviderEmbedder;

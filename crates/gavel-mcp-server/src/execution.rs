@@ -6,7 +6,6 @@
 use gavel_core::{Execution, Verdict};
 use gavel_store::Store;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::args::GetExecutionArgs;
 use crate::{ToolError, runs};
@@ -35,7 +34,7 @@ pub struct StepScore {
     /// The check that scored it.
     pub check: String,
     /// The step number (1-based).
-    pub step: Value,
+    pub step: usize,
     /// The score, 0..=1 (absent when the judge could not score it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
@@ -130,16 +129,9 @@ fn of(run: String, execution: Execution) -> ExecutionOut {
     let mut tool_verifications = Vec::new();
     let mut trajectory = None;
     for v in &execution.verdicts {
-        match v.kind.as_str() {
-            "step-score" => step_scores.extend(steps(v)),
-            "tool-verification" => tool_verifications.extend(verifications(v)),
-            "trajectory" => {
-                trajectory = trajectory.or(v.evidence["trajectory_length"]
-                    .as_u64()
-                    .and_then(|n| usize::try_from(n).ok()));
-            }
-            _ => {}
-        }
+        step_scores.extend(steps(v));
+        tool_verifications.extend(verifications(v));
+        trajectory = trajectory.or(v.evidence.trajectory_length());
     }
     let calls = execution
         .transcript
@@ -156,43 +148,31 @@ fn of(run: String, execution: Execution) -> ExecutionOut {
     }
 }
 
-fn steps(v: &Verdict) -> Vec<StepScore> {
-    let text = |x: &Value| x.as_str().map(str::to_owned);
-    v.evidence["steps"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| StepScore {
-            check: v.check.clone(),
-            step: s["step"].clone(),
-            score: s["score"].as_f64(),
-            explanation: text(&s["explanation"]),
-            tool: text(&s["tool"]),
-        })
-        .collect()
+fn steps(v: &Verdict) -> impl Iterator<Item = StepScore> + '_ {
+    v.evidence.steps().iter().map(|s| StepScore {
+        check: v.check.clone(),
+        step: s.step,
+        score: s.score,
+        explanation: s.explanation.clone(),
+        tool: s.tool.clone(),
+    })
 }
 
 fn verifications(v: &Verdict) -> Vec<ToolVerification> {
-    let called = v.evidence["called"].as_array();
-    v.evidence["calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let tool_name = c["call_index"]
-                .as_u64()
-                .and_then(|i| called?.get(usize::try_from(i).ok()?))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            ToolVerification {
-                check: v.check.clone(),
-                tool_name,
-                expected_tool: c["expected"].as_str().map(str::to_owned),
-                tool_correct: c["tool_correct"].as_bool().unwrap_or(false),
-                args_correct: c["args_correct"].as_bool().unwrap_or(false),
-                result_correct: c["result_correct"].as_bool(),
-                score: c["score"].as_f64().unwrap_or(0.0),
-            }
+    let Some(graded) = v.evidence.tools() else {
+        return Vec::new();
+    };
+    graded
+        .calls
+        .iter()
+        .map(|c| ToolVerification {
+            check: v.check.clone(),
+            tool_name: c.call_index.and_then(|i| graded.called.get(i)).cloned(),
+            expected_tool: Some(c.expected.clone()),
+            tool_correct: c.tool_correct,
+            args_correct: c.args_correct,
+            result_correct: c.result_correct,
+            score: c.score,
         })
         .collect()
 }
@@ -222,7 +202,7 @@ mod tests {
                 "ok",
             )
             .with_evidence(json!({
-                "steps": [{"step": 1, "score": 0.5, "explanation": "fine", "tool": "search"}]
+                "steps": [{"step": 1, "round": 0, "score": 0.5, "explanation": "fine", "tool": "search"}]
             })),
             Verdict::new(
                 "tools",

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
 use gavel_core::{
-    Execution, ExecutionKey, Label, RunRecord, RunStatus, Status, Transcript, Verdict,
+    Execution, ExecutionKey, ExecutionRef, Label, RunRecord, RunStatus, Status, Transcript, Verdict,
 };
 use gavel_mcp_server::{Aggregation, Field, QueryArgs, QueryResult, ToolError, query_evaluations};
 use gavel_store::{EvaluatorType, Store};
@@ -89,11 +89,9 @@ async fn seed(store: &Store, per_run: usize) -> Vec<String> {
             label_set: "alpha".into(),
             item_id: "x".into(),
             labeller: "ann".into(),
-            execution: Some(ExecutionKey {
+            execution: Some(ExecutionRef {
                 run_id: ids[0].clone(),
-                case_id: "case-0".into(),
-                target: "bot-a".into(),
-                repeat_index: 0,
+                key: ExecutionKey::new("case-0", "bot-a", 0),
             }),
             label: Some("fail".into()),
             score: Some(0.25),

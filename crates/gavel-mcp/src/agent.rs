@@ -180,7 +180,7 @@ impl Target for McpAgent {
                     .map_err(|e| self.failure(format!("unreadable checkpoint: {e}")))?
                     .messages
             }
-            Err(e) => return Err(self.failure(e)),
+            Err(e) => return Err(self.failure(e.to_string())),
         };
         Ok(Box::new(McpSession {
             target: self.name.clone(),
@@ -208,12 +208,12 @@ impl Target for McpAgent {
             .checkpoints
             .load(&self.name, parent)
             .await
-            .map_err(|e| self.failure(e))?
+            .map_err(|e| self.failure(e.to_string()))?
             .ok_or_else(|| self.failure(format!("no checkpoint of session `{parent}` to fork")))?;
         self.checkpoints
             .save(&self.name, child, &state)
             .await
-            .map_err(|e| self.failure(e))
+            .map_err(|e| self.failure(e.to_string()))
     }
 }
 
@@ -320,5 +320,6 @@ impl McpSession {
         self.checkpoints
             .save(&self.target, &self.session_id, &state)
             .await
+            .map_err(|e| e.to_string())
     }
 }

@@ -15,5 +15,5 @@ mod client;
 mod sse;
 
 pub use agent::McpAgent;
-pub use checkpoint::Checkpoints;
+pub use checkpoint::{CheckpointError, Checkpoints};
 pub use gavel_core::target::McpServer;

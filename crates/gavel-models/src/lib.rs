@@ -60,7 +60,19 @@ pub trait SharedBuckets: Send + Sync {
 #[async_trait::async_trait]
 pub trait CacheStore: Send + Sync {
     /// The cached answer for `key`, if any.
-    async fn get(&self, key: &str) -> Result<Option<String>, String>;
+    async fn get(&self, key: &str) -> Result<Option<String>, CacheError>;
     /// Keeps `value` (a serialized [`ChatResponse`]) under `key`.
-    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String>;
+    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), CacheError>;
+}
+
+/// A [`CacheStore`] could not read or keep an entry: the backing store's error.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct CacheError(Box<dyn std::error::Error + Send + Sync>);
+
+impl CacheError {
+    /// Wraps the backing store's error (or a message).
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        CacheError(error.into())
+    }
 }

@@ -14,8 +14,8 @@ use crate::layers::{
     Accounting, CacheMode, Cached, Concurrency, RateLimit, RateLimited, Retry, Timeout,
 };
 use crate::{
-    CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelSource, Provider, SharedBuckets,
-    price_for,
+    CacheError, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelSource, Provider,
+    SharedBuckets, price_for,
 };
 
 /// Per-call timeout when the suite sets none.
@@ -203,11 +203,11 @@ struct NoCache;
 
 #[async_trait::async_trait]
 impl CacheStore for NoCache {
-    async fn get(&self, _key: &str) -> Result<Option<String>, String> {
+    async fn get(&self, _key: &str) -> Result<Option<String>, CacheError> {
         Ok(None)
     }
 
-    async fn put(&self, _key: &str, _model: &str, _value: &str) -> Result<(), String> {
+    async fn put(&self, _key: &str, _model: &str, _value: &str) -> Result<(), CacheError> {
         Ok(())
     }
 }

@@ -13,8 +13,8 @@ use gavel_models::layers::{
     Accounting, Cached, Concurrency, RateLimit, RateLimited, Retry, Timeout, cache_key,
 };
 use gavel_models::{
-    CacheMode, CacheStore, ChatModel, ChatRequest, ChatResponse, ErrorKind, Message, ModelError,
-    ModelId, ModelPool, ModelSettings, TokenUsage, layered,
+    CacheError, CacheMode, CacheStore, ChatModel, ChatRequest, ChatResponse, ErrorKind, Message,
+    ModelError, ModelId, ModelPool, ModelSettings, TokenUsage, layered,
 };
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -165,20 +165,20 @@ impl MemoryCache {
 
 #[async_trait::async_trait]
 impl CacheStore for MemoryCache {
-    async fn get(&self, key: &str) -> Result<Option<String>, String> {
+    async fn get(&self, key: &str) -> Result<Option<String>, CacheError> {
         self.gets.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(self.get_delay).await;
         if self.fail_get {
-            return Err("disk on fire".into());
+            return Err(CacheError::new("disk on fire"));
         }
         let entries = self.entries.lock().expect("entries");
         Ok(entries.get(key).map(|(_, v)| v.clone()))
     }
 
-    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String> {
+    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), CacheError> {
         self.puts.fetch_add(1, Ordering::SeqCst);
         if self.fail_put {
-            return Err("disk full".into());
+            return Err(CacheError::new("disk full"));
         }
         self.entries
             .lock()

@@ -11,7 +11,6 @@ use opentelemetry::trace::TraceContextExt;
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::logs::SdkLogger;
 use opentelemetry_sdk::trace::SdkTracer;
-use serde_json::Value;
 
 use crate::attrs::{EVALUATION_EVENT, text};
 use crate::trace::ExecutionSpans;
@@ -58,12 +57,10 @@ pub(crate) fn attach(targets: &Targets<'_>, e: &Execution, spans: &mut Execution
             explanation: verdict.reason.clone(),
         };
         emit(targets, &cx, at, &eval, verdict.kind.as_str());
-        if let Some(model) = verdict.evidence.get("model").and_then(Value::as_str) {
-            let tokens = (
-                number(&verdict.evidence, "input_tokens"),
-                number(&verdict.evidence, "output_tokens"),
-            );
-            let latency = Duration::from_millis(number(&verdict.evidence, "latency_ms"));
+        if let Some(model) = &verdict.evidence.model {
+            let calls = verdict.evidence.calls.unwrap_or_default();
+            let tokens = (calls.input_tokens, calls.output_tokens);
+            let latency = Duration::from_millis(calls.latency_ms);
             spans.judge_chat(targets.tracer, &cx, model, tokens, latency);
         }
         for (index, eval) in per_tool(e, spans, verdict) {
@@ -90,69 +87,50 @@ fn judged_span(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> (Context, 
 /// Step scores (`step-score`) and per-call grades (`tool-verification`) that
 /// belong to a tool span: (index into `spans.tools`, evaluation).
 fn per_tool(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> Vec<(usize, Evaluation)> {
-    let list = |key: &str| {
-        v.evidence
-            .get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    match v.kind.as_str() {
-        "step-score" => {
-            let mut used = vec![false; spans.tools.len()];
-            list("steps")
-                .iter()
-                .filter_map(|step| {
-                    let tool = step.get("tool")?.as_str()?;
-                    let round = step.get("round")?.as_u64()? as usize;
-                    let index = (0..spans.tools.len()).find(|&i| {
-                        !used[i] && spans.tools[i].round == round && spans.tools[i].name == tool
-                    })?;
-                    used[index] = true;
-                    let score = step.get("score").and_then(Value::as_f64);
-                    let failure = step.get("failure").and_then(Value::as_str);
-                    Some((
-                        index,
-                        Evaluation {
-                            name: format!("{} step {}", v.check, number(step, "step")),
-                            score,
-                            label: if score.is_some() { "scored" } else { "error" }.into(),
-                            explanation: step
-                                .get("explanation")
-                                .and_then(Value::as_str)
-                                .or(failure)
-                                .unwrap_or_default()
-                                .to_string(),
-                        },
-                    ))
-                })
-                .collect()
-        }
-        "tool-verification" => list("calls")
-            .iter()
-            .filter_map(|call| {
-                let index = call.get("call_index")?.as_u64()? as usize;
-                (index < e.transcript.tool_calls().count()).then_some(())?;
-                let ok = |k: &str| call.get(k).and_then(Value::as_bool) != Some(false);
-                let passed = ok("tool_correct") && ok("args_correct") && ok("result_correct");
-                let problems: Vec<&str> = call
-                    .get("problems")
-                    .and_then(Value::as_array)
-                    .map(|p| p.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                Some((
-                    index,
-                    Evaluation {
-                        name: format!("{}: {}", v.check, call.get("expected")?.as_str()?),
-                        score: call.get("score").and_then(Value::as_f64),
-                        label: if passed { "pass" } else { "fail" }.into(),
-                        explanation: problems.join("; "),
-                    },
-                ))
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+    let mut used = vec![false; spans.tools.len()];
+    let steps = v.evidence.steps().iter().filter_map(|step| {
+        let tool = step.tool.as_deref()?;
+        let index = (0..spans.tools.len()).find(|&i| {
+            !used[i] && spans.tools[i].round == step.round && spans.tools[i].name == tool
+        })?;
+        used[index] = true;
+        Some((
+            index,
+            Evaluation {
+                name: format!("{} step {}", v.check, step.step),
+                score: step.score,
+                label: if step.score.is_some() {
+                    "scored"
+                } else {
+                    "error"
+                }
+                .into(),
+                explanation: step
+                    .explanation
+                    .as_deref()
+                    .or(step.failure.as_deref())
+                    .unwrap_or_default()
+                    .to_string(),
+            },
+        ))
+    });
+    let mut graded: Vec<(usize, Evaluation)> = steps.collect();
+    let calls = v.evidence.tools().map_or(&[][..], |t| t.calls.as_slice());
+    graded.extend(calls.iter().filter_map(|call| {
+        let index = call.call_index?;
+        (index < e.transcript.tool_calls().count()).then_some(())?;
+        let passed = call.tool_correct && call.args_correct && call.result_correct != Some(false);
+        Some((
+            index,
+            Evaluation {
+                name: format!("{}: {}", v.check, call.expected),
+                score: Some(call.score),
+                label: if passed { "pass" } else { "fail" }.into(),
+                explanation: call.problems.join("; "),
+            },
+        ))
+    }));
+    graded
 }
 
 /// Sends one evaluation: the log record, and the span event when enabled.
@@ -189,9 +167,4 @@ fn any_value(v: &opentelemetry::Value) -> opentelemetry::logs::AnyValue {
         opentelemetry::Value::Bool(b) => AnyValue::Boolean(*b),
         other => AnyValue::String(other.as_str().into_owned().into()),
     }
-}
-
-/// A non-negative integer field, 0 when absent.
-fn number(v: &Value, key: &str) -> u64 {
-    v.get(key).and_then(Value::as_u64).unwrap_or(0)
 }

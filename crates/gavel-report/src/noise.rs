@@ -56,15 +56,15 @@ impl JudgeNoise {
 }
 
 fn check_noise(v: &Verdict) -> Option<CheckNoise> {
-    let again = v.evidence.get("rejudged")?.as_array()?;
+    let again = &v.evidence.rejudged;
+    if again.is_empty() {
+        return None;
+    }
     let scores: Vec<f64> = std::iter::once(v.score)
-        .chain(again.iter().map(|r| r["score"].as_f64()))
+        .chain(again.iter().map(|r| r.score))
         .flatten()
         .collect();
-    let flips = again
-        .iter()
-        .filter(|r| r["status"] != v.status.as_str())
-        .count();
+    let flips = again.iter().filter(|r| r.status != v.status).count();
     Some(CheckNoise {
         check: v.check.clone(),
         judgements: u32::try_from(again.len() + 1).ok()?,
@@ -146,11 +146,11 @@ mod tests {
             "ok",
         )
         .with_score(0.8, None);
-        v.evidence = json!({"rejudged": [
+        v = v.with_evidence(json!({"rejudged": [
             {"status": "pass", "score": 0.8},
             {"status": "fail", "score": 0.4},
             {"status": "pass", "score": 1.0},
-        ]});
+        ]}));
         let plain = Verdict::new(
             "contains",
             gavel_core::CheckKind::Contains,

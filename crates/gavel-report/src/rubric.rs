@@ -1,8 +1,7 @@
 //! What `rubric` verdicts (seed 002's multi-dimension judge) add to a report:
 //! per-dimension scores and the judge's improvement suggestions.
 
-use gavel_core::{Outcome, Verdict};
-use serde_json::Value;
+use gavel_core::{Outcome, RubricReading};
 
 /// The rubric's dimensions, each with the key seed 002's `test-report.json` uses
 /// for it under `scores` (`tool_usage` is its `mcp_usage`).
@@ -16,11 +15,13 @@ const DIMENSIONS: [(&str, &str); 6] = [
 ];
 
 /// The outcome's rubric verdicts that were scored (every repeat's).
-fn scored(o: &Outcome) -> impl Iterator<Item = &Verdict> {
+fn scored(o: &Outcome) -> impl Iterator<Item = &RubricReading> {
     o.executions
         .iter()
         .flat_map(|e| &e.verdicts)
-        .filter(|v| v.kind == gavel_core::CheckKind::Rubric && v.evidence["dimensions"].is_object())
+        .filter(|v| v.kind == gavel_core::CheckKind::Rubric)
+        .filter_map(|v| v.evidence.rubric())
+        .filter(|r| !r.dimensions.is_empty())
 }
 
 /// Each dimension's mean 1-5 score over the outcome's rubric verdicts, keyed the
@@ -34,7 +35,7 @@ pub(crate) fn dimension_scores(o: &Outcome) -> Vec<(&'static str, Option<f64>)> 
         .iter()
         .map(|(name, key)| {
             let scores: Vec<f64> = scored(o)
-                .filter_map(|v| v.evidence["dimensions"][*name]["score"].as_f64())
+                .filter_map(|r| r.dimensions.get(*name).map(|d| d.score))
                 .collect();
             let mean =
                 (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64);
@@ -92,8 +93,8 @@ pub(crate) fn normalised(score: f64) -> f64 {
 /// The rubric judges' improvement suggestions, each distinct one once, in order.
 pub(crate) fn suggestions(o: &Outcome) -> Option<String> {
     let mut seen: Vec<&str> = Vec::new();
-    for v in scored(o) {
-        if let Some(Value::String(s)) = v.evidence.get("improvement_suggestions") {
+    for r in scored(o) {
+        if let Some(s) = &r.improvement_suggestions {
             let s = s.trim();
             if !s.is_empty() && !seen.contains(&s) {
                 seen.push(s);

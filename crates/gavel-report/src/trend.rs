@@ -42,7 +42,7 @@ fn judge_models(o: &Outcome) -> Vec<String> {
         .iter()
         .flat_map(|e| &e.verdicts)
         .filter(|v| matches!(v.kind.as_str(), "judge" | "rubric" | "pairwise"))
-        .filter_map(|v| v.evidence["model"].as_str().map(str::to_owned))
+        .filter_map(|v| v.evidence.model.clone())
         .collect();
     models.sort();
     models.dedup();

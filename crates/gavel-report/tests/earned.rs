@@ -380,7 +380,7 @@ fn scores_print_on_their_own_scale_beside_the_normalised_value() {
 
 /// A passing rubric verdict with six dimensions and a suggestion.
 fn rubric_scored(case: &str, suggestion: &str) -> Execution {
-    let dim = |s: f64| json!({"score": s, "reasoning": "ok"});
+    let dim = |s: f64| json!({"score": s, "reasoning": "ok", "weight": 1.0});
     exec(
         case,
         vec![
@@ -520,13 +520,17 @@ fn transport_retries_are_totalled_for_targets_and_judges() {
         rate_limited,
         malformed: 0,
     };
+    let calls = |attempts, transport| {
+        json!({"input_tokens": 9, "output_tokens": 3, "latency_ms": 4, "cached": false,
+               "attempts": attempts, "transport": transport})
+    };
     let mut e = exec(
         "c0",
         vec![
             Verdict::new("judge", CheckKind::Judge, Status::Pass, "ok")
-                .with_evidence(json!({"attempts": 1, "transport": tries(3, 2)})),
+                .with_evidence(calls(1, tries(3, 2))),
             Verdict::new("rubric", CheckKind::Rubric, Status::Pass, "ok")
-                .with_evidence(json!({"attempts": 2, "transport": tries(2, 0)})),
+                .with_evidence(calls(2, tries(2, 0))),
         ],
     );
     let mut turn: Turn =

@@ -897,10 +897,11 @@ fn repeats_and_judge_noise_are_tabled_in_terminal_markdown_and_json() {
     // greet on alpha: two repeats scoring 1.0 and 0.6 (one fails); the first
     // repeat's judge was re-judged twice: 0.8 (pass) and 0.4 (a flip to fail).
     let mut first = greet("alpha", 0, 1.0);
-    first.verdicts[1].evidence = json!({"rejudged": [
+    first.verdicts[1].evidence.rejudged = serde_json::from_value(json!([
         {"status": "pass", "score": 0.8},
         {"status": "fail", "score": 0.4},
-    ]});
+    ]))
+    .unwrap();
     let executions = vec![first, greet("alpha", 1, 0.6)];
     let r = Report::new(run(RunStatus::Completed), vec![], executions, 80.0);
 

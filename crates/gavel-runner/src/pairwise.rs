@@ -4,16 +4,14 @@
 use std::collections::HashMap;
 
 use gavel_checks::{PairwiseInput, PairwiseSpec};
-use gavel_core::{Execution, Status, Transcript, Turn, Verdict};
+use gavel_core::{Execution, ExecutionKey, Status, Transcript, Turn, Verdict};
 
 use crate::{ExecuteOptions, Plan};
-
-type Key = (String, String, u32);
 
 /// Holds executions with pairwise checks until their partners have answered.
 pub(crate) struct Pairing {
     specs: HashMap<String, Vec<PairwiseSpec>>,
-    answers: HashMap<Key, Transcript>,
+    answers: HashMap<ExecutionKey, Transcript>,
     parked: Vec<Execution>,
 }
 
@@ -52,10 +50,7 @@ impl Pairing {
             .flatten()
             .any(|s| s.against.target.as_deref() == Some(e.target.as_str()))
         {
-            self.answers.insert(
-                (e.case_id.clone(), e.target.clone(), e.repeat_index),
-                e.transcript.clone(),
-            );
+            self.answers.insert(e.key(), e.transcript.clone());
         }
         let mut ready = Vec::new();
         if case_has_specs {
@@ -87,8 +82,8 @@ impl Pairing {
             .iter()
             .all(|s| match &s.against.target {
                 Some(t) if *t != e.target => {
-                    self.answers
-                        .contains_key(&(e.case_id.clone(), t.clone(), e.repeat_index))
+                    let partner = ExecutionKey::new(&e.case_id, t, e.repeat_index);
+                    self.answers.contains_key(&partner)
                 }
                 _ => true,
             })
@@ -128,7 +123,7 @@ impl Pairing {
             (Some(t), _) => {
                 let other = self
                     .answers
-                    .get(&(e.case_id.clone(), t.clone(), e.repeat_index))
+                    .get(&ExecutionKey::new(&e.case_id, t, e.repeat_index))
                     .and_then(|tr| answer(tr, spec.round));
                 (other.map(|t| t.output.clone()), format!("target `{t}`"))
             }

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use gavel_checks::CheckPlan;
-use gavel_core::{Case, Suite};
+use gavel_core::{Case, ExecutionKey, Suite};
 
 use crate::RunnerError;
 
@@ -21,8 +21,8 @@ pub struct PlanOptions {
     pub repeat: Option<u32>,
     /// Run only these targets (empty: every target of each case).
     pub targets: Vec<String>,
-    /// Executions already recorded (case id, target, repeat index), for `--resume`.
-    pub done: HashSet<(String, String, u32)>,
+    /// Executions already recorded, for `--resume`.
+    pub done: HashSet<ExecutionKey>,
 }
 
 /// One execution to carry out.
@@ -36,6 +36,13 @@ pub struct PlannedExecution {
     pub target: String,
     /// Which repeat (0-based).
     pub repeat_index: u32,
+}
+
+impl PlannedExecution {
+    /// Which execution this is.
+    pub fn key(&self) -> ExecutionKey {
+        ExecutionKey::new(&self.case.id, &self.target, self.repeat_index)
+    }
 }
 
 /// The executions of a run, and the cases they come from.
@@ -96,7 +103,7 @@ pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
             for repeat_index in 0..repeats.saturating_mul(case.input_count()) {
                 if options
                     .done
-                    .contains(&(case.id.clone(), target.clone(), repeat_index))
+                    .contains(&ExecutionKey::new(&case.id, target, repeat_index))
                 {
                     out.already_done += 1;
                     continue;
@@ -214,7 +221,7 @@ cases:
     #[test]
     fn resume_skips_recorded_executions() {
         let mut o = PlanOptions::default();
-        o.done.insert(("two".into(), "a".into(), 1));
+        o.done.insert(ExecutionKey::new("two", "a", 1));
         let p = plan(&suite(), &o).unwrap();
         assert_eq!(p.already_done, 1);
         assert!(!ids(&p).contains(&"two@a#1".to_owned()));

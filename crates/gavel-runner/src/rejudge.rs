@@ -4,8 +4,7 @@
 //! so the calls are fresh samples while a re-run is served from the cache.
 
 use gavel_checks::{CheckPlan, JudgeRuntime};
-use gavel_core::{Status, Transcript, Verdict};
-use serde_json::{Value, json};
+use gavel_core::{Rejudgement, Status, Transcript, Verdict};
 
 /// Re-judges the transcript `k` times and records every re-judgement in the
 /// evidence (`rejudged`) of each judge verdict that scored; their cost is added
@@ -33,21 +32,15 @@ pub(crate) async fn rejudge(
     let samples = futures::future::join_all(runs).await;
     for (i, v) in judged.iter_mut().enumerate().filter(|(_, v)| scored(v)) {
         let again: Vec<&Verdict> = samples.iter().filter_map(|s| s.get(i)).collect();
-        let Value::Object(evidence) = &mut v.evidence else {
-            continue;
-        };
-        let record: Vec<Value> = again
+        v.evidence.rejudged = again
             .iter()
-            .map(|r| {
-                json!({
-                    "status": r.status,
-                    "score": r.score,
-                    "cost_usd": r.cost_usd,
-                    "cached": r.evidence.get("cached").cloned().unwrap_or(Value::Null),
-                })
+            .map(|r| Rejudgement {
+                status: r.status,
+                score: r.score,
+                cost_usd: r.cost_usd,
+                cached: r.evidence.calls.map(|c| c.cached),
             })
             .collect();
-        evidence.insert("rejudged".into(), Value::Array(record));
         for r in &again {
             if let Some(c) = r.cost_usd {
                 v.cost_usd = Some(v.cost_usd.unwrap_or(0.0) + c);

@@ -10,8 +10,8 @@ use gavel_calibration::{
     CalibrationError, GatePolicy, Judge, LabelledTurn, Record, Report, judge_all, load_jsonl,
 };
 use gavel_checks::JudgeRuntime;
-use gavel_core::{CalibrationRun, ExecutionKey, JudgeSettings};
-use gavel_models::{CacheStore, ModelPool, ModelSettings};
+use gavel_core::{CalibrationRun, ExecutionRef, JudgeSettings};
+use gavel_models::{CacheError, CacheStore, ModelPool, ModelSettings};
 use gavel_store::{Store, StoreError};
 
 use crate::{ModelOptions, RunJudges, SessionError, default_judge, pool, provider};
@@ -242,7 +242,7 @@ async fn store_records(
             CalibrationError::Set(format!("the store holds no label in set `{set}`")).into(),
         );
     }
-    let mut shown: HashMap<ExecutionKey, LabelledTurn> = HashMap::new();
+    let mut shown: HashMap<ExecutionRef, LabelledTurn> = HashMap::new();
     let runs: BTreeSet<&str> = labels
         .iter()
         .filter_map(|l| l.execution.as_ref().map(|k| k.run_id.as_str()))
@@ -259,11 +259,9 @@ async fn store_records(
                 continue;
             };
             let case = cases.iter().find(|c| c.id == e.case_id);
-            let key = ExecutionKey {
+            let key = ExecutionRef {
                 run_id: run.to_owned(),
-                case_id: e.case_id.clone(),
-                target: e.target.clone(),
-                repeat_index: e.repeat_index,
+                key: e.key(),
             };
             let turn = LabelledTurn {
                 input: last.input.clone(),
@@ -287,14 +285,14 @@ struct WriteOnlyCache(Store);
 
 #[async_trait::async_trait]
 impl CacheStore for WriteOnlyCache {
-    async fn get(&self, _key: &str) -> Result<Option<String>, String> {
+    async fn get(&self, _key: &str) -> Result<Option<String>, CacheError> {
         Ok(None)
     }
 
-    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String> {
+    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), CacheError> {
         self.0
             .cache_put(key, model, value)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(CacheError::new)
     }
 }

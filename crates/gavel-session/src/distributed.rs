@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gavel_core::RunStatus;
+use gavel_core::{ExecutionKey, RunStatus};
 use gavel_runner::Plan;
 use gavel_store::{QueueProgress, Store, StoreError};
 
@@ -16,10 +16,10 @@ const POLL: Duration = Duration::from_millis(100);
 /// case and repeat that a pairwise check compares across targets are one unit,
 /// so one worker runs them together and grades the pair as a local run does.
 pub(crate) async fn enqueue(store: &Store, plan: &Plan, run_id: &str) -> Result<(), StoreError> {
-    let mut units: Vec<Vec<(String, String, u32)>> = Vec::new();
+    let mut units: Vec<Vec<ExecutionKey>> = Vec::new();
     let mut paired: BTreeMap<(&str, u32), usize> = BTreeMap::new();
     for item in &plan.items {
-        let key = (item.case.id.clone(), item.target.clone(), item.repeat_index);
+        let key = item.key();
         let pairs_in_run = item
             .checks
             .pairwise()

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use gavel_checks::Embeddings;
-use gavel_embed::{Batcher, EmbedderSpec, EmbeddingCache};
+use gavel_embed::{Batcher, EmbedderSpec, EmbeddingCache, EmbeddingCacheError};
 use gavel_runner::Plan;
 use gavel_store::Store;
 
@@ -61,17 +61,21 @@ impl EmbeddingCache for StoreEmbeddings {
         &self,
         model: &str,
         hashes: &[String],
-    ) -> Result<HashMap<String, Vec<f32>>, String> {
+    ) -> Result<HashMap<String, Vec<f32>>, EmbeddingCacheError> {
         self.0
             .embeddings_get(model, hashes)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(EmbeddingCacheError::new)
     }
 
-    async fn put(&self, model: &str, entries: &[(String, Vec<f32>)]) -> Result<(), String> {
+    async fn put(
+        &self,
+        model: &str,
+        entries: &[(String, Vec<f32>)],
+    ) -> Result<(), EmbeddingCacheError> {
         self.0
             .embeddings_put(model, entries)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(EmbeddingCacheError::new)
     }
 }

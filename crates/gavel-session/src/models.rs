@@ -10,8 +10,8 @@ use gavel_store::Store;
 
 use crate::SessionError;
 use gavel_models::{
-    CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool, ModelSettings,
-    SharedBuckets,
+    CacheError, CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool,
+    ModelSettings, SharedBuckets,
 };
 use gavel_targets::replay::{Recordings, Replay};
 use gavel_targets::{Target, TargetError};
@@ -184,11 +184,11 @@ struct StoreCache {
 
 #[async_trait::async_trait]
 impl CacheStore for StoreCache {
-    async fn get(&self, key: &str) -> Result<Option<String>, String> {
-        self.store.cache_get(key).await.map_err(|e| e.to_string())
+    async fn get(&self, key: &str) -> Result<Option<String>, CacheError> {
+        self.store.cache_get(key).await.map_err(CacheError::new)
     }
 
-    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), String> {
+    async fn put(&self, key: &str, model: &str, value: &str) -> Result<(), CacheError> {
         if self.staged {
             self.store.cache_stage(key, model, value);
             return Ok(());
@@ -196,6 +196,6 @@ impl CacheStore for StoreCache {
         self.store
             .cache_put(key, model, value)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(CacheError::new)
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use gavel_core::load::SuiteSource;
-use gavel_core::{RunRecord, RunStatus, Suite};
+use gavel_core::{ExecutionKey, RunRecord, RunStatus, Suite};
 use gavel_models::{ErrorKind, ModelId, Provider};
 use gavel_runner::{Plan, PlanOptions};
 use gavel_store::{CaseVersion, Store};
@@ -90,7 +90,7 @@ pub(crate) fn check_suite_judge(suite: &Suite) -> Result<(), SessionError> {
 pub(crate) fn plan(
     suite: &Suite,
     config: &RunConfig,
-    done: HashSet<(String, String, u32)>,
+    done: HashSet<ExecutionKey>,
 ) -> Result<Plan, SessionError> {
     // Before expanding anything: a huge product of cases × targets × repeats
     // is refused, not allocated.
@@ -150,15 +150,7 @@ pub(crate) async fn resumed(
     store: &Store,
     id: &str,
     notes: &mut Vec<Note>,
-) -> Result<
-    (
-        RunRecord,
-        Suite,
-        StoredConfig,
-        HashSet<(String, String, u32)>,
-    ),
-    SessionError,
-> {
+) -> Result<(RunRecord, Suite, StoredConfig, HashSet<ExecutionKey>), SessionError> {
     let run = store.find_run(id).await?;
     let suite = store.suite(&run.id).await.map_err(|e| match e {
         gavel_store::StoreError::NotFound(_) => SessionError::config(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gavel_checks::Embeddings;
-use gavel_core::{Execution, Status, Suite, Transcript};
+use gavel_core::{Execution, ExecutionKey, Status, Suite, Transcript};
 use gavel_models::ModelPool;
 use gavel_runner::{Baselines, CancellationToken, Plan, PreparedTargets, Recorder};
 use gavel_store::{Claim, Store};
@@ -64,8 +64,8 @@ struct RunContext {
     config: RunConfig,
     suite: Suite,
     plan: Plan,
-    /// Planned execution by (case, target, repeat): its index in `plan.items`.
-    index: HashMap<(String, String, u32), usize>,
+    /// Planned execution by key: its index in `plan.items`.
+    index: HashMap<ExecutionKey, usize>,
     targets: PreparedTargets,
     pool: ModelPool,
     judge: JudgeChoice,
@@ -182,12 +182,7 @@ async fn context(
         .items
         .iter()
         .enumerate()
-        .map(|(i, item)| {
-            (
-                (item.case.id.clone(), item.target.clone(), item.repeat_index),
-                i,
-            )
-        })
+        .map(|(i, item)| (item.key(), i))
         .collect();
     let pool = models::pool(
         config.models.cache(),
@@ -236,12 +231,7 @@ async fn run_unit(
 ) -> Result<(), SessionError> {
     let mut items = Vec::with_capacity(unit.len());
     for claim in unit {
-        let key = (
-            claim.case_id.clone(),
-            claim.target.clone(),
-            claim.repeat_index,
-        );
-        let index = context.index.get(&key).ok_or_else(|| {
+        let index = context.index.get(&claim.key()).ok_or_else(|| {
             SessionError::config(
                 "queue",
                 format!(

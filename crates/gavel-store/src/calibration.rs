@@ -1,6 +1,6 @@
 //! Human labels and calibration runs.
 
-use gavel_core::{CalibrationRun, ExecutionKey, Label};
+use gavel_core::{CalibrationRun, ExecutionKey, ExecutionRef, Label};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -43,7 +43,7 @@ impl Store {
         let repeat = label
             .execution
             .as_ref()
-            .map(|e| to_i64(e.repeat_index, what))
+            .map(|e| to_i64(e.key.repeat_index, what))
             .transpose()?;
         let key = label.execution.as_ref();
         sqlx::query(UPSERT_LABEL)
@@ -51,8 +51,8 @@ impl Store {
             .bind(label.item_id.as_str())
             .bind(label.labeller.as_str())
             .bind(key.map(|k| k.run_id.as_str()))
-            .bind(key.map(|k| k.case_id.as_str()))
-            .bind(key.map(|k| k.target.as_str()))
+            .bind(key.map(|k| k.key.case_id.as_str()))
+            .bind(key.map(|k| k.key.target.as_str()))
             .bind(repeat)
             .bind(label.label.as_deref())
             .bind(Float(label.score))
@@ -128,14 +128,15 @@ fn label_from_row(row: &AnyRow) -> Result<Label, StoreError> {
     let target: Option<String> = row.try_get("target")?;
     let repeat: Option<i64> = row.try_get("repeat_index")?;
     let execution = match (run_id, case_id, target, repeat) {
-        (Some(run_id), Some(case_id), Some(target), Some(repeat)) => Some(ExecutionKey {
-            run_id,
-            case_id,
-            target,
-            repeat_index: from_i64(repeat, || {
+        (Some(run_id), Some(case_id), Some(target), Some(repeat)) => {
+            let repeat = from_i64(repeat, || {
                 format!("label {label_set}/{item_id} repeat_index")
-            })?,
-        }),
+            })?;
+            Some(ExecutionRef {
+                run_id,
+                key: ExecutionKey::new(case_id, target, repeat),
+            })
+        }
         _ => None,
     };
     Ok(Label {

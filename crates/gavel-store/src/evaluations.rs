@@ -243,6 +243,7 @@ fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // The serialised `Evidence::model`.
     let model = match engine {
         Engine::Sqlite => "json_extract(v.evidence_json, '$.model')",
         Engine::Postgres => "(v.evidence_json::jsonb ->> 'model')",

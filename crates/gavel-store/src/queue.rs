@@ -11,7 +11,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use gavel_core::{RunStatus, Suite};
+use gavel_core::{ExecutionKey, RunStatus, Suite};
 
 use crate::rows::{from_i64, to_json};
 use crate::{Engine, Store, StoreError};
@@ -41,6 +41,13 @@ pub struct Claim {
     pub attempts: u32,
     /// The worker holding the claim.
     pub worker: String,
+}
+
+impl Claim {
+    /// Which execution of its run is claimed.
+    pub fn key(&self) -> ExecutionKey {
+        ExecutionKey::new(&self.case_id, &self.target, self.repeat_index)
+    }
 }
 
 /// A claimed queue row: id, run, case, target, repeat index, attempts.
@@ -108,13 +115,13 @@ impl Store {
         Ok(suite)
     }
 
-    /// Enqueues a run's executions (case id, target, repeat index), in order, in
-    /// units claimed together: a unit's first execution is its head. Executions
-    /// already queued for the run are left as they are.
+    /// Enqueues a run's executions, in order, in units claimed together: a
+    /// unit's first execution is its head. Executions already queued for the
+    /// run are left as they are.
     pub async fn enqueue(
         &self,
         run_id: &str,
-        units: &[Vec<(String, String, u32)>],
+        units: &[Vec<ExecutionKey>],
     ) -> Result<(), StoreError> {
         let mut tx = self.begin_write().await?;
         let mut seq: i64 =
@@ -124,7 +131,7 @@ impl Store {
                 .await?;
         for unit in units {
             let head = uuid::Uuid::now_v7().to_string();
-            for (position, (case_id, target, repeat)) in unit.iter().enumerate() {
+            for (position, key) in unit.iter().enumerate() {
                 let id = match position {
                     0 => head.clone(),
                     _ => uuid::Uuid::now_v7().to_string(),
@@ -137,9 +144,9 @@ impl Store {
                 .bind(id)
                 .bind(run_id)
                 .bind(seq)
-                .bind(case_id.as_str())
-                .bind(target.as_str())
-                .bind(i64::from(*repeat))
+                .bind(key.case_id.as_str())
+                .bind(key.target.as_str())
+                .bind(i64::from(key.repeat_index))
                 .bind((position > 0).then_some(head.as_str()))
                 .execute(&mut *tx)
                 .await

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use futures::TryStreamExt;
-use gavel_core::{Case, Execution, RunRecord, Status, ToolCall, Turn, Verdict};
+use gavel_core::{Case, Execution, ExecutionKey, RunRecord, Status, ToolCall, Turn, Verdict};
 use sqlx::{Any, Transaction};
 
 use crate::rows::{
@@ -122,12 +122,12 @@ impl Store {
         rows.into_iter().map(|row| row.into_case(run_id)).collect()
     }
 
-    /// The keys (case id, target, repeat index) and statuses of the executions
-    /// already recorded for a run, in recording order: what `--resume` decides on.
+    /// The keys and statuses of the executions already recorded for a run, in
+    /// recording order: what `--resume` decides on.
     pub async fn recorded_keys(
         &self,
         run_id: &str,
-    ) -> Result<Vec<((String, String, u32), Status)>, StoreError> {
+    ) -> Result<Vec<(ExecutionKey, Status)>, StoreError> {
         let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
             "SELECT case_id, target, repeat_index, status FROM executions WHERE run_id = $1 ORDER BY seq",
         )
@@ -140,11 +140,8 @@ impl Store {
                 let repeat = from_i64(repeat, || format!("{} repeat_index", what()))?;
                 let status = status
                     .parse::<Status>()
-                    .map_err(|message| StoreError::Corrupt {
-                        what: what(),
-                        message,
-                    })?;
-                Ok(((case_id, target, repeat), status))
+                    .map_err(|e| StoreError::corrupt(what(), e))?;
+                Ok((ExecutionKey::new(case_id, target, repeat), status))
             })
             .collect()
     }

@@ -5,7 +5,7 @@
 //! times are text, JSON is text, and unsigned counts are BIGINT. Reading never
 //! panics: an unreadable value is [`StoreError::Corrupt`] naming the row and column.
 
-use gavel_core::{Case, RunRecord, TargetFailure, ToolCall, Turn, Usage, Verdict};
+use gavel_core::{Case, Evidence, RunRecord, TargetFailure, ToolCall, Turn, Usage, Verdict};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sqlx::any::{AnyRow, AnyTypeInfo};
@@ -382,18 +382,20 @@ pub(crate) struct VerdictRow {
 impl VerdictRow {
     pub(crate) fn into_verdict(self) -> Result<Verdict, StoreError> {
         let at = format!("execution {} verdict #{}", self.execution_id, self.seq);
+        let kind = parse_word(&self.kind, || format!("{at} kind"))?;
+        let evidence = match self.evidence_json {
+            Some(j) => from_json(&j, || format!("{at} evidence_json"))?,
+            None => serde_json::Value::Null,
+        };
         Ok(Verdict {
             round: self
                 .round
                 .map(|r| from_i64(r, || format!("{at} round")))
                 .transpose()?,
             status: parse_word(&self.status, || format!("{at} status"))?,
-            evidence: match self.evidence_json {
-                Some(j) => from_json(&j, || format!("{at} evidence_json"))?,
-                None => serde_json::Value::Null,
-            },
+            evidence: Evidence::read(kind, evidence),
             check: self.check_name,
-            kind: parse_word(&self.kind, || format!("{at} kind"))?,
+            kind,
             score: self.score,
             threshold: self.threshold,
             reason: self.reason,

@@ -200,7 +200,10 @@ mod tests {
         e.transcript.turns[0].response = Some(json!({"echo": canary}));
         e.transcript.turns[0].tool_calls[0].arguments = json!({"token": canary});
         e.verdicts[0].reason = format!("saw {canary}");
-        e.verdicts[0].evidence = json!([canary]);
+        e.verdicts[0]
+            .evidence
+            .detail
+            .insert("seen".into(), json!([canary]));
         e.reason = Some(canary.to_owned());
         store.cache_stage("k", "m", &format!("{{\"text\":\"{canary}\"}}"));
         store.record_execution(&run.id, &e).await.unwrap();

@@ -4,11 +4,11 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use gavel_core::{Case, Execution, RunRecord, RunStatus, Verdict};
+use gavel_core::{Case, Execution, ExecutionKey, RunRecord, RunStatus, Verdict};
 use sqlx::error::ErrorKind;
 use sqlx::{Any, Transaction};
 
-use crate::rows::{to_i64, to_json};
+use crate::rows::{from_i64, to_i64, to_json};
 use crate::tx::{Param, WriteTx};
 use crate::{Engine, Store, StoreError};
 
@@ -344,9 +344,6 @@ struct ExecutionValues<'a> {
     new_id: String,
 }
 
-/// An execution's key as stored: case id, target, repeat index.
-type ExecutionKey = (String, String, i64);
-
 /// The columns [`UPSERT_EXECUTIONS`] writes.
 const EXECUTION_COLUMNS: usize = 14;
 
@@ -373,12 +370,7 @@ impl<'a> ExecutionValues<'a> {
     }
 
     fn key(&self) -> ExecutionKey {
-        let e = self.execution;
-        (
-            e.case_id.clone(),
-            e.target.clone(),
-            i64::from(e.repeat_index),
-        )
+        self.execution.key()
     }
 }
 
@@ -421,11 +413,10 @@ async fn upsert_executions(
             .fetch_keys(&sql, &values)
             .await
             .map_err(|err| run_missing(err, run_id))?;
-        stored.extend(
-            returned
-                .into_iter()
-                .map(|(id, case, target, repeat)| ((case, target, repeat), id)),
-        );
+        for (id, case, target, repeat) in returned {
+            let repeat = from_i64(repeat, || format!("execution {case}/{target} repeat_index"))?;
+            stored.insert(ExecutionKey::new(case, target, repeat), id);
+        }
     }
     rows.iter()
         .map(|row| {
@@ -532,9 +523,9 @@ impl<'a> Children<'a> {
                     .map(|r| to_i64(r, || at("round")))
                     .transpose()?,
                 verdict,
-                // JSON null is stored as SQL NULL.
+                // No evidence is stored as SQL NULL.
                 evidence: match &verdict.evidence {
-                    serde_json::Value::Null => None,
+                    evidence if evidence.is_empty() => None,
                     evidence => Some(to_json(evidence, || at("evidence"))?),
                 },
             });

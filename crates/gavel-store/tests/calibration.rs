@@ -5,7 +5,7 @@
 
 use std::error::Error;
 
-use gavel_core::{CalibrationRun, ExecutionKey, JudgeFingerprint, Label};
+use gavel_core::{CalibrationRun, ExecutionKey, ExecutionRef, JudgeFingerprint, Label};
 use gavel_store::{Store, StoreError};
 use serde_json::json;
 use sqlx::{AssertSqlSafe, Connection, Executor};
@@ -31,11 +31,9 @@ async fn story(url: String) -> TestResult {
 
     // A NULL score first, then a real one in the same statement position.
     let mut a = label("run1/case/agent/0", "ann", Some("pass"), None);
-    a.execution = Some(ExecutionKey {
+    a.execution = Some(ExecutionRef {
         run_id: "run1".into(),
-        case_id: "case".into(),
-        target: "agent".into(),
-        repeat_index: 0,
+        key: ExecutionKey::new("case", "agent", 0),
     });
     store.put_label(&a).await?;
     store

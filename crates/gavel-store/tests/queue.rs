@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::error::Error;
 use std::time::Duration;
 
-use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript};
+use gavel_core::{Execution, ExecutionKey, RunRecord, RunStatus, Status, Transcript};
 use gavel_store::{Label, Store, StoreError};
 use serde_json::json;
 
@@ -47,8 +47,8 @@ async fn queue_story(url: String) -> TestResult {
         "cases come back with their source"
     );
 
-    let items: Vec<Vec<(String, String, u32)>> = (0..6)
-        .map(|i| vec![(format!("case-{}", i / 2), "t".to_owned(), i % 2)])
+    let items: Vec<Vec<ExecutionKey>> = (0..6)
+        .map(|i| vec![ExecutionKey::new(format!("case-{}", i / 2), "t", i % 2)])
         .collect();
     store.enqueue(RUN_ID, &items).await?;
     store.enqueue(RUN_ID, &items[..2]).await?; // enqueuing again adds nothing
@@ -247,7 +247,7 @@ async fn driver_and_units_story(url: String) -> TestResult {
     store.release_run(RUN_ID, "b").await?;
     assert_eq!(store.drive_run(RUN_ID, "c", lease, None).await?, None);
 
-    let key = |case: &str, target: &str| (case.to_owned(), target.to_owned(), 0);
+    let key = |case: &str, target: &str| ExecutionKey::new(case, target, 0);
     store
         .enqueue(
             RUN_ID,

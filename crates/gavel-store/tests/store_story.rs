@@ -341,15 +341,8 @@ async fn story(url: String, engine: Engine) -> TestResult {
 
     // Keys for --resume: one per execution, in first-recording order.
     let keys = store.recorded_keys(&run.id).await?;
-    let first_recorded: Vec<((String, String, u32), gavel_core::Status)> = written
-        .iter()
-        .map(|e| {
-            (
-                (e.case_id.clone(), e.target.clone(), e.repeat_index),
-                e.status,
-            )
-        })
-        .collect();
+    let first_recorded: Vec<(gavel_core::ExecutionKey, gavel_core::Status)> =
+        written.iter().map(|e| (e.key(), e.status)).collect();
     assert_eq!(keys, first_recorded);
 
     // Run lookups: exact, latest, listing, prefixes.

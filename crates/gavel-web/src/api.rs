@@ -114,7 +114,7 @@ pub(crate) async fn comparison(
     let (run_a, run_b) = (state.store.run(a).await?, state.store.run(b).await?);
     let a = state.store.executions(&run_a.id).await?;
     let b = state.store.executions(&run_b.id).await?;
-    let key = |e: &gavel_core::Execution| (e.case_id.clone(), e.target.clone(), e.repeat_index);
+    let key = gavel_core::Execution::key;
     let mut rows: Vec<CompareRow> = a
         .iter()
         .map(|ea| {

@@ -247,11 +247,9 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
                     label_set: "team".into(),
                     item_id: format!("{}/hi/agent/0", run.id),
                     labeller: who.into(),
-                    execution: Some(gavel::ExecutionKey {
+                    execution: Some(gavel::ExecutionRef {
                         run_id: run.id.clone(),
-                        case_id: "hi".into(),
-                        target: "agent".into(),
-                        repeat_index: 0,
+                        key: gavel::ExecutionKey::new("hi", "agent", 0),
                     }),
                     label: Some(label.into()),
                     score: None,

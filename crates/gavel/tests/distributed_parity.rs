@@ -56,7 +56,7 @@ cases:
 
 /// Each execution as (case, target, repeat) → (status, score, verdicts as
 /// (kind, status, score)).
-type Graded = BTreeMap<(String, String, u32), (String, Option<String>, Vec<String>)>;
+type Graded = BTreeMap<gavel::ExecutionKey, (String, Option<String>, Vec<String>)>;
 
 async fn graded(db: &str) -> Graded {
     let store = Store::open(db).await.unwrap();
@@ -70,18 +70,17 @@ async fn graded(db: &str) -> Graded {
                 .verdicts
                 .iter()
                 .map(|v| {
-                    let rejudged = v.evidence.get("rejudged").and_then(|r| r.as_array());
                     format!(
-                        "{} {} {:?} rejudged {:?}",
+                        "{} {} {:?} rejudged {}",
                         v.kind,
                         v.status,
                         v.score,
-                        rejudged.map(Vec::len)
+                        v.evidence.rejudged.len()
                     )
                 })
                 .collect();
             (
-                (e.case_id, e.target, e.repeat_index),
+                e.key(),
                 (
                     e.status.to_string(),
                     e.score.map(|s| format!("{s:.6}")),
@@ -174,12 +173,12 @@ async fn local_equals_distributed(local_db: String, distributed_db: String) {
     // 2 paired + 1 rejudged + 3 inputs of the robust case.
     assert_eq!(here.len(), 6, "{here:#?}");
     assert_eq!(here, there);
-    let rejudged = &here[&("rejudged".to_owned(), "agent".to_owned(), 0)].2;
+    let rejudged = &here[&gavel::ExecutionKey::new("rejudged", "agent", 0)].2;
     assert!(
-        rejudged.iter().any(|v| v.ends_with("rejudged Some(2)")),
+        rejudged.iter().any(|v| v.ends_with("rejudged 2")),
         "the judge was asked again: {rejudged:?}"
     );
-    let pairwise = &here[&("paired".to_owned(), "agent".to_owned(), 0)].2;
+    let pairwise = &here[&gavel::ExecutionKey::new("paired", "agent", 0)].2;
     assert!(
         pairwise
             .iter()

@@ -103,11 +103,17 @@ fn the_similarity_example_passes_with_the_local_encoder_and_caches_vectors() {
             "{}",
             v.reason
         );
-        assert_eq!(v.evidence["model"], "all-MiniLM-L6-v2");
+        assert_eq!(v.evidence.model.as_deref(), Some("all-MiniLM-L6-v2"));
     }
     let details = checks.iter().find(|(c, _)| c == "details-any-of").unwrap();
     assert_eq!(details.1.threshold, Some(0.6));
-    assert_eq!(details.1.evidence["scores"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        details.1.evidence.detail["scores"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 
     // The vectors are in the store: the answers and expected texts (4 distinct
     // expected, 3 answers).
@@ -191,8 +197,9 @@ fn provider_embeddings_grade_and_server_failures_are_errors() {
     assert_eq!(near.status, Status::Pass, "{}", near.reason);
     assert!(near.score.unwrap() >= 0.8);
     assert!(
-        near.evidence["model"]
-            .as_str()
+        near.evidence
+            .model
+            .as_deref()
             .unwrap()
             .starts_with("openai-compatible:mock-embed@")
     );

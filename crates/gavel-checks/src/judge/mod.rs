@@ -31,18 +31,16 @@ pub(crate) mod prompt;
 mod rubric;
 pub(crate) mod steps;
 
-use gavel_core::{
-    Attempts, JUDGE_UNAVAILABLE_EVIDENCE, Status, TRANSPORT_EVIDENCE, ToolCall, Turn, Verdict,
-};
+use gavel_core::{Attempts, Evidence, ModelCalls, ShortCircuit, Status, ToolCall, Turn, Verdict};
 use gavel_models::{ChatRequest, ErrorKind, Message, ModelError, OutputSchema};
 use serde_json::{Map, Value, json};
 
 pub use pairwise::{PairwiseInput, PairwiseSpec, pairwise};
-pub(crate) use pointwise::PointwiseJudge;
+pub(crate) use pointwise::{PointwiseJudge, number};
 pub use prompt::{JudgeTemplate, TemplateKind};
 pub(crate) use rubric::RubricJudge;
 
-use crate::finding::VerdictHead;
+use crate::finding::{VerdictHead, merge};
 use crate::names::truncate;
 use crate::runtime::{JudgeRuntime, NO_JUDGE_MODEL};
 use crate::subject::Judged;
@@ -217,19 +215,24 @@ pub(crate) struct Calls {
 }
 
 impl Calls {
-    /// The call fields of a verdict's evidence.
+    /// The call fields of a verdict's evidence: the model, what the calls took
+    /// and their transport tries typed ([`Evidence`]), the template and answers.
     pub(crate) fn evidence(&self, template: &JudgeTemplate, into: &mut Map<String, Value>) {
-        into.insert("model".into(), json!(self.model));
+        let typed = Evidence {
+            model: self.model.clone(),
+            calls: Some(ModelCalls {
+                input_tokens: self.input_tokens,
+                output_tokens: self.output_tokens,
+                latency_ms: self.latency_ms,
+                cached: self.cached,
+                attempts: self.attempts,
+            }),
+            transport: (self.transport.attempts > 0).then_some(self.transport),
+            ..Evidence::default()
+        };
+        merge(into, &typed);
         into.insert("template".into(), json!(template.origin()));
         into.insert("template_hash".into(), json!(template.hash()));
-        into.insert("input_tokens".into(), json!(self.input_tokens));
-        into.insert("output_tokens".into(), json!(self.output_tokens));
-        into.insert("latency_ms".into(), json!(self.latency_ms));
-        into.insert("cached".into(), json!(self.cached));
-        into.insert("attempts".into(), json!(self.attempts));
-        if self.transport.attempts > 0 {
-            into.insert(TRANSPORT_EVIDENCE.into(), json!(self.transport));
-        }
         into.insert("raw".into(), json!(self.raw));
         if !self.problems.is_empty() {
             into.insert("rejected".into(), json!(self.problems));
@@ -305,9 +308,7 @@ impl Failure {
         calls: &Calls,
         mut evidence: Map<String, Value>,
     ) -> Verdict {
-        if matches!(self, Failure::Skipped(_) | Failure::Required(_)) {
-            evidence.insert(JUDGE_UNAVAILABLE_EVIDENCE.into(), json!(true));
-        }
+        let unavailable = matches!(self, Failure::Skipped(_) | Failure::Required(_));
         let (status, reason) = match self {
             Failure::Skipped(reason) => (Status::Skipped, reason),
             Failure::Required(reason) => {
@@ -323,6 +324,7 @@ impl Failure {
         let mut verdict = head
             .verdict(status, reason)
             .with_evidence(Value::Object(evidence));
+        verdict.evidence.judge_unavailable = unavailable;
         verdict.cost_usd = calls.cost_usd;
         verdict
     }
@@ -336,7 +338,6 @@ impl VerdictHead<'_> {
         mut evidence: Map<String, Value>,
         threshold: f64,
     ) -> Verdict {
-        evidence.insert("short_circuit".into(), json!("exact_match"));
         evidence.insert("template_hash".into(), json!(template.hash()));
         let mut v = self
             .verdict(
@@ -345,6 +346,7 @@ impl VerdictHead<'_> {
             )
             .with_score(1.0, Some(threshold))
             .with_evidence(Value::Object(evidence));
+        v.evidence.short_circuit = Some(ShortCircuit::ExactMatch);
         v.cost_usd = Some(0.0);
         v
     }

@@ -21,13 +21,15 @@
 
 use gavel_core::CheckKind;
 use gavel_core::judge::PairwiseAgainst;
-use gavel_core::{Status, Verdict};
+use gavel_core::{
+    Evidence, Favoured, PairwiseOrder, PairwiseReading, ShortCircuit, Status, Verdict,
+};
 use serde_json::{Map, Value, json};
 
 use super::answer::{self, PairwiseAnswer, Winner};
 use super::prompt::{fence, neutralise};
 use super::{Calls, Failure, JudgeTemplate, Question, TemplateKind, ask};
-use crate::finding::VerdictHead;
+use crate::finding::{VerdictHead, merge};
 use crate::runtime::JudgeRuntime;
 
 /// The kind of pairwise verdicts.
@@ -94,29 +96,12 @@ pub struct PairwiseInput<'a> {
     pub criteria: &'a str,
 }
 
-/// Which answer an order's winner means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Favoured {
-    Output,
-    Other,
-    Neither,
-}
-
-impl Favoured {
-    fn as_str(self) -> &'static str {
-        match self {
-            Favoured::Output => "output",
-            Favoured::Other => "other",
-            Favoured::Neither => "tie",
-        }
-    }
-
-    fn describe(self) -> &'static str {
-        match self {
-            Favoured::Output => "this output",
-            Favoured::Other => "the other answer",
-            Favoured::Neither => "neither",
-        }
+/// How an answer the judge favoured reads in a reason.
+fn describe(favoured: Favoured) -> &'static str {
+    match favoured {
+        Favoured::Output => "this output",
+        Favoured::Other => "the other answer",
+        Favoured::Neither => "neither",
     }
 }
 
@@ -139,8 +124,11 @@ pub async fn pairwise(
 
     if input.output.trim() == input.other.trim() {
         evidence.insert("outcome".into(), json!("tie"));
-        evidence.insert("short_circuit".into(), json!("identical"));
-        evidence.insert("position_bias".into(), json!(false));
+        let unbiased = PairwiseReading {
+            position_bias: false,
+            orders: Vec::new(),
+        };
+        merge(&mut evidence, &unbiased);
         evidence.insert("template_hash".into(), json!(template.hash()));
         let mut v = head
             .verdict(
@@ -152,6 +140,7 @@ pub async fn pairwise(
             )
             .with_score(0.5, Some(0.5))
             .with_evidence(Value::Object(evidence));
+        v.evidence.short_circuit = Some(ShortCircuit::Identical);
         v.cost_usd = Some(0.0);
         return v;
     }
@@ -257,8 +246,8 @@ pub async fn pairwise(
             "tie",
             format!(
                 "tie with {label}: the two orders disagree (with this output shown first the judge favoured {}, shown second {}), a sign of position bias; {}",
-                f1.describe(),
-                f2.describe(),
+                describe(f1),
+                describe(f2),
                 if spec.biased_ties_pass {
                     "passed as the check sets biased_ties_pass"
                 } else {
@@ -268,14 +257,14 @@ pub async fn pairwise(
         ),
     };
     evidence.insert("outcome".into(), json!(outcome));
-    evidence.insert("position_bias".into(), json!(position_bias));
-    evidence.insert(
-        "orders".into(),
-        json!([
-            order(&a1, "output", favoured1),
-            order(&a2, "other", favoured2)
-        ]),
-    );
+    let reading = PairwiseReading {
+        position_bias,
+        orders: vec![
+            order(&a1, Favoured::Output, favoured1),
+            order(&a2, Favoured::Other, favoured2),
+        ],
+    };
+    merge(&mut evidence, &reading);
     calls.evidence(template, &mut evidence);
     // A failing biased tie was not decided by its score (0.5 reaches 0.5).
     let threshold = (status == Status::Pass || !position_bias).then_some(0.5);
@@ -290,18 +279,18 @@ pub async fn pairwise(
 
 /// One order's record: what was in position A, and the position and the answer
 /// the judge favoured.
-fn order(answer: &PairwiseAnswer, in_a: &str, favoured: Favoured) -> Value {
-    json!({
-        "a": in_a,
-        "favoured_position": answer.winner.as_str(),
-        "favoured": favoured.as_str(),
-        "reasoning": answer.reasoning,
-    })
+fn order(answer: &PairwiseAnswer, in_a: Favoured, favoured: Favoured) -> PairwiseOrder {
+    PairwiseOrder {
+        a: in_a,
+        favoured_position: answer.winner.as_str().to_owned(),
+        favoured,
+        reasoning: answer.reasoning.clone(),
+    }
 }
 
 /// `raw`: both orders' raw answers.
-fn set_raws(evidence: &mut Value, c1: &Calls, c2: &Calls) {
-    if let Some(map) = evidence.as_object_mut() {
-        map.insert("raw".into(), json!([c1.raw, c2.raw]));
-    }
+fn set_raws(evidence: &mut Evidence, c1: &Calls, c2: &Calls) {
+    evidence
+        .detail
+        .insert("raw".into(), json!([c1.raw, c2.raw]));
 }

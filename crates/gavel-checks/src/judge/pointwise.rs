@@ -5,13 +5,13 @@ use std::sync::OnceLock;
 
 use gavel_core::CheckKind;
 use gavel_core::judge::JudgeExample;
-use gavel_core::{Scale, Status, Verdict};
+use gavel_core::{JudgeScore, Scale, Status, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::answer::{self, PointwiseAnswer};
 use super::prompt::{fence, neutralise};
 use super::{Material, Question, ask};
-use crate::finding::VerdictHead;
+use crate::finding::{VerdictHead, merge};
 use crate::names::quoted_list;
 use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
@@ -131,7 +131,7 @@ fn build_scale_vars(scale: Scale) -> Value {
 }
 
 /// A score as JSON: whole on integral scales (`4`, not `4.0`).
-fn number(scale: Scale, score: f64) -> Value {
+pub(crate) fn number(scale: Scale, score: f64) -> Value {
     if scale.integral() && score.fract() == 0.0 {
         json!(score as i64)
     } else {
@@ -160,7 +160,7 @@ impl PointwiseJudge {
         let template = &self.material.template;
         let mut evidence = Map::new();
         evidence.insert("criteria".into(), json!(self.material.criteria));
-        evidence.insert("scale".into(), json!(scale.as_str()));
+        merge(&mut evidence, &JudgeScore { scale, score: None });
         evidence.insert("threshold".into(), number(scale, self.threshold));
         evidence.insert(
             "reference_shown".into(),
@@ -168,7 +168,8 @@ impl PointwiseJudge {
         );
 
         if self.material.exact_match(&judged.turn.output) {
-            evidence.insert("score".into(), number(scale, scale.bounds().1));
+            let score = Some(scale.bounds().1);
+            merge(&mut evidence, &JudgeScore { scale, score });
             return head.exact_match(template, evidence, threshold);
         }
 
@@ -198,7 +199,13 @@ impl PointwiseJudge {
             }
             Ok(PointwiseAnswer::Scored { reasoning, score }) => {
                 evidence.insert("status".into(), json!("ok"));
-                evidence.insert("score".into(), number(scale, score));
+                merge(
+                    &mut evidence,
+                    &JudgeScore {
+                        scale,
+                        score: Some(score),
+                    },
+                );
                 calls.evidence(template, &mut evidence);
                 let status = if score >= self.threshold {
                     Status::Pass

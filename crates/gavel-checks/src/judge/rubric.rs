@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 
 use gavel_core::CheckKind;
-use gavel_core::{Status, Verdict};
+use gavel_core::{RubricDimension, RubricReading, Status, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::answer::{self, RubricAnswer};
 use super::pointwise::with_reasoning;
 use super::{Material, Question, ask};
 use crate::error::FieldError;
-use crate::finding::VerdictHead;
+use crate::finding::{VerdictHead, merge};
 use crate::names::quoted_list;
 use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
@@ -129,7 +129,11 @@ impl RubricJudge {
         evidence.insert("threshold".into(), json!(self.threshold));
 
         if self.material.exact_match(&judged.turn.output) {
-            evidence.insert("overall".into(), json!(5.0));
+            let exact = RubricReading {
+                overall: Some(5.0),
+                ..RubricReading::default()
+            };
+            merge(&mut evidence, &exact);
             return head.exact_match(template, evidence, threshold);
         }
 
@@ -164,20 +168,25 @@ impl RubricJudge {
             }) => {
                 let mut sum = 0.0;
                 let mut total_weight = 0.0;
-                let mut dims = Map::new();
+                let mut dims = BTreeMap::new();
                 for (d, (name, weight)) in dimensions.iter().zip(&self.dimensions) {
                     sum += f64::from(d.score) * weight;
                     total_weight += weight;
-                    dims.insert(
-                        (*name).to_owned(),
-                        json!({ "score": d.score, "reasoning": d.reasoning, "weight": weight }),
-                    );
+                    let dimension = RubricDimension {
+                        score: f64::from(d.score),
+                        reasoning: d.reasoning.clone(),
+                        weight: *weight,
+                    };
+                    dims.insert((*name).to_owned(), dimension);
                 }
                 let overall = sum / total_weight;
                 evidence.insert("status".into(), json!("ok"));
-                evidence.insert("overall".into(), json!(overall));
-                evidence.insert("dimensions".into(), Value::Object(dims));
-                evidence.insert("improvement_suggestions".into(), json!(suggestions));
+                let reading = RubricReading {
+                    overall: Some(overall),
+                    dimensions: dims,
+                    improvement_suggestions: Some(suggestions),
+                };
+                merge(&mut evidence, &reading);
                 calls.evidence(template, &mut evidence);
                 let status = if overall + EPSILON >= self.threshold {
                     Status::Pass

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use gavel_core::CheckKind;
 use gavel_core::agent_check::{StepAggregate, StepKind, StepScoreSpec, StepWeights};
-use gavel_core::{Status, Transcript, Turn, Verdict};
+use gavel_core::{Status, StepScore, StepScores, Transcript, Turn, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::compile::{Env, Level, check_model, field};
@@ -22,7 +22,7 @@ use super::prompt::fence;
 use super::{Calls, Failure, Material, Question, ask, tool_line};
 use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
-use crate::finding::VerdictHead;
+use crate::finding::{VerdictHead, merge};
 use crate::names::{quoted_list, truncate};
 use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
@@ -220,19 +220,25 @@ impl StepJudge {
         let mut scores = Vec::new();
         for (i, (step, s)) in steps.iter().zip(scored).enumerate() {
             calls.add(&s.calls);
-            let mut entry = json!({
-                "step": i + 1,
-                "round": step.turn.round,
-                "weight": step.weight,
-                "attempts": s.calls.attempts,
-            });
-            if let Some(call) = step.call.and_then(|c| step.turn.tool_calls.get(c)) {
-                entry["tool"] = json!(call.name);
-            }
+            let mut entry = StepScore {
+                step: i + 1,
+                round: step.turn.round,
+                tool: step
+                    .call
+                    .and_then(|c| step.turn.tool_calls.get(c))
+                    .map(|call| call.name.clone()),
+                score: None,
+                explanation: None,
+                failure: None,
+                detail: Map::from_iter([
+                    ("weight".to_owned(), json!(step.weight)),
+                    ("attempts".to_owned(), json!(s.calls.attempts)),
+                ]),
+            };
             match s.result {
                 Ok((explanation, score)) => {
-                    entry["score"] = json!(score);
-                    entry["explanation"] = json!(explanation);
+                    entry.score = Some(score);
+                    entry.explanation = Some(explanation.clone());
                     scores.push(Graded {
                         index: i,
                         score,
@@ -241,7 +247,7 @@ impl StepJudge {
                     });
                 }
                 Err(f) => {
-                    entry["raw"] = json!(s.calls.raw);
+                    entry.detail.insert("raw".into(), json!(s.calls.raw));
                     let f = match f {
                         Failure::Error { reason, transient } => Failure::Error {
                             reason: format!("{}: {reason}", step.label(i + 1)),
@@ -249,10 +255,10 @@ impl StepJudge {
                         },
                         skipped => skipped,
                     };
-                    entry["failure"] = json!(match &f {
+                    entry.failure = Some(match &f {
                         Failure::Error { reason, .. }
                         | Failure::Skipped(reason)
-                        | Failure::Required(reason) => reason,
+                        | Failure::Required(reason) => reason.clone(),
                     });
                     // An error outweighs a skip: report the first error, else the first skip.
                     let is_error = matches!(f, Failure::Error { .. } | Failure::Required(_));
@@ -265,7 +271,7 @@ impl StepJudge {
             }
             listed.push(entry);
         }
-        evidence.insert("steps".into(), Value::Array(listed));
+        merge(&mut evidence, &StepScores { steps: listed });
         if let Some(f) = failure {
             let mut verdict = f.verdict(head, template, &calls, evidence);
             verdict.threshold = Some(self.threshold);

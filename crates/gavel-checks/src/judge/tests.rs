@@ -122,7 +122,7 @@ async fn each_scale_lists_its_labelled_levels_and_enforces_its_bounds() {
             (Status::Pass, Some(1.0)),
             "{scale}: {v:?}"
         );
-        assert_eq!(v.evidence["scale"], json!(scale));
+        assert_eq!(v.evidence.to_json()["scale"], json!(scale));
         let request = &model.requests()[0];
         let system = request.system.as_deref().unwrap();
         for level in levels {
@@ -170,7 +170,7 @@ async fn scores_map_to_pass_or_fail_at_the_threshold_on_the_scale() {
         (v.status, v.score, v.threshold, v.reason.as_str()),
         (Status::Pass, Some(0.75), Some(0.75), "good")
     );
-    assert_eq!(v.evidence["score"], json!(4));
+    assert_eq!(v.evidence.to_json()["score"], json!(4));
     let v = judge_one(&p, vec![turn(0, "a")], &rt).await;
     assert_eq!((v.status, v.score), (Status::Fail, Some(0.5)));
 
@@ -230,7 +230,7 @@ async fn evidence_carries_model_tokens_latency_raw_and_template_hash() {
     let raw = ok(0.8, "mostly right");
     let (_, models) = scripted(&[&raw]);
     let v = judge_one(&p, vec![turn(0, "a")], &models.runtime()).await;
-    let e = &v.evidence;
+    let e = &v.evidence.to_json();
     assert_eq!(e["model"], json!("openai:judge-mock"));
     assert_eq!(e["input_tokens"], json!(100));
     assert_eq!(e["output_tokens"], json!(20));
@@ -241,6 +241,11 @@ async fn evidence_carries_model_tokens_latency_raw_and_template_hash() {
     assert_eq!(e["status"], json!("ok"));
     assert_eq!(e["template"], json!("builtin"));
     assert_eq!(e["template_hash"].as_str().unwrap().len(), 16);
+    // The same, typed, as other crates read it.
+    let calls = v.evidence.calls.unwrap();
+    assert_eq!((calls.input_tokens, calls.attempts), (100, 1));
+    assert_eq!(v.evidence.model.as_deref(), Some("openai:judge-mock"));
+    assert!(v.evidence.score().unwrap().score.is_some());
     assert_eq!(v.cost_usd, Some(0.001));
     assert_eq!(v.round, Some(0));
     assert_eq!(v.check, "judge \"Answers\"");
@@ -260,8 +265,8 @@ async fn flagged_outputs_are_errors_not_low_scores() {
         v.reason,
         "judge flagged the output as an infrastructure failure: a 502 Bad Gateway page"
     );
-    assert_eq!(v.evidence["status"], json!("[TRANSIENT]"));
-    assert_eq!(v.evidence["transient"], json!(true));
+    assert_eq!(v.evidence.to_json()["status"], json!("[TRANSIENT]"));
+    assert_eq!(v.evidence.to_json()["transient"], json!(true));
 
     let v = judge_one(&p, vec![turn(0, "Traceback (most recent call last)")], &rt).await;
     assert_eq!((v.status, v.score), (Status::Error, None));
@@ -269,7 +274,7 @@ async fn flagged_outputs_are_errors_not_low_scores() {
         v.reason
             .starts_with("judge flagged the output as an application error")
     );
-    assert_eq!(v.evidence["transient"], json!(false));
+    assert_eq!(v.evidence.to_json()["transient"], json!(false));
     assert_eq!(model.requests().len(), 2, "flags are answers: no retry");
 
     // The rubric's status works the same way.
@@ -277,7 +282,7 @@ async fn flagged_outputs_are_errors_not_low_scores() {
     let (_, models) = scripted(&[&rubric_answer("[TRANSIENT]", &[None; 5])]);
     let v = judge_one(&p, vec![turn(0, "timeout")], &models.runtime()).await;
     assert_eq!((v.status, v.kind.as_str()), (Status::Error, "rubric"));
-    assert_eq!(v.evidence["transient"], json!(true));
+    assert_eq!(v.evidence.to_json()["transient"], json!(true));
 }
 
 #[tokio::test]
@@ -294,11 +299,14 @@ async fn unusable_answers_are_retried_as_fresh_calls_then_an_error_keeping_the_r
         "{}",
         v.reason
     );
-    assert_eq!(v.evidence["raw"], json!("still not it"));
-    assert_eq!(v.evidence["attempts"], json!(3));
-    assert_eq!(v.evidence["rejected"].as_array().unwrap().len(), 3);
-    assert_eq!(v.evidence["transient"], json!(false));
-    assert_eq!(v.evidence["input_tokens"], json!(300));
+    assert_eq!(v.evidence.to_json()["raw"], json!("still not it"));
+    assert_eq!(v.evidence.to_json()["attempts"], json!(3));
+    assert_eq!(
+        v.evidence.to_json()["rejected"].as_array().unwrap().len(),
+        3
+    );
+    assert_eq!(v.evidence.to_json()["transient"], json!(false));
+    assert_eq!(v.evidence.to_json()["input_tokens"], json!(300));
     assert!((v.cost_usd.unwrap() - 0.003).abs() < 1e-12);
 
     let requests = model.requests();
@@ -319,7 +327,7 @@ async fn unusable_answers_are_retried_as_fresh_calls_then_an_error_keeping_the_r
     let (_, models) = scripted(&["oops", &ok(0.9, "fine")]);
     let v = judge_one(&p, vec![turn(0, "a")], &models.runtime()).await;
     assert_eq!((v.status, v.score), (Status::Pass, Some(0.9)));
-    assert_eq!(v.evidence["attempts"], json!(2));
+    assert_eq!(v.evidence.to_json()["attempts"], json!(2));
 }
 
 #[tokio::test]
@@ -350,11 +358,15 @@ async fn an_exact_match_passes_without_calling_the_judge() {
             v.reason,
             "exact match with the expected output; judge not called"
         );
-        assert_eq!(v.evidence["short_circuit"], json!("exact_match"));
+        assert_eq!(v.evidence.to_json()["short_circuit"], json!("exact_match"));
         assert_eq!(v.cost_usd, Some(0.0));
     }
     let v = judge_one(&p2, vec![turn(0, "You have 3 listings.")], &rt).await;
-    assert_eq!(v.evidence["score"], json!(5), "the scale's maximum");
+    assert_eq!(
+        v.evidence.to_json()["score"],
+        json!(5),
+        "the scale's maximum"
+    );
     assert!(model.requests().is_empty());
     assert!(models.asked.lock().unwrap().is_empty());
 
@@ -364,7 +376,7 @@ async fn an_exact_match_passes_without_calling_the_judge() {
     );
     let (model, models) = scripted(&[&ok(1, "ok")]);
     let v = judge_one(&p, vec![turn(0, "You have 3 listings.")], &models.runtime()).await;
-    assert_eq!(v.evidence["reference_shown"], json!(false));
+    assert_eq!(v.evidence.to_json()["reference_shown"], json!(false));
     assert_eq!(model.requests().len(), 1);
     assert!(!user_text(&model.requests()[0]).contains("Reference answer"));
 }
@@ -420,11 +432,11 @@ async fn model_errors_are_classified() {
     );
     let v = judge_one(&p, vec![turn(0, "a")], &rt).await;
     assert_eq!(v.status, Status::Error);
-    assert_eq!(v.evidence["transient"], json!(true));
+    assert_eq!(v.evidence.to_json()["transient"], json!(true));
     assert!(v.reason.contains("HTTP 503"));
     let v = judge_one(&p, vec![turn(0, "a")], &rt).await;
     assert_eq!(
-        (v.status, v.evidence["transient"].clone()),
+        (v.status, v.evidence.to_json()["transient"].clone()),
         (Status::Error, json!(false))
     );
     assert_eq!(
@@ -577,8 +589,11 @@ async fn a_template_override_changes_the_prompt_and_its_hash() {
     let hash = &sha256_hex(source)[..16];
     let builtin = super::JudgeTemplate::builtin(super::TemplateKind::Judge);
     assert_ne!(hash, builtin.hash());
-    assert_eq!(v.evidence["template_hash"], json!(hash));
-    assert_eq!(v.evidence["template"], json!(path.display().to_string()));
+    assert_eq!(v.evidence.to_json()["template_hash"], json!(hash));
+    assert_eq!(
+        v.evidence.to_json()["template"],
+        json!(path.display().to_string())
+    );
     let r = &model.requests()[0];
     assert_eq!(r.template_hash.as_deref(), Some(hash));
     assert_eq!(r.system.as_deref(), Some("Grade on 0-1."));
@@ -709,19 +724,23 @@ async fn the_rubric_weighs_its_dimensions_and_adds_tool_usage_only_when_tools_ar
     // (5·3 + 3 + 3 + 3 + 1) / 7 = 25/7 ≈ 3.571 ≥ 3.5
     let overall = 25.0 / 7.0;
     assert_eq!(v.status, Status::Pass, "{v:?}");
-    assert!((v.evidence["overall"].as_f64().unwrap() - overall).abs() < 1e-9);
+    assert!((v.evidence.to_json()["overall"].as_f64().unwrap() - overall).abs() < 1e-9);
     assert!((v.score.unwrap() - (overall - 1.0) / 4.0).abs() < 1e-9);
     assert_eq!(v.threshold, Some(0.625));
     assert_eq!(v.reason, "overall why");
     assert_eq!(
-        v.evidence["improvement_suggestions"],
+        v.evidence.to_json()["improvement_suggestions"],
         json!("cite the source")
     );
     assert_eq!(
-        v.evidence["dimensions"]["accuracy"],
+        v.evidence.to_json()["dimensions"]["accuracy"],
         json!({"score": 5, "reasoning": "accuracy why", "weight": 3.0})
     );
-    assert!(v.evidence["dimensions"].get("tool_usage").is_none());
+    assert!(
+        v.evidence.to_json()["dimensions"]
+            .get("tool_usage")
+            .is_none()
+    );
     let r = &model.requests()[0];
     let schema = &r.schema.as_ref().unwrap().schema;
     let dims: Vec<&String> = schema["properties"]["dimensions"]["properties"]
@@ -762,10 +781,13 @@ async fn the_rubric_weighs_its_dimensions_and_adds_tool_usage_only_when_tools_ar
     });
     let v = judge_one(&p, vec![searched.clone()], &models.runtime()).await;
     assert_eq!(
-        (v.status, v.evidence["overall"].clone()),
+        (v.status, v.evidence.to_json()["overall"].clone()),
         (Status::Pass, json!(4.0))
     );
-    assert_eq!(v.evidence["dimensions"]["tool_usage"]["score"], json!(4));
+    assert_eq!(
+        v.evidence.to_json()["dimensions"]["tool_usage"]["score"],
+        json!(4)
+    );
     let r = &model.requests()[0];
     assert!(r.system.as_deref().unwrap().contains("tool_usage"));
     assert!(
@@ -866,10 +888,10 @@ mod pairwise {
             "{}",
             v.reason
         );
-        assert_eq!(v.evidence["outcome"], json!("win"));
-        assert_eq!(v.evidence["position_bias"], json!(false));
-        assert_eq!(v.evidence["attempts"], json!(2));
-        assert_eq!(v.evidence["raw"].as_array().unwrap().len(), 2);
+        assert_eq!(v.evidence.to_json()["outcome"], json!("win"));
+        assert_eq!(v.evidence.to_json()["position_bias"], json!(false));
+        assert_eq!(v.evidence.to_json()["attempts"], json!(2));
+        assert_eq!(v.evidence.to_json()["raw"].as_array().unwrap().len(), 2);
         let requests = model.requests();
         assert_eq!(requests.len(), 2);
         // One order puts the output first, the other second.
@@ -895,7 +917,7 @@ mod pairwise {
         let v = pairwise(&s, &input("one answer", "another answer"), &rt).await;
         assert_eq!((v.status, v.score), (Status::Pass, Some(0.5)));
         assert!(v.reason.starts_with("tie"));
-        assert_eq!(v.evidence["position_bias"], json!(false));
+        assert_eq!(v.evidence.to_json()["position_bias"], json!(false));
     }
 
     #[tokio::test]
@@ -915,9 +937,9 @@ mod pairwise {
             v.reason
         );
         assert!(v.reason.contains("biased_ties_pass: true"), "{}", v.reason);
-        assert_eq!(v.evidence["outcome"], json!("tie"));
-        assert_eq!(v.evidence["position_bias"], json!(true));
-        let orders = &v.evidence["orders"];
+        assert_eq!(v.evidence.to_json()["outcome"], json!("tie"));
+        assert_eq!(v.evidence.to_json()["position_bias"], json!(true));
+        let orders = &v.evidence.to_json()["orders"];
         assert_eq!(orders[0]["favoured_position"], json!("A"));
         assert_eq!(orders[1]["favoured_position"], json!("A"));
         assert_eq!(orders[0]["favoured"], json!("output"));
@@ -940,7 +962,7 @@ mod pairwise {
             (v.status, v.score, v.threshold),
             (Status::Pass, Some(0.5), Some(0.5))
         );
-        assert_eq!(v.evidence["position_bias"], json!(true));
+        assert_eq!(v.evidence.to_json()["position_bias"], json!(true));
     }
 
     #[tokio::test]

@@ -13,6 +13,7 @@ use crate::check::AwaitedCheck;
 use crate::error::FieldError;
 use crate::finding::VerdictHead;
 use crate::judge::compile::{Compiled, Env, Level, TurnJudge};
+use crate::judge::number;
 use crate::names::quoted_list;
 use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
@@ -166,7 +167,11 @@ impl Consensus {
                 .zip(&verdicts)
                 .map(|(m, v)| {
                     let mut e = entry(&m.label, v);
-                    e.insert("raw_score".into(), v.evidence["score"].clone());
+                    let raw = v
+                        .evidence
+                        .score()
+                        .and_then(|s| Some(number(s.scale, s.score?)));
+                    e.insert("raw_score".into(), raw.unwrap_or(Value::Null));
                     Value::Object(e)
                 })
                 .collect();

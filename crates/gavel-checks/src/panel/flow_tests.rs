@@ -50,9 +50,12 @@ async fn reactive_routes_to_specialists_dives_deep_on_disagreement_and_synthesis
         "{v:#?}"
     );
     assert_eq!(v.score, Some(0.9));
-    assert_eq!(v.evidence["routed_to"], json!(["accuracy", "safety"]));
-    assert_eq!(v.evidence["deep_dive"], true);
-    let steps = v.evidence["steps"].as_array().unwrap();
+    assert_eq!(
+        v.evidence.to_json()["routed_to"],
+        json!(["accuracy", "safety"])
+    );
+    assert_eq!(v.evidence.to_json()["deep_dive"], true);
+    let steps = v.evidence.detail["steps"].as_array().unwrap();
     let kinds: Vec<&str> = steps.iter().map(|s| s["step"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
@@ -97,7 +100,7 @@ async fn reactive_routes_to_specialists_dives_deep_on_disagreement_and_synthesis
         .await
         .remove(0);
     assert_eq!(v.status, Status::Pass, "{v:#?}");
-    assert_eq!(v.evidence["deep_dive"], false);
+    assert_eq!(v.evidence.to_json()["deep_dive"], false);
     assert_eq!(calm.requests().len(), 3, "router, format, synthesis");
 
     // `always` adds a specialist the router did not pick.
@@ -112,7 +115,7 @@ async fn reactive_routes_to_specialists_dives_deep_on_disagreement_and_synthesis
         .await
         .remove(0);
     assert_eq!(
-        v.evidence["routed_to"],
+        v.evidence.to_json()["routed_to"],
         json!(["accuracy", "format"]),
         "{v:#?}"
     );
@@ -159,7 +162,7 @@ async fn a_reactive_panel_whose_router_fails_is_an_error_with_the_router_record(
         "{}",
         v.reason
     );
-    assert_eq!(v.evidence["steps"][0]["evidence"]["attempts"], 3);
+    assert_eq!(v.evidence.to_json()["steps"][0]["evidence"]["attempts"], 3);
     assert_eq!(model.requests().len(), 3, "only the router was asked");
 }
 
@@ -206,11 +209,11 @@ async fn a_dag_walks_its_graph_and_stores_the_path() {
         .remove(0);
     assert_eq!((v.kind.as_str(), v.status), ("dag", Status::Pass), "{v:#?}");
     assert_eq!(
-        v.evidence["nodes"],
+        v.evidence.to_json()["nodes"],
         json!(["summary", "names-house", "quality", "grade", "good"])
     );
     assert_eq!(v.score, Some(0.5), "the partial edge weighs 0.5");
-    let path = v.evidence["path"].as_array().unwrap();
+    let path = v.evidence.detail["path"].as_array().unwrap();
     assert_eq!(path[1]["answer"], json!(["yes"]));
     assert_eq!(path[2]["weight"], 0.5);
     assert_eq!(path[3]["score"], 0.9);
@@ -235,7 +238,7 @@ async fn a_dag_walks_its_graph_and_stores_the_path() {
         .remove(0);
     assert_eq!(v.status, Status::Fail, "{v:#?}");
     assert_eq!(
-        v.evidence["nodes"],
+        v.evidence.to_json()["nodes"],
         json!(["summary", "names-house", "missing"])
     );
     assert_eq!(v.score, Some(0.1));
@@ -245,7 +248,7 @@ async fn a_dag_walks_its_graph_and_stores_the_path() {
         .run(&transcript(vec![turn(0, "Beach House")]), &models.runtime())
         .await
         .remove(0);
-    assert_eq!(v.evidence["leaf"], "bad", "{v:#?}");
+    assert_eq!(v.evidence.to_json()["leaf"], "bad", "{v:#?}");
 }
 
 #[tokio::test]
@@ -264,8 +267,8 @@ async fn reactive_and_dag_panels_past_their_timeout_keep_what_was_done() {
             .remove(0);
         assert_eq!(v.status, Status::Error, "{v:#?}");
         assert!(v.reason.contains("timed out after 50 ms"), "{}", v.reason);
-        assert_eq!(v.evidence["timed_out"], true);
-        assert!(v.evidence[key].is_array(), "{v:#?}");
+        assert_eq!(v.evidence.to_json()["timed_out"], true);
+        assert!(v.evidence.to_json()[key].is_array(), "{v:#?}");
     }
 }
 

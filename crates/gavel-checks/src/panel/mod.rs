@@ -14,10 +14,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use gavel_core::{
-    Attempts, CheckKind, CheckSpec, JUDGE_UNAVAILABLE_EVIDENCE, Status, TRANSPORT_EVIDENCE,
-    Transcript, Verdict,
-};
+use gavel_core::{Attempts, CheckKind, CheckSpec, Evidence, Status, Transcript, Verdict};
 use serde_json::{Value, json};
 
 use crate::error::FieldError;
@@ -196,15 +193,15 @@ impl Panel {
 /// the `judge_unavailable` flag when any member had no judge model.
 fn with_member_totals(mut verdict: Verdict) -> Verdict {
     let mut members = Members::default();
-    members.add(&verdict.evidence);
-    if let Value::Object(map) = &mut verdict.evidence {
-        if members.transport.attempts > 0 {
-            map.insert(TRANSPORT_EVIDENCE.into(), json!(members.transport));
-        }
-        if members.judge_unavailable {
-            map.insert(JUDGE_UNAVAILABLE_EVIDENCE.into(), json!(true));
-        }
+    verdict
+        .evidence
+        .detail
+        .values()
+        .for_each(|v| members.add(v));
+    if members.transport.attempts > 0 {
+        verdict.evidence.transport = Some(members.transport);
     }
+    verdict.evidence.judge_unavailable |= members.judge_unavailable;
     verdict
 }
 
@@ -216,21 +213,18 @@ struct Members {
 }
 
 impl Members {
-    /// Adds every `transport` entry and `judge_unavailable` flag in `value`, at any depth.
+    /// Adds the transport tries and `judge_unavailable` flag of every member's
+    /// evidence and call record in `value`, at any depth.
     fn add(&mut self, value: &Value) {
         match value {
-            Value::Object(map) => {
-                for (key, v) in map {
-                    if key == TRANSPORT_EVIDENCE
-                        && let Ok(t) = serde_json::from_value::<Attempts>(v.clone())
-                    {
-                        self.transport.add(&t);
-                    } else if key == JUDGE_UNAVAILABLE_EVIDENCE {
-                        self.judge_unavailable |= v == &Value::Bool(true);
-                    } else {
-                        self.add(v);
-                    }
+            Value::Object(_) => {
+                // Read as a panel's evidence: only the kind-independent parts.
+                let evidence = Evidence::read(CheckKind::Procedural, value.clone());
+                if let Some(t) = evidence.transport {
+                    self.transport.add(&t);
                 }
+                self.judge_unavailable |= evidence.judge_unavailable;
+                evidence.detail.values().for_each(|v| self.add(v));
             }
             Value::Array(items) => items.iter().for_each(|v| self.add(v)),
             _ => {}
@@ -329,7 +323,7 @@ fn entry(label: &str, v: &Verdict) -> serde_json::Map<String, Value> {
     e.insert("score".into(), json!(v.score));
     e.insert("reason".into(), json!(v.reason));
     e.insert("cost_usd".into(), json!(v.cost_usd));
-    e.insert("evidence".into(), v.evidence.clone());
+    e.insert("evidence".into(), v.evidence.to_json());
     e
 }
 

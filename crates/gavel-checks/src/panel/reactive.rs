@@ -322,6 +322,7 @@ impl Reactive {
             },
             v.reason
         );
+        let cost = sum_costs(steps_costs(&steps));
         let mut verdict = head.verdict(v.status, reason).with_evidence(json!({
             "panel": KIND,
             "routed_to": names,
@@ -330,7 +331,7 @@ impl Reactive {
         }));
         verdict.score = v.score;
         verdict.threshold = v.threshold;
-        verdict.cost_usd = sum_costs(steps_costs(&verdict.evidence["steps"]));
+        verdict.cost_usd = cost;
         verdict
     }
 
@@ -374,12 +375,8 @@ fn confidence(v: &Verdict) -> Option<f64> {
     Some((v.score? - v.threshold?).abs())
 }
 
-fn steps_costs(steps: &Value) -> impl Iterator<Item = Option<f64>> + '_ {
-    steps
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| s["cost_usd"].as_f64())
+fn steps_costs(steps: &[Value]) -> impl Iterator<Item = Option<f64>> + '_ {
+    steps.iter().map(|s| s["cost_usd"].as_f64())
 }
 
 /// The panel's verdict when a step gave no score: `skipped` when every step of
@@ -390,10 +387,10 @@ fn stopped(head: VerdictHead<'_>, statuses: &[Status], why: &str, steps: Vec<Val
     } else {
         Status::Error
     };
-    let steps = Value::Array(steps);
+    let cost = sum_costs(steps_costs(&steps));
     let mut verdict = head
         .verdict(status, format!("no verdict from {why}"))
         .with_evidence(json!({ "panel": KIND, "steps": steps }));
-    verdict.cost_usd = sum_costs(steps_costs(&verdict.evidence["steps"]));
+    verdict.cost_usd = cost;
     verdict
 }

@@ -40,13 +40,13 @@ async fn procedural_stages_pass_context_forward_and_a_critical_failure_stops() {
         ("procedural", Status::Fail),
         "{v:#?}"
     );
-    let stages = v.evidence["stages"].as_array().unwrap();
+    let stages = v.evidence.detail["stages"].as_array().unwrap();
     assert_eq!(stages.len(), 2, "{v:#?}");
     assert_eq!(stages[0]["name"], "format");
     assert_eq!(stages[0]["status"], "pass");
     assert_eq!(stages[1]["status"], "fail");
-    assert_eq!(v.evidence["stopped_at"], "accuracy");
-    assert_eq!(v.evidence["not_run"], serde_json::json!(["tone"]));
+    assert_eq!(v.evidence.to_json()["stopped_at"], "accuracy");
+    assert_eq!(v.evidence.to_json()["not_run"], serde_json::json!(["tone"]));
     assert!(
         v.reason.contains("critical stage `accuracy` stopped"),
         "{}",
@@ -68,7 +68,7 @@ async fn procedural_stages_pass_context_forward_and_a_critical_failure_stops() {
         .await
         .remove(0);
     assert_eq!(v.status, Status::Pass, "{v:#?}");
-    assert_eq!(v.evidence["stages"].as_array().unwrap().len(), 3);
+    assert_eq!(v.evidence.to_json()["stages"].as_array().unwrap().len(), 3);
     assert!(prompt(&good.requests()[1]).contains("- accuracy: pass (score 0.90): fine"));
     assert!((v.score.unwrap() - (1.0 + 0.9 + 0.9) / 3.0).abs() < 1e-9);
 }
@@ -98,14 +98,14 @@ async fn consensus_rounds_until_the_judges_agree_and_takes_the_median() {
         ("consensus", Status::Pass),
         "{v:#?}"
     );
-    let rounds = v.evidence["rounds"].as_array().unwrap();
+    let rounds = v.evidence.detail["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 2, "{v:#?}");
     assert_eq!(rounds[0]["judges"].as_array().unwrap().len(), 3);
     assert_eq!(rounds[0]["judges"][1]["score"], 0.0);
     let var0 = rounds[0]["variance"].as_f64().unwrap();
     assert!((var0 - 2.0 / 9.0).abs() < 1e-9, "{var0}");
     assert_eq!(rounds[1]["variance"], 0.0);
-    assert_eq!(v.evidence["converged"], true);
+    assert_eq!(v.evidence.to_json()["converged"], true);
     assert_eq!(v.score, Some(1.0));
     assert!(v.reason.contains("0.2222 → 0.0000"), "{}", v.reason);
     assert_eq!(model.requests().len(), 6, "3 judges × 2 rounds");
@@ -124,8 +124,8 @@ async fn consensus_rounds_until_the_judges_agree_and_takes_the_median() {
         .run(&transcript(vec![turn(0, "Beach House")]), &models.runtime())
         .await
         .remove(0);
-    assert_eq!(v.evidence["rounds"].as_array().unwrap().len(), 3);
-    assert_eq!(v.evidence["converged"], false);
+    assert_eq!(v.evidence.to_json()["rounds"].as_array().unwrap().len(), 3);
+    assert_eq!(v.evidence.to_json()["converged"], false);
     assert_eq!(v.score, Some(1.0), "median of 1, 0, 1");
 }
 
@@ -165,8 +165,8 @@ async fn a_panel_past_its_timeout_is_an_error_that_keeps_the_stages_done() {
         "{}",
         v.reason
     );
-    assert_eq!(v.evidence["timed_out"], true);
-    let stages = v.evidence["stages"].as_array().unwrap();
+    assert_eq!(v.evidence.to_json()["timed_out"], true);
+    let stages = v.evidence.detail["stages"].as_array().unwrap();
     assert_eq!(
         (stages.len(), &stages[0]["name"]),
         (1, &serde_json::json!("format"))

@@ -1,7 +1,7 @@
 //! Redaction of gavel's own records: every text field they carry.
 
 use super::{redact_in_place, redact_json};
-use crate::{Execution, TargetFailure, ToolCall, Transcript, Turn, Verdict};
+use crate::{CheckKind, Evidence, Execution, TargetFailure, ToolCall, Transcript, Turn, Verdict};
 
 impl TargetFailure {
     /// Redacts registered secrets from the message.
@@ -51,7 +51,22 @@ impl Verdict {
     pub fn redact_secrets(&mut self) {
         redact_in_place(&mut self.check);
         redact_in_place(&mut self.reason);
-        redact_json(&mut self.evidence);
+        self.evidence.redact_secrets(self.kind);
+    }
+}
+
+impl Evidence {
+    /// Redacts registered secrets from every string the evidence holds, typed
+    /// parts included (read back as a verdict of `kind`).
+    pub fn redact_secrets(&mut self, kind: CheckKind) {
+        if super::matcher().is_none() {
+            return;
+        }
+        let Ok(mut json) = serde_json::to_value(&*self) else {
+            return;
+        };
+        redact_json(&mut json);
+        *self = Evidence::read(kind, json);
     }
 }
 

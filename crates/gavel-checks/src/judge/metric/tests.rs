@@ -95,10 +95,10 @@ async fn g_eval_generates_steps_then_scores() {
     assert_eq!(v.score, Some(1.0));
     assert_eq!(v.threshold, Some(0.5));
     assert_eq!(
-        v.evidence["evaluation_steps"][1],
+        v.evidence.to_json()["evaluation_steps"][1],
         "Check the price is given"
     );
-    assert_eq!(v.evidence["score_source"], "sampled");
+    assert_eq!(v.evidence.to_json()["score_source"], "sampled");
     assert!(v.reason.starts_with("5/5 (sampled score"), "{}", v.reason);
     // Two calls: the steps, then the score.
     assert_eq!(v.cost_usd, Some(0.002));
@@ -134,7 +134,7 @@ async fn g_eval_generates_steps_then_scores() {
     // A broken steps call is an error saying so.
     let v = graded(body, "x", &["not json", "still not", "nope"]).await;
     assert_eq!(v.status, Status::Error);
-    assert_eq!(v.evidence["stage"], "evaluation steps");
+    assert_eq!(v.evidence.to_json()["stage"], "evaluation steps");
 }
 
 #[tokio::test]
@@ -264,7 +264,7 @@ async fn answer_relevance_counts_relevant_statements() {
         "{}",
         v.reason
     );
-    assert_eq!(v.evidence["items"][2]["verdict"], "no");
+    assert_eq!(v.evidence.to_json()["items"][2]["verdict"], "no");
     let v = graded(body, "x", &[&items(&[("a", "yes"), ("b", "no")])]).await;
     assert_eq!(v.status, Status::Fail);
     skips_and_errors(body, &[FLAGGED_ITEMS]).await;
@@ -410,7 +410,7 @@ async fn summarization_takes_the_lower_of_alignment_and_coverage() {
         "{}",
         v.reason
     );
-    assert_eq!(v.evidence["claims_score"], 1.0);
+    assert_eq!(v.evidence.to_json()["claims_score"], 1.0);
     skips_and_errors(
         body,
         &[r#"{"status":"[TRANSIENT]","claims":[],"key_points":[]}"#],
@@ -439,7 +439,7 @@ async fn metric_templates_are_overridable_and_thresholds_checked() {
         .await
         .remove(0);
     assert_eq!(v.status, Status::Pass);
-    assert_eq!(v.evidence["template"], path.display().to_string());
+    assert_eq!(v.evidence.to_json()["template"], path.display().to_string());
     assert!(model.requests()[0].messages[0].content.starts_with("Q: "));
 
     let e = compile_err("input: q\nchecks: [{type: answer-relevance, threshold: 2}]\n");

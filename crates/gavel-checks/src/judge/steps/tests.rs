@@ -84,15 +84,16 @@ async fn scores_aggregate_by_mean_weighted_mean_min_and_last() {
         v.reason,
         "mean 0.70 >= threshold 0.5 over 3 tool calls; weakest: step 2 get (0.40): fetched the wrong house first"
     );
-    let steps = v.evidence["steps"].as_array().unwrap();
+    let evidence = v.evidence.to_json();
+    let steps = evidence["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3);
     assert_eq!(steps[1]["tool"], "get");
     assert_eq!(steps[1]["score"], 0.4);
     assert_eq!(steps[1]["explanation"], "fetched the wrong house first");
-    assert_eq!(v.evidence["aggregate"], "mean");
-    assert_eq!(v.evidence["attempts"], 3, "one call per step");
+    assert_eq!(v.evidence.to_json()["aggregate"], "mean");
+    assert_eq!(v.evidence.to_json()["attempts"], 3, "one call per step");
     assert_eq!(
-        v.evidence["template_hash"],
+        v.evidence.to_json()["template_hash"],
         JudgeTemplate::builtin(TemplateKind::Step).hash()
     );
     assert!((v.cost_usd.unwrap() - 0.003).abs() < 1e-9);
@@ -102,7 +103,7 @@ async fn scores_aggregate_by_mean_weighted_mean_min_and_last() {
     assert!((v.score.unwrap() - 2.5 / 4.0).abs() < 1e-9, "{v:#?}");
     let v = run(&check("    weights: [0, 1, 1]\n"), three_calls(), &models).await;
     assert!((v.score.unwrap() - 0.55).abs() < 1e-9, "{v:#?}");
-    assert_eq!(v.evidence["steps"][0]["weight"], 0.0);
+    assert_eq!(v.evidence.to_json()["steps"][0]["weight"], 0.0);
 
     let v = run(&check("    aggregate: min\n"), three_calls(), &models).await;
     assert_eq!(v.status, Status::Fail);
@@ -187,8 +188,8 @@ async fn out_of_range_and_malformed_answers_are_errors_never_scores() {
             "{bad}: {}",
             v.reason
         );
-        assert_eq!(v.evidence["steps"][1]["raw"], bad);
-        assert_eq!(v.evidence["steps"][0]["score"], 1.0);
+        assert_eq!(v.evidence.to_json()["steps"][1]["raw"], bad);
+        assert_eq!(v.evidence.to_json()["steps"][0]["score"], 1.0);
     }
 }
 
@@ -205,7 +206,7 @@ async fn a_broken_judge_call_is_an_error_and_no_model_a_skip() {
     let v = run(&check(""), three_calls(), &models).await;
     assert_eq!(v.status, Status::Error, "{v:#?}");
     assert_eq!(v.reason, "step 3 book: judge model call failed: HTTP 503");
-    assert_eq!(v.evidence["transient"], true);
+    assert_eq!(v.evidence.to_json()["transient"], true);
 
     let plan = compile(&case(&check(""))).unwrap();
     let v = run_all(&plan, &transcript(three_calls())).pop().unwrap();

@@ -1,0 +1,513 @@
+//! [`Evidence`]: what a check recorded besides its status, score and reason.
+//!
+//! The parts other crates read are typed: the judge model and its calls, the
+//! rejudge samples, and a kind's [`Reading`] (a pointwise judge's score on its
+//! scale, a rubric's dimensions, a pairwise judge's orders, step scores, tool
+//! verifications, a trajectory's length). Everything else a check records is its
+//! own `detail`, which nobody outside the check reads by name.
+//!
+//! Serialised, the typed parts and the detail share one flat JSON object, the
+//! shape stores, reports and exports have always held. [`Evidence::read`] turns
+//! such an object back into typed parts by the verdict's kind; a part whose keys
+//! do not have the expected shape stays in `detail`, untouched, so no stored
+//! evidence is lost or refused.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::{Attempts, CheckKind, Scale, Status};
+
+/// A verdict's evidence: typed parts other crates read, and the check's detail.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The model that judged or embedded (judges, similarity, grounding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The judge had no model or credentials, so it gave no judgement.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub judge_unavailable: bool,
+    /// Why the judge was not called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_circuit: Option<ShortCircuit>,
+    /// What the judge model's calls took, when it was called.
+    #[serde(flatten)]
+    pub calls: Option<ModelCalls>,
+    /// The transport tries of the model calls (retries, 429s), when any was sent;
+    /// a panel's sums its members'.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Attempts>,
+    /// The kind's own reading, where other crates read it.
+    #[serde(flatten)]
+    pub reading: Option<Reading>,
+    /// `rejudge: k`: the further judgements of the same output.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejudged: Vec<Rejudgement>,
+    /// The check's own detail (matched text, criteria, raw answers…).
+    #[serde(flatten)]
+    pub detail: Map<String, Value>,
+}
+
+/// The kind-independent typed parts, as [`Evidence::read`] takes them.
+#[derive(Default, Serialize, Deserialize)]
+struct Common {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    judge_unavailable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    short_circuit: Option<ShortCircuit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    transport: Option<Attempts>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    rejudged: Vec<Rejudgement>,
+}
+
+impl Evidence {
+    /// Evidence with only the check's detail: a JSON object's entries (typed
+    /// parts are not taken from it; see [`Evidence::read`]).
+    pub fn detail(detail: Map<String, Value>) -> Self {
+        Evidence {
+            detail,
+            ..Evidence::default()
+        }
+    }
+
+    /// Reads evidence written as JSON by a verdict of `kind`: the typed parts
+    /// that have their expected shape, the rest as detail. Null is empty
+    /// evidence; a value that is not an object is kept whole as detail `value`.
+    pub fn read(kind: CheckKind, json: Value) -> Self {
+        let mut detail = match json {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => Map::from_iter([("value".to_owned(), other)]),
+        };
+        let common: Common = take(&mut detail).unwrap_or_default();
+        let calls = take(&mut detail);
+        let reading = match kind {
+            CheckKind::Judge => take(&mut detail).map(Reading::Score),
+            CheckKind::Rubric => take(&mut detail).map(Reading::Rubric),
+            CheckKind::Pairwise => take(&mut detail).map(Reading::Pairwise),
+            CheckKind::StepScore => take(&mut detail).map(Reading::Steps),
+            CheckKind::ToolVerification => take(&mut detail).map(Reading::Tools),
+            CheckKind::Trajectory => take(&mut detail).map(Reading::Trajectory),
+            _ => None,
+        };
+        Evidence {
+            model: common.model,
+            judge_unavailable: common.judge_unavailable,
+            short_circuit: common.short_circuit,
+            calls,
+            transport: common.transport,
+            reading,
+            rejudged: common.rejudged,
+            detail,
+        }
+    }
+
+    /// The evidence as the JSON object it is serialised as.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        *self == Evidence::default()
+    }
+
+    /// A pointwise judge's score on its scale.
+    pub fn score(&self) -> Option<&JudgeScore> {
+        match &self.reading {
+            Some(Reading::Score(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A rubric's dimensions and suggestions.
+    pub fn rubric(&self) -> Option<&RubricReading> {
+        match &self.reading {
+            Some(Reading::Rubric(r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// A pairwise judge's two orders.
+    pub fn pairwise(&self) -> Option<&PairwiseReading> {
+        match &self.reading {
+            Some(Reading::Pairwise(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// A step-score judge's scored steps (empty for other kinds).
+    pub fn steps(&self) -> &[StepScore] {
+        match &self.reading {
+            Some(Reading::Steps(s)) => &s.steps,
+            _ => &[],
+        }
+    }
+
+    /// A tool-verification check's graded calls.
+    pub fn tools(&self) -> Option<&ToolVerifications> {
+        match &self.reading {
+            Some(Reading::Tools(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// A trajectory check's length.
+    pub fn trajectory_length(&self) -> Option<usize> {
+        match &self.reading {
+            Some(Reading::Trajectory(t)) => Some(t.trajectory_length),
+            _ => None,
+        }
+    }
+}
+
+/// Takes the part `T` out of `detail`: its keys are removed only when they
+/// deserialise as `T` and it records something.
+fn take<T: Serialize + DeserializeOwned>(detail: &mut Map<String, Value>) -> Option<T> {
+    let part = T::deserialize(&*detail).ok()?;
+    let Ok(Value::Object(keys)) = serde_json::to_value(&part) else {
+        return None;
+    };
+    if keys.is_empty() {
+        return None;
+    }
+    for key in keys.keys() {
+        detail.shift_remove(key);
+    }
+    Some(part)
+}
+
+/// Why a judge was not called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShortCircuit {
+    /// The output equals the expected output.
+    ExactMatch,
+    /// The two compared answers are identical.
+    Identical,
+}
+
+/// What one judge's model calls took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelCalls {
+    /// Prompt tokens over the calls.
+    pub input_tokens: u64,
+    /// Answer tokens over the calls.
+    pub output_tokens: u64,
+    /// Time spent in the calls.
+    pub latency_ms: u64,
+    /// Every call was served from the cache.
+    #[serde(default)]
+    pub cached: bool,
+    /// Answers asked for: the first and each re-ask of an unusable answer.
+    #[serde(default)]
+    pub attempts: u32,
+}
+
+/// One further judgement of `rejudge: k`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rejudgement {
+    /// Its status.
+    pub status: Status,
+    /// Its score, 0..=1.
+    pub score: Option<f64>,
+    /// What it cost.
+    pub cost_usd: Option<f64>,
+    /// Whether it was served from the cache (`None`: no call was made).
+    pub cached: Option<bool>,
+}
+
+/// A kind's typed reading. Serialised as its fields, flat in the evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Reading {
+    /// A pointwise `judge`.
+    Score(JudgeScore),
+    /// A `rubric`.
+    Rubric(RubricReading),
+    /// A `pairwise` judge.
+    Pairwise(PairwiseReading),
+    /// A `step-score` judge.
+    Steps(StepScores),
+    /// A `tool-verification` check.
+    Tools(ToolVerifications),
+    /// A `trajectory` check.
+    Trajectory(TrajectoryReading),
+}
+
+/// A pointwise judge's scale and its score on it.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub struct JudgeScore {
+    /// The scale the judge scored on.
+    pub scale: Scale,
+    /// The score on that scale, when the judge gave one.
+    #[serde(default)]
+    pub score: Option<f64>,
+}
+
+impl Serialize for JudgeScore {
+    /// Scores on integral scales are written whole (`4`, not `4.0`).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("JudgeScore", 2)?;
+        s.serialize_field("scale", &self.scale)?;
+        match self.score {
+            Some(score) if self.scale.integral() => s.serialize_field("score", &Whole(score))?,
+            Some(score) => s.serialize_field("score", &score)?,
+            None => s.skip_field("score")?,
+        }
+        s.end()
+    }
+}
+
+/// A score written whole when it is (`4`, not `4.0`), as judges answer it.
+struct Whole(f64);
+
+impl Serialize for Whole {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.fract() == 0.0 && self.0.abs() < 1e15 {
+            serializer.serialize_i64(self.0 as i64)
+        } else {
+            serializer.serialize_f64(self.0)
+        }
+    }
+}
+
+fn whole<S: Serializer>(score: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    Whole(*score).serialize(serializer)
+}
+
+/// A rubric's overall score, dimensions and suggestions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RubricReading {
+    /// The weighted overall score on 1–5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overall: Option<f64>,
+    /// Each dimension scored, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dimensions: BTreeMap<String, RubricDimension>,
+    /// The judge's suggestions for a better answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub improvement_suggestions: Option<String>,
+}
+
+/// One rubric dimension's score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RubricDimension {
+    /// The score on 1–5.
+    #[serde(serialize_with = "whole")]
+    pub score: f64,
+    /// Why.
+    pub reasoning: String,
+    /// Its weight in the overall score.
+    pub weight: f64,
+}
+
+/// A pairwise judge's reading: whether the two orders disagreed, and each order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairwiseReading {
+    /// The two orders favoured different answers.
+    pub position_bias: bool,
+    /// Each order asked (none when the judge was not called).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orders: Vec<PairwiseOrder>,
+}
+
+/// One order of a pairwise comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairwiseOrder {
+    /// Which answer was shown in position A.
+    pub a: Favoured,
+    /// The position the judge favoured: `A`, `B` or `tie`.
+    pub favoured_position: String,
+    /// The answer the judge favoured.
+    pub favoured: Favoured,
+    /// The judge's reasoning.
+    pub reasoning: String,
+}
+
+/// An answer of a pairwise comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Favoured {
+    /// The judged output.
+    Output,
+    /// The answer it was compared with.
+    Other,
+    /// Neither: a tie.
+    #[serde(rename = "tie")]
+    Neither,
+}
+
+/// A step-score judge's steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepScores {
+    /// Each step, in order.
+    pub steps: Vec<StepScore>,
+}
+
+/// One scored step of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepScore {
+    /// The step number (1-based).
+    pub step: usize,
+    /// The round of its turn.
+    pub round: usize,
+    /// The tool call the step is, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The score, 0..=1 (`None`: the judge could not score it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// The judge's explanation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+    /// Why the step got no score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// The rest the judge recorded (weight, attempts, raw answer).
+    #[serde(flatten)]
+    pub detail: Map<String, Value>,
+}
+
+/// A tool-verification check's graded calls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolVerifications {
+    /// Each expected call, graded.
+    pub calls: Vec<ToolCallGrade>,
+    /// The names of the tools called, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub called: Vec<String>,
+}
+
+/// One expected tool call, graded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallGrade {
+    /// The tool expected.
+    pub expected: String,
+    /// The index into `called` of the matching call (`None`: none matched).
+    pub call_index: Option<usize>,
+    /// The right tool was called.
+    pub tool_correct: bool,
+    /// Its arguments were right.
+    pub args_correct: bool,
+    /// Its result was right, when the check looked at results.
+    #[serde(default)]
+    pub result_correct: Option<bool>,
+    /// The call's score, 0..=1.
+    pub score: f64,
+    /// What was wrong with its arguments and result.
+    #[serde(default)]
+    pub problems: Vec<String>,
+    /// The rest the check recorded (weight, order).
+    #[serde(flatten)]
+    pub detail: Map<String, Value>,
+}
+
+/// A trajectory check's reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrajectoryReading {
+    /// Steps in the agent's trajectory.
+    pub trajectory_length: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip(kind: CheckKind, json: Value) -> Evidence {
+        let evidence = Evidence::read(kind, json.clone());
+        assert_eq!(serde_json::to_value(&evidence).unwrap(), json);
+        evidence
+    }
+
+    #[test]
+    fn judge_evidence_reads_typed_and_writes_the_same_json() {
+        let e = round_trip(
+            CheckKind::Judge,
+            json!({
+                "criteria": "polite", "scale": "1-5", "score": 4, "model": "openai:m",
+                "input_tokens": 10, "output_tokens": 2, "latency_ms": 7, "cached": false,
+                "attempts": 1, "transport": {"attempts": 2, "retries": 1, "rate_limited": 1, "malformed": 0},
+                "raw": "{}",
+            }),
+        );
+        assert_eq!(e.score().unwrap().scale, Scale::OneToFive);
+        assert_eq!(e.score().unwrap().score, Some(4.0));
+        assert_eq!(e.model.as_deref(), Some("openai:m"));
+        let calls = e.calls.unwrap();
+        assert_eq!((calls.input_tokens, e.transport.unwrap().retries), (10, 1));
+        assert_eq!(e.detail.keys().collect::<Vec<_>>(), ["criteria", "raw"]);
+    }
+
+    #[test]
+    fn a_part_of_another_shape_stays_in_the_detail() {
+        let e = round_trip(CheckKind::Judge, json!({"scale": "1-7", "score": 3}));
+        assert!(e.score().is_none());
+        assert_eq!(e.detail.len(), 2);
+        // A procedural panel's steps are not step scores.
+        let e = round_trip(
+            CheckKind::Procedural,
+            json!({"steps": [{"name": "a", "status": "pass"}]}),
+        );
+        assert!(e.steps().is_empty());
+        let e = round_trip(CheckKind::StepScore, json!({"steps": [{"name": "a"}]}));
+        assert!(e.reading.is_none());
+    }
+
+    #[test]
+    fn kind_readings_round_trip() {
+        let rubric = round_trip(
+            CheckKind::Rubric,
+            json!({"overall": 3.5, "dimensions": {"accuracy": {"score": 4, "reasoning": "r", "weight": 1.0}},
+                   "improvement_suggestions": "more", "judge_unavailable": true}),
+        );
+        assert_eq!(rubric.rubric().unwrap().dimensions["accuracy"].score, 4.0);
+        assert!(rubric.judge_unavailable);
+        let pairwise = round_trip(
+            CheckKind::Pairwise,
+            json!({"outcome": "tie", "position_bias": true, "short_circuit": "identical",
+                   "orders": [{"a": "output", "favoured_position": "A", "favoured": "output", "reasoning": "r"},
+                              {"a": "other", "favoured_position": "tie", "favoured": "tie", "reasoning": "s"}]}),
+        );
+        let p = pairwise.pairwise().unwrap();
+        assert!(p.position_bias);
+        assert_eq!(p.orders[1].favoured, Favoured::Neither);
+        assert_eq!(pairwise.short_circuit, Some(ShortCircuit::Identical));
+        let steps = round_trip(
+            CheckKind::StepScore,
+            json!({"steps": [{"step": 1, "round": 0, "tool": "get", "score": 0.5, "explanation": "e", "weight": 1.0}]}),
+        );
+        assert_eq!(steps.steps()[0].tool.as_deref(), Some("get"));
+        let tools = round_trip(
+            CheckKind::ToolVerification,
+            json!({"score": 0.5, "calls": [{"expected": "get", "call_index": 0, "tool_correct": true,
+                   "args_correct": false, "result_correct": null, "score": 0.5, "problems": ["x"], "weight": 1.0}],
+                   "called": ["get"]}),
+        );
+        assert_eq!(tools.tools().unwrap().calls[0].call_index, Some(0));
+        let trajectory = round_trip(CheckKind::Trajectory, json!({"trajectory_length": 3}));
+        assert_eq!(trajectory.trajectory_length(), Some(3));
+        let rejudged = round_trip(
+            CheckKind::Judge,
+            json!({"rejudged": [{"status": "pass", "score": 1.0, "cost_usd": null, "cached": true}]}),
+        );
+        assert_eq!(rejudged.rejudged[0].status, Status::Pass);
+    }
+
+    #[test]
+    fn null_is_empty_and_other_values_are_kept() {
+        assert!(Evidence::read(CheckKind::Contains, Value::Null).is_empty());
+        let e = Evidence::read(CheckKind::Contains, json!("raw text"));
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"value": "raw text"})
+        );
+    }
+}
