@@ -63,21 +63,32 @@ pub struct RunRequest {
     pub jobs: Option<usize>,
 }
 
-/// How to serve.
+/// How to serve; with the `cli` feature, also `gavel serve`'s flags.
 #[derive(Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Config {
-    /// Where to listen.
+    /// Address to listen on. Anything but loopback requires an account (`gavel users add`) or --token.
+    #[cfg_attr(feature = "cli", arg(long, default_value = "127.0.0.1:7878"))]
     pub bind: SocketAddr,
-    /// The shared bootstrap token: a read-only (viewer) credential, required for
-    /// a non-loopback bind until an account exists.
+    /// Shared read-only token (`Authorization: Bearer …`, or open /login?token=…):
+    /// a viewer's access without an account, required for a non-loopback bind
+    /// until an account exists.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, env = "GAVEL_WEB_TOKEN", hide_env_values = true)
+    )]
     pub token: Option<String>,
-    /// Mark the session cookie `Secure` (served over HTTPS behind a proxy; a
-    /// proxy's `X-Forwarded-Proto: https` does it per request, too).
+    /// Mark the session cookie Secure: the UI is served over HTTPS behind a proxy
+    /// (a proxy's `X-Forwarded-Proto: https` does it per request, too).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub secure_cookies: bool,
-    /// Host names (`name` or `name:port`; `*` for any) the UI answers to besides
-    /// its bind address (and, on loopback, `localhost`, `127.0.0.1`, `[::1]`).
+    /// Also answer to this host name (`name`, `name:port`, or `*`): the UI refuses
+    /// other Host headers (DNS rebinding). Loopback binds also answer to
+    /// `localhost`, `127.0.0.1` and `[::1]`. Repeatable.
+    #[cfg_attr(feature = "cli", arg(long = "allow-host", value_name = "HOST"))]
     pub allowed_hosts: Vec<String>,
     /// What runs started from the UI use besides the stored suite.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub runs: RunDefaults,
 }
 

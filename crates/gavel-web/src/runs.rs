@@ -17,10 +17,13 @@ use crate::{RunRequest, WebError};
 
 /// What every run started from the UI uses besides the stored suite.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct RunDefaults {
-    /// Suite files added to every run (e.g. the targets file).
+    /// Suite files added to every run started from the UI (e.g. the targets file).
+    #[cfg_attr(feature = "cli", arg(long = "with", value_name = "FILE"))]
     pub with: Vec<PathBuf>,
     /// Model choices (judge, cache).
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub models: ModelOptions,
 }
 

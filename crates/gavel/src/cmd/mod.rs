@@ -53,14 +53,14 @@ Examples:
   gavel completions bash > ~/.local/share/bash-completion/completions/gavel";
 
 /// End-to-end tests for AI agents, graded by checks and LLM judges.
-#[derive(Debug, Parser)]
+#[derive(Parser)]
 #[command(name = "gavel", version, about, long_about = None, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Subcommand)]
 enum Command {
     /// Write a first suite (gavel.yaml) for an HTTP or command agent, from flags
     /// or, in a terminal, from answers to a few questions.
