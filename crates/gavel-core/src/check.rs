@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::agent_check::{
     DatabaseSpec, GroundingSpec, StepScoreSpec, ToolVerificationSpec, TrajectorySpec,
 };
-use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
+use crate::judge::{JudgeExample, PairwiseAgainst, Scale, SelectAmong};
 use crate::metric::{Metric, MetricSpec, ScriptSpec};
 use crate::panel::{ConsensusSpec, DagSpec, ProceduralSpec, ReactiveSpec};
 
@@ -325,6 +325,21 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         biased_ties_pass: bool,
     },
+    /// Listwise: the answers of several executions of the case (its targets, or
+    /// its repeats and variants) shown to one judge in a shuffled order; the one
+    /// it picks as best passes, the others fail.
+    SelectBest {
+        /// The comparison criteria; defaults to the round's, then the case's
+        /// `criteria`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        criteria: Option<String>,
+        /// Which executions are compared (default: the case's targets, per repeat).
+        #[serde(default, skip_serializing_if = "is_default")]
+        among: SelectAmong,
+        /// Judge model for this check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
     /// A judge panel: declared stages (checks or judges) run in order, context
     /// flowing forward; a failing critical stage stops the pipeline.
     Procedural(ProceduralSpec),
@@ -383,6 +398,7 @@ impl CheckSpec {
             CheckSpec::Judge { .. } => CheckKind::Judge,
             CheckSpec::Rubric { .. } => CheckKind::Rubric,
             CheckSpec::Pairwise { .. } => CheckKind::Pairwise,
+            CheckSpec::SelectBest { .. } => CheckKind::SelectBest,
             CheckSpec::Procedural(_) => CheckKind::Procedural,
             CheckSpec::Consensus(_) => CheckKind::Consensus,
             CheckSpec::Reactive(_) => CheckKind::Reactive,

@@ -56,6 +56,8 @@ pub enum CheckKind {
     Rubric,
     /// `pairwise`
     Pairwise,
+    /// `select-best`
+    SelectBest,
     /// `procedural`
     Procedural,
     /// `consensus`
@@ -106,7 +108,7 @@ pub enum CheckKind {
 
 impl CheckKind {
     /// Every kind.
-    pub const ALL: [CheckKind; 39] = [
+    pub const ALL: [CheckKind; 40] = [
         CheckKind::Equals,
         CheckKind::Contains,
         CheckKind::Icontains,
@@ -129,6 +131,7 @@ impl CheckKind {
         CheckKind::Judge,
         CheckKind::Rubric,
         CheckKind::Pairwise,
+        CheckKind::SelectBest,
         CheckKind::Procedural,
         CheckKind::Consensus,
         CheckKind::Reactive,
@@ -173,6 +176,7 @@ impl CheckKind {
             CheckKind::Judge => "judge",
             CheckKind::Rubric => "rubric",
             CheckKind::Pairwise => "pairwise",
+            CheckKind::SelectBest => "select-best",
             CheckKind::Procedural => "procedural",
             CheckKind::Consensus => "consensus",
             CheckKind::Reactive => "reactive",

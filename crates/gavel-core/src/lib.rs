@@ -41,7 +41,7 @@ pub use check_kind::{CheckKind, UnknownCheckKind};
 pub use error::{LoadError, Location};
 pub use judge::{JudgeSettings, Scale};
 pub use metric::{Metric, MetricSpec, ScriptInput, ScriptSpec, Transform};
-pub use outcome::{Execution, Outcome, PairwiseStats, Summary, TagStats};
+pub use outcome::{Execution, Outcome, PairwiseStats, SelectBestStats, Summary, TagStats};
 pub use run::{RunRecord, RunStatus};
 pub use status::Status;
 pub use target::TargetSpec;

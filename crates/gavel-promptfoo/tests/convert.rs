@@ -164,6 +164,7 @@ fn every_mapped_assertion_becomes_its_check() {
             "script",
             "script",
             "cost",
+            "select-best",
             "contains", // assert-set child
             "contains", // weighted: mapped, weight listed
         ]
@@ -224,6 +225,15 @@ fn every_mapped_assertion_becomes_its_check() {
         "vars.context is the RAG metrics' retrieved context"
     );
     assert_eq!(c.checks[28], CheckSpec::Cost { max_usd: 0.01 });
+    assert_eq!(
+        c.checks[29],
+        CheckSpec::SelectBest {
+            criteria: Some("Most accurate".into()),
+            among: Default::default(),
+            model: None
+        },
+        "select-best compares the case's targets"
+    );
     let CheckSpec::Script(js) = &c.checks[26] else {
         panic!("{:?}", c.checks[26])
     };

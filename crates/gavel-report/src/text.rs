@@ -8,6 +8,28 @@ use serde_json::Value;
 
 use crate::Report;
 
+/// `Select-best: 6 comparisons; the judge chose the answer shown 1st 4 times
+/// (67%), 2nd 2 (33%), 3rd 0 (0%) …`, or `None` when no comparison was decided.
+pub(crate) fn select_best_line(stats: &gavel_core::SelectBestStats) -> Option<String> {
+    if stats.comparisons == 0 {
+        return None;
+    }
+    let shares: Vec<String> = stats
+        .chosen_by_position
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let share = 100.0 * *n as f64 / stats.comparisons as f64;
+            format!("position {} {n} ({})", i + 1, pct(Some(share)))
+        })
+        .collect();
+    Some(format!(
+        "Select-best: {} comparisons, the answers shown in a shuffled order; the judge chose {} (a judge that reads the answers spreads its choices by merit, not by position)",
+        stats.comparisons,
+        shares.join(", ")
+    ))
+}
+
 /// A percentage with at most one decimal: `85.7%`, `80%`; `n/a` when undecided.
 pub(crate) fn pct(rate: Option<f64>) -> String {
     rate.map_or_else(|| "n/a".to_owned(), |r| format!("{}%", num(r, 1)))

@@ -9,6 +9,7 @@ mod conversation;
 mod error;
 mod execute;
 mod pairwise;
+mod select;
 mod plan;
 mod recorder;
 mod rejudge;

@@ -37,6 +37,7 @@ pub const LLM_KINDS: &[&str] = &[
     "llm-judge",
     "rubric",
     "pairwise",
+    "select-best",
     "step-score",
     "dag",
     "procedural",

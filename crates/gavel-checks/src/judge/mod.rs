@@ -1,4 +1,5 @@
-//! LLM judges: pointwise `judge`, multi-dimension `rubric` and `pairwise`.
+//! LLM judges: pointwise `judge`, multi-dimension `rubric`, `pairwise` and
+//! `select-best`.
 //!
 //! What every judge shares lives here: the run-time inputs ([`JudgeRuntime`],
 //! [`JudgeModels`]), what a judge shows the model about a turn, and one exchange
@@ -29,6 +30,7 @@ mod pairwise;
 mod pointwise;
 pub(crate) mod prompt;
 mod rubric;
+mod select;
 pub(crate) mod steps;
 
 use gavel_core::{
@@ -40,6 +42,7 @@ use serde_json::{Map, Value, json};
 pub use pairwise::{PairwiseInput, PairwiseSpec, pairwise};
 pub(crate) use pointwise::PointwiseJudge;
 pub use prompt::{JudgeTemplate, TemplateKind};
+pub use select::{Candidate, SelectBestInput, SelectBestSpec, select_best};
 pub(crate) use rubric::RubricJudge;
 
 use crate::finding::VerdictHead;

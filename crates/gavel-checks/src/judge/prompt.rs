@@ -25,6 +25,8 @@ pub enum TemplateKind {
     Rubric,
     /// `pairwise` comparison (`templates/pairwise.j2`).
     Pairwise,
+    /// `select-best`: the best of several answers (`templates/select-best.j2`).
+    SelectBest,
     /// A question answered by picking options or writing text: the `reactive`
     /// router, `dag` nodes and the `branch-isolation` judge (`templates/choice.j2`).
     Choice,
@@ -51,8 +53,10 @@ impl TemplateKind {
         TemplateKind::Extract,
     ];
 
-    /// The metric checks' templates, overridable like the others.
-    pub const METRICS: [TemplateKind; 9] = [
+    /// The templates of the metric checks and `select-best`, overridable like the
+    /// others (a calibration's fingerprint covers [`ALL`](Self::ALL) only).
+    pub const METRICS: [TemplateKind; 10] = [
+        TemplateKind::SelectBest,
         TemplateKind::GEvalSteps,
         TemplateKind::Metric(Metric::GEval),
         TemplateKind::Metric(Metric::Factuality),
@@ -70,6 +74,7 @@ impl TemplateKind {
             TemplateKind::Judge => "judge",
             TemplateKind::Rubric => "rubric",
             TemplateKind::Pairwise => "pairwise",
+            TemplateKind::SelectBest => "select-best",
             TemplateKind::Choice => "choice",
             TemplateKind::Step => "step",
             TemplateKind::Extract => "extract",
@@ -91,6 +96,7 @@ impl TemplateKind {
             TemplateKind::Judge => include_str!("../../templates/judge.j2"),
             TemplateKind::Rubric => include_str!("../../templates/rubric.j2"),
             TemplateKind::Pairwise => include_str!("../../templates/pairwise.j2"),
+            TemplateKind::SelectBest => include_str!("../../templates/select-best.j2"),
             TemplateKind::Choice => include_str!("../../templates/choice.j2"),
             TemplateKind::Step => include_str!("../../templates/step.j2"),
             TemplateKind::Extract => include_str!("../../templates/extract.j2"),
@@ -302,6 +308,14 @@ fn sample_vars(kind: TemplateKind) -> Value {
             "input": f("user_input"),
             "answer_a": f("answer_a"),
             "answer_b": f("answer_b"),
+        }),
+        TemplateKind::SelectBest => json!({
+            "criteria": "sample",
+            "input": f("user_input"),
+            "answers": [
+                {"number": 1, "input": f("user_input"), "answer": f("answer_1")},
+                {"number": 2, "input": null, "answer": f("answer_2")},
+            ],
         }),
         TemplateKind::Choice => json!({
             "criteria": "sample",
