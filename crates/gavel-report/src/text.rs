@@ -328,7 +328,11 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
     for turn in &e.transcript.turns {
         let _ = writeln!(out, "{}: {}", who(turn), turn.input);
         for call in &turn.tool_calls {
-            let _ = write!(out, "tool: {}({})", call.name, call.arguments);
+            let _ = write!(out, "tool: ");
+            if let Some(agent) = &call.agent {
+                let _ = write!(out, "[{agent}] ");
+            }
+            let _ = write!(out, "{}({})", call.name, call.arguments);
             if let Some(result) = &call.result {
                 let _ = write!(out, " -> {result}");
             }
@@ -342,7 +346,12 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
             };
             let _ = writeln!(out, "target error ({kind}): {}", f.message);
         } else {
-            let _ = writeln!(out, "assistant: {}", turn.output);
+            let _ = writeln!(
+                out,
+                "{}: {}",
+                assistant(turn.agent.as_deref()),
+                turn.output
+            );
         }
     }
     if !e.verdicts.is_empty() {
@@ -483,6 +492,15 @@ pub(crate) fn run_note(report: &Report) -> Option<&'static str> {
         gavel_core::RunStatus::Failed => {
             Some("The run failed before finishing: these results are partial.")
         }
+    }
+}
+
+/// Who answered or called a tool: `assistant`, or `assistant (billing)` when the
+/// target named the agent.
+pub(crate) fn assistant(agent: Option<&str>) -> String {
+    match agent {
+        Some(agent) => format!("assistant ({agent})"),
+        None => "assistant".to_owned(),
     }
 }
 

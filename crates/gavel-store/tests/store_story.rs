@@ -85,12 +85,12 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 json!({ "answer": "Hi!", "scores": [0.1, 0.2, 1e-9], "nested": { "ok": true } }),
             ),
             tool_calls: vec![
-                ToolCall {
+                ToolCall { agent: None,
                     name: "lookup".to_owned(),
                     arguments: json!({ "city": "Zürich", "days": 2, "units": ["c", "mm"] }),
                     result: Some(json!({ "temp": 21.5, "rain": null })),
                 },
-                ToolCall {
+                ToolCall { agent: None,
                     name: "noop".to_owned(),
                     arguments: Value::Null,
                     result: None,
@@ -114,7 +114,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             input: "And tomorrow?".to_owned(),
             output: String::new(),
             response: Some(Value::Null),
-            tool_calls: vec![ToolCall {
+            tool_calls: vec![ToolCall { agent: None,
                 name: "lookup".to_owned(),
                 arguments: json!([1, "two"]),
                 result: Some(json!("sunny")),

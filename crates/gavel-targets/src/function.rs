@@ -59,7 +59,7 @@ impl FnReply {
         arguments: Value,
         result: Option<Value>,
     ) -> Self {
-        self.tool_calls.push(ToolCall {
+        self.tool_calls.push(ToolCall { agent: None,
             name: name.into(),
             arguments,
             result,

@@ -137,7 +137,8 @@ fn as_text(value: &Value) -> String {
 }
 
 /// `user: …` / `assistant: …` lines, fenced; null when there is no history. A
-/// follow-up shows as the user answering the assistant's question.
+/// follow-up shows as the user answering the assistant's question; a turn whose
+/// target named the agent shows `assistant (agent): …`.
 fn history(turns: &[Turn]) -> Value {
     if turns.is_empty() {
         return Value::Null;
@@ -155,7 +156,13 @@ fn history(turns: &[Turn]) -> Value {
                     },
                     truncate(&t.input, HISTORY_CHARS)
                 ),
-                format!("assistant: {}", truncate(&t.output, HISTORY_CHARS)),
+                match &t.agent {
+                    Some(agent) => format!(
+                        "assistant ({agent}): {}",
+                        truncate(&t.output, HISTORY_CHARS)
+                    ),
+                    None => format!("assistant: {}", truncate(&t.output, HISTORY_CHARS)),
+                },
             ]
         })
         .collect();
@@ -171,13 +178,18 @@ fn tools_called(calls: &[&ToolCall]) -> Value {
     fence("tools_called", &lines.join("\n")).into()
 }
 
-/// `name(arguments) -> result`, arguments and result shortened, unfenced.
+/// `name(arguments) -> result` (`[agent] name(…)` when the call names its agent),
+/// arguments and result shortened, unfenced.
 pub(crate) fn tool_line(call: &ToolCall) -> String {
-    let mut line = format!(
+    let mut line = match &call.agent {
+        Some(agent) => format!("[{agent}] "),
+        None => String::new(),
+    };
+    line.push_str(&format!(
         "{}({})",
         call.name,
         truncate(&call.arguments.to_string(), TOOL_CHARS)
-    );
+    ));
     if let Some(result) = &call.result {
         line.push_str(" -> ");
         line.push_str(&truncate(&as_text(result), TOOL_CHARS));

@@ -90,7 +90,7 @@ mod tests {
                     input: c.into(),
                     output: format!("echo {c}"),
                     response: Some(json!({"headers": {"authorization": c}})),
-                    tool_calls: vec![ToolCall {
+                    tool_calls: vec![ToolCall { agent: None,
                         name: "t".into(),
                         arguments: json!({"k": c}),
                         result: Some(json!([c])),

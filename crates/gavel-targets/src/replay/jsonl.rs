@@ -36,6 +36,9 @@ struct RecordedTurn {
     /// The agent broke on this turn: graded as `error`.
     #[serde(default)]
     error: Option<String>,
+    /// The agent that answered, in a multi-agent system.
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +61,7 @@ impl RecordedTurn {
             latency_ms: self.latency_ms,
             usage: self.usage,
             stream: self.stream,
+            agent: self.agent,
             failure: self.error.map(|message| TargetFailure {
                 message,
                 transient: false,
