@@ -94,11 +94,13 @@ mod runtime;
 mod subject;
 
 // Check kinds, each in its own module.
+mod arguments;
 mod branches;
 mod clarify;
 mod cost;
 mod database;
 mod grounding;
+mod handoffs;
 mod json;
 mod judge;
 mod latency;

@@ -147,7 +147,12 @@ pub(crate) fn compile(spec: &CheckSpec, site: &Site<'_>) -> Result<(Reads, Entry
         | CheckSpec::ContextRecall(_)
         | CheckSpec::ContextRelevance(_)
         | CheckSpec::ContextFaithfulness(_)
-        | CheckSpec::Summarization(_) => match site
+        | CheckSpec::Summarization(_)
+        | CheckSpec::TaskCompletion(_)
+        | CheckSpec::ConversationCompleteness(_)
+        | CheckSpec::TurnRelevancy(_)
+        | CheckSpec::ContextRetention(_)
+        | CheckSpec::RoleAdherence(_) => match site
             .env
             .explicit(spec, field, site.level)
             .map_err(Absolute)?

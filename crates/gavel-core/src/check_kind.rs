@@ -58,6 +58,12 @@ pub enum CheckKind {
     Pairwise,
     /// `select-best`
     SelectBest,
+    /// `argument-validity`
+    ArgumentValidity,
+    /// `handoff-correctness`
+    HandoffCorrectness,
+    /// `collaboration-efficiency`
+    CollaborationEfficiency,
     /// `procedural`
     Procedural,
     /// `consensus`
@@ -102,13 +108,23 @@ pub enum CheckKind {
     /// `summarization`
     #[serde(rename = "summarization")]
     Summarization,
+    /// `task-completion`
+    TaskCompletion,
+    /// `conversation-completeness`
+    ConversationCompleteness,
+    /// `turn-relevancy`
+    TurnRelevancy,
+    /// `context-retention`
+    ContextRetention,
+    /// `role-adherence`
+    RoleAdherence,
     /// The implicit check of `expect_clarification`.
     Clarification,
 }
 
 impl CheckKind {
     /// Every kind.
-    pub const ALL: [CheckKind; 40] = [
+    pub const ALL: [CheckKind; 48] = [
         CheckKind::Equals,
         CheckKind::Contains,
         CheckKind::Icontains,
@@ -132,6 +148,9 @@ impl CheckKind {
         CheckKind::Rubric,
         CheckKind::Pairwise,
         CheckKind::SelectBest,
+        CheckKind::ArgumentValidity,
+        CheckKind::HandoffCorrectness,
+        CheckKind::CollaborationEfficiency,
         CheckKind::Procedural,
         CheckKind::Consensus,
         CheckKind::Reactive,
@@ -148,6 +167,11 @@ impl CheckKind {
         CheckKind::ContextRelevance,
         CheckKind::ContextFaithfulness,
         CheckKind::Summarization,
+        CheckKind::TaskCompletion,
+        CheckKind::ConversationCompleteness,
+        CheckKind::TurnRelevancy,
+        CheckKind::ContextRetention,
+        CheckKind::RoleAdherence,
         CheckKind::Clarification,
     ];
 
@@ -177,6 +201,9 @@ impl CheckKind {
             CheckKind::Rubric => "rubric",
             CheckKind::Pairwise => "pairwise",
             CheckKind::SelectBest => "select-best",
+            CheckKind::ArgumentValidity => "argument-validity",
+            CheckKind::HandoffCorrectness => "handoff-correctness",
+            CheckKind::CollaborationEfficiency => "collaboration-efficiency",
             CheckKind::Procedural => "procedural",
             CheckKind::Consensus => "consensus",
             CheckKind::Reactive => "reactive",
@@ -193,6 +220,11 @@ impl CheckKind {
             CheckKind::ContextRelevance => "context-relevance",
             CheckKind::ContextFaithfulness => "context-faithfulness",
             CheckKind::Summarization => "summarization",
+            CheckKind::TaskCompletion => "task-completion",
+            CheckKind::ConversationCompleteness => "conversation-completeness",
+            CheckKind::TurnRelevancy => "turn-relevancy",
+            CheckKind::ContextRetention => "context-retention",
+            CheckKind::RoleAdherence => "role-adherence",
             CheckKind::Clarification => "clarification",
         }
     }

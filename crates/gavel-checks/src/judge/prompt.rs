@@ -55,7 +55,7 @@ impl TemplateKind {
 
     /// The templates of the metric checks and `select-best`, overridable like the
     /// others (a calibration's fingerprint covers [`ALL`](Self::ALL) only).
-    pub const METRICS: [TemplateKind; 10] = [
+    pub const METRICS: [TemplateKind; 15] = [
         TemplateKind::SelectBest,
         TemplateKind::GEvalSteps,
         TemplateKind::Metric(Metric::GEval),
@@ -66,6 +66,11 @@ impl TemplateKind {
         TemplateKind::Metric(Metric::ContextRelevance),
         TemplateKind::Metric(Metric::ContextFaithfulness),
         TemplateKind::Metric(Metric::Summarization),
+        TemplateKind::Metric(Metric::TaskCompletion),
+        TemplateKind::Metric(Metric::ConversationCompleteness),
+        TemplateKind::Metric(Metric::TurnRelevancy),
+        TemplateKind::Metric(Metric::ContextRetention),
+        TemplateKind::Metric(Metric::RoleAdherence),
     ];
 
     /// The key in `judge.templates`.
@@ -116,6 +121,17 @@ impl TemplateKind {
                     include_str!("../../templates/metrics/context-faithfulness.j2")
                 }
                 Metric::Summarization => include_str!("../../templates/metrics/summarization.j2"),
+                Metric::TaskCompletion => {
+                    include_str!("../../templates/metrics/task-completion.j2")
+                }
+                Metric::ConversationCompleteness => {
+                    include_str!("../../templates/metrics/conversation-completeness.j2")
+                }
+                Metric::TurnRelevancy => include_str!("../../templates/metrics/turn-relevancy.j2"),
+                Metric::ContextRetention => {
+                    include_str!("../../templates/metrics/context-retention.j2")
+                }
+                Metric::RoleAdherence => include_str!("../../templates/metrics/role-adherence.j2"),
             },
         }
     }
@@ -373,6 +389,9 @@ fn sample_vars(kind: TemplateKind) -> Value {
             "context": f("context"),
             "reference": f("reference"),
             "retrieved_context": [f("retrieved_context")],
+            "tools_called": f("tools_called"),
+            "turns": [{"number": 1, "agent": "billing", "input": f("turn_input"), "output": f("turn_output")}],
+            "roles": [{"agent": "billing", "role": "sample"}],
         }),
     }
 }

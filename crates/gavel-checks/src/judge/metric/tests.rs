@@ -41,7 +41,7 @@ async fn broken(body: &str) -> Verdict {
         .remove(0)
 }
 
-fn compile_err(body: &str) -> String {
+pub(super) fn compile_err(body: &str) -> String {
     match crate::compile(&case(body), &JudgeSettings::default()) {
         Ok(plan) => panic!("expected a compile error, got {plan:?}"),
         Err(e) => e.to_string(),
@@ -49,7 +49,7 @@ fn compile_err(body: &str) -> String {
 }
 
 /// Skipped without a model, an error when the model breaks or the judge flags the output.
-async fn skips_and_errors(body: &str, flagged: &[&str]) {
+pub(super) async fn skips_and_errors(body: &str, flagged: &[&str]) {
     let v = unjudged(body).await;
     assert_eq!(v.status, Status::Skipped, "{}", v.reason);
     assert!(v.reason.starts_with("no judge model"), "{}", v.reason);
@@ -228,7 +228,7 @@ async fn closed_qa_is_yes_or_no() {
     assert!(e.contains("closed-qa needs `criteria`"), "{e}");
 }
 
-fn items(verdicts: &[(&str, &str)]) -> String {
+pub(super) fn items(verdicts: &[(&str, &str)]) -> String {
     let items: Vec<_> = verdicts
         .iter()
         .map(|(text, v)| json!({"text": text, "reason": "because", "verdict": v}))
@@ -236,7 +236,7 @@ fn items(verdicts: &[(&str, &str)]) -> String {
     json!({"status": "ok", "items": items}).to_string()
 }
 
-const FLAGGED_ITEMS: &str = r#"{"status":"[TRANSIENT]","items":[]}"#;
+pub(super) const FLAGGED_ITEMS: &str = r#"{"status":"[TRANSIENT]","items":[]}"#;
 
 #[tokio::test]
 async fn answer_relevance_counts_relevant_statements() {
