@@ -29,6 +29,9 @@ use crate::subject::Judged;
 const DEFAULT_THRESHOLD: f64 = 0.5;
 /// Retrieved chunks a RAG metric shows the judge at most.
 const MAX_CHUNKS: usize = 50;
+/// Alternatives per answer token whose probabilities G-Eval asks for: enough to
+/// hold every score 1-5.
+const GEVAL_TOP_LOGPROBS: u8 = 5;
 /// Characters of an agent's name shown to the judge.
 const AGENT_CHARS: usize = 64;
 /// Factuality categories that pass by default (D, a disagreement, fails).
@@ -245,6 +248,8 @@ impl MetricJudge {
             Err(v) => return *v,
         };
         let question = Question {
+            // G-Eval weighs each score by its probability where the provider says.
+            top_logprobs: (self.metric == Metric::GEval).then_some(GEVAL_TOP_LOGPROBS),
             model: self.material.model.as_deref(),
             template,
             prompt,
@@ -273,7 +278,11 @@ impl MetricJudge {
                 .with_evidence(Value::Object(evidence))
             }
             Ok(Reading::Graded(graded)) => {
-                let (score, pass, reason) = self.grade(&graded, &mut evidence);
+                let weighted = calls
+                    .raw
+                    .as_deref()
+                    .and_then(|raw| super::geval::weighted_score(raw, &calls.logprobs));
+                let (score, pass, reason) = self.grade(&graded, weighted, &mut evidence);
                 spent.evidence(template, &mut evidence);
                 head.verdict(if pass { Status::Pass } else { Status::Fail }, reason)
                     .with_score(score, None)
@@ -300,7 +309,7 @@ impl MetricJudge {
             super::prompt::neutralise(&self.material.criteria).into(),
         );
         let prompt = head.render(template, vars, evidence, self.threshold)?;
-        let question = Question {
+        let question = Question { top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,
@@ -346,19 +355,40 @@ impl MetricJudge {
 
     /// The score, whether it passes and the reason, with what the judge found
     /// added to the evidence.
-    fn grade(&self, graded: &Graded, evidence: &mut Map<String, Value>) -> (f64, bool, String) {
+    fn grade(
+        &self,
+        graded: &Graded,
+        weighted: Option<super::geval::Weighted>,
+        evidence: &mut Map<String, Value>,
+    ) -> (f64, bool, String) {
         let threshold = self.threshold;
         match graded {
             Graded::Score { reasoning, score } if self.metric == Metric::GEval => {
-                let normalised = (score - 1.0) / 4.0;
                 evidence.insert("score".into(), json!(score));
-                // gavel-models returns no token logprobs yet: the sampled score is used.
-                evidence.insert("score_source".into(), json!("sampled"));
-                let pass = normalised >= threshold;
-                let reason = format!(
-                    "{score}/5 (sampled score; the provider returned no token probabilities): {reasoning}"
-                );
-                (normalised, pass, reason)
+                let (used, how) = match weighted {
+                    Some(w) => {
+                        evidence.insert("score_source".into(), json!("logprobs"));
+                        evidence.insert("score_probabilities".into(), json!(w.probabilities));
+                        (
+                            w.score,
+                            format!(
+                                "{:.2}/5, weighted by the score tokens' probabilities; sampled {score}",
+                                w.score
+                            ),
+                        )
+                    }
+                    None => {
+                        evidence.insert("score_source".into(), json!("sampled"));
+                        (
+                            *score,
+                            format!(
+                                "{score}/5 (sampled score; the provider returned no token probabilities)"
+                            ),
+                        )
+                    }
+                };
+                let normalised = (used - 1.0) / 4.0;
+                (normalised, normalised >= threshold, format!("{how}: {reasoning}"))
             }
             Graded::Score { reasoning, score } => {
                 let normalised = (score - 1.0) / 4.0;

@@ -25,6 +25,7 @@ mod answer;
 pub(crate) mod choice;
 pub(crate) mod compile;
 pub(crate) mod extract;
+mod geval;
 pub(crate) mod metric;
 mod pairwise;
 mod pointwise;
@@ -208,6 +209,8 @@ pub(crate) struct Question<'a> {
     /// The answer schema's name and the schema.
     pub(crate) schema_name: &'static str,
     pub(crate) schema: Value,
+    /// Alternatives per answer token whose log probabilities to ask for (G-Eval).
+    pub(crate) top_logprobs: Option<u8>,
 }
 
 /// What one judge's model calls returned and cost.
@@ -229,6 +232,8 @@ pub(crate) struct Calls {
     pub(crate) raw: Option<String>,
     /// Why each rejected answer was rejected.
     pub(crate) problems: Vec<String>,
+    /// The accepted answer's token log probabilities, when asked for and returned.
+    pub(crate) logprobs: Vec<gavel_models::TokenLogprob>,
 }
 
 impl Calls {
@@ -419,6 +424,7 @@ pub(crate) async fn ask<T>(
         }),
         sample: rt.sample,
         template_hash: Some(hash.clone()),
+        top_logprobs: question.top_logprobs,
         ..ChatRequest::default()
     };
     let schema = first
@@ -449,6 +455,7 @@ pub(crate) async fn ask<T>(
         let mut problem = match verdict {
             Ok(accepted) => {
                 calls.raw = Some(response.text);
+                calls.logprobs = response.logprobs;
                 return (Ok(accepted), calls);
             }
             Err(problem) => problem,

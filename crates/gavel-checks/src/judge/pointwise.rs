@@ -179,7 +179,7 @@ impl PointwiseJudge {
             Ok(prompt) => prompt,
             Err(v) => return *v,
         };
-        let question = Question {
+        let question = Question { top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,

@@ -260,7 +260,7 @@ async fn judge(
         }
     };
     let n = order.len();
-    let question = Question {
+    let question = Question { top_logprobs: None,
         model: spec.model.as_deref(),
         template: &spec.template,
         prompt,
