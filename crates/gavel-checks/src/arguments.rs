@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use gavel_core::agent_check::ArgumentValiditySpec;
 use gavel_core::{CheckKind, Status};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::check::CodeCheck;
 use crate::error::{FieldError, share_threshold};

@@ -46,6 +46,7 @@ pub(crate) fn execution(case: &str) -> Execution {
                 stream: None,
                 harness_usage: None,
                 attempts: None,
+                agent: None,
             }],
         },
         verdicts: vec![

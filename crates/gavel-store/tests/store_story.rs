@@ -85,7 +85,8 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 json!({ "answer": "Hi!", "scores": [0.1, 0.2, 1e-9], "nested": { "ok": true } }),
             ),
             tool_calls: vec![
-                ToolCall { agent: None,
+                ToolCall {
+                    agent: Some("triage".to_owned()),
                     name: "lookup".to_owned(),
                     arguments: json!({ "city": "Zürich", "days": 2, "units": ["c", "mm"] }),
                     result: Some(json!({ "temp": 21.5, "rain": null })),
@@ -108,6 +109,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             stream: None,
             harness_usage: None,
             attempts: None,
+            agent: Some("billing".to_owned()),
         },
         Turn {
             round: 1,
@@ -149,6 +151,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 rate_limited: 1,
                 malformed: 0,
             }),
+            agent: None,
         },
     ];
     let verdicts = vec![

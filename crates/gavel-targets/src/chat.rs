@@ -66,6 +66,7 @@ fn tool_def(t: &ChatTool) -> ToolDef {
 impl Target for ChatAdapter {
     async fn open(&self, _session_id: &str) -> Result<Box<dyn Session>, gavel_core::TargetFailure> {
         Ok(Box::new(ChatSession {
+            name: self.name.clone(),
             model: self.model.clone(),
             spec: self.spec.clone(),
             tools: self.tools.clone(),
@@ -81,6 +82,8 @@ impl Target for ChatAdapter {
 /// One conversation: the messages so far live in the session (a revival loses
 /// them, as a real stateless model deployment would).
 struct ChatSession {
+    /// The target's name, recorded as the agent of its turns.
+    name: String,
     model: Arc<dyn ChatModel>,
     spec: ChatTarget,
     tools: Vec<ToolDef>,
