@@ -268,13 +268,13 @@ fn unmapped_items_name_file_and_line_and_stay_as_comments() {
         ("provider config 'apiKey'", 19),
         ("provider 'exec:python agent.py'", 30),
         ("options.transform", 39),
-        ("assert type 'levenshtein'", 103),
-        ("assert type 'contains-json'", 106),
-        ("assert type 'webhook'", 111),
-        ("assert type 'assert-set' with a threshold", 113),
-        ("assert weight", 120),
-        ("assert field 'transform' of 'contains'", 121),
-        ("assert type 'frobnicate'", 131),
+        ("assert type 'levenshtein'", 105),
+        ("assert type 'contains-json'", 108),
+        ("assert type 'webhook'", 113),
+        ("assert type 'assert-set' with a threshold", 115),
+        ("assert weight", 122),
+        ("assert field 'transform' of 'contains'", 123),
+        ("assert type 'frobnicate'", 133),
     ];
     for (what, line) in expected {
         let at = format!("{config}:{line}");
