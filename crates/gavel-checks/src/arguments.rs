@@ -42,7 +42,10 @@ impl ArgumentsCheck {
                 jsonschema::validator_for(schema)
                     .map(|v| (tool.clone(), v))
                     .map_err(|e| {
-                        FieldError::new(format!("schemas.{tool}"), format!("invalid JSON Schema: {e}"))
+                        FieldError::new(
+                            format!("schemas.{tool}"),
+                            format!("invalid JSON Schema: {e}"),
+                        )
                     })
             })
             .collect::<Result<_, _>>()?;
@@ -82,7 +85,8 @@ impl CodeCheck for ArgumentsCheck {
             if !errors.is_empty() {
                 invalid.push(format!("{}: {}", call.name, errors.join("; ")));
             }
-            checked.push(json!({ "tool": call.name, "valid": errors.is_empty(), "errors": errors }));
+            checked
+                .push(json!({ "tool": call.name, "valid": errors.is_empty(), "errors": errors }));
         }
         let evidence = json!({
             "calls": checked,
@@ -146,7 +150,12 @@ mod tests {
                 ("lookup", json!("anything")),
             ])],
         );
-        assert_eq!((v.status, v.score), (Status::Pass, Some(1.0)), "{}", v.reason);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Pass, Some(1.0)),
+            "{}",
+            v.reason
+        );
         assert_eq!(v.evidence["unchecked_tools"], json!(["lookup"]));
 
         let v = run_one(
@@ -157,8 +166,17 @@ mod tests {
             ])],
         );
         assert_eq!((v.status, v.score), (Status::Fail, Some(0.5)));
-        assert!(v.reason.starts_with("1 of 2 calls with valid arguments; invalid: refund: "), "{}", v.reason);
-        assert!(v.reason.contains("\"order\" is a required property"), "{}", v.reason);
+        assert!(
+            v.reason
+                .starts_with("1 of 2 calls with valid arguments; invalid: refund: "),
+            "{}",
+            v.reason
+        );
+        assert!(
+            v.reason.contains("\"order\" is a required property"),
+            "{}",
+            v.reason
+        );
         assert!(v.reason.contains("/amount"), "{}", v.reason);
     }
 
@@ -179,13 +197,21 @@ mod tests {
 
     #[test]
     fn bad_schemas_and_thresholds_are_errors_naming_the_field() {
-        let e = compile_err("input: q\nchecks: [{type: argument-validity, schemas: {refund: {type: 3}}}]\n");
-        assert!(e.contains("checks[0].schemas.refund: invalid JSON Schema"), "{e}");
+        let e = compile_err(
+            "input: q\nchecks: [{type: argument-validity, schemas: {refund: {type: 3}}}]\n",
+        );
+        assert!(
+            e.contains("checks[0].schemas.refund: invalid JSON Schema"),
+            "{e}"
+        );
         let e = compile_err("input: q\nchecks: [{type: argument-validity, schemas: {}}]\n");
         assert!(e.contains("checks[0].schemas: give the JSON Schema"), "{e}");
         let e = compile_err(
             "input: q\nchecks: [{type: argument-validity, schemas: {a: {}}, threshold: 2}]\n",
         );
-        assert!(e.contains("checks[0].threshold: threshold 2 is outside"), "{e}");
+        assert!(
+            e.contains("checks[0].threshold: threshold 2 is outside"),
+            "{e}"
+        );
     }
 }

@@ -51,7 +51,8 @@ mod tests {
         // A failed text check does not gate; with the tool called the judge runs
         // (and, with no model, is skipped for that reason instead).
         let mut called = turn(0, "x");
-        called.tool_calls.push(gavel_core::ToolCall { agent: None,
+        called.tool_calls.push(gavel_core::ToolCall {
+            agent: None,
             name: "search".into(),
             arguments: serde_json::Value::Null,
             result: None,

@@ -88,7 +88,8 @@ impl CodeCheck for HandoffCheck {
         let steps = steps(&subject.turns);
         let observed = takeovers(&steps);
         let expected = &self.spec.handoffs;
-        let evidence = json!({ "expected": expected, "observed": observed, "exact": self.spec.exact });
+        let evidence =
+            json!({ "expected": expected, "observed": observed, "exact": self.spec.exact });
         if observed.is_empty() {
             return skipped(evidence);
         }
@@ -109,7 +110,10 @@ impl CodeCheck for HandoffCheck {
         let exact_ok = !self.spec.exact || observed.iter().eq(expected.iter());
         let seen = observed.join(" → ");
         let finding = if in_order && exact_ok {
-            Finding::pass(format!("the agents took over as expected: {seen}"), evidence)
+            Finding::pass(
+                format!("the agents took over as expected: {seen}"),
+                evidence,
+            )
         } else if in_order {
             Finding::fail(
                 format!(
@@ -196,7 +200,9 @@ impl CodeCheck for CollaborationCheck {
                     .iter()
                     .any(|(n, a, by)| n == name && a == args && by != agent)
             })
-            .map(|(_, (name, _, agent))| format!("{name} by {}", agent.unwrap_or("an unnamed agent")))
+            .map(|(_, (name, _, agent))| {
+                format!("{name} by {}", agent.unwrap_or("an unnamed agent"))
+            })
             .collect();
         let unrepeated = if calls.is_empty() {
             1.0
@@ -267,7 +273,12 @@ mod tests {
                 by(1, Some("billing"), &[]),
             ],
         );
-        assert_eq!((v.status, v.score), (Status::Pass, Some(1.0)), "{}", v.reason);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Pass, Some(1.0)),
+            "{}",
+            v.reason
+        );
         assert_eq!(v.check, "handoff-correctness triage → billing");
         assert_eq!(v.evidence["observed"], json!(["triage", "billing"]));
 
@@ -284,7 +295,9 @@ mod tests {
             "expected triage → billing, observed triage → sales: `billing` did not take over after `triage`"
         );
 
-        let exact = case("rounds: [{input: a}, {input: b}]\nchecks: [{type: handoff-correctness, handoffs: [triage, billing], exact: true}]\n");
+        let exact = case(
+            "rounds: [{input: a}, {input: b}]\nchecks: [{type: handoff-correctness, handoffs: [triage, billing], exact: true}]\n",
+        );
         let v = run_one(
             &exact,
             vec![
@@ -292,8 +305,17 @@ mod tests {
                 by(1, Some("billing"), &[]),
             ],
         );
-        assert_eq!((v.status, v.score), (Status::Fail, Some(0.0)), "{}", v.reason);
-        assert!(v.reason.starts_with("other handoffs happened"), "{}", v.reason);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Fail, Some(0.0)),
+            "{}",
+            v.reason
+        );
+        assert!(
+            v.reason.starts_with("other handoffs happened"),
+            "{}",
+            v.reason
+        );
     }
 
     #[test]
@@ -301,7 +323,11 @@ mod tests {
         let c = case(HANDOFF);
         let v = run_one(&c, vec![by(0, None, &[]), by(1, None, &[])]);
         assert_eq!(v.status, Status::Skipped);
-        assert!(v.reason.starts_with("the target named no agent"), "{}", v.reason);
+        assert!(
+            v.reason.starts_with("the target named no agent"),
+            "{}",
+            v.reason
+        );
         let mut broken = by(1, Some("billing"), &[]);
         broken.failure = Some(TargetFailure {
             message: "HTTP 502".into(),
@@ -311,28 +337,43 @@ mod tests {
         assert_eq!(v.status, Status::Skipped, "{}", v.reason);
         let e = compile_err("input: q\nchecks: [{type: handoff-correctness, handoffs: []}]\n");
         assert!(e.contains("checks[0].handoffs: give the agents"), "{e}");
-        let e = compile_err("input: q\nchecks: [{type: collaboration-efficiency, threshold: -1}]\n");
+        let e =
+            compile_err("input: q\nchecks: [{type: collaboration-efficiency, threshold: -1}]\n");
         assert!(e.contains("checks[0].threshold"), "{e}");
     }
 
     #[test]
     fn collaboration_counts_extra_handoffs_and_repeated_work() {
-        let c = case("rounds: [{input: a}, {input: b}]\nchecks: [{type: collaboration-efficiency}]\n");
+        let c =
+            case("rounds: [{input: a}, {input: b}]\nchecks: [{type: collaboration-efficiency}]\n");
         let v = run_one(
             &c,
             vec![
-                by(0, Some("billing"), &[("transfer", "triage"), ("lookup", "billing")]),
+                by(
+                    0,
+                    Some("billing"),
+                    &[("transfer", "triage"), ("lookup", "billing")],
+                ),
                 by(1, Some("billing"), &[]),
             ],
         );
-        assert_eq!((v.status, v.score), (Status::Pass, Some(1.0)), "{}", v.reason);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Pass, Some(1.0)),
+            "{}",
+            v.reason
+        );
 
         // triage → billing → triage → billing: 3 handoffs for 1 needed, and
         // billing repeats triage's lookup.
         let v = run_one(
             &c,
             vec![
-                by(0, Some("triage"), &[("lookup", "triage"), ("transfer", "billing")]),
+                by(
+                    0,
+                    Some("triage"),
+                    &[("lookup", "triage"), ("transfer", "billing")],
+                ),
                 by(1, Some("billing"), &[("lookup", "billing")]),
             ],
         );

@@ -131,8 +131,8 @@ pub use gate::GATING_KINDS;
 pub use grounding::GROUND_TRUTH_UNAVAILABLE;
 pub use judge::prompt::fence;
 pub use judge::{
-    Candidate, JudgeTemplate, MAX_ATTEMPTS, PairwiseInput, PairwiseSpec,
-    SelectBestInput, SelectBestSpec, TemplateKind, pairwise, select_best,
+    Candidate, JudgeTemplate, MAX_ATTEMPTS, PairwiseInput, PairwiseSpec, SelectBestInput,
+    SelectBestSpec, TemplateKind, pairwise, select_best,
 };
 pub use plan::{CheckPlan, compile};
 pub use runtime::{

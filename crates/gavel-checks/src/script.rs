@@ -366,7 +366,8 @@ mod tests {
             example("check_tools.mjs")
         ));
         let mut t = turn(0, "ok");
-        let call = ToolCall { agent: None,
+        let call = ToolCall {
+            agent: None,
             name: "search".into(),
             arguments: json!({"q": "cabin"}),
             result: None,

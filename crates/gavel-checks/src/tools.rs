@@ -288,7 +288,8 @@ mod tests {
         let mut t = turn(round, "done");
         t.tool_calls = names
             .iter()
-            .map(|n| ToolCall { agent: None,
+            .map(|n| ToolCall {
+                agent: None,
                 name: (*n).to_owned(),
                 arguments: json!({}),
                 result: None,

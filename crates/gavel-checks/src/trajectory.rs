@@ -180,7 +180,8 @@ mod tests {
         let mut t = turn(0, "done");
         t.tool_calls = steps
             .iter()
-            .map(|(n, a)| ToolCall { agent: None,
+            .map(|(n, a)| ToolCall {
+                agent: None,
                 name: (*n).to_owned(),
                 arguments: a.clone(),
                 result: None,

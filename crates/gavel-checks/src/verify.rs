@@ -340,7 +340,8 @@ mod tests {
         let mut t = turn(0, "done");
         t.tool_calls = list
             .iter()
-            .map(|(n, a, r)| ToolCall { agent: None,
+            .map(|(n, a, r)| ToolCall {
+                agent: None,
                 name: (*n).to_owned(),
                 arguments: a.clone(),
                 result: Some(r.clone()),

@@ -255,7 +255,11 @@ impl SelectBestStats {
             .flat_map(|o| &o.executions)
             .flat_map(|e| &e.verdicts)
             .filter(|v| v.kind == CheckKind::SelectBest && v.status == Status::Pass)
-            .filter_map(|v| v.evidence.get("position").and_then(serde_json::Value::as_u64));
+            .filter_map(|v| {
+                v.evidence
+                    .get("position")
+                    .and_then(serde_json::Value::as_u64)
+            });
         let mut stats = SelectBestStats::default();
         for position in positions {
             let Some(i) = (position as usize)

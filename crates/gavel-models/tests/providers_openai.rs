@@ -841,7 +841,10 @@ async fn token_logprobs_are_asked_for_and_read_back() {
     };
     let answer = bounded(openai(&server).chat(&request)).await.unwrap();
     let sent = only_body(&server).await;
-    assert_eq!((&sent["logprobs"], &sent["top_logprobs"]), (&json!(true), &json!(5)));
+    assert_eq!(
+        (&sent["logprobs"], &sent["top_logprobs"]),
+        (&json!(true), &json!(5))
+    );
     assert_eq!(answer.logprobs.len(), 3);
     assert_eq!(answer.logprobs[1].token, "4");
     assert_eq!(answer.logprobs[1].top[1].token, "5");
@@ -857,7 +860,10 @@ async fn logprobs_are_not_asked_for_unless_wanted_or_from_reasoning_models() {
     )
     .await;
     let answer = bounded(openai(&server).chat(&hello())).await.unwrap();
-    assert!(answer.logprobs.is_empty(), "the documented answer has `logprobs: null`");
+    assert!(
+        answer.logprobs.is_empty(),
+        "the documented answer has `logprobs: null`"
+    );
     let reasoning = model_at("openai:gpt-5-mini", &format!("{}/v1", server.uri()));
     let request = ChatRequest {
         top_logprobs: Some(5),

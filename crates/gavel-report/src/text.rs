@@ -346,12 +346,7 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
             };
             let _ = writeln!(out, "target error ({kind}): {}", f.message);
         } else {
-            let _ = writeln!(
-                out,
-                "{}: {}",
-                assistant(turn.agent.as_deref()),
-                turn.output
-            );
+            let _ = writeln!(out, "{}: {}", assistant(turn.agent.as_deref()), turn.output);
         }
     }
     if !e.verdicts.is_empty() {

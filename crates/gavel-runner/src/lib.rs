@@ -9,10 +9,10 @@ mod conversation;
 mod error;
 mod execute;
 mod pairwise;
-mod select;
 mod plan;
 mod recorder;
 mod rejudge;
+mod select;
 mod targets;
 
 pub use error::RunnerError;

@@ -194,7 +194,11 @@ async fn select_best_judges_each_repeat_of_the_targets_once() {
     for repeat in 0..2 {
         let group: Vec<&Execution> = out.iter().filter(|e| e.repeat_index == repeat).collect();
         let verdicts: Vec<_> = group.iter().map(|e| &e.verdicts[0]).collect();
-        assert!(verdicts.iter().all(|v| v.kind == gavel_core::CheckKind::SelectBest));
+        assert!(
+            verdicts
+                .iter()
+                .all(|v| v.kind == gavel_core::CheckKind::SelectBest)
+        );
         let winners: Vec<_> = group.iter().filter(|e| e.status == Status::Pass).collect();
         assert_eq!(winners.len(), 1, "{verdicts:?}");
         // This judge always picks the answer shown first: the order decides.
@@ -208,7 +212,10 @@ async fn select_best_judges_each_repeat_of_the_targets_once() {
         .iter()
         .map(|e| e.verdicts[0].evidence["seed"].clone())
         .collect();
-    assert_ne!(seeds[0], seeds[5], "each repeat is shuffled with its own seed");
+    assert_ne!(
+        seeds[0], seeds[5],
+        "each repeat is shuffled with its own seed"
+    );
 }
 
 #[tokio::test]
@@ -232,5 +239,9 @@ async fn select_best_among_repeats_and_with_one_answer() {
         alone.verdicts[0].reason,
         "select-best needs at least 2 answers to compare; only 1 answered (a)"
     );
-    assert_eq!(j.calls.load(Ordering::SeqCst), 1, "only the repeats are judged");
+    assert_eq!(
+        j.calls.load(Ordering::SeqCst),
+        1,
+        "only the repeats are judged"
+    );
 }

@@ -33,7 +33,8 @@ pub(crate) fn execution(case: &str) -> Execution {
                 input: "hi".to_owned(),
                 output: "hello".to_owned(),
                 response: Some(json!({"answer": "hello"})),
-                tool_calls: vec![ToolCall { agent: None,
+                tool_calls: vec![ToolCall {
+                    agent: None,
                     name: "lookup".to_owned(),
                     arguments: json!({"q": case}),
                     result: Some(json!([1, 2])),

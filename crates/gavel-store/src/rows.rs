@@ -247,11 +247,8 @@ pub(crate) struct TurnRow {
 /// and which agents answered and called its tools), as stored in
 /// `turns.conversation_json`: `None` for a plain turn.
 pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
-    let tool_agents: Vec<Option<&str>> = turn
-        .tool_calls
-        .iter()
-        .map(|c| c.agent.as_deref())
-        .collect();
+    let tool_agents: Vec<Option<&str>> =
+        turn.tool_calls.iter().map(|c| c.agent.as_deref()).collect();
     let has_tool_agents = tool_agents.iter().any(Option::is_some);
     if !turn.followup
         && turn.branch.is_none()
@@ -362,7 +359,8 @@ impl ToolCallRow {
             "execution {} turn #{} tool call #{}",
             self.execution_id, self.turn_seq, self.seq
         );
-        Ok(ToolCall { agent: None,
+        Ok(ToolCall {
+            agent: None,
             name: self.name,
             arguments: from_json(&self.arguments_json, || format!("{at} arguments_json"))?,
             result: self

@@ -91,7 +91,8 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                     arguments: json!({ "city": "Zürich", "days": 2, "units": ["c", "mm"] }),
                     result: Some(json!({ "temp": 21.5, "rain": null })),
                 },
-                ToolCall { agent: None,
+                ToolCall {
+                    agent: None,
                     name: "noop".to_owned(),
                     arguments: Value::Null,
                     result: None,
@@ -116,7 +117,8 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             input: "And tomorrow?".to_owned(),
             output: String::new(),
             response: Some(Value::Null),
-            tool_calls: vec![ToolCall { agent: None,
+            tool_calls: vec![ToolCall {
+                agent: None,
                 name: "lookup".to_owned(),
                 arguments: json!([1, "two"]),
                 result: Some(json!("sunny")),

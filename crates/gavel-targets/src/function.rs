@@ -59,7 +59,8 @@ impl FnReply {
         arguments: Value,
         result: Option<Value>,
     ) -> Self {
-        self.tool_calls.push(ToolCall { agent: None,
+        self.tool_calls.push(ToolCall {
+            agent: None,
             name: name.into(),
             arguments,
             result,

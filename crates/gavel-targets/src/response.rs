@@ -1,8 +1,8 @@
 //! Reading an answer's parts out of a JSON response, shared by the http and command
 //! adapters.
 
-use gavel_core::{ToolCall, Turn};
 use gavel_core::target::ResponseMap;
+use gavel_core::{ToolCall, Turn};
 use serde_json::Value;
 
 use crate::error::TargetError;
@@ -224,7 +224,11 @@ mod tests {
         });
         let mut turn = Turn::default();
         super::extract(&body, &ResponseMap::default(), &mut turn).unwrap();
-        assert_eq!(turn.agent.as_deref(), Some("billing"), "read at /agent by default");
+        assert_eq!(
+            turn.agent.as_deref(),
+            Some("billing"),
+            "read at /agent by default"
+        );
         let agents: Vec<Option<&str>> =
             turn.tool_calls.iter().map(|c| c.agent.as_deref()).collect();
         assert_eq!(agents, [Some("triage"), Some("billing"), None]);
@@ -236,9 +240,16 @@ mod tests {
         super::extract(&body, &at_pointer, &mut turn).unwrap();
         assert_eq!(turn.agent.as_deref(), Some("triage"));
 
-        let err = super::extract(&json!({"output": "", "agent": 3}), &ResponseMap::default(), &mut turn)
-            .unwrap_err();
-        assert!(err.contains("`/agent`") && err.contains("a number"), "{err}");
+        let err = super::extract(
+            &json!({"output": "", "agent": 3}),
+            &ResponseMap::default(),
+            &mut turn,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("`/agent`") && err.contains("a number"),
+            "{err}"
+        );
         let missing = ResponseMap {
             agent: Some("/who".into()),
             ..ResponseMap::default()
@@ -251,7 +262,10 @@ mod tests {
             &mut turn,
         )
         .unwrap_err();
-        assert!(err.contains("item 0") && err.contains("agent name"), "{err}");
+        assert!(
+            err.contains("item 0") && err.contains("agent name"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -41,10 +41,14 @@ fn token(text: &str) -> Value {
     let Some(d) = digit else {
         return json!({ "token": text, "logprob": 0.0, "top_logprobs": [] });
     };
-    let top: Vec<Value> = [(d, 0.7_f64), (d.wrapping_sub(1), 0.2), (d.wrapping_sub(2), 0.1)]
-        .into_iter()
-        .filter(|(s, _)| (1..=5).contains(s))
-        .map(|(s, p)| json!({ "token": s.to_string(), "logprob": p.ln() }))
-        .collect();
+    let top: Vec<Value> = [
+        (d, 0.7_f64),
+        (d.wrapping_sub(1), 0.2),
+        (d.wrapping_sub(2), 0.1),
+    ]
+    .into_iter()
+    .filter(|(s, _)| (1..=5).contains(s))
+    .map(|(s, p)| json!({ "token": s.to_string(), "logprob": p.ln() }))
+    .collect();
     json!({ "token": text, "logprob": 0.7_f64.ln(), "top_logprobs": top })
 }

@@ -120,7 +120,8 @@ pub(crate) async fn choose(
             v
         })?;
     let names: Vec<&str> = options.iter().map(|o| o.name.as_str()).collect();
-    let question = Question { top_logprobs: None,
+    let question = Question {
+        top_logprobs: None,
         model: material.model.as_deref(),
         template,
         prompt,

@@ -10,8 +10,7 @@ use serde_json::Value;
 
 use super::{
     JudgeTemplate, Material, PairwiseSpec, PointwiseJudge, RubricJudge, SelectBestSpec,
-    TemplateKind,
-    answer::check_score,
+    TemplateKind, answer::check_score,
 };
 use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;

@@ -107,7 +107,11 @@ mod tests {
         ];
         let w = weighted_score(text, &tokens).unwrap();
         // p renormalised over 3, 4, 5: 1/9, 6/9, 2/9.
-        assert!((w.score - (3.0 + 24.0 + 10.0) / 9.0).abs() < 1e-9, "{}", w.score);
+        assert!(
+            (w.score - (3.0 + 24.0 + 10.0) / 9.0).abs() < 1e-9,
+            "{}",
+            w.score
+        );
         assert!((w.probabilities["4"] - 6.0 / 9.0).abs() < 1e-9);
         assert!(!w.probabilities.contains_key("x"));
     }
@@ -122,7 +126,11 @@ mod tests {
         let merged = [token(r#"{"score": 4}"#, &[])];
         assert_eq!(weighted_score(text, &merged), None);
         // No score token among the alternatives.
-        let other = [token(r#"{"score": "#, &[]), token("4", &[("x", 1.0)]), token("}", &[])];
+        let other = [
+            token(r#"{"score": "#, &[]),
+            token("4", &[("x", 1.0)]),
+            token("}", &[]),
+        ];
         assert_eq!(weighted_score(text, &other), None);
     }
 }

@@ -309,7 +309,8 @@ impl MetricJudge {
             super::prompt::neutralise(&self.material.criteria).into(),
         );
         let prompt = head.render(template, vars, evidence, self.threshold)?;
-        let question = Question { top_logprobs: None,
+        let question = Question {
+            top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,
@@ -388,12 +389,20 @@ impl MetricJudge {
                     }
                 };
                 let normalised = (used - 1.0) / 4.0;
-                (normalised, normalised >= threshold, format!("{how}: {reasoning}"))
+                (
+                    normalised,
+                    normalised >= threshold,
+                    format!("{how}: {reasoning}"),
+                )
             }
             Graded::Score { reasoning, score } => {
                 let normalised = (score - 1.0) / 4.0;
                 evidence.insert("score".into(), json!(score));
-                (normalised, normalised >= threshold, format!("{score}/5: {reasoning}"))
+                (
+                    normalised,
+                    normalised >= threshold,
+                    format!("{score}/5: {reasoning}"),
+                )
             }
             Graded::Category {
                 reasoning,

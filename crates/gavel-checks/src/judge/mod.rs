@@ -43,8 +43,8 @@ use serde_json::{Map, Value, json};
 pub use pairwise::{PairwiseInput, PairwiseSpec, pairwise};
 pub(crate) use pointwise::PointwiseJudge;
 pub use prompt::{JudgeTemplate, TemplateKind};
-pub use select::{Candidate, SelectBestInput, SelectBestSpec, select_best};
 pub(crate) use rubric::RubricJudge;
+pub use select::{Candidate, SelectBestInput, SelectBestSpec, select_best};
 
 use crate::finding::VerdictHead;
 use crate::names::truncate;

@@ -184,7 +184,8 @@ pub async fn pairwise(
                 .with_evidence(Value::Object(evidence));
         }
     };
-    let question = |prompt| Question { top_logprobs: None,
+    let question = |prompt| Question {
+        top_logprobs: None,
         model: spec.model.as_deref(),
         template,
         prompt,

@@ -179,7 +179,8 @@ impl PointwiseJudge {
             Ok(prompt) => prompt,
             Err(v) => return *v,
         };
-        let question = Question { top_logprobs: None,
+        let question = Question {
+            top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,

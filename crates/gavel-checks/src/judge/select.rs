@@ -125,11 +125,13 @@ pub async fn select_best(
     let answered: Vec<usize> = (0..input.candidates.len())
         .filter(|&i| input.candidates[i].output.is_some())
         .collect();
-    let no_answer = |_: &Candidate<'_>| {
-        head.verdict(Status::Skipped, "no answer of this execution to compare")
-    };
+    let no_answer =
+        |_: &Candidate<'_>| head.verdict(Status::Skipped, "no answer of this execution to compare");
     if answered.len() < 2 || answered.len() > MAX_CANDIDATES {
-        let labels: Vec<&str> = answered.iter().map(|&i| input.candidates[i].label).collect();
+        let labels: Vec<&str> = answered
+            .iter()
+            .map(|&i| input.candidates[i].label)
+            .collect();
         let reason = if answered.len() < 2 {
             format!(
                 "select-best needs at least 2 answers to compare; {} ({})",
@@ -137,7 +139,11 @@ pub async fn select_best(
                     0 => "none answered".to_owned(),
                     _ => "only 1 answered".to_owned(),
                 },
-                if labels.is_empty() { "-".to_owned() } else { labels.join(", ") }
+                if labels.is_empty() {
+                    "-".to_owned()
+                } else {
+                    labels.join(", ")
+                }
             )
         } else {
             format!(
@@ -260,7 +266,8 @@ async fn judge(
         }
     };
     let n = order.len();
-    let question = Question { top_logprobs: None,
+    let question = Question {
+        top_logprobs: None,
         model: spec.model.as_deref(),
         template: &spec.template,
         prompt,
@@ -280,7 +287,12 @@ async fn judge(
             .get("best")
             .and_then(Value::as_u64)
             .filter(|b| (1..=n as u64).contains(b))
-            .ok_or_else(|| format!("best {:?} is not an answer number 1 to {n}", value.get("best")))?;
+            .ok_or_else(|| {
+                format!(
+                    "best {:?} is not an answer number 1 to {n}",
+                    value.get("best")
+                )
+            })?;
         let reasoning = value
             .get("reasoning")
             .and_then(Value::as_str)

@@ -391,7 +391,8 @@ impl StepJudge {
                 };
             }
         };
-        let question = Question { top_logprobs: None,
+        let question = Question {
+            top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,

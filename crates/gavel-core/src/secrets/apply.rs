@@ -90,7 +90,8 @@ mod tests {
                     input: c.into(),
                     output: format!("echo {c}"),
                     response: Some(json!({"headers": {"authorization": c}})),
-                    tool_calls: vec![ToolCall { agent: None,
+                    tool_calls: vec![ToolCall {
+                        agent: None,
                         name: "t".into(),
                         arguments: json!({"k": c}),
                         result: Some(json!([c])),

@@ -86,9 +86,18 @@ mod tests {
         ]}}]});
         let read = read(&raw);
         assert_eq!(read.len(), 2);
-        assert_eq!(read[0].top[1], TopLogprob { token: "5".into(), logprob: -2.5 });
+        assert_eq!(
+            read[0].top[1],
+            TopLogprob {
+                token: "5".into(),
+                logprob: -2.5
+            }
+        );
         assert!(read[1].top.is_empty());
         assert!(super::read(&json!({"choices": [{"logprobs": null}]})).is_empty());
-        assert!(super::read(&json!({"choices": [{"logprobs": {"content": [{"token": 1}]}}]})).is_empty());
+        assert!(
+            super::read(&json!({"choices": [{"logprobs": {"content": [{"token": 1}]}}]}))
+                .is_empty()
+        );
     }
 }

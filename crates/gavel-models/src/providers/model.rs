@@ -131,9 +131,10 @@ impl ProviderModel {
                 if !request.tools.is_empty() {
                     chat = chat.with_tools(request.tools.iter().map(genai_tool));
                 }
-                if let Some(fields) = request.top_logprobs.and_then(|top| {
-                    super::logprobs::request(self.id.provider, &self.id.model, top)
-                }) {
+                if let Some(fields) = request
+                    .top_logprobs
+                    .and_then(|top| super::logprobs::request(self.id.provider, &self.id.model, top))
+                {
                     options = options.with_extra_body(fields);
                 }
             }

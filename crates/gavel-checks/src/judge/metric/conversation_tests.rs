@@ -43,7 +43,11 @@ async fn judged(check: &str, answers: &[&str]) -> (Verdict, String) {
 #[tokio::test]
 async fn task_completion_scores_the_conversation_and_its_tools() {
     let check = "{type: task-completion, criteria: Refund the order}";
-    let (v, prompt) = judged(check, &[r#"{"status":"ok","reasoning":"refunded","score":5}"#]).await;
+    let (v, prompt) = judged(
+        check,
+        &[r#"{"status":"ok","reasoning":"refunded","score":5}"#],
+    )
+    .await;
     assert_eq!(
         (v.status, v.score, v.kind.as_str()),
         (Status::Pass, Some(1.0), "task-completion"),
@@ -54,7 +58,11 @@ async fn task_completion_scores_the_conversation_and_its_tools() {
     assert_eq!(v.reason, "5/5: refunded");
     assert!(prompt.contains("### Turn 2"), "{prompt}");
     assert!(prompt.contains("The agent (billing):"), "{prompt}");
-    let (v, _) = judged(check, &[r#"{"status":"ok","reasoning":"asked only","score":2}"#]).await;
+    let (v, _) = judged(
+        check,
+        &[r#"{"status":"ok","reasoning":"asked only","score":2}"#],
+    )
+    .await;
     assert_eq!((v.status, v.score), (Status::Fail, Some(0.25)));
     skips_and_errors(
         "input: q\nchecks: [{type: task-completion}]\n",
@@ -67,15 +75,25 @@ async fn task_completion_scores_the_conversation_and_its_tools() {
 async fn conversation_completeness_counts_satisfied_intentions() {
     let check = "{type: conversation-completeness}";
     let (v, _) = judged(check, &[&items(&[("get a refund", "yes")])]).await;
-    assert_eq!((v.status, v.score), (Status::Pass, Some(1.0)), "{}", v.reason);
+    assert_eq!(
+        (v.status, v.score),
+        (Status::Pass, Some(1.0)),
+        "{}",
+        v.reason
+    );
     let (v, _) = judged(
         check,
         &[&items(&[("get a refund", "yes"), ("get a receipt", "no")])],
     )
     .await;
-    assert_eq!((v.status, v.score), (Status::Pass, Some(0.5)), "0.5 reaches 0.5");
+    assert_eq!(
+        (v.status, v.score),
+        (Status::Pass, Some(0.5)),
+        "0.5 reaches 0.5"
+    );
     assert!(
-        v.reason.starts_with("1 of 2 user intentions satisfied; not: \"get a receipt\""),
+        v.reason
+            .starts_with("1 of 2 user intentions satisfied; not: \"get a receipt\""),
         "{}",
         v.reason
     );
@@ -97,11 +115,20 @@ async fn turn_relevancy_and_context_retention_rule_on_every_turn() {
     for kind in ["turn-relevancy", "context-retention"] {
         let check = format!("{{type: {kind}}}");
         let (v, _) = judged(&check, &[&items(&[("1", "yes"), ("2", "yes")])]).await;
-        assert_eq!((v.status, v.score), (Status::Pass, Some(1.0)), "{kind}: {}", v.reason);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Pass, Some(1.0)),
+            "{kind}: {}",
+            v.reason
+        );
         let strict = format!("{{type: {kind}, threshold: 0.9}}");
         let (v, _) = judged(&strict, &[&items(&[("1", "yes"), ("2", "no")])]).await;
         assert_eq!((v.status, v.score), (Status::Fail, Some(0.5)), "{kind}");
-        assert!(v.reason.contains("1 of 2 agent answers"), "{kind}: {}", v.reason);
+        assert!(
+            v.reason.contains("1 of 2 agent answers"),
+            "{kind}: {}",
+            v.reason
+        );
         // One item per turn, or the answer is asked again and then an error.
         let one = items(&[("1", "yes")]);
         let (v, _) = judged(&check, &[&one, &one, &one]).await;
@@ -119,18 +146,22 @@ async fn turn_relevancy_and_context_retention_rule_on_every_turn() {
 async fn role_adherence_shows_each_agents_role() {
     let check = "{type: role-adherence, roles: {triage: Finds out what the user needs and hands over, billing: Handles refunds}}";
     let (v, prompt) = judged(check, &[&items(&[("1", "yes"), ("2", "yes")])]).await;
-    assert_eq!((v.status, v.score), (Status::Pass, Some(1.0)), "{}", v.reason);
+    assert_eq!(
+        (v.status, v.score),
+        (Status::Pass, Some(1.0)),
+        "{}",
+        v.reason
+    );
     assert!(prompt.contains("- billing: Handles refunds"), "{prompt}");
     assert!(prompt.contains("The agent (triage):"), "{prompt}");
     let (v, _) = judged(check, &[&items(&[("1", "no"), ("2", "no")])]).await;
     assert_eq!((v.status, v.score), (Status::Fail, Some(0.0)));
-    skips_and_errors(
-        &format!("input: q\nchecks: [{check}]\n"),
-        &[FLAGGED_ITEMS],
-    )
-    .await;
+    skips_and_errors(&format!("input: q\nchecks: [{check}]\n"), &[FLAGGED_ITEMS]).await;
     let e = compile_err("input: q\nchecks: [{type: role-adherence}]\n");
     assert!(e.contains("role-adherence needs `roles`"), "{e}");
     let e = compile_err("input: q\nchecks: [{type: turn-relevancy, roles: {a: b}}]\n");
-    assert!(e.contains("checks[0].roles: only role-adherence has roles"), "{e}");
+    assert!(
+        e.contains("checks[0].roles: only role-adherence has roles"),
+        "{e}"
+    );
 }

@@ -177,7 +177,8 @@ checks: [{type: g-eval}]
     let p5 = v.evidence["score_probabilities"]["5"].as_f64().unwrap();
     assert!((p5 - 0.25).abs() < 1e-9, "{p5}");
     assert!(
-        v.reason.starts_with("4.00/5, weighted by the score tokens' probabilities; sampled 4"),
+        v.reason
+            .starts_with("4.00/5, weighted by the score tokens' probabilities; sampled 4"),
         "{}",
         v.reason
     );

@@ -95,7 +95,11 @@ async fn the_pick_passes_and_the_others_fail() {
             (Status::Fail, Some(0.0))
         ]
     );
-    assert!(verdicts[1].reason.starts_with("best of 3 answers"), "{}", verdicts[1].reason);
+    assert!(
+        verdicts[1].reason.starts_with("best of 3 answers"),
+        "{}",
+        verdicts[1].reason
+    );
     assert!(
         verdicts[0].reason.contains("the judge chose b"),
         "{}",
@@ -146,7 +150,10 @@ async fn the_order_is_seeded_per_group_and_recorded() {
     let mut seen = Vec::new();
     for i in &orders {
         let v = select_best(&spec(), i, &models.runtime()).await;
-        seen.push((v[0].evidence["order"].clone(), v[0].evidence["seed"].clone()));
+        seen.push((
+            v[0].evidence["order"].clone(),
+            v[0].evidence["seed"].clone(),
+        ));
     }
     assert_eq!(seen[0], seen[2], "the same group shows the same order");
     assert_ne!(seen[0].1, seen[1].1, "another repeat has another seed");
@@ -165,11 +172,15 @@ async fn garbage_answers_and_broken_calls_are_errors() {
     let v = select_best(&spec(), &input("repeat 0", &answers), &models.runtime()).await;
     assert!(v.iter().all(|v| v.status == Status::Error), "{v:?}");
     assert!(
-        v[0].reason.starts_with("the judge gave no usable answer in 3 attempts"),
+        v[0].reason
+            .starts_with("the judge gave no usable answer in 3 attempts"),
         "{}",
         v[0].reason
     );
-    assert!((v[0].cost_usd.unwrap() - 0.003).abs() < 1e-12, "three calls");
+    assert!(
+        (v[0].cost_usd.unwrap() - 0.003).abs() < 1e-12,
+        "three calls"
+    );
     assert_eq!(v[1].cost_usd, None);
 
     let broken = Scripted::new([Err(ModelError::new(ErrorKind::Permanent, "HTTP 400"))]);
