@@ -286,6 +286,11 @@ fn check(
             _ => Err("needs a `threshold` in US dollars".into()),
         },
         ("llm-rubric", false) => one(judge(text(value)?, threshold, model)),
+        ("conversation-relevance", false) => one(CheckSpec::TurnRelevancy(MetricSpec {
+            threshold,
+            model,
+            ..MetricSpec::default()
+        })),
         ("select-best", false) => one(CheckSpec::SelectBest {
             criteria: Some(text(value)?),
             among: Default::default(),
@@ -469,6 +474,7 @@ fn why_not(kind: &str) -> &'static str {
         | "similar"
         | "llm-rubric"
         | "select-best"
+        | "conversation-relevance"
         | "model-graded-closedqa"
         | "g-eval"
         | "factuality"
@@ -498,7 +504,6 @@ fn why_not(kind: &str) -> &'static str {
         "max-score" => {
             "picks the output with the best score of the other assertions; gavel's select-best asks a judge"
         }
-        "conversation-relevance" => "gavel has no conversation-relevance metric yet",
         "moderation"
         | "guardrails"
         | "classifier"
@@ -556,5 +561,12 @@ mod tests {
         );
         assert!(check("regex", false, Some(&json!("(?<=a)b")), None, None, true).is_err());
         assert!(check("latency", false, None, None, None, true).is_err());
+        assert_eq!(
+            check("conversation-relevance", false, None, Some(0.8), None, true).unwrap(),
+            vec![CheckSpec::TurnRelevancy(MetricSpec {
+                threshold: Some(0.8),
+                ..MetricSpec::default()
+            })]
+        );
     }
 }
