@@ -45,7 +45,7 @@ fn answers_plain_and_structured_requests_and_counts_them() {
     // of its own, with its alternatives.
     let scored = r#"{"model":"judge-logprobs","logprobs":true,"top_logprobs":5,"messages":[{"role":"user","content":"judge"}],"response_format":{"type":"json_schema","json_schema":{"name":"v","strict":true,"schema":{"type":"object","properties":{"score":{"type":"integer","minimum":1,"maximum":5}},"required":["score"]}}}}"#;
     let scored = post(&addr, "/v1/chat/completions", scored);
-    assert!(scored.contains(r#"{"score":5}"#), "{scored}");
+    assert!(scored.contains(r#"{\"score\":5}"#), "{scored}");
     assert!(
         scored.contains(r#"{"token":"5","logprob":-0.3566"#)
             && scored.contains(r#""top_logprobs":[{"token":"5""#),
