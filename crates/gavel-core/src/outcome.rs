@@ -36,6 +36,9 @@ pub struct Execution {
     pub duration_ms: u64,
 }
 
+/// Why an execution with no verdict is `skipped`.
+const NO_CHECKS: &str = "the case has no checks";
+
 impl Execution {
     /// Sets `status` and `score` from the verdicts and the transcript: a target
     /// failure makes the execution an error; no verdict at all makes it skipped.
@@ -50,10 +53,13 @@ impl Execution {
             self.reason.get_or_insert_with(|| failure.message.clone());
         } else if self.verdicts.is_empty() {
             self.status = Status::Skipped;
-            self.reason
-                .get_or_insert_with(|| "the case has no checks".to_owned());
+            self.reason.get_or_insert_with(|| NO_CHECKS.to_owned());
         } else {
             self.status = Status::combine(self.verdicts.iter().map(|v| v.status));
+            // Settled again once comparisons (pairwise, select-best) added verdicts.
+            if self.reason.as_deref() == Some(NO_CHECKS) {
+                self.reason = None;
+            }
         }
         self.score = mean(
             self.verdicts
