@@ -3,12 +3,14 @@
 
 use gavel_core::{CheckSpec, Transcript, Verdict};
 
+use crate::arguments::ArgumentsCheck;
 use crate::branches::IsolationCheck;
 use crate::check::{CodeCheck, Reads};
 use crate::cost::CostCheck;
 use crate::error::FieldError;
 use crate::expected::Expected;
 use crate::finding::{VerdictHead, unanswered};
+use crate::handoffs::{CollaborationCheck, HandoffCheck};
 use crate::json::JsonCheck;
 use crate::latency::LatencyCheck;
 use crate::stream::StreamCheck;
@@ -76,6 +78,9 @@ pub(crate) fn compile(
         },
         CheckSpec::ToolVerification(spec) => VerifyCheck::compile(spec).map(whole),
         CheckSpec::Trajectory(spec) => TrajectoryCheck::compile(spec).map(whole),
+        CheckSpec::ArgumentValidity(spec) => ArgumentsCheck::compile(spec).map(whole),
+        CheckSpec::HandoffCorrectness(spec) => HandoffCheck::compile(spec).map(whole),
+        CheckSpec::CollaborationEfficiency(spec) => CollaborationCheck::compile(spec).map(whole),
         _ => return None,
     };
     Some(compiled)

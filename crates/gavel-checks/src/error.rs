@@ -55,3 +55,17 @@ impl FieldError {
         }
     }
 }
+
+/// A pass threshold on a 0-1 score: `value`, else `default`; the error names the
+/// check's `threshold` field.
+pub(crate) fn share_threshold(value: Option<f64>, default: f64) -> Result<f64, FieldError> {
+    let threshold = value.unwrap_or(default);
+    if threshold.is_finite() && (0.0..=1.0).contains(&threshold) {
+        Ok(threshold)
+    } else {
+        Err(FieldError::new(
+            "threshold",
+            format!("threshold {threshold} is outside the 0-1 score"),
+        ))
+    }
+}

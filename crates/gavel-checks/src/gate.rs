@@ -52,6 +52,7 @@ mod tests {
         // (and, with no model, is skipped for that reason instead).
         let mut called = turn(0, "x");
         called.tool_calls.push(gavel_core::ToolCall {
+            agent: None,
             name: "search".into(),
             arguments: serde_json::Value::Null,
             result: None,

@@ -11,7 +11,9 @@
 //!   `rubric`, panels, `step-score`, `grounding` with `claim: {judge}`,
 //!   `branch-isolation` with `judge: true`) with the models of a [`JudgeRuntime`];
 //! - [`CheckPlan::pairwise`] lists the `pairwise` checks; the runner finds the other
-//!   answer and calls [`pairwise()`].
+//!   answer and calls [`pairwise()`]. [`CheckPlan::select_best`] lists the
+//!   `select-best` checks; the runner gathers the case's answers and calls
+//!   [`select_best()`].
 //!
 //! Where a check looks:
 //! - a round's `checks` read that round's turn (the last turn of the round when
@@ -92,11 +94,13 @@ mod runtime;
 mod subject;
 
 // Check kinds, each in its own module.
+mod arguments;
 mod branches;
 mod clarify;
 mod cost;
 mod database;
 mod grounding;
+mod handoffs;
 mod json;
 mod judge;
 mod latency;
@@ -126,7 +130,10 @@ pub use error::CheckError;
 pub use gate::GATING_KINDS;
 pub use grounding::GROUND_TRUTH_UNAVAILABLE;
 pub use judge::prompt::fence;
-pub use judge::{JudgeTemplate, MAX_ATTEMPTS, PairwiseInput, PairwiseSpec, TemplateKind, pairwise};
+pub use judge::{
+    Candidate, JudgeTemplate, MAX_ATTEMPTS, PairwiseInput, PairwiseSpec, SelectBestInput,
+    SelectBestSpec, TemplateKind, pairwise, select_best,
+};
 pub use plan::{CheckPlan, compile};
 pub use runtime::{
     Embeddings, JudgeModels, JudgeRuntime, NO_JUDGE_MODEL, NoJudgeModels, no_judge_model,

@@ -13,8 +13,8 @@ use crate::clarify::ClarificationCheck;
 use crate::code::Planned;
 use crate::error::{CheckError, FieldError};
 use crate::expected::Expected;
-use crate::judge::PairwiseSpec;
 use crate::judge::compile::{Env, Level, Templates};
+use crate::judge::{PairwiseSpec, SelectBestSpec};
 use crate::registry::{Entry, Site, SpecError};
 use crate::runtime::JudgeRuntime;
 use crate::similar::SimilarCheck;
@@ -33,6 +33,8 @@ pub struct CheckPlan {
     judges: Vec<PlannedAwaited>,
     /// Pairwise comparisons, which the runner performs.
     pairwise: Vec<PairwiseSpec>,
+    /// Listwise comparisons of the case's executions, which the runner performs.
+    select_best: Vec<SelectBestSpec>,
     /// How many rounds the case has (at least 1).
     rounds: usize,
     /// The case's `transform` of every output, applied before any check reads it.
@@ -63,6 +65,14 @@ impl fmt::Debug for CheckPlan {
                     .map(PairwiseSpec::name)
                     .collect::<Vec<_>>(),
             )
+            .field(
+                "select_best",
+                &self
+                    .select_best
+                    .iter()
+                    .map(SelectBestSpec::name)
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -73,8 +83,8 @@ impl fmt::Debug for CheckPlan {
 /// judge criteria, thresholds, weights and model ids validated.
 ///
 /// Deterministic checks come first (rounds in order, then the case's), judges last
-/// (rounds in order, then the case's); pairwise checks are kept apart for the
-/// runner ([`CheckPlan::pairwise`]).
+/// (rounds in order, then the case's); pairwise and select-best checks are kept
+/// apart for the runner ([`CheckPlan::pairwise`], [`CheckPlan::select_best`]).
 pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, CheckError> {
     let templates = Templates::load(&settings.templates).map_err(|(kind, path, message)| {
         CheckError::Template {
@@ -91,6 +101,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         probes: Vec::new(),
         judges: Vec::new(),
         pairwise: Vec::new(),
+        select_best: Vec::new(),
         rounds,
         transform: None,
     };
@@ -227,6 +238,7 @@ impl CheckPlan {
                     self.judges.push(PlannedAwaited::new(scope, check));
                 }
                 Entry::Pairwise(p) => self.pairwise.push(p),
+                Entry::SelectBest(s) => self.select_best.push(s),
             }
         }
         Ok(turn_judged)
@@ -356,6 +368,12 @@ impl CheckPlan {
     /// calls [`pairwise`](crate::pairwise).
     pub fn pairwise(&self) -> Vec<PairwiseSpec> {
         self.pairwise.clone()
+    }
+
+    /// The case's select-best checks, for the runner: it gathers the answers of
+    /// the case's executions and calls [`select_best`](crate::select_best).
+    pub fn select_best(&self) -> &[SelectBestSpec] {
+        &self.select_best
     }
 
     /// The number of verdicts [`run`](Self::run) gives: code checks and judges.

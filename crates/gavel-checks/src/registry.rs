@@ -12,9 +12,9 @@ use crate::database::DatabaseCheck;
 use crate::error::FieldError;
 use crate::expected::Expected;
 use crate::grounding::GroundingCheck;
-use crate::judge::PairwiseSpec;
 use crate::judge::compile::{Compiled, Env, Level, check_model};
 use crate::judge::steps::StepJudge;
+use crate::judge::{PairwiseSpec, SelectBestSpec};
 use crate::script::ScriptCheck;
 use crate::similar::SimilarCheck;
 use crate::subject::Scope;
@@ -32,6 +32,8 @@ pub(crate) enum Entry {
     TurnJudge(Box<dyn AwaitedCheck>),
     /// Compared with another answer by the runner.
     Pairwise(PairwiseSpec),
+    /// Compared with the case's other executions' answers by the runner.
+    SelectBest(SelectBestSpec),
 }
 
 /// A compile error, by whether its field path is relative to the check or
@@ -58,7 +60,10 @@ pub(crate) fn compile(spec: &CheckSpec, site: &Site<'_>) -> Result<(Reads, Entry
     let field = site.field;
     let model_of = |model: Option<&String>| check_model(model, format!("{field}.model"));
     let entry = match spec {
-        CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } | CheckSpec::Pairwise { .. } => {
+        CheckSpec::Judge { .. }
+        | CheckSpec::Rubric { .. }
+        | CheckSpec::Pairwise { .. }
+        | CheckSpec::SelectBest { .. } => {
             match site
                 .env
                 .explicit(spec, field, site.level)
@@ -66,6 +71,7 @@ pub(crate) fn compile(spec: &CheckSpec, site: &Site<'_>) -> Result<(Reads, Entry
             {
                 Compiled::Turn(judge) => (Reads::Turn, Entry::TurnJudge(Box::new(judge))),
                 Compiled::Pairwise(p) => (Reads::Turn, Entry::Pairwise(p)),
+                Compiled::SelectBest(s) => (Reads::Turn, Entry::SelectBest(s)),
             }
         }
         CheckSpec::Procedural(_)
@@ -134,19 +140,26 @@ pub(crate) fn compile(spec: &CheckSpec, site: &Site<'_>) -> Result<(Reads, Entry
         {
             Compiled::Turn(judge) => (Reads::Turn, Entry::TurnJudge(Box::new(judge))),
             Compiled::Pairwise(p) => (Reads::Turn, Entry::Pairwise(p)),
+            Compiled::SelectBest(s) => (Reads::Turn, Entry::SelectBest(s)),
         },
         CheckSpec::Factuality(_)
         | CheckSpec::AnswerRelevance(_)
         | CheckSpec::ContextRecall(_)
         | CheckSpec::ContextRelevance(_)
         | CheckSpec::ContextFaithfulness(_)
-        | CheckSpec::Summarization(_) => match site
+        | CheckSpec::Summarization(_)
+        | CheckSpec::TaskCompletion(_)
+        | CheckSpec::ConversationCompleteness(_)
+        | CheckSpec::TurnRelevancy(_)
+        | CheckSpec::ContextRetention(_)
+        | CheckSpec::RoleAdherence(_) => match site
             .env
             .explicit(spec, field, site.level)
             .map_err(Absolute)?
         {
             Compiled::Turn(judge) => (Reads::Turn, Entry::Judge(Box::new(judge))),
             Compiled::Pairwise(p) => (Reads::Turn, Entry::Pairwise(p)),
+            Compiled::SelectBest(s) => (Reads::Turn, Entry::SelectBest(s)),
         },
         CheckSpec::Similar { value, threshold } => {
             let check = SimilarCheck::compile(value.as_ref(), *threshold, site.expected)

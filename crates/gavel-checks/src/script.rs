@@ -367,6 +367,7 @@ mod tests {
         ));
         let mut t = turn(0, "ok");
         let call = ToolCall {
+            agent: None,
             name: "search".into(),
             arguments: json!({"q": "cabin"}),
             result: None,

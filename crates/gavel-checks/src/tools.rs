@@ -289,6 +289,7 @@ mod tests {
         t.tool_calls = names
             .iter()
             .map(|n| ToolCall {
+                agent: None,
                 name: (*n).to_owned(),
                 arguments: json!({}),
                 result: None,

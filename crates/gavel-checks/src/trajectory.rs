@@ -188,6 +188,7 @@ mod tests {
         t.tool_calls = steps
             .iter()
             .map(|(n, a)| ToolCall {
+                agent: None,
                 name: (*n).to_owned(),
                 arguments: a.clone(),
                 result: None,

@@ -227,3 +227,42 @@ pub struct StepScoreSpec {
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
+
+/// An `argument-validity` check: every tool call's arguments against the JSON
+/// Schema of its tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentValiditySpec {
+    /// The JSON Schema of each tool's arguments, by tool name; calls of other
+    /// tools are not checked.
+    pub schemas: BTreeMap<String, Value>,
+    /// Pass threshold on the share of checked calls whose arguments are valid
+    /// (default 1: every call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+}
+
+/// A `handoff-correctness` check: the agents that took over, in order, against
+/// the expected ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HandoffSpec {
+    /// The agents expected to act, in the order they take over (the first starts).
+    pub handoffs: Vec<String>,
+    /// No other handoff may happen (default: others may come between).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
+}
+
+/// A `collaboration-efficiency` check: handoffs beyond those needed and work one
+/// agent repeats after another lower the score.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CollaborationSpec {
+    /// Handoffs the task needs (default: the agents that acted, minus one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_handoffs: Option<usize>,
+    /// Pass threshold on the 0-1 score (default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+}

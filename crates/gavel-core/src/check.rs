@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent_check::{
-    DatabaseSpec, GroundingSpec, StepScoreSpec, ToolVerificationSpec, TrajectorySpec,
+    ArgumentValiditySpec, CollaborationSpec, DatabaseSpec, GroundingSpec, HandoffSpec,
+    StepScoreSpec, ToolVerificationSpec, TrajectorySpec,
 };
-use crate::judge::{JudgeExample, PairwiseAgainst, Scale};
+use crate::judge::{JudgeExample, PairwiseAgainst, Scale, SelectAmong};
 use crate::metric::{Metric, MetricSpec, ScriptSpec};
 use crate::panel::{ConsensusSpec, DagSpec, ProceduralSpec, ReactiveSpec};
 
@@ -325,6 +326,38 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         biased_ties_pass: bool,
     },
+    /// Listwise: the answers of several executions of the case (its targets, or
+    /// its repeats and variants) shown to one judge in a shuffled order; the one
+    /// it picks as best passes, the others fail.
+    SelectBest {
+        /// The comparison criteria; defaults to the round's, then the case's
+        /// `criteria`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        criteria: Option<String>,
+        /// Which executions are compared (default: the case's targets, per repeat).
+        #[serde(default, skip_serializing_if = "is_default")]
+        among: SelectAmong,
+        /// Judge model for this check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// How far the agent completed its task (judged from the conversation).
+    TaskCompletion(MetricSpec),
+    /// The share of the user's intentions the agent satisfied (judged).
+    ConversationCompleteness(MetricSpec),
+    /// The share of the agent's answers relevant to the conversation (judged).
+    TurnRelevancy(MetricSpec),
+    /// The share of the agent's answers that keep what the user said (judged).
+    ContextRetention(MetricSpec),
+    /// The share of answers that stay in their agent's `roles` (judged).
+    RoleAdherence(MetricSpec),
+    /// Every tool call's arguments valid against its tool's JSON Schema.
+    ArgumentValidity(ArgumentValiditySpec),
+    /// The agents took over in the expected order (multi-agent transcripts).
+    HandoffCorrectness(HandoffSpec),
+    /// Few handoffs beyond those needed, and no work one agent repeats after
+    /// another (multi-agent transcripts).
+    CollaborationEfficiency(CollaborationSpec),
     /// A judge panel: declared stages (checks or judges) run in order, context
     /// flowing forward; a failing critical stage stops the pipeline.
     Procedural(ProceduralSpec),
@@ -383,6 +416,10 @@ impl CheckSpec {
             CheckSpec::Judge { .. } => CheckKind::Judge,
             CheckSpec::Rubric { .. } => CheckKind::Rubric,
             CheckSpec::Pairwise { .. } => CheckKind::Pairwise,
+            CheckSpec::SelectBest { .. } => CheckKind::SelectBest,
+            CheckSpec::ArgumentValidity(_) => CheckKind::ArgumentValidity,
+            CheckSpec::HandoffCorrectness(_) => CheckKind::HandoffCorrectness,
+            CheckSpec::CollaborationEfficiency(_) => CheckKind::CollaborationEfficiency,
             CheckSpec::Procedural(_) => CheckKind::Procedural,
             CheckSpec::Consensus(_) => CheckKind::Consensus,
             CheckSpec::Reactive(_) => CheckKind::Reactive,
@@ -395,6 +432,11 @@ impl CheckSpec {
             CheckSpec::ContextRelevance(_) => Metric::ContextRelevance.kind(),
             CheckSpec::ContextFaithfulness(_) => Metric::ContextFaithfulness.kind(),
             CheckSpec::Summarization(_) => Metric::Summarization.kind(),
+            CheckSpec::TaskCompletion(_) => Metric::TaskCompletion.kind(),
+            CheckSpec::ConversationCompleteness(_) => Metric::ConversationCompleteness.kind(),
+            CheckSpec::TurnRelevancy(_) => Metric::TurnRelevancy.kind(),
+            CheckSpec::ContextRetention(_) => Metric::ContextRetention.kind(),
+            CheckSpec::RoleAdherence(_) => Metric::RoleAdherence.kind(),
         }
     }
 
@@ -409,6 +451,11 @@ impl CheckSpec {
             CheckSpec::ContextRelevance(s) => (Metric::ContextRelevance, s),
             CheckSpec::ContextFaithfulness(s) => (Metric::ContextFaithfulness, s),
             CheckSpec::Summarization(s) => (Metric::Summarization, s),
+            CheckSpec::TaskCompletion(s) => (Metric::TaskCompletion, s),
+            CheckSpec::ConversationCompleteness(s) => (Metric::ConversationCompleteness, s),
+            CheckSpec::TurnRelevancy(s) => (Metric::TurnRelevancy, s),
+            CheckSpec::ContextRetention(s) => (Metric::ContextRetention, s),
+            CheckSpec::RoleAdherence(s) => (Metric::RoleAdherence, s),
             _ => return None,
         })
     }

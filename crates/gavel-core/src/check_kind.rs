@@ -56,6 +56,14 @@ pub enum CheckKind {
     Rubric,
     /// `pairwise`
     Pairwise,
+    /// `select-best`
+    SelectBest,
+    /// `argument-validity`
+    ArgumentValidity,
+    /// `handoff-correctness`
+    HandoffCorrectness,
+    /// `collaboration-efficiency`
+    CollaborationEfficiency,
     /// `procedural`
     Procedural,
     /// `consensus`
@@ -100,13 +108,23 @@ pub enum CheckKind {
     /// `summarization`
     #[serde(rename = "summarization")]
     Summarization,
+    /// `task-completion`
+    TaskCompletion,
+    /// `conversation-completeness`
+    ConversationCompleteness,
+    /// `turn-relevancy`
+    TurnRelevancy,
+    /// `context-retention`
+    ContextRetention,
+    /// `role-adherence`
+    RoleAdherence,
     /// The implicit check of `expect_clarification`.
     Clarification,
 }
 
 impl CheckKind {
     /// Every kind.
-    pub const ALL: [CheckKind; 39] = [
+    pub const ALL: [CheckKind; 48] = [
         CheckKind::Equals,
         CheckKind::Contains,
         CheckKind::Icontains,
@@ -129,6 +147,10 @@ impl CheckKind {
         CheckKind::Judge,
         CheckKind::Rubric,
         CheckKind::Pairwise,
+        CheckKind::SelectBest,
+        CheckKind::ArgumentValidity,
+        CheckKind::HandoffCorrectness,
+        CheckKind::CollaborationEfficiency,
         CheckKind::Procedural,
         CheckKind::Consensus,
         CheckKind::Reactive,
@@ -145,6 +167,11 @@ impl CheckKind {
         CheckKind::ContextRelevance,
         CheckKind::ContextFaithfulness,
         CheckKind::Summarization,
+        CheckKind::TaskCompletion,
+        CheckKind::ConversationCompleteness,
+        CheckKind::TurnRelevancy,
+        CheckKind::ContextRetention,
+        CheckKind::RoleAdherence,
         CheckKind::Clarification,
     ];
 
@@ -173,6 +200,10 @@ impl CheckKind {
             CheckKind::Judge => "judge",
             CheckKind::Rubric => "rubric",
             CheckKind::Pairwise => "pairwise",
+            CheckKind::SelectBest => "select-best",
+            CheckKind::ArgumentValidity => "argument-validity",
+            CheckKind::HandoffCorrectness => "handoff-correctness",
+            CheckKind::CollaborationEfficiency => "collaboration-efficiency",
             CheckKind::Procedural => "procedural",
             CheckKind::Consensus => "consensus",
             CheckKind::Reactive => "reactive",
@@ -189,6 +220,11 @@ impl CheckKind {
             CheckKind::ContextRelevance => "context-relevance",
             CheckKind::ContextFaithfulness => "context-faithfulness",
             CheckKind::Summarization => "summarization",
+            CheckKind::TaskCompletion => "task-completion",
+            CheckKind::ConversationCompleteness => "conversation-completeness",
+            CheckKind::TurnRelevancy => "turn-relevancy",
+            CheckKind::ContextRetention => "context-retention",
+            CheckKind::RoleAdherence => "role-adherence",
             CheckKind::Clarification => "clarification",
         }
     }

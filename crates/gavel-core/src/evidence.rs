@@ -93,6 +93,7 @@ impl Evidence {
             CheckKind::StepScore => take(&mut detail).map(Reading::Steps),
             CheckKind::ToolVerification => take(&mut detail).map(Reading::Tools),
             CheckKind::Trajectory => take(&mut detail).map(Reading::Trajectory),
+            CheckKind::SelectBest => take(&mut detail).map(Reading::SelectBest),
             _ => None,
         };
         Evidence {
@@ -153,6 +154,14 @@ impl Evidence {
     pub fn tools(&self) -> Option<&ToolVerifications> {
         match &self.reading {
             Some(Reading::Tools(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// A select-best judge's reading: where this answer was shown.
+    pub fn select_best(&self) -> Option<&SelectBestReading> {
+        match &self.reading {
+            Some(Reading::SelectBest(s)) => Some(s),
             _ => None,
         }
     }
@@ -238,6 +247,8 @@ pub enum Reading {
     Tools(ToolVerifications),
     /// A `trajectory` check.
     Trajectory(TrajectoryReading),
+    /// A `select-best` judge.
+    SelectBest(SelectBestReading),
 }
 
 /// A pointwise judge's scale and its score on it.
@@ -407,6 +418,13 @@ pub struct ToolCallGrade {
     /// The rest the check recorded (weight, order).
     #[serde(flatten)]
     pub detail: Map<String, Value>,
+}
+
+/// A select-best judge's reading of one answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelectBestReading {
+    /// Where this answer was shown to the judge (1-based; 0 when not shown).
+    pub position: usize,
 }
 
 /// A trajectory check's reading.

@@ -97,6 +97,20 @@ pub struct PairwiseAgainst {
     pub run: Option<String>,
 }
 
+/// Most answers one `select-best` comparison shows its judge.
+pub const SELECT_BEST_MAX_ANSWERS: usize = 26;
+
+/// Which executions of a case a `select-best` check compares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SelectAmong {
+    /// The case's targets, one comparison per repeat (and variant).
+    #[default]
+    Targets,
+    /// The repeats and variants of the case on one target, one comparison per target.
+    Repeats,
+}
+
 /// Per-model prices in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -42,12 +42,14 @@ pub use check_kind::{CheckKind, UnknownCheckKind};
 pub use error::{LoadError, Location};
 pub use evidence::{
     Evidence, Favoured, JudgeScore, ModelCalls, PairwiseOrder, PairwiseReading, Reading,
-    Rejudgement, RubricDimension, RubricReading, ShortCircuit, StepScore, StepScores,
-    ToolCallGrade, ToolVerifications, TrajectoryReading,
+    Rejudgement, RubricDimension, RubricReading, SelectBestReading, ShortCircuit, StepScore,
+    StepScores, ToolCallGrade, ToolVerifications, TrajectoryReading,
 };
 pub use judge::{JudgeSettings, Scale};
 pub use metric::{Metric, MetricSpec, ScriptInput, ScriptSpec, Transform};
-pub use outcome::{Execution, ExecutionKey, Outcome, PairwiseStats, Summary, TagStats};
+pub use outcome::{
+    Execution, ExecutionKey, Outcome, PairwiseStats, SelectBestStats, Summary, TagStats,
+};
 pub use run::{RunRecord, RunStatus, UnknownRunStatus};
 pub use status::{Status, UnknownStatus};
 pub use target::TargetSpec;

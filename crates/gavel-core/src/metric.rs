@@ -57,11 +57,21 @@ pub enum Metric {
     ContextFaithfulness,
     /// The summary's claims supported by the source and its key points covered.
     Summarization,
+    /// How far the agent completed its task, from the conversation and its tool calls.
+    TaskCompletion,
+    /// The share of the user's intentions over the conversation the agent satisfied.
+    ConversationCompleteness,
+    /// The share of the agent's answers relevant to the conversation so far.
+    TurnRelevancy,
+    /// The share of the agent's answers that keep what the user said earlier.
+    ContextRetention,
+    /// The share of answers that stay in the role of the agent that gave them.
+    RoleAdherence,
 }
 
 impl Metric {
     /// Every metric.
-    pub const ALL: [Metric; 8] = [
+    pub const ALL: [Metric; 13] = [
         Metric::GEval,
         Metric::Factuality,
         Metric::ClosedQa,
@@ -70,6 +80,11 @@ impl Metric {
         Metric::ContextRelevance,
         Metric::ContextFaithfulness,
         Metric::Summarization,
+        Metric::TaskCompletion,
+        Metric::ConversationCompleteness,
+        Metric::TurnRelevancy,
+        Metric::ContextRetention,
+        Metric::RoleAdherence,
     ];
 
     /// The metric's check kind.
@@ -84,6 +99,11 @@ impl Metric {
             Metric::ContextRelevance => CheckKind::ContextRelevance,
             Metric::ContextFaithfulness => CheckKind::ContextFaithfulness,
             Metric::Summarization => CheckKind::Summarization,
+            Metric::TaskCompletion => CheckKind::TaskCompletion,
+            Metric::ConversationCompleteness => CheckKind::ConversationCompleteness,
+            Metric::TurnRelevancy => CheckKind::TurnRelevancy,
+            Metric::ContextRetention => CheckKind::ContextRetention,
+            Metric::RoleAdherence => CheckKind::RoleAdherence,
         }
     }
 
@@ -98,6 +118,11 @@ impl Metric {
             Metric::ContextRelevance => "context-relevance",
             Metric::ContextFaithfulness => "context-faithfulness",
             Metric::Summarization => "summarization",
+            Metric::TaskCompletion => "task-completion",
+            Metric::ConversationCompleteness => "conversation-completeness",
+            Metric::TurnRelevancy => "turn-relevancy",
+            Metric::ContextRetention => "context-retention",
+            Metric::RoleAdherence => "role-adherence",
         }
     }
 }
@@ -124,6 +149,9 @@ pub struct MetricSpec {
     /// Factuality: the categories that pass (default A, B, C, E).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass_categories: Option<Vec<String>>,
+    /// Role adherence: each agent's role, by agent name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub roles: std::collections::BTreeMap<String, String>,
 }
 
 /// How the output is rewritten before the checks read it.

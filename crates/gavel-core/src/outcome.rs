@@ -58,6 +58,9 @@ pub struct Execution {
     pub duration_ms: u64,
 }
 
+/// Why an execution with no verdict is `skipped`.
+const NO_CHECKS: &str = "the case has no checks";
+
 impl Execution {
     /// Which execution this is.
     pub fn key(&self) -> ExecutionKey {
@@ -77,10 +80,13 @@ impl Execution {
             self.reason.get_or_insert_with(|| failure.message.clone());
         } else if self.verdicts.is_empty() {
             self.status = Status::Skipped;
-            self.reason
-                .get_or_insert_with(|| "the case has no checks".to_owned());
+            self.reason.get_or_insert_with(|| NO_CHECKS.to_owned());
         } else {
             self.status = Status::combine(self.verdicts.iter().map(|v| v.status));
+            // Settled again once comparisons (pairwise, select-best) added verdicts.
+            if self.reason.as_deref() == Some(NO_CHECKS) {
+                self.reason = None;
+            }
         }
         self.score = mean(
             self.verdicts
@@ -257,6 +263,48 @@ pub struct Summary {
     pub cost_usd: Option<f64>,
     /// Pairwise comparisons judged in the run, and how many flipped with the order.
     pub pairwise: PairwiseStats,
+    /// Select-best comparisons judged in the run, and which shown position won.
+    #[serde(default)]
+    pub select_best: SelectBestStats,
+}
+
+/// Position bias of a run's select-best judges: how often the judge chose the
+/// answer shown first, second, and so on. The order is shuffled per comparison,
+/// so a judge that reads the answers spreads its choices over the positions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelectBestStats {
+    /// Comparisons the judge decided.
+    pub comparisons: usize,
+    /// Index `i`: how many times the answer shown at position `i + 1` was chosen.
+    pub chosen_by_position: Vec<usize>,
+}
+
+impl SelectBestStats {
+    fn of(outcomes: &[Outcome]) -> SelectBestStats {
+        // Each decided comparison has exactly one winner, whose evidence holds
+        // the position it was shown at.
+        let positions = outcomes
+            .iter()
+            .flat_map(|o| &o.executions)
+            .flat_map(|e| &e.verdicts)
+            .filter(|v| v.kind == CheckKind::SelectBest && v.status == Status::Pass)
+            .filter_map(|v| v.evidence.select_best().map(|s| s.position));
+        let mut stats = SelectBestStats::default();
+        for position in positions {
+            let Some(i) = position
+                .checked_sub(1)
+                .filter(|&i| i < crate::judge::SELECT_BEST_MAX_ANSWERS)
+            else {
+                continue;
+            };
+            if stats.chosen_by_position.len() <= i {
+                stats.chosen_by_position.resize(i + 1, 0);
+            }
+            stats.chosen_by_position[i] += 1;
+            stats.comparisons += 1;
+        }
+        stats
+    }
 }
 
 /// Position bias of a run's pairwise judges: a comparison whose two orders
@@ -313,6 +361,7 @@ impl Summary {
                 .collect(),
             cost_usd: (!costs.is_empty()).then(|| costs.iter().sum()),
             pairwise: PairwiseStats::of(outcomes),
+            select_best: SelectBestStats::of(outcomes),
         }
     }
 }

@@ -57,9 +57,13 @@ pub struct ResponseMap {
     /// JSON pointer to the answer text (default `/output`).
     #[serde(default = "default_output")]
     pub output: String,
-    /// JSON pointer to an array of tool calls `{name, arguments, result}`.
+    /// JSON pointer to an array of tool calls `{name, arguments, result, agent}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<String>,
+    /// JSON pointer to the name of the agent that answered, in a multi-agent
+    /// system (default `/agent`, read when present).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 impl Default for ResponseMap {
@@ -67,6 +71,7 @@ impl Default for ResponseMap {
         ResponseMap {
             output: default_output(),
             tool_calls: None,
+            agent: None,
         }
     }
 }

@@ -14,6 +14,9 @@ pub struct ToolCall {
     /// The tool's result, when the target reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    /// The agent that made the call, in a multi-agent system that says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// Token usage and cost of one turn, when known.
@@ -117,6 +120,10 @@ pub struct Turn {
     /// (`retry:` on an http or command target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<Attempts>,
+    /// The agent that answered, in a multi-agent system that says so (the
+    /// target's own name for `chat` and `mcp-agent` targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// The shape of one streamed answer, for structural checks.

@@ -255,6 +255,7 @@ impl Session for McpSession {
                     temperature: None,
                     max_tokens: None,
                     max_steps: self.max_steps,
+                    agent: &self.target,
                 };
                 let mut servers = Servers {
                     connections: &self.connections,

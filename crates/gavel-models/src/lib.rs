@@ -17,7 +17,8 @@ pub use layers::CacheMode;
 pub use pricing::{builtin_prices, price_for};
 pub use providers::{EmbeddingProvider, ProviderConfig, provider, provider_with, retry_after};
 pub use request::{
-    ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenUsage, ToolCallRequest, ToolDef,
+    ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenLogprob, TokenUsage,
+    ToolCallRequest, ToolDef, TopLogprob,
 };
 pub use stack::{ModelPool, ModelSettings, layered};
 

@@ -110,6 +110,34 @@ pub struct ChatRequest {
     /// Hash of the prompt template that produced this request: part of the cache key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_hash: Option<String>,
+    /// Ask for the log probabilities of each answer token and of its `n` most
+    /// likely alternatives (1-20), where the provider returns them (OpenAI and
+    /// OpenAI-compatible Chat Completions, but not reasoning models); other
+    /// providers answer without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<u8>,
+}
+
+/// One answer token with its log probability and, when asked for, the most
+/// likely tokens at its position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenLogprob {
+    /// The token's text.
+    pub token: String,
+    /// Its natural-log probability.
+    pub logprob: f64,
+    /// The most likely tokens at this position, most likely first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top: Vec<TopLogprob>,
+}
+
+/// An alternative token at one answer position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopLogprob {
+    /// The token's text.
+    pub token: String,
+    /// Its natural-log probability.
+    pub logprob: f64,
 }
 
 /// Tokens spent by one call.
@@ -144,6 +172,10 @@ pub struct ChatResponse {
     /// Why the model stopped (`stop`, `length`, `tool_calls`…), when said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The answer's tokens with their log probabilities, when the request asked
+    /// for them and the provider returned them (cached with the answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub logprobs: Vec<TokenLogprob>,
     /// The tries the call took (retries, 429s, malformed answers), filled by the
     /// retry layer; never cached. Judge answers re-asked because they did not
     /// parse are separate calls, not tries.

@@ -821,3 +821,58 @@ async fn rate_limits_are_counted_apart_from_malformed_answers() {
         }
     );
 }
+
+#[tokio::test]
+async fn token_logprobs_are_asked_for_and_read_back() {
+    let server = MockServer::start().await;
+    let mut body = completion_with_content("{\"score\":4}");
+    body["choices"][0]["logprobs"] = json!({"content": [
+        {"token": "{\"score\":", "logprob": 0.0, "bytes": [], "top_logprobs": []},
+        {"token": "4", "logprob": -0.2, "bytes": [52], "top_logprobs": [
+            {"token": "4", "logprob": -0.2, "bytes": [52]},
+            {"token": "5", "logprob": -1.8, "bytes": [53]}
+        ]},
+        {"token": "}", "logprob": 0.0, "bytes": [125], "top_logprobs": []}
+    ]});
+    answer_with(&server, ResponseTemplate::new(200).set_body_json(body)).await;
+    let request = ChatRequest {
+        top_logprobs: Some(5),
+        ..hello()
+    };
+    let answer = bounded(openai(&server).chat(&request)).await.unwrap();
+    let sent = only_body(&server).await;
+    assert_eq!(
+        (&sent["logprobs"], &sent["top_logprobs"]),
+        (&json!(true), &json!(5))
+    );
+    assert_eq!(answer.logprobs.len(), 3);
+    assert_eq!(answer.logprobs[1].token, "4");
+    assert_eq!(answer.logprobs[1].top[1].token, "5");
+    assert_eq!(answer.logprobs[1].top[1].logprob, -1.8);
+}
+
+#[tokio::test]
+async fn logprobs_are_not_asked_for_unless_wanted_or_from_reasoning_models() {
+    let server = MockServer::start().await;
+    answer_with(
+        &server,
+        ResponseTemplate::new(200).set_body_json(documented_completion()),
+    )
+    .await;
+    let answer = bounded(openai(&server).chat(&hello())).await.unwrap();
+    assert!(
+        answer.logprobs.is_empty(),
+        "the documented answer has `logprobs: null`"
+    );
+    let reasoning = model_at("openai:gpt-5-mini", &format!("{}/v1", server.uri()));
+    let request = ChatRequest {
+        top_logprobs: Some(5),
+        ..hello()
+    };
+    bounded(reasoning.chat(&request)).await.unwrap();
+    let requests = server.received_requests().await.unwrap();
+    for r in requests {
+        let body: Value = serde_json::from_slice(&r.body).unwrap();
+        assert!(body.get("logprobs").is_none(), "{body}");
+    }
+}

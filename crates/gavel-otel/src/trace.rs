@@ -121,7 +121,10 @@ impl ExecutionSpans {
         };
         let mut attrs = vec![
             text(OPERATION, "invoke_agent"),
-            text("gen_ai.agent.name", e.target.clone()),
+            text(
+                "gen_ai.agent.name",
+                turn.agent.clone().unwrap_or_else(|| e.target.clone()),
+            ),
             text(CONVERSATION, session),
             int("gavel.round", turn.round),
             KeyValue::new("gavel.followup", turn.followup),
@@ -235,6 +238,9 @@ fn tool_attrs(call: &ToolCall, redact: bool) -> Vec<KeyValue> {
         text("gen_ai.tool.name", call.name.clone()),
         text("gen_ai.tool.type", "function"),
     ];
+    if let Some(agent) = &call.agent {
+        attrs.push(text("gen_ai.agent.name", agent.clone()));
+    }
     if !redact {
         attrs.push(text(
             "gen_ai.tool.call.arguments",

@@ -286,6 +286,16 @@ fn check(
             _ => Err("needs a `threshold` in US dollars".into()),
         },
         ("llm-rubric", false) => one(judge(text(value)?, threshold, model)),
+        ("conversation-relevance", false) => one(CheckSpec::TurnRelevancy(MetricSpec {
+            threshold,
+            model,
+            ..MetricSpec::default()
+        })),
+        ("select-best", false) => one(CheckSpec::SelectBest {
+            criteria: Some(text(value)?),
+            among: Default::default(),
+            model,
+        }),
         ("model-graded-closedqa", false) => one(CheckSpec::ClosedQa(MetricSpec {
             criteria: Some(text(value)?),
             model,
@@ -463,6 +473,8 @@ fn why_not(kind: &str) -> &'static str {
         | "latency"
         | "similar"
         | "llm-rubric"
+        | "select-best"
+        | "conversation-relevance"
         | "model-graded-closedqa"
         | "g-eval"
         | "factuality"
@@ -489,10 +501,9 @@ fn why_not(kind: &str) -> &'static str {
         | "is-valid-openai-tools-call"
         | "is-valid-function-call"
         | "tool-call-f1" => "use tools-called or tool-verification with the expected tools",
-        "select-best" | "max-score" => {
-            "compares the outputs of several prompts; gavel's pairwise compares targets or runs"
+        "max-score" => {
+            "picks the output with the best score of the other assertions; gavel's select-best asks a judge"
         }
-        "conversation-relevance" => "gavel has no conversation-relevance metric yet",
         "moderation"
         | "guardrails"
         | "classifier"
@@ -550,5 +561,12 @@ mod tests {
         );
         assert!(check("regex", false, Some(&json!("(?<=a)b")), None, None, true).is_err());
         assert!(check("latency", false, None, None, None, true).is_err());
+        assert_eq!(
+            check("conversation-relevance", false, None, Some(0.8), None, true).unwrap(),
+            vec![CheckSpec::TurnRelevancy(MetricSpec {
+                threshold: Some(0.8),
+                ..MetricSpec::default()
+            })]
+        );
     }
 }

@@ -164,6 +164,7 @@ fn every_mapped_assertion_becomes_its_check() {
             "script",
             "script",
             "cost",
+            "select-best",
             "contains", // assert-set child
             "contains", // weighted: mapped, weight listed
         ]
@@ -224,6 +225,15 @@ fn every_mapped_assertion_becomes_its_check() {
         "vars.context is the RAG metrics' retrieved context"
     );
     assert_eq!(c.checks[28], CheckSpec::Cost { max_usd: 0.01 });
+    assert_eq!(
+        c.checks[29],
+        CheckSpec::SelectBest {
+            criteria: Some("Most accurate".into()),
+            among: Default::default(),
+            model: None
+        },
+        "select-best compares the case's targets"
+    );
     let CheckSpec::Script(js) = &c.checks[26] else {
         panic!("{:?}", c.checks[26])
     };
@@ -258,13 +268,13 @@ fn unmapped_items_name_file_and_line_and_stay_as_comments() {
         ("provider config 'apiKey'", 19),
         ("provider 'exec:python agent.py'", 30),
         ("options.transform", 39),
-        ("assert type 'levenshtein'", 103),
-        ("assert type 'contains-json'", 106),
-        ("assert type 'webhook'", 111),
-        ("assert type 'assert-set' with a threshold", 113),
-        ("assert weight", 120),
-        ("assert field 'transform' of 'contains'", 121),
-        ("assert type 'frobnicate'", 131),
+        ("assert type 'levenshtein'", 105),
+        ("assert type 'contains-json'", 108),
+        ("assert type 'webhook'", 113),
+        ("assert type 'assert-set' with a threshold", 115),
+        ("assert weight", 122),
+        ("assert field 'transform' of 'contains'", 123),
+        ("assert type 'frobnicate'", 133),
     ];
     for (what, line) in expected {
         let at = format!("{config}:{line}");

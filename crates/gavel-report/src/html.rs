@@ -110,6 +110,8 @@ struct RepeatView {
 struct TurnView {
     round: usize,
     who: String,
+    /// `assistant`, or `assistant (agent)`.
+    assistant: String,
     input: String,
     output: String,
     tool_calls: Vec<ToolView>,
@@ -120,6 +122,8 @@ struct TurnView {
 
 #[derive(Serialize)]
 struct ToolView {
+    /// The agent that made the call, when the target named it.
+    agent: Option<String>,
     name: String,
     arguments: String,
     result: Option<String>,
@@ -331,12 +335,14 @@ fn turn(t: &Turn) -> TurnView {
     TurnView {
         round: t.round + 1,
         who: text::who(t),
+        assistant: text::assistant(t.agent.as_deref()),
         input: t.input.clone(),
         output: t.output.clone(),
         tool_calls: t
             .tool_calls
             .iter()
             .map(|c| ToolView {
+                agent: c.agent.clone(),
                 name: c.name.clone(),
                 arguments: text::json_text(&c.arguments),
                 result: c.result.as_ref().map(text::json_text),

@@ -51,6 +51,8 @@ struct JsonSummary {
     duration_ms: u64,
     /// Pairwise comparisons and how many showed position bias.
     pairwise: gavel_core::PairwiseStats,
+    /// Select-best comparisons and how often each shown position was chosen.
+    select_best: gavel_core::SelectBestStats,
     /// Transport tries (attempts, retries, rate_limited, malformed) of the calls
     /// to targets and to judge models.
     transport: crate::Transport,
@@ -177,6 +179,7 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             cost_usd: s.cost_usd,
             duration_ms: report.execution_ms(),
             pairwise: s.pairwise,
+            select_best: s.select_best.clone(),
             transport: report.transport,
         },
         gate: JsonGate {

@@ -65,6 +65,9 @@ pub(crate) fn render(report: &Report) -> String {
     if let Some(line) = report.transport.line() {
         let _ = writeln!(md, "{line}\n");
     }
+    if let Some(line) = text::select_best_line(&report.summary.select_best) {
+        let _ = writeln!(md, "{line}\n");
+    }
 
     stats_table(&mut md, "By tag", "Tag", &report.summary.by_tag);
     stats_table(&mut md, "By target", "Target", &report.summary.by_target);

@@ -76,6 +76,9 @@ pub fn terminal(report: &Report, color: bool) -> String {
             pairwise.comparisons, pairwise.position_bias
         );
     }
+    if let Some(line) = text::select_best_line(&report.summary.select_best) {
+        let _ = writeln!(out, "{line}");
+    }
 
     if !report.summary.by_tag.is_empty() {
         let _ = writeln!(

@@ -8,6 +8,28 @@ use serde_json::Value;
 
 use crate::Report;
 
+/// `Select-best: 6 comparisons; the judge chose the answer shown 1st 4 times
+/// (67%), 2nd 2 (33%), 3rd 0 (0%) …`, or `None` when no comparison was decided.
+pub(crate) fn select_best_line(stats: &gavel_core::SelectBestStats) -> Option<String> {
+    if stats.comparisons == 0 {
+        return None;
+    }
+    let shares: Vec<String> = stats
+        .chosen_by_position
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let share = 100.0 * *n as f64 / stats.comparisons as f64;
+            format!("position {} {n} ({})", i + 1, pct(Some(share)))
+        })
+        .collect();
+    Some(format!(
+        "Select-best: {} comparisons, the answers shown in a shuffled order; the judge chose {} (a judge that reads the answers spreads its choices by merit, not by position)",
+        stats.comparisons,
+        shares.join(", ")
+    ))
+}
+
 /// A percentage with at most one decimal: `85.7%`, `80%`; `n/a` when undecided.
 pub(crate) fn pct(rate: Option<f64>) -> String {
     rate.map_or_else(|| "n/a".to_owned(), |r| format!("{}%", num(r, 1)))
@@ -306,7 +328,11 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
     for turn in &e.transcript.turns {
         let _ = writeln!(out, "{}: {}", who(turn), turn.input);
         for call in &turn.tool_calls {
-            let _ = write!(out, "tool: {}({})", call.name, call.arguments);
+            let _ = write!(out, "tool: ");
+            if let Some(agent) = &call.agent {
+                let _ = write!(out, "[{agent}] ");
+            }
+            let _ = write!(out, "{}({})", call.name, call.arguments);
             if let Some(result) = &call.result {
                 let _ = write!(out, " -> {result}");
             }
@@ -320,7 +346,7 @@ pub(crate) fn transcript_text(e: &Execution, of: usize) -> String {
             };
             let _ = writeln!(out, "target error ({kind}): {}", f.message);
         } else {
-            let _ = writeln!(out, "assistant: {}", turn.output);
+            let _ = writeln!(out, "{}: {}", assistant(turn.agent.as_deref()), turn.output);
         }
     }
     if !e.verdicts.is_empty() {
@@ -461,6 +487,15 @@ pub(crate) fn run_note(report: &Report) -> Option<&'static str> {
         gavel_core::RunStatus::Failed => {
             Some("The run failed before finishing: these results are partial.")
         }
+    }
+}
+
+/// Who answered or called a tool: `assistant`, or `assistant (billing)` when the
+/// target named the agent.
+pub(crate) fn assistant(agent: Option<&str>) -> String {
+    match agent {
+        Some(agent) => format!("assistant ({agent})"),
+        None => "assistant".to_owned(),
     }
 }
 

@@ -110,6 +110,7 @@ fn greet(target: &str, repeat: u32, score: f64) -> Execution {
 fn refund_fail() -> Execution {
     let mut t = turn("I want a refund", SCRIPT);
     t.tool_calls.push(ToolCall {
+        agent: None,
         name: "lookup_order".into(),
         arguments: json!({"order": "A-1"}),
         result: Some(json!({"status": "shipped"})),

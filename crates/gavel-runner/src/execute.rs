@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{self, Played};
 use crate::pairwise::Pairing;
+use crate::select::Selecting;
 use crate::{Plan, PlannedExecution, PreparedTargets, Recorder, RunnerError};
 
 /// Most results handed to the recorders at once.
@@ -173,6 +174,7 @@ pub async fn execute(
     let consume = async {
         let recorded = async {
             let mut pairing = Pairing::new(plan);
+            let mut selecting = Selecting::new(plan);
             let mut landed = Vec::new();
             while done_rx.recv_many(&mut landed, RECORD_BATCH).await > 0 {
                 gather(&mut done_rx, &mut landed, cancel).await;
@@ -180,14 +182,21 @@ pub async fn execute(
                 let mut permits = Vec::with_capacity(landed.len());
                 for (result, permit) in landed.drain(..) {
                     permits.push(permit);
-                    batch.extend(pairing.finished(result?, options).await);
+                    for paired in pairing.finished(result?, options).await {
+                        batch.extend(selecting.finished(paired, options).await);
+                    }
                 }
-                // Pairwise verdicts, judged once the partner answered, add their cost.
+                // Comparisons, judged once the other answers landed, add their cost.
                 spend(
                     batch
                         .iter()
                         .flat_map(|e| &e.verdicts)
-                        .filter(|v| v.kind == gavel_core::CheckKind::Pairwise)
+                        .filter(|v| {
+                            matches!(
+                                v.kind,
+                                gavel_core::CheckKind::Pairwise | gavel_core::CheckKind::SelectBest
+                            )
+                        })
                         .filter_map(|v| v.cost_usd)
                         .sum(),
                 );
@@ -197,7 +206,11 @@ pub async fn execute(
             }
             // Once interrupted, no judge is called for executions still waiting.
             if !cancel.is_cancelled() {
-                let mut rest = pairing.drain(options).await;
+                let mut rest = Vec::new();
+                for paired in pairing.drain(options).await {
+                    rest.extend(selecting.finished(paired, options).await);
+                }
+                rest.extend(selecting.drain(options).await);
                 record(&mut rest, recorders).await?;
                 report.finished += rest.len();
             }

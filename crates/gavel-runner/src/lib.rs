@@ -12,6 +12,7 @@ mod pairwise;
 mod plan;
 mod recorder;
 mod rejudge;
+mod select;
 mod targets;
 
 pub use error::RunnerError;

@@ -155,7 +155,7 @@ impl Pairing {
 }
 
 /// The judged turn: the last of `round`, or the last of the transcript; none if it failed.
-fn answer(t: &Transcript, round: Option<usize>) -> Option<&Turn> {
+pub(crate) fn answer(t: &Transcript, round: Option<usize>) -> Option<&Turn> {
     let turn = match round {
         Some(r) => t.turns.iter().rev().find(|turn| turn.round == r),
         None => t.turns.last(),

@@ -1,5 +1,5 @@
 //! The runner with judges: models resolved per run, budgets, unavailable targets
-//! and pairwise partners, over a scripted model.
+//! and pairwise and select-best comparisons, over a scripted model.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -33,6 +33,8 @@ impl ChatModel for Judge {
             .unwrap_or_default();
         let text = if schema.contains("winner") {
             r#"{"reasoning": "A is better.", "winner": "A"}"#
+        } else if schema.contains("best") {
+            r#"{"reasoning": "The first is best.", "best": 1}"#
         } else {
             r#"{"status": "ok", "reasoning": "Meets the criteria.", "score": 1.0}"#
         };
@@ -169,5 +171,83 @@ async fn pairwise_waits_for_the_other_target_and_the_reference_gets_no_verdict()
     assert!(
         b.verdicts.is_empty(),
         "the reference target is not compared with itself"
+    );
+}
+
+fn three_targets() -> PreparedTargets {
+    PreparedTargets::from_targets(BTreeMap::from([
+        ("a".to_owned(), agent("Answer from a")),
+        ("b".to_owned(), agent("Answer from b")),
+        ("c".to_owned(), agent("Answer from c")),
+    ]))
+}
+
+#[tokio::test]
+async fn select_best_judges_each_repeat_of_the_targets_once() {
+    let s = suite(
+        "targets:\n  a: {type: command, command: [x]}\n  b: {type: command, command: [y]}\n  c: {type: command, command: [z]}\ncases:\n  - id: c\n    input: hi\n    repeat: 2\n    checks: [{type: select-best, criteria: Friendliest.}]\n",
+    );
+    let j = judge();
+    let (out, _) = execute(&s, three_targets(), j.clone(), None).await;
+    assert_eq!(out.len(), 6);
+    assert_eq!(j.calls.load(Ordering::SeqCst), 2, "one call per repeat");
+    for repeat in 0..2 {
+        let group: Vec<&Execution> = out.iter().filter(|e| e.repeat_index == repeat).collect();
+        let verdicts: Vec<_> = group.iter().map(|e| &e.verdicts[0]).collect();
+        assert!(
+            verdicts
+                .iter()
+                .all(|v| v.kind == gavel_core::CheckKind::SelectBest)
+        );
+        let winners: Vec<_> = group.iter().filter(|e| e.status == Status::Pass).collect();
+        assert_eq!(winners.len(), 1, "{verdicts:?}");
+        // This judge always picks the answer shown first: the order decides.
+        let order = &verdicts[0].evidence.detail["order"];
+        assert_eq!(order[0], winners[0].target.as_str());
+        assert_eq!(
+            winners[0].verdicts[0]
+                .evidence
+                .select_best()
+                .map(|s| s.position),
+            Some(1)
+        );
+        let cost: f64 = group.iter().filter_map(|e| e.cost_usd()).sum();
+        assert!((cost - 0.01).abs() < 1e-12, "the call is counted once");
+    }
+    let seeds: Vec<_> = out
+        .iter()
+        .map(|e| e.verdicts[0].evidence.detail["seed"].clone())
+        .collect();
+    assert_ne!(
+        seeds[0], seeds[5],
+        "each repeat is shuffled with its own seed"
+    );
+}
+
+#[tokio::test]
+async fn select_best_among_repeats_and_with_one_answer() {
+    let s = suite(
+        "targets:\n  a: {type: command, command: [x]}\ncases:\n  - id: r\n    input: hi\n    repeat: 3\n    checks: [{type: select-best, among: repeats}]\n  - id: t\n    input: hi\n    checks: [{type: select-best}]\n",
+    );
+    let targets = PreparedTargets::from_targets(BTreeMap::from([("a".to_owned(), agent("hello"))]));
+    let j = judge();
+    let (out, _) = execute(&s, targets, j.clone(), None).await;
+    let repeats: Vec<&Execution> = out.iter().filter(|e| e.case_id == "r").collect();
+    assert_eq!(repeats.len(), 3);
+    assert_eq!(
+        repeats.iter().filter(|e| e.status == Status::Pass).count(),
+        1
+    );
+    assert_eq!(repeats[0].verdicts[0].evidence.detail["group"], "target a");
+    let alone = out.iter().find(|e| e.case_id == "t").unwrap();
+    assert_eq!(alone.status, Status::Skipped);
+    assert_eq!(
+        alone.verdicts[0].reason,
+        "select-best needs at least 2 answers to compare; only 1 answered (a)"
+    );
+    assert_eq!(
+        j.calls.load(Ordering::SeqCst),
+        1,
+        "only the repeats are judged"
     );
 }

@@ -12,27 +12,33 @@ use gavel_store::{QueueProgress, Store, StoreError};
 /// noticing the end adds at most that to a run.
 const POLL: Duration = Duration::from_millis(100);
 
-/// Enqueues the plan's executions of `run_id` in units: the executions of one
-/// case and repeat that a pairwise check compares across targets are one unit,
-/// so one worker runs them together and grades the pair as a local run does.
+/// Enqueues the plan's executions of `run_id` in units: the executions one
+/// comparison reads are one unit, so one worker runs them together and grades
+/// them as a local run does. A case with a select-best check is one unit; the
+/// executions of one case and repeat that a pairwise check compares across
+/// targets are one unit.
 pub(crate) async fn enqueue(store: &Store, plan: &Plan, run_id: &str) -> Result<(), StoreError> {
     let mut units: Vec<Vec<ExecutionKey>> = Vec::new();
-    let mut paired: BTreeMap<(&str, u32), usize> = BTreeMap::new();
+    let mut grouped: BTreeMap<(&str, Option<u32>), usize> = BTreeMap::new();
     for item in &plan.items {
         let key = item.key();
-        let pairs_in_run = item
+        let group = if !item.checks.select_best().is_empty() {
+            (item.case.id.as_str(), None)
+        } else if item
             .checks
             .pairwise()
             .iter()
-            .any(|spec| spec.against.target.is_some());
-        if !pairs_in_run {
+            .any(|spec| spec.against.target.is_some())
+        {
+            (item.case.id.as_str(), Some(item.repeat_index))
+        } else {
             units.push(vec![key]);
             continue;
-        }
-        match paired.get(&(item.case.id.as_str(), item.repeat_index)) {
+        };
+        match grouped.get(&group) {
             Some(&unit) => units[unit].push(key),
             None => {
-                paired.insert((item.case.id.as_str(), item.repeat_index), units.len());
+                grouped.insert(group, units.len());
                 units.push(vec![key]);
             }
         }

@@ -34,6 +34,7 @@ pub(crate) fn execution(case: &str) -> Execution {
                 output: "hello".to_owned(),
                 response: Some(json!({"answer": "hello"})),
                 tool_calls: vec![ToolCall {
+                    agent: None,
                     name: "lookup".to_owned(),
                     arguments: json!({"q": case}),
                     result: Some(json!([1, 2])),
@@ -46,6 +47,7 @@ pub(crate) fn execution(case: &str) -> Execution {
                 stream: None,
                 harness_usage: None,
                 attempts: None,
+                agent: None,
             }],
         },
         verdicts: vec![

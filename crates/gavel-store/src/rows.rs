@@ -243,14 +243,20 @@ pub(crate) struct TurnRow {
     conversation_json: Option<String>,
 }
 
-/// A turn's place in its conversation (and gavel's own model usage around it),
-/// as stored in `turns.conversation_json`: `None` for a plain turn.
+/// A turn's place in its conversation (and gavel's own model usage around it,
+/// and which agents answered and called its tools), as stored in
+/// `turns.conversation_json`: `None` for a plain turn.
 pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
+    let tool_agents: Vec<Option<&str>> =
+        turn.tool_calls.iter().map(|c| c.agent.as_deref()).collect();
+    let has_tool_agents = tool_agents.iter().any(Option::is_some);
     if !turn.followup
         && turn.branch.is_none()
         && turn.stream.is_none()
         && turn.harness_usage.is_none()
         && turn.attempts.is_none()
+        && turn.agent.is_none()
+        && !has_tool_agents
     {
         return None;
     }
@@ -260,11 +266,13 @@ pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
         "stream": turn.stream,
         "harness_usage": turn.harness_usage,
         "attempts": turn.attempts,
+        "agent": turn.agent,
+        "tool_agents": if has_tool_agents { serde_json::json!(tool_agents) } else { serde_json::Value::Null },
     }))
 }
 
 /// The stored form of [`conversation_json`].
-#[derive(serde::Deserialize)]
+#[derive(Default, serde::Deserialize)]
 struct Conversation {
     #[serde(default)]
     followup: bool,
@@ -276,24 +284,31 @@ struct Conversation {
     harness_usage: Option<Usage>,
     #[serde(default)]
     attempts: Option<gavel_core::Attempts>,
+    #[serde(default)]
+    agent: Option<String>,
+    /// The agent of each tool call of the turn, in order.
+    #[serde(default)]
+    tool_agents: Option<Vec<Option<String>>>,
 }
 
 impl TurnRow {
-    pub(crate) fn into_turn(self, tool_calls: Vec<ToolCall>) -> Result<Turn, StoreError> {
+    pub(crate) fn into_turn(self, mut tool_calls: Vec<ToolCall>) -> Result<Turn, StoreError> {
         let at = format!("execution {} turn #{}", self.execution_id, self.seq);
         let conversation = self
             .conversation_json
             .map(|j| from_json::<Conversation>(&j, || format!("{at} conversation_json")))
             .transpose()?;
-        let (followup, branch, stream, harness_usage, attempts) = conversation
-            .map(|c| (c.followup, c.branch, c.stream, c.harness_usage, c.attempts))
-            .unwrap_or_default();
+        let c = conversation.unwrap_or_default();
+        for (call, agent) in tool_calls.iter_mut().zip(c.tool_agents.unwrap_or_default()) {
+            call.agent = agent;
+        }
         Ok(Turn {
-            followup,
-            branch,
-            stream,
-            harness_usage,
-            attempts,
+            followup: c.followup,
+            branch: c.branch,
+            stream: c.stream,
+            harness_usage: c.harness_usage,
+            attempts: c.attempts,
+            agent: c.agent,
             round: from_i64(self.round, || format!("{at} round"))?,
             input: self.input,
             output: self.output,
@@ -345,6 +360,7 @@ impl ToolCallRow {
             self.execution_id, self.turn_seq, self.seq
         );
         Ok(ToolCall {
+            agent: None,
             name: self.name,
             arguments: from_json(&self.arguments_json, || format!("{at} arguments_json"))?,
             result: self

@@ -86,11 +86,13 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             ),
             tool_calls: vec![
                 ToolCall {
+                    agent: Some("triage".to_owned()),
                     name: "lookup".to_owned(),
                     arguments: json!({ "city": "Zürich", "days": 2, "units": ["c", "mm"] }),
                     result: Some(json!({ "temp": 21.5, "rain": null })),
                 },
                 ToolCall {
+                    agent: None,
                     name: "noop".to_owned(),
                     arguments: Value::Null,
                     result: None,
@@ -108,6 +110,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             stream: None,
             harness_usage: None,
             attempts: None,
+            agent: Some("billing".to_owned()),
         },
         Turn {
             round: 1,
@@ -115,6 +118,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             output: String::new(),
             response: Some(Value::Null),
             tool_calls: vec![ToolCall {
+                agent: None,
                 name: "lookup".to_owned(),
                 arguments: json!([1, "two"]),
                 result: Some(json!("sunny")),
@@ -149,6 +153,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 rate_limited: 1,
                 malformed: 0,
             }),
+            agent: None,
         },
     ];
     let verdicts = vec![

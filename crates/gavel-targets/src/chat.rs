@@ -18,6 +18,8 @@ const DEFAULT_MAX_STEPS: u32 = 5;
 /// Talks to a model directly.
 #[derive(Debug)]
 pub(crate) struct ChatAdapter {
+    /// The target's name, recorded as the agent of its turns.
+    name: String,
     model: Arc<dyn ChatModel>,
     spec: ChatTarget,
     tools: Vec<ToolDef>,
@@ -41,6 +43,7 @@ impl ChatAdapter {
         })?;
         let tools = spec.tools.iter().map(tool_def).collect();
         Ok(ChatAdapter {
+            name: name.to_owned(),
             model,
             spec: spec.clone(),
             tools,
@@ -63,6 +66,7 @@ fn tool_def(t: &ChatTool) -> ToolDef {
 impl Target for ChatAdapter {
     async fn open(&self, _session_id: &str) -> Result<Box<dyn Session>, gavel_core::TargetFailure> {
         Ok(Box::new(ChatSession {
+            name: self.name.clone(),
             model: self.model.clone(),
             spec: self.spec.clone(),
             tools: self.tools.clone(),
@@ -78,6 +82,8 @@ impl Target for ChatAdapter {
 /// One conversation: the messages so far live in the session (a revival loses
 /// them, as a real stateless model deployment would).
 struct ChatSession {
+    /// The target's name, recorded as the agent of its turns.
+    name: String,
     model: Arc<dyn ChatModel>,
     spec: ChatTarget,
     tools: Vec<ToolDef>,
@@ -107,6 +113,7 @@ impl Session for ChatSession {
             temperature: self.spec.temperature,
             max_tokens: self.spec.max_tokens,
             max_steps: self.spec.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+            agent: &self.name,
         };
         let mut results = Configured(&self.spec.tools);
         turn.failure = tool_loop

@@ -304,12 +304,8 @@ impl CommandSession {
                 return turn;
             }
         };
-        match response::extract(&json, &self.spec.response) {
-            Ok((output, tool_calls)) => {
-                turn.output = output;
-                turn.tool_calls = tool_calls;
-            }
-            Err(message) => turn.failure = Some(permanent(message)),
+        if let Err(message) = response::extract(&json, &self.spec.response, &mut turn) {
+            turn.failure = Some(permanent(message));
         }
         turn.response = Some(json);
         turn

@@ -60,6 +60,7 @@ impl FnReply {
         result: Option<Value>,
     ) -> Self {
         self.tool_calls.push(ToolCall {
+            agent: None,
             name: name.into(),
             arguments,
             result,

@@ -337,12 +337,8 @@ impl Inner {
                 return Try::of(turn);
             }
         };
-        match response::extract(&json, &self.response) {
-            Ok((output, tool_calls)) => {
-                turn.output = output;
-                turn.tool_calls = tool_calls;
-            }
-            Err(message) => turn.failure = Some(permanent(message)),
+        if let Err(message) = response::extract(&json, &self.response, &mut turn) {
+            turn.failure = Some(permanent(message));
         }
         turn.response = Some(json);
         Try::of(turn)

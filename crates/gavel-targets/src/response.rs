@@ -1,8 +1,8 @@
 //! Reading an answer's parts out of a JSON response, shared by the http and command
 //! adapters.
 
-use gavel_core::ToolCall;
 use gavel_core::target::ResponseMap;
+use gavel_core::{ToolCall, Turn};
 use serde_json::Value;
 
 use crate::error::TargetError;
@@ -11,11 +11,16 @@ use crate::error::TargetError;
 /// value there simply means no tool calls.
 const DEFAULT_TOOL_CALLS: &str = "/tool_calls";
 
+/// The pointer read for the answering agent's name when `response.agent` is not
+/// set; a missing value there means the target names no agent.
+const DEFAULT_AGENT: &str = "/agent";
+
 /// Checks the pointers of a response map at build time.
 pub(crate) fn validate(target: &str, map: &ResponseMap) -> Result<(), TargetError> {
     let pointers = [
         ("response.output", Some(&map.output)),
         ("response.tool_calls", map.tool_calls.as_ref()),
+        ("response.agent", map.agent.as_ref()),
     ];
     for (field, pointer) in pointers {
         if let Some(p) = pointer
@@ -34,8 +39,9 @@ pub(crate) fn validate(target: &str, map: &ResponseMap) -> Result<(), TargetErro
     Ok(())
 }
 
-/// The answer text and tool calls of one JSON response.
-pub(crate) fn extract(body: &Value, map: &ResponseMap) -> Result<(String, Vec<ToolCall>), String> {
+/// Sets the turn's answer text, tool calls and answering agent from one JSON
+/// response.
+pub(crate) fn extract(body: &Value, map: &ResponseMap, turn: &mut Turn) -> Result<(), String> {
     let output = match body.pointer(&map.output) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) => String::new(),
@@ -63,7 +69,37 @@ pub(crate) fn extract(body: &Value, map: &ResponseMap) -> Result<(String, Vec<To
             None => Vec::new(),
         },
     };
-    Ok((output, tool_calls))
+    let agent = match &map.agent {
+        Some(pointer) => match body.pointer(pointer) {
+            Some(value) => agent(value, "`response.agent`", pointer)?,
+            None => {
+                return Err(format!(
+                    "response has no value at `response.agent` pointer `{pointer}`; {}",
+                    describe_top_level(body)
+                ));
+            }
+        },
+        None => match body.pointer(DEFAULT_AGENT) {
+            Some(value) => agent(value, "`response.agent`", DEFAULT_AGENT)?,
+            None => None,
+        },
+    };
+    turn.output = output;
+    turn.tool_calls = tool_calls;
+    turn.agent = agent;
+    Ok(())
+}
+
+/// An agent name: a non-empty string, or null for none.
+fn agent(value: &Value, what: &str, pointer: &str) -> Result<Option<String>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(name) if !name.trim().is_empty() => Ok(Some(name.clone())),
+        other => Err(format!(
+            "{what} pointer `{pointer}`: expected an agent name (a non-empty string), found {}",
+            gavel_core::json_type(other)
+        )),
+    }
 }
 
 /// Names the top-level keys present, to help fix a wrong pointer.
@@ -141,7 +177,12 @@ fn tool_call(item: &Value) -> Result<ToolCall, String> {
         None => Value::Null,
     };
     let result = first(&["result", "output"]);
+    let agent = match outer.get("agent") {
+        Some(value) => agent(value, "tool call", "agent")?,
+        None => None,
+    };
     Ok(ToolCall {
+        agent,
         name,
         arguments,
         result,
@@ -159,7 +200,72 @@ mod tests {
         ResponseMap {
             output: output.to_owned(),
             tool_calls: tools.map(str::to_owned),
+            agent: None,
         }
+    }
+
+    /// The answer text and tool calls `super::extract` sets.
+    fn extract(body: &Value, map: &ResponseMap) -> Result<(String, Vec<ToolCall>), String> {
+        let mut turn = Turn::default();
+        super::extract(body, map, &mut turn).map(|()| (turn.output, turn.tool_calls))
+    }
+
+    #[test]
+    fn reads_the_answering_agent_and_each_tool_calls_agent() {
+        let body = json!({
+            "output": "Refunded.",
+            "agent": "billing",
+            "meta": {"speaker": "triage"},
+            "tool_calls": [
+                {"name": "transfer", "agent": "triage"},
+                {"name": "refund", "agent": "billing"},
+                {"name": "log"},
+            ],
+        });
+        let mut turn = Turn::default();
+        super::extract(&body, &ResponseMap::default(), &mut turn).unwrap();
+        assert_eq!(
+            turn.agent.as_deref(),
+            Some("billing"),
+            "read at /agent by default"
+        );
+        let agents: Vec<Option<&str>> =
+            turn.tool_calls.iter().map(|c| c.agent.as_deref()).collect();
+        assert_eq!(agents, [Some("triage"), Some("billing"), None]);
+
+        let at_pointer = ResponseMap {
+            agent: Some("/meta/speaker".into()),
+            ..ResponseMap::default()
+        };
+        super::extract(&body, &at_pointer, &mut turn).unwrap();
+        assert_eq!(turn.agent.as_deref(), Some("triage"));
+
+        let err = super::extract(
+            &json!({"output": "", "agent": 3}),
+            &ResponseMap::default(),
+            &mut turn,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("`/agent`") && err.contains("a number"),
+            "{err}"
+        );
+        let missing = ResponseMap {
+            agent: Some("/who".into()),
+            ..ResponseMap::default()
+        };
+        let err = super::extract(&json!({"output": ""}), &missing, &mut turn).unwrap_err();
+        assert!(err.contains("`response.agent` pointer `/who`"), "{err}");
+        let err = super::extract(
+            &json!({"output": "", "tool_calls": [{"name": "a", "agent": ""}]}),
+            &ResponseMap::default(),
+            &mut turn,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("item 0") && err.contains("agent name"),
+            "{err}"
+        );
     }
 
     #[test]

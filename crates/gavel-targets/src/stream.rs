@@ -92,6 +92,7 @@ where
         } else if kind == map.tool_call {
             stats.tool_calls += 1;
             turn.tool_calls.push(ToolCall {
+                agent: None,
                 name: text_at(&json, "/name"),
                 arguments: json.pointer("/arguments").cloned().unwrap_or(Value::Null),
                 result: None,

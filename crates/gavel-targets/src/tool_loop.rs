@@ -35,6 +35,8 @@ pub struct ToolLoop<'a> {
     pub max_tokens: Option<u32>,
     /// Model calls per user message at most (at least 1 is made).
     pub max_steps: u32,
+    /// The agent recorded on the turn and its tool calls: the target's name.
+    pub agent: &'a str,
 }
 
 impl ToolLoop<'_> {
@@ -52,6 +54,7 @@ impl ToolLoop<'_> {
     ) -> Result<(), TargetFailure> {
         let steps = self.max_steps.max(1);
         let mut usage = Usage::default();
+        turn.agent = Some(self.agent.to_owned());
         for _ in 0..steps {
             let request = ChatRequest {
                 system: self.system.map(str::to_owned),
@@ -96,6 +99,7 @@ impl ToolLoop<'_> {
                     other => other.to_string(),
                 };
                 turn.tool_calls.push(ToolCall {
+                    agent: Some(self.agent.to_owned()),
                     name: call.name,
                     arguments: call.arguments,
                     result: Some(result),

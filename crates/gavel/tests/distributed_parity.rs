@@ -1,5 +1,5 @@
-//! Distributed runs grade exactly like local runs: one suite with pairwise
-//! (against another target of the run), rejudge and paraphrase variants runs
+//! Distributed runs grade exactly like local runs: one suite with pairwise and
+//! select-best (against another target of the run), rejudge and paraphrase variants runs
 //! locally and through `gavel run --distributed` with two `gavel worker`
 //! processes, and every execution's status, score and verdicts match. On a
 //! SQLite file always, on PostgreSQL when `GAVEL_TEST_DATABASE_URL` names a server.
@@ -36,6 +36,7 @@ cases:
     targets: [agent, other]
     checks:
       - {{type: pairwise, against: {{target: other}}}}
+      - {{type: select-best}}
   - id: rejudged
     input: How many bookings do I have?
     criteria: Gives a number.
@@ -184,6 +185,12 @@ async fn local_equals_distributed(local_db: String, distributed_db: String) {
             .iter()
             .any(|v| v.starts_with("pairwise ") && !v.contains(" skipped ")),
         "the pairwise check was graded, not skipped: {pairwise:?}"
+    );
+    assert!(
+        pairwise
+            .iter()
+            .any(|v| v.starts_with("select-best ") && !v.contains(" skipped ")),
+        "the select-best check compared both targets: {pairwise:?}"
     );
 }
 

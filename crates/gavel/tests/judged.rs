@@ -1,4 +1,4 @@
-//! Judges end to end: deterministic checks, `judge`, `rubric` and `pairwise`
+//! Judges end to end: deterministic checks, `judge`, `rubric`, `pairwise` and `select-best`
 //! against a local OpenAI-compatible server; the cache; missing credentials.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -236,4 +236,77 @@ fn without_credentials_judges_are_skipped_with_the_reason_and_code_checks_still_
     strict.push("--strict");
     let out = gavel(dir.path(), &strict, &[]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+}
+
+#[test]
+fn select_best_marks_one_winner_and_reports_the_positions_chosen() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url = &mock.url;
+    let suite_file = dir.path().join("best.yaml");
+    std::fs::write(
+        &suite_file,
+        format!(
+            r#"
+name: best
+judge:
+  model: openai-compatible:judge@{url}/v1
+targets:
+  agent: {{type: chat, model: "openai-compatible:agent@{url}/v1"}}
+  other: {{type: chat, model: "openai-compatible:other@{url}/v1"}}
+cases:
+  - id: best
+    input: What are my listings?
+    repeat: 2
+    checks: [{{type: select-best, criteria: Names the listings.}}]
+"#
+        ),
+    )
+    .unwrap();
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let report = dir.path().join("r.json");
+    let args = [
+        "run",
+        suite_file.to_str().unwrap(),
+        "--db",
+        &db,
+        "--quiet",
+        "-o",
+        report.to_str().unwrap(),
+    ];
+    let out = gavel(dir.path(), &args, &[]);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    // The mock picks the last answer shown: one winner per repeat, the order decides.
+    let mut winners = 0;
+    for d in r["detailed_results"].as_array().unwrap() {
+        for repeat in d["repeats"].as_array().unwrap() {
+            let v = &repeat["verdicts"][0];
+            assert_eq!(v["kind"], "select-best", "{v:#}");
+            if v["status"] == "pass" {
+                winners += 1;
+                assert_eq!(v["evidence"]["position"], 2, "{v:#}");
+            } else {
+                assert_eq!(v["status"], "fail", "{v:#}");
+            }
+        }
+    }
+    assert_eq!(winners, 2, "one winner in each of the 2 repeats");
+    let best = &r["summary"]["select_best"];
+    assert_eq!(best["comparisons"], 2, "{best}");
+    assert_eq!(
+        best["chosen_by_position"],
+        serde_json::json!([0, 2]),
+        "{best}"
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Select-best: 2 comparisons")
+            && stdout.contains("position 1 0 (0%), position 2 2 (100%)"),
+        "{stdout}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "each repeat has a loser: {stdout}"
+    );
 }

@@ -14,7 +14,8 @@
 //! is seen, with 429 and `Retry-After: 0`; `…unstable…` chat models answer 503
 //! the first time instead: faults injected for retry tests. `…echo-key…` models
 //! echo the request's `Authorization` header in their answer (in a judge's
-//! reasoning too), for secret-leak tests.
+//! reasoning too), for secret-leak tests. `…logprobs…` models answer with token
+//! log probabilities when asked (see [`logprobs`]).
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
 //! `mock-openai listening on http://ADDR` once bound. `GET /stats` returns
@@ -24,6 +25,7 @@
 //! time window with it).
 
 mod embeddings;
+mod logprobs;
 mod schema;
 mod tools;
 
@@ -167,6 +169,7 @@ async fn complete(
     };
     let completion_tokens = (content.len() / 4).max(1);
     let prompt_tokens = (prompt_chars / 4).max(1);
+    let logprobs = logprobs::of(&request, content);
     let answer = json!({
         "id": "chatcmpl-mock",
         "object": "chat.completion",
@@ -175,6 +178,7 @@ async fn complete(
         "choices": [{
             "index": 0,
             "message": message,
+            "logprobs": logprobs,
             "finish_reason": finish
         }],
         "usage": {

@@ -41,6 +41,18 @@ fn answers_plain_and_structured_requests_and_counts_them() {
     let structured = post(&addr, "/v1/chat/completions", schema);
     assert!(structured.contains(r#"{\"winner\":\"A\"}"#), "{structured}");
 
+    // A `…logprobs…` model asked for log probabilities: the score digit is a token
+    // of its own, with its alternatives.
+    let scored = r#"{"model":"judge-logprobs","logprobs":true,"top_logprobs":5,"messages":[{"role":"user","content":"judge"}],"response_format":{"type":"json_schema","json_schema":{"name":"v","strict":true,"schema":{"type":"object","properties":{"score":{"type":"integer","minimum":1,"maximum":5}},"required":["score"]}}}}"#;
+    let scored = post(&addr, "/v1/chat/completions", scored);
+    assert!(scored.contains(r#"{\"score\":5}"#), "{scored}");
+    assert!(
+        scored.contains(r#"{"token":"5","logprob":-0.3566"#)
+            && scored.contains(r#""top_logprobs":[{"token":"5""#),
+        "{scored}"
+    );
+    assert!(scored.contains(r#"{"token":"3","logprob":"#), "{scored}");
+
     let bad = post(&addr, "/v1/chat/completions", "not json");
     assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
 
@@ -52,7 +64,7 @@ fn answers_plain_and_structured_requests_and_counts_them() {
     .unwrap();
     let mut stats = String::new();
     s.read_to_string(&mut stats).unwrap();
-    assert!(stats.ends_with(r#"{"requests":2}"#), "{stats}");
+    assert!(stats.ends_with(r#"{"requests":3}"#), "{stats}");
     child.kill().unwrap();
     child.wait().unwrap();
 }

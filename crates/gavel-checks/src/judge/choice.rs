@@ -121,6 +121,7 @@ pub(crate) async fn choose(
         })?;
     let names: Vec<&str> = options.iter().map(|o| o.name.as_str()).collect();
     let question = Question {
+        top_logprobs: None,
         model: material.model.as_deref(),
         template,
         prompt,

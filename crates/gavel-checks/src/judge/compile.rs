@@ -9,8 +9,8 @@ use gavel_core::{Case, CheckSpec, CriteriaJudge, JudgeSettings, Scale, Verdict};
 use serde_json::Value;
 
 use super::{
-    JudgeTemplate, Material, PairwiseSpec, PointwiseJudge, RubricJudge, TemplateKind,
-    answer::check_score,
+    JudgeTemplate, Material, PairwiseSpec, PointwiseJudge, RubricJudge, SelectBestSpec,
+    TemplateKind, answer::check_score,
 };
 use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
@@ -66,6 +66,7 @@ impl AwaitedCheck for TurnJudge {
 pub(crate) enum Compiled {
     Turn(TurnJudge),
     Pairwise(PairwiseSpec),
+    SelectBest(SelectBestSpec),
 }
 
 /// The judge templates in use: built in, or read from the suite's overrides.
@@ -116,7 +117,7 @@ impl Templates {
                 TemplateKind::Choice => t.choice = template,
                 TemplateKind::Step => t.step = template,
                 TemplateKind::Extract => t.extract = template,
-                TemplateKind::GEvalSteps | TemplateKind::Metric(_) => {
+                TemplateKind::SelectBest | TemplateKind::GEvalSteps | TemplateKind::Metric(_) => {
                     t.metrics.insert(kind, template);
                 }
             }
@@ -475,6 +476,22 @@ impl<'a> Env<'a> {
                     round: level.round,
                     template: self.templates.pairwise.clone(),
                     biased_ties_pass: *biased_ties_pass,
+                }))
+            }
+            CheckSpec::SelectBest {
+                criteria: own,
+                among,
+                model,
+            } => {
+                check_model(model.as_ref())?;
+                Ok(Compiled::SelectBest(SelectBestSpec {
+                    among: *among,
+                    criteria: non_empty(own.as_ref())
+                        .or(level.criteria.as_ref().map(|(c, _)| *c))
+                        .map(str::to_owned),
+                    model: model.clone(),
+                    round: level.round,
+                    template: self.templates.metric(TemplateKind::SelectBest),
                 }))
             }
             other => match other.metric() {

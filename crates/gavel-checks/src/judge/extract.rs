@@ -43,6 +43,7 @@ pub(crate) async fn extract(
     record.insert("extracted_by".into(), json!("judge"));
     let prompt = head.render(template, material.vars(judged), &base, 0.0)?;
     let question = Question {
+        top_logprobs: None,
         model: material.model.as_deref(),
         template,
         prompt,

@@ -1,6 +1,9 @@
 //! Metric checks graded by a judge, each with its own shipped, overridable
 //! template: G-Eval, factuality, closed-QA, answer relevance, the RAG trio
-//! (context recall, context relevance, faithfulness) and summarization.
+//! (context recall, context relevance, faithfulness), summarization, and seed
+//! 003's conversation metrics (task completion, conversation completeness, turn
+//! relevancy, context retention, role adherence), which read every turn of the
+//! conversation with the agent that gave it.
 //!
 //! Every metric scores 0-1. The claim-by-claim metrics list what the judge checked
 //! (each statement, claim or chunk with its verdict and reason) in the evidence and
@@ -9,16 +12,16 @@
 //! infrastructure or application failure → `error`.
 
 use gavel_core::CheckKind;
-use gavel_core::{Metric, MetricSpec, Status, Verdict};
+use gavel_core::{Metric, MetricSpec, Status, Turn, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::answer::{self, status_schema};
 use super::compile::{Env, Level, check_model, field};
-use super::prompt::{JudgeTemplate, TemplateKind, fence};
+use super::prompt::{JudgeTemplate, TemplateKind, fence, neutralise};
 use super::{Calls, Material, Question, ask};
 use crate::error::FieldError;
 use crate::finding::VerdictHead;
-use crate::names::quoted_list;
+use crate::names::{quoted_list, truncate};
 use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
 
@@ -26,6 +29,11 @@ use crate::subject::Judged;
 const DEFAULT_THRESHOLD: f64 = 0.5;
 /// Retrieved chunks a RAG metric shows the judge at most.
 const MAX_CHUNKS: usize = 50;
+/// Alternatives per answer token whose probabilities G-Eval asks for: enough to
+/// hold every score 1-5.
+const GEVAL_TOP_LOGPROBS: u8 = 5;
+/// Characters of an agent's name shown to the judge.
+const AGENT_CHARS: usize = 64;
 /// Factuality categories that pass by default (D, a disagreement, fails).
 const FACTUALITY_PASS: [&str; 4] = ["A", "B", "C", "E"];
 /// What each factuality category means.
@@ -52,6 +60,28 @@ pub(crate) struct MetricJudge {
     pass_categories: Vec<String>,
     /// G-Eval: the template that writes the evaluation steps.
     steps_template: Option<JudgeTemplate>,
+    /// Role adherence: each agent's role, by agent name.
+    roles: Vec<(String, String)>,
+}
+
+/// Whether a metric reads every turn of the conversation (`turns` in its template).
+fn reads_conversation(metric: Metric) -> bool {
+    matches!(
+        metric,
+        Metric::TaskCompletion
+            | Metric::ConversationCompleteness
+            | Metric::TurnRelevancy
+            | Metric::ContextRetention
+            | Metric::RoleAdherence
+    )
+}
+
+/// Whether a metric's judge gives one item per turn of the conversation.
+fn per_turn(metric: Metric) -> bool {
+    matches!(
+        metric,
+        Metric::TurnRelevancy | Metric::ContextRetention | Metric::RoleAdherence
+    )
 }
 
 impl MetricJudge {
@@ -116,6 +146,23 @@ impl MetricJudge {
             }
             (None, _) => FACTUALITY_PASS.iter().map(|c| (*c).to_owned()).collect(),
         };
+        let roles = match (metric, spec.roles.is_empty()) {
+            (Metric::RoleAdherence, true) => {
+                return Err(needs("`roles`: each agent's role, by agent name"));
+            }
+            (Metric::RoleAdherence, false) => spec
+                .roles
+                .iter()
+                .map(|(agent, role)| (agent.clone(), role.clone()))
+                .collect(),
+            (_, false) => {
+                return Err(FieldError::new(
+                    field(at, "roles"),
+                    "only role-adherence has roles",
+                ));
+            }
+            (_, true) => Vec::new(),
+        };
         let template = env.templates.metric(TemplateKind::Metric(metric));
         let material = env.material(criteria, reference, level, spec.model.as_ref(), &template);
         Ok(MetricJudge {
@@ -126,6 +173,7 @@ impl MetricJudge {
             pass_categories,
             steps_template: (metric == Metric::GEval)
                 .then(|| env.templates.metric(TemplateKind::GEvalSteps)),
+            roles,
         })
     }
 
@@ -137,6 +185,11 @@ impl MetricJudge {
     /// Display name: `g-eval "<criteria>"`, or the metric's name.
     pub(crate) fn name(&self) -> String {
         match self.metric {
+            Metric::TaskCompletion if !self.material.criteria.trim().is_empty() => format!(
+                "{} {}",
+                self.kind(),
+                quoted_list(std::slice::from_ref(&self.material.criteria))
+            ),
             Metric::GEval | Metric::ClosedQa => format!(
                 "{} {}",
                 self.kind(),
@@ -166,6 +219,18 @@ impl MetricJudge {
                 .collect::<Vec<_>>()
                 .into(),
         );
+        let turns: Vec<&Turn> = judged.history.iter().chain([judged.turn]).collect();
+        if reads_conversation(self.metric) {
+            vars.insert("turns".into(), conversation(&turns));
+            vars.insert(
+                "roles".into(),
+                self.roles
+                    .iter()
+                    .map(|(agent, role)| json!({"agent": neutralise(agent), "role": neutralise(role)}))
+                    .collect::<Vec<_>>()
+                    .into(),
+            );
+        }
         if let Some(steps_template) = &self.steps_template {
             match self.steps(head, steps_template, &evidence, rt).await {
                 Ok((steps, calls)) => {
@@ -183,14 +248,20 @@ impl MetricJudge {
             Err(v) => return *v,
         };
         let question = Question {
+            // G-Eval weighs each score by its probability where the provider says.
+            top_logprobs: (self.metric == Metric::GEval).then_some(GEVAL_TOP_LOGPROBS),
             model: self.material.model.as_deref(),
             template,
             prompt,
             schema_name: "metric_verdict",
             schema: schema(self.metric),
         };
-        let chunks = self.retrieved.len();
-        let (result, calls) = ask(rt, question, |v| read(self.metric, v, chunks)).await;
+        let items = match self.metric {
+            Metric::ContextRelevance => Some((self.retrieved.len(), "chunk")),
+            m if per_turn(m) => Some((turns.len(), "turn")),
+            _ => None,
+        };
+        let (result, calls) = ask(rt, question, |v| read(self.metric, v, items)).await;
         spent.add(&calls);
         spent.raw = calls.raw.clone();
         spent.problems = calls.problems.clone();
@@ -207,7 +278,11 @@ impl MetricJudge {
                 .with_evidence(Value::Object(evidence))
             }
             Ok(Reading::Graded(graded)) => {
-                let (score, pass, reason) = self.grade(&graded, &mut evidence);
+                let weighted = calls
+                    .raw
+                    .as_deref()
+                    .and_then(|raw| super::geval::weighted_score(raw, &calls.logprobs));
+                let (score, pass, reason) = self.grade(&graded, weighted, &mut evidence);
                 spent.evidence(template, &mut evidence);
                 head.verdict(if pass { Status::Pass } else { Status::Fail }, reason)
                     .with_score(score, None)
@@ -235,6 +310,7 @@ impl MetricJudge {
         );
         let prompt = head.render(template, vars, evidence, self.threshold)?;
         let question = Question {
+            top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,
@@ -280,19 +356,53 @@ impl MetricJudge {
 
     /// The score, whether it passes and the reason, with what the judge found
     /// added to the evidence.
-    fn grade(&self, graded: &Graded, evidence: &mut Map<String, Value>) -> (f64, bool, String) {
+    fn grade(
+        &self,
+        graded: &Graded,
+        weighted: Option<super::geval::Weighted>,
+        evidence: &mut Map<String, Value>,
+    ) -> (f64, bool, String) {
         let threshold = self.threshold;
         match graded {
+            Graded::Score { reasoning, score } if self.metric == Metric::GEval => {
+                evidence.insert("score".into(), json!(score));
+                let (used, how) = match weighted {
+                    Some(w) => {
+                        evidence.insert("score_source".into(), json!("logprobs"));
+                        evidence.insert("score_probabilities".into(), json!(w.probabilities));
+                        (
+                            w.score,
+                            format!(
+                                "{:.2}/5, weighted by the score tokens' probabilities; sampled {score}",
+                                w.score
+                            ),
+                        )
+                    }
+                    None => {
+                        evidence.insert("score_source".into(), json!("sampled"));
+                        (
+                            *score,
+                            format!(
+                                "{score}/5 (sampled score; the provider returned no token probabilities)"
+                            ),
+                        )
+                    }
+                };
+                let normalised = (used - 1.0) / 4.0;
+                (
+                    normalised,
+                    normalised >= threshold,
+                    format!("{how}: {reasoning}"),
+                )
+            }
             Graded::Score { reasoning, score } => {
                 let normalised = (score - 1.0) / 4.0;
                 evidence.insert("score".into(), json!(score));
-                // gavel-models returns no token logprobs yet: the sampled score is used.
-                evidence.insert("score_source".into(), json!("sampled"));
-                let pass = normalised >= threshold;
-                let reason = format!(
-                    "{score}/5 (sampled score; the provider returned no token probabilities): {reasoning}"
-                );
-                (normalised, pass, reason)
+                (
+                    normalised,
+                    normalised >= threshold,
+                    format!("{score}/5: {reasoning}"),
+                )
             }
             Graded::Category {
                 reasoning,
@@ -342,6 +452,24 @@ impl MetricJudge {
             }
         }
     }
+}
+
+/// The conversation's turns for the template: number, agent, input and output,
+/// the texts fenced and shortened as history is.
+fn conversation(turns: &[&Turn]) -> Value {
+    turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            json!({
+                "number": i + 1,
+                "agent": t.agent.as_deref().map(|a| neutralise(&truncate(a, AGENT_CHARS))),
+                "input": fence("turn_input", &truncate(&t.input, super::HISTORY_CHARS)),
+                "output": fence("turn_output", &truncate(&t.output, super::HISTORY_CHARS)),
+            })
+        })
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// The retrieved context as chunks: a string is one chunk, a list of strings many.
@@ -444,7 +572,7 @@ fn schema(metric: Metric) -> Value {
         })
     };
     match metric {
-        Metric::GEval => graded(
+        Metric::GEval | Metric::TaskCompletion => graded(
             "score",
             json!({ "type": "integer", "minimum": 1, "maximum": 5 }),
         ),
@@ -481,15 +609,16 @@ fn schema(metric: Metric) -> Value {
     }
 }
 
-/// Reads a schema-valid answer; `chunks` is how many retrieved chunks there are.
-fn read(metric: Metric, value: &Value, chunks: usize) -> Result<Reading, String> {
+/// Reads a schema-valid answer; `items` is how many items it must give and of
+/// what (one per retrieved chunk, or per turn), when the metric says.
+fn read(metric: Metric, value: &Value, items: Option<(usize, &str)>) -> Result<Reading, String> {
     let reasoning = answer::text(value, "reasoning");
     if let Some(flag) = answer::flag(value) {
         return Ok(Reading::Flagged { flag, reasoning });
     }
     let missing = |key: &str| format!("status \"ok\" needs a `{key}`");
     let graded = match metric {
-        Metric::GEval => Graded::Score {
+        Metric::GEval | Metric::TaskCompletion => Graded::Score {
             score: value["score"].as_f64().ok_or_else(|| missing("score"))?,
             reasoning,
         },
@@ -505,9 +634,10 @@ fn read(metric: Metric, value: &Value, chunks: usize) -> Result<Reading, String>
             reasoning,
         },
         _ => {
+            let expected = items;
             let mut out = Vec::new();
             for name in lists(metric) {
-                let items: Vec<Item> = value[*name]
+                let judged: Vec<Item> = value[*name]
                     .as_array()
                     .map(|a| {
                         a.iter()
@@ -519,13 +649,15 @@ fn read(metric: Metric, value: &Value, chunks: usize) -> Result<Reading, String>
                             .collect()
                     })
                     .unwrap_or_default();
-                if metric == Metric::ContextRelevance && items.len() != chunks {
+                if let Some((count, what)) = expected
+                    && judged.len() != count
+                {
                     return Err(format!(
-                        "it rules on {} chunks; there are {chunks}: give one item per chunk",
-                        items.len()
+                        "it rules on {} {what}s; there are {count}: give one item per {what}",
+                        judged.len()
                     ));
                 }
-                out.push((*name, items));
+                out.push((*name, judged));
             }
             Graded::Items(out)
         }
@@ -540,6 +672,10 @@ fn summarise(metric: Metric, label: &str, items: &[Item]) -> (f64, String) {
         (Metric::ContextRecall, _) => ("reference claims", "supported by the retrieved context"),
         (Metric::ContextRelevance, _) => ("retrieved chunks", "relevant to the question"),
         (Metric::ContextFaithfulness, _) => ("claims", "supported by the retrieved context"),
+        (Metric::ConversationCompleteness, _) => ("user intentions", "satisfied"),
+        (Metric::TurnRelevancy, _) => ("agent answers", "relevant to the conversation"),
+        (Metric::ContextRetention, _) => ("agent answers", "keeping what the user said earlier"),
+        (Metric::RoleAdherence, _) => ("agent answers", "in their agent's role"),
         (_, "key_points") => ("key points of the source", "covered"),
         _ => ("claims of the summary", "supported by the source"),
     };
@@ -561,5 +697,7 @@ fn summarise(metric: Metric, label: &str, items: &[Item]) -> (f64, String) {
     (score, text)
 }
 
+#[cfg(test)]
+mod conversation_tests;
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
-//! LLM judges: pointwise `judge`, multi-dimension `rubric` and `pairwise`.
+//! LLM judges: pointwise `judge`, multi-dimension `rubric`, `pairwise` and
+//! `select-best`.
 //!
 //! What every judge shares lives here: the run-time inputs ([`JudgeRuntime`],
 //! [`JudgeModels`]), what a judge shows the model about a turn, and one exchange
@@ -24,11 +25,13 @@ mod answer;
 pub(crate) mod choice;
 pub(crate) mod compile;
 pub(crate) mod extract;
+mod geval;
 pub(crate) mod metric;
 mod pairwise;
 mod pointwise;
 pub(crate) mod prompt;
 mod rubric;
+mod select;
 pub(crate) mod steps;
 
 use gavel_core::{Attempts, Evidence, ModelCalls, ShortCircuit, Status, ToolCall, Turn, Verdict};
@@ -39,6 +42,7 @@ pub use pairwise::{PairwiseInput, PairwiseSpec, pairwise};
 pub(crate) use pointwise::{PointwiseJudge, number};
 pub use prompt::{JudgeTemplate, TemplateKind};
 pub(crate) use rubric::RubricJudge;
+pub use select::{Candidate, SelectBestInput, SelectBestSpec, select_best};
 
 use crate::finding::{VerdictHead, merge};
 use crate::names::truncate;
@@ -132,7 +136,8 @@ fn as_text(value: &Value) -> String {
 }
 
 /// `user: …` / `assistant: …` lines, fenced; null when there is no history. A
-/// follow-up shows as the user answering the assistant's question.
+/// follow-up shows as the user answering the assistant's question; a turn whose
+/// target named the agent shows `assistant (agent): …`.
 fn history(turns: &[Turn]) -> Value {
     if turns.is_empty() {
         return Value::Null;
@@ -150,7 +155,13 @@ fn history(turns: &[Turn]) -> Value {
                     },
                     truncate(&t.input, HISTORY_CHARS)
                 ),
-                format!("assistant: {}", truncate(&t.output, HISTORY_CHARS)),
+                match &t.agent {
+                    Some(agent) => format!(
+                        "assistant ({agent}): {}",
+                        truncate(&t.output, HISTORY_CHARS)
+                    ),
+                    None => format!("assistant: {}", truncate(&t.output, HISTORY_CHARS)),
+                },
             ]
         })
         .collect();
@@ -166,13 +177,18 @@ fn tools_called(calls: &[&ToolCall]) -> Value {
     fence("tools_called", &lines.join("\n")).into()
 }
 
-/// `name(arguments) -> result`, arguments and result shortened, unfenced.
+/// `name(arguments) -> result` (`[agent] name(…)` when the call names its agent),
+/// arguments and result shortened, unfenced.
 pub(crate) fn tool_line(call: &ToolCall) -> String {
-    let mut line = format!(
+    let mut line = match &call.agent {
+        Some(agent) => format!("[{agent}] "),
+        None => String::new(),
+    };
+    line.push_str(&format!(
         "{}({})",
         call.name,
         truncate(&call.arguments.to_string(), TOOL_CHARS)
-    );
+    ));
     if let Some(result) = &call.result {
         line.push_str(" -> ");
         line.push_str(&truncate(&as_text(result), TOOL_CHARS));
@@ -191,6 +207,8 @@ pub(crate) struct Question<'a> {
     /// The answer schema's name and the schema.
     pub(crate) schema_name: &'static str,
     pub(crate) schema: Value,
+    /// Alternatives per answer token whose log probabilities to ask for (G-Eval).
+    pub(crate) top_logprobs: Option<u8>,
 }
 
 /// What one judge's model calls returned and cost.
@@ -212,6 +230,8 @@ pub(crate) struct Calls {
     pub(crate) raw: Option<String>,
     /// Why each rejected answer was rejected.
     pub(crate) problems: Vec<String>,
+    /// The accepted answer's token log probabilities, when asked for and returned.
+    pub(crate) logprobs: Vec<gavel_models::TokenLogprob>,
 }
 
 impl Calls {
@@ -406,6 +426,7 @@ pub(crate) async fn ask<T>(
         }),
         sample: rt.sample,
         template_hash: Some(hash.clone()),
+        top_logprobs: question.top_logprobs,
         ..ChatRequest::default()
     };
     let schema = first
@@ -436,6 +457,7 @@ pub(crate) async fn ask<T>(
         let mut problem = match verdict {
             Ok(accepted) => {
                 calls.raw = Some(response.text);
+                calls.logprobs = response.logprobs;
                 return (Ok(accepted), calls);
             }
             Err(problem) => problem,

@@ -174,6 +174,7 @@ pub async fn pairwise(
         }
     };
     let question = |prompt| Question {
+        top_logprobs: None,
         model: spec.model.as_deref(),
         template,
         prompt,

@@ -181,6 +181,7 @@ impl PointwiseJudge {
             Err(v) => return *v,
         };
         let question = Question {
+            top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,

@@ -25,6 +25,8 @@ pub enum TemplateKind {
     Rubric,
     /// `pairwise` comparison (`templates/pairwise.j2`).
     Pairwise,
+    /// `select-best`: the best of several answers (`templates/select-best.j2`).
+    SelectBest,
     /// A question answered by picking options or writing text: the `reactive`
     /// router, `dag` nodes and the `branch-isolation` judge (`templates/choice.j2`).
     Choice,
@@ -51,8 +53,10 @@ impl TemplateKind {
         TemplateKind::Extract,
     ];
 
-    /// The metric checks' templates, overridable like the others.
-    pub const METRICS: [TemplateKind; 9] = [
+    /// The templates of the metric checks and `select-best`, overridable like the
+    /// others (a calibration's fingerprint covers [`ALL`](Self::ALL) only).
+    pub const METRICS: [TemplateKind; 15] = [
+        TemplateKind::SelectBest,
         TemplateKind::GEvalSteps,
         TemplateKind::Metric(Metric::GEval),
         TemplateKind::Metric(Metric::Factuality),
@@ -62,6 +66,11 @@ impl TemplateKind {
         TemplateKind::Metric(Metric::ContextRelevance),
         TemplateKind::Metric(Metric::ContextFaithfulness),
         TemplateKind::Metric(Metric::Summarization),
+        TemplateKind::Metric(Metric::TaskCompletion),
+        TemplateKind::Metric(Metric::ConversationCompleteness),
+        TemplateKind::Metric(Metric::TurnRelevancy),
+        TemplateKind::Metric(Metric::ContextRetention),
+        TemplateKind::Metric(Metric::RoleAdherence),
     ];
 
     /// The key in `judge.templates`.
@@ -70,6 +79,7 @@ impl TemplateKind {
             TemplateKind::Judge => "judge",
             TemplateKind::Rubric => "rubric",
             TemplateKind::Pairwise => "pairwise",
+            TemplateKind::SelectBest => "select-best",
             TemplateKind::Choice => "choice",
             TemplateKind::Step => "step",
             TemplateKind::Extract => "extract",
@@ -91,6 +101,7 @@ impl TemplateKind {
             TemplateKind::Judge => include_str!("../../templates/judge.j2"),
             TemplateKind::Rubric => include_str!("../../templates/rubric.j2"),
             TemplateKind::Pairwise => include_str!("../../templates/pairwise.j2"),
+            TemplateKind::SelectBest => include_str!("../../templates/select-best.j2"),
             TemplateKind::Choice => include_str!("../../templates/choice.j2"),
             TemplateKind::Step => include_str!("../../templates/step.j2"),
             TemplateKind::Extract => include_str!("../../templates/extract.j2"),
@@ -110,6 +121,17 @@ impl TemplateKind {
                     include_str!("../../templates/metrics/context-faithfulness.j2")
                 }
                 Metric::Summarization => include_str!("../../templates/metrics/summarization.j2"),
+                Metric::TaskCompletion => {
+                    include_str!("../../templates/metrics/task-completion.j2")
+                }
+                Metric::ConversationCompleteness => {
+                    include_str!("../../templates/metrics/conversation-completeness.j2")
+                }
+                Metric::TurnRelevancy => include_str!("../../templates/metrics/turn-relevancy.j2"),
+                Metric::ContextRetention => {
+                    include_str!("../../templates/metrics/context-retention.j2")
+                }
+                Metric::RoleAdherence => include_str!("../../templates/metrics/role-adherence.j2"),
             },
         }
     }
@@ -303,6 +325,14 @@ fn sample_vars(kind: TemplateKind) -> Value {
             "answer_a": f("answer_a"),
             "answer_b": f("answer_b"),
         }),
+        TemplateKind::SelectBest => json!({
+            "criteria": "sample",
+            "input": f("user_input"),
+            "answers": [
+                {"number": 1, "input": f("user_input"), "answer": f("answer_1")},
+                {"number": 2, "input": null, "answer": f("answer_2")},
+            ],
+        }),
         TemplateKind::Choice => json!({
             "criteria": "sample",
             "mode": "many",
@@ -359,6 +389,9 @@ fn sample_vars(kind: TemplateKind) -> Value {
             "context": f("context"),
             "reference": f("reference"),
             "retrieved_context": [f("retrieved_context")],
+            "tools_called": f("tools_called"),
+            "turns": [{"number": 1, "agent": "billing", "input": f("turn_input"), "output": f("turn_output")}],
+            "roles": [{"agent": "billing", "role": "sample"}],
         }),
     }
 }

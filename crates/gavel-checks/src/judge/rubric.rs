@@ -145,6 +145,7 @@ impl RubricJudge {
             Err(v) => return *v,
         };
         let question = Question {
+            top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,

@@ -398,6 +398,7 @@ impl StepJudge {
             }
         };
         let question = Question {
+            top_logprobs: None,
             model: self.material.model.as_deref(),
             template,
             prompt,

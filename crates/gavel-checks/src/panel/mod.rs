@@ -266,9 +266,10 @@ fn pointwise(
     };
     match env.explicit(&judge, at, level)? {
         crate::judge::compile::Compiled::Turn(j) => Ok(j),
-        crate::judge::compile::Compiled::Pairwise(_) => Err(FieldError::new(
+        crate::judge::compile::Compiled::Pairwise(_)
+        | crate::judge::compile::Compiled::SelectBest(_) => Err(FieldError::new(
             at,
-            "internal error: a panel judge compiled to pairwise",
+            "internal error: a panel judge compiled to a comparison",
         )),
     }
 }

@@ -119,9 +119,9 @@ impl Procedural {
         if let CheckSpec::Judge { .. } | CheckSpec::Rubric { .. } = check {
             return match env.explicit(check, at, level)? {
                 Compiled::Turn(j) => Ok(StageRun::Judge(Box::new(j))),
-                Compiled::Pairwise(_) => Err(FieldError::new(
+                Compiled::Pairwise(_) | Compiled::SelectBest(_) => Err(FieldError::new(
                     at,
-                    "internal error: a stage judge compiled to pairwise",
+                    "internal error: a stage judge compiled to a comparison",
                 )),
             };
         }

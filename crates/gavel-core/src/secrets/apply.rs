@@ -106,6 +106,7 @@ mod tests {
                     output: format!("echo {c}"),
                     response: Some(json!({"headers": {"authorization": c}})),
                     tool_calls: vec![ToolCall {
+                        agent: None,
                         name: "t".into(),
                         arguments: json!({"k": c}),
                         result: Some(json!([c])),

@@ -33,6 +33,7 @@ pub fn cache_key(model: &ModelId, request: &ChatRequest) -> String {
         tools,
         sample,
         template_hash,
+        top_logprobs,
     } = request;
     let material = Material {
         v: KEY_VERSION,
@@ -45,6 +46,7 @@ pub fn cache_key(model: &ModelId, request: &ChatRequest) -> String {
         tools: tools.iter().map(Tool).collect(),
         sample: *sample,
         template_hash,
+        top_logprobs,
     };
     // Written out whole, then hashed in one pass: fed to the hasher piece by
     // piece, the serializer's many small writes each paid the hasher's overhead.
@@ -69,6 +71,9 @@ struct Material<'a> {
     tools: Vec<Tool<'a>>,
     sample: u32,
     template_hash: &'a Option<String>,
+    /// Left out when not asked for, so keys of requests without it are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_logprobs: &'a Option<u8>,
 }
 
 /// A JSON value with the keys of every object in sorted order (serde_json keeps

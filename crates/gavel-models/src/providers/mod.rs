@@ -16,6 +16,7 @@
 mod classify;
 mod config;
 mod embed;
+mod logprobs;
 mod model;
 
 use std::sync::Arc;

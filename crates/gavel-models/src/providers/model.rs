@@ -131,6 +131,12 @@ impl ProviderModel {
                 if !request.tools.is_empty() {
                     chat = chat.with_tools(request.tools.iter().map(genai_tool));
                 }
+                if let Some(fields) = request
+                    .top_logprobs
+                    .and_then(|top| super::logprobs::request(self.id.provider, &self.id.model, top))
+                {
+                    options = options.with_extra_body(fields);
+                }
             }
             // genai turns some tool names into the provider's server-side tools
             // (Anthropic `web_search`, Gemini `googleSearch`, `codeExecution`…), so a
@@ -176,8 +182,10 @@ impl ProviderModel {
         &self,
         mut response: genai::chat::ChatResponse,
     ) -> Result<ChatResponse, ModelError> {
+        let mut logprobs = Vec::new();
         if let Some(raw) = response.captured_raw_body.take() {
             check_shape(self.id.provider, &raw)?;
+            logprobs = super::logprobs::read(&raw);
         }
         let tool_calls: Vec<ToolCallRequest> = response
             .tool_calls()
@@ -208,6 +216,7 @@ impl ProviderModel {
             latency_ms: 0,
             cached: false,
             finish_reason,
+            logprobs,
             attempts: Default::default(),
         })
     }
@@ -528,6 +537,7 @@ fn openai_lenient(raw: &Value) -> Option<ChatResponse> {
         latency_ms: 0,
         cached: false,
         finish_reason,
+        logprobs: super::logprobs::read(raw),
         attempts: Default::default(),
     })
 }

@@ -36,6 +36,9 @@ struct RecordedTurn {
     /// The agent broke on this turn: graded as `error`.
     #[serde(default)]
     error: Option<String>,
+    /// The agent that answered, in a multi-agent system.
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +61,7 @@ impl RecordedTurn {
             latency_ms: self.latency_ms,
             usage: self.usage,
             stream: self.stream,
+            agent: self.agent,
             failure: self.error.map(|message| TargetFailure {
                 message,
                 transient: false,
@@ -142,7 +146,7 @@ mod tests {
     #[test]
     fn turn_lines_and_conversation_lines_group_by_id_in_file_order() {
         let text = r#"{"conversation_id": "a", "input": "Hi", "output": "Hello", "latency_ms": 12}
-{"id": "b", "session_id": "s-b", "turns": [{"input": "Weather?", "output": "Sunny", "tool_calls": [{"name": "weather", "arguments": {"city": "Oslo"}, "result": {"sky": "sun"}}]}]}
+{"id": "b", "session_id": "s-b", "turns": [{"input": "Weather?", "output": "Sunny", "agent": "forecaster", "tool_calls": [{"name": "weather", "arguments": {"city": "Oslo"}, "result": {"sky": "sun"}, "agent": "router"}]}]}
 
 {"session_id": "a", "input": "Bye", "output": "Bye", "error": "agent crashed"}
 "#;
@@ -160,6 +164,10 @@ mod tests {
         let b = &got["b"];
         assert_eq!(b.session_id, "s-b");
         assert_eq!(b.turns[0].tool_calls[0].arguments["city"], "Oslo");
+        // Multi-agent recordings name the agent of each turn and tool call.
+        assert_eq!(b.turns[0].agent.as_deref(), Some("forecaster"));
+        assert_eq!(b.turns[0].tool_calls[0].agent.as_deref(), Some("router"));
+        assert_eq!(a.turns[0].agent, None);
     }
 
     #[test]

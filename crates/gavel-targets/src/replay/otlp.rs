@@ -25,6 +25,8 @@ use serde_json::{Map, Value};
 use super::RecordingError;
 
 const OPERATION: &str = "gen_ai.operation.name";
+/// The attribute naming the agent of an `invoke_agent` (or tool) span.
+const AGENT: &str = "gen_ai.agent.name";
 
 /// One span, its attributes as plain JSON values.
 struct Span {
@@ -294,10 +296,22 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
             .collect();
         let (key, session) = conversation(&spans, i, &up);
         let s = &spans[i];
+        // A tool call's agent: its own span's, else the nearest agent span's above it.
+        let agent_of = |d: usize| {
+            spans[d]
+                .text(AGENT)
+                .or_else(|| {
+                    ancestors(d)
+                        .into_iter()
+                        .filter(|&a| is(a, "invoke_agent"))
+                        .find_map(|a| spans[a].text(AGENT))
+                })
+                .map(str::to_owned)
+        };
         let tools = below
             .iter()
             .filter(|&&d| is(d, "execute_tool"))
-            .map(|&d| tool_call(&spans[d]))
+            .map(|&d| tool_call(&spans[d], agent_of(d)))
             .collect();
         let turn = Turn {
             input: input(s)
@@ -307,6 +321,7 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
                 .or_else(|| chats.last().and_then(|c| output(c)))
                 .unwrap_or_default(),
             tool_calls: tools,
+            agent: s.text(AGENT).map(str::to_owned),
             latency_ms: s.end.saturating_sub(s.start) / 1_000_000,
             usage: usage(s).or_else(|| {
                 chats.iter().filter_map(|c| usage(c)).reduce(|mut a, b| {
@@ -363,8 +378,9 @@ fn json_text(v: &Value) -> Value {
     }
 }
 
-fn tool_call(s: &Span) -> ToolCall {
+fn tool_call(s: &Span, agent: Option<String>) -> ToolCall {
     ToolCall {
+        agent,
         name: s
             .text("gen_ai.tool.name")
             .map(str::to_owned)

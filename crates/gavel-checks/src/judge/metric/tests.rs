@@ -41,7 +41,7 @@ async fn broken(body: &str) -> Verdict {
         .remove(0)
 }
 
-fn compile_err(body: &str) -> String {
+pub(super) fn compile_err(body: &str) -> String {
     match crate::compile(&case(body), &JudgeSettings::default()) {
         Ok(plan) => panic!("expected a compile error, got {plan:?}"),
         Err(e) => e.to_string(),
@@ -49,7 +49,7 @@ fn compile_err(body: &str) -> String {
 }
 
 /// Skipped without a model, an error when the model breaks or the judge flags the output.
-async fn skips_and_errors(body: &str, flagged: &[&str]) {
+pub(super) async fn skips_and_errors(body: &str, flagged: &[&str]) {
     let v = unjudged(body).await;
     assert_eq!(v.status, Status::Skipped, "{}", v.reason);
     assert!(v.reason.starts_with("no judge model"), "{}", v.reason);
@@ -135,6 +135,61 @@ async fn g_eval_generates_steps_then_scores() {
     let v = graded(body, "x", &["not json", "still not", "nope"]).await;
     assert_eq!(v.status, Status::Error);
     assert_eq!(v.evidence.to_json()["stage"], "evaluation steps");
+}
+
+#[tokio::test]
+async fn g_eval_weighs_the_score_by_its_token_probabilities_when_given() {
+    use gavel_models::{TokenLogprob, TopLogprob};
+    let body = "input: q
+criteria: Names the cheapest listing
+checks: [{type: g-eval}]
+";
+    let text = r#"{"status":"ok","reasoning":"close","score":4}"#;
+    let token = |t: &str, top: &[(&str, f64)]| TokenLogprob {
+        token: t.to_owned(),
+        logprob: 0.0,
+        top: top
+            .iter()
+            .map(|(t, p)| TopLogprob {
+                token: (*t).to_owned(),
+                logprob: p.ln(),
+            })
+            .collect(),
+    };
+    let (before, after) = text.split_at(text.rfind('4').unwrap());
+    let mut scored = reply(text).unwrap();
+    scored.logprobs = vec![
+        token(before, &[]),
+        token("4", &[("4", 0.5), ("5", 0.25), ("3", 0.25)]),
+        token(&after[1..], &[]),
+    ];
+    let plan = crate::compile(&case(body), &JudgeSettings::default()).unwrap();
+    let model = Scripted::new([reply(STEPS), Ok(scored)]);
+    let models = Models::new(model.clone());
+    let v = plan
+        .run(&transcript(vec![turn(0, "x")]), &models.runtime())
+        .await
+        .remove(0);
+    assert_eq!(v.status, Status::Pass, "{}", v.reason);
+    // 0.5·4 + 0.25·5 + 0.25·3 = 4 on 1-5 → 0.75.
+    assert!((v.score.unwrap() - 0.75).abs() < 1e-9, "{:?}", v.score);
+    assert_eq!(v.evidence.to_json()["score_source"], "logprobs");
+    let p5 = v.evidence.to_json()["score_probabilities"]["5"]
+        .as_f64()
+        .unwrap();
+    assert!((p5 - 0.25).abs() < 1e-9, "{p5}");
+    assert!(
+        v.reason
+            .starts_with("4.00/5, weighted by the score tokens' probabilities; sampled 4"),
+        "{}",
+        v.reason
+    );
+    // The scoring call asked for them; the steps call did not.
+    let requests = model.requests();
+    assert_eq!(
+        (requests[0].top_logprobs, requests[1].top_logprobs),
+        (None, Some(5))
+    );
 }
 
 #[tokio::test]
@@ -228,7 +283,7 @@ async fn closed_qa_is_yes_or_no() {
     assert!(e.contains("closed-qa needs `criteria`"), "{e}");
 }
 
-fn items(verdicts: &[(&str, &str)]) -> String {
+pub(super) fn items(verdicts: &[(&str, &str)]) -> String {
     let items: Vec<_> = verdicts
         .iter()
         .map(|(text, v)| json!({"text": text, "reason": "because", "verdict": v}))
@@ -236,7 +291,7 @@ fn items(verdicts: &[(&str, &str)]) -> String {
     json!({"status": "ok", "items": items}).to_string()
 }
 
-const FLAGGED_ITEMS: &str = r#"{"status":"[TRANSIENT]","items":[]}"#;
+pub(super) const FLAGGED_ITEMS: &str = r#"{"status":"[TRANSIENT]","items":[]}"#;
 
 #[tokio::test]
 async fn answer_relevance_counts_relevant_statements() {

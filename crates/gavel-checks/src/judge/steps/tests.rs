@@ -10,6 +10,7 @@ use crate::testing::{case, compile, compile_err, run_all, transcript, turn};
 
 fn call(name: &str, result: &str) -> ToolCall {
     ToolCall {
+        agent: None,
         name: name.into(),
         arguments: json!({"q": name}),
         result: Some(json!(result)),
