@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gavel_core::load::SuiteSource;
+use gavel_report::Detail;
 use gavel_models::{CacheMode, ModelId};
 use serde::{Deserialize, Serialize};
 
@@ -154,11 +155,15 @@ pub struct RunConfig {
     pub run_id: Option<uuid::Uuid>,
     /// Finish this stored run instead of starting one (an id, a prefix, `latest`).
     pub resume: Option<String>,
+    /// Which outcomes the finished run's report keeps: [`Detail::Summary`] when
+    /// only its summary is shown (no report file), so a large run's report does
+    /// not hold every execution.
+    pub report: Detail,
 }
 
 impl RunConfig {
     /// A run of `sources` with the defaults: 4 at once, 120 s per execution,
-    /// gate at 80%.
+    /// gate at 80%, a full report.
     pub fn new(sources: Sources) -> RunConfig {
         RunConfig {
             sources,
@@ -169,6 +174,7 @@ impl RunConfig {
             gate: GateConfig::default(),
             run_id: None,
             resume: None,
+            report: Detail::Full,
         }
     }
 }

@@ -296,8 +296,15 @@ impl PreparedRun {
         // models first. A new run's cases, as saved, come out of the plan.
         drop((pool, baselines, suite, embeddings));
         let saved = (!resumed).then(|| plan.into_cases());
-        let report =
-            crate::report::build(&store, &run.id, saved, &config.gate, calibration).await?;
+        let report = crate::report::build(
+            &store,
+            &run.id,
+            saved,
+            &config.gate,
+            calibration,
+            config.report,
+        )
+        .await?;
         let (outcome, error) = match outcome {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(SessionError::Run(e))),

@@ -69,6 +69,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
         gate: args.out.gate.clone(),
         run_id: args.run_id,
         resume: args.resume.clone(),
+        report: gavel::report::Detail::for_outputs(&args.out.outputs),
     };
     let prepared = match PreparedRun::new(store.clone(), config).await {
         Ok(p) => p,
@@ -159,6 +160,7 @@ async fn distributed(
             return Ok(EXIT_INTERRUPTED);
         }
     }
-    let report = gavel_session::report::build(store, &run_id, None, &args.out.gate, None).await?;
+    let detail = gavel::report::Detail::for_outputs(&args.out.outputs);
+    let report = gavel_session::report::build(store, &run_id, None, &args.out.gate, None, detail).await?;
     super::report::emit(&report, &args.out)
 }
