@@ -57,6 +57,13 @@ pub(crate) struct RunArgs {
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let store = args.store.open().await?;
+    let code = run_in(&store, args).await;
+    store.close().await;
+    code
+}
+
+/// `gavel run` on an open store.
+async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8> {
     let config = RunConfig {
         sources: Sources {
             stored: args.suite.clone(),
@@ -98,7 +105,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
                 "warning: the suite's `otel` setting is ignored: --distributed runs are exported with `gavel export otel RUN_ID`"
             );
         }
-        return distributed(prepared, &store, &args).await;
+        return distributed(prepared, store, &args).await;
     }
     let cancel = CancellationToken::new();
     super::watch_ctrl_c(cancel.clone());
