@@ -199,7 +199,8 @@ impl ReportBuilder {
         let transport = Transport::of(std::slice::from_ref(o));
         self.transport.target.add(&transport.target);
         self.transport.judges.add(&transport.judges);
-        self.judges.merge(RequiredJudges::of(std::slice::from_ref(o)));
+        self.judges
+            .merge(RequiredJudges::of(std::slice::from_ref(o)));
         self.execution_ms += o.executions.iter().map(|e| e.duration_ms).sum::<u64>();
         self.recorded += o.executions.len() as u64;
         if let Some(&i) = self.case_positions.get(&o.case_id) {

@@ -1052,7 +1052,14 @@ fn a_summary_report_prints_what_the_full_report_prints() {
     for i in 0..300 {
         let verdicts = vec![contains(Status::Pass), judge(0.9, "fine")];
         let turns = vec![turn("Hi", "hello")];
-        executions.push(exec(&format!("passing-{i}"), "beta", 0, &["bulk"], turns, verdicts));
+        executions.push(exec(
+            &format!("passing-{i}"),
+            "beta",
+            0,
+            &["bulk"],
+            turns,
+            verdicts,
+        ));
     }
     let mut snapshot = cases();
     let unrun: Case = serde_json::from_value(json!({"id": "never", "input": "hi"})).unwrap();

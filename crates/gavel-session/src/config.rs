@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gavel_core::load::SuiteSource;
-use gavel_report::Detail;
 use gavel_models::{CacheMode, ModelId};
+use gavel_report::Detail;
 use serde::{Deserialize, Serialize};
 
 /// Where a run's cases come from.

@@ -116,7 +116,11 @@ mod tests {
             assert!(!side(suffix).exists(), "closed.db{suffix} is left");
         }
         let again = Store::open(&format!("sqlite://{}", path.display())).await?;
-        assert_eq!(again.executions(&run.id).await?.len(), 1, "the WAL was checkpointed");
+        assert_eq!(
+            again.executions(&run.id).await?.len(),
+            1,
+            "the WAL was checkpointed"
+        );
         Ok(())
     }
 

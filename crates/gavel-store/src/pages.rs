@@ -7,8 +7,8 @@ use gavel_core::Execution;
 use sqlx::AssertSqlSafe;
 
 use crate::read::{
-    Assembly, Ordered, SELECT_CASE_ORDER, execution_head, in_case_order, tool_call_head,
-    turn_head, verdict_head,
+    Assembly, Ordered, SELECT_CASE_ORDER, execution_head, in_case_order, tool_call_head, turn_head,
+    verdict_head,
 };
 use crate::rows::{ExecutionRow, ToolCallRow, TurnRow, VerdictRow};
 use crate::{Store, StoreError};
@@ -100,12 +100,10 @@ async fn read_page(store: &Store, ids: &[String]) -> Result<Vec<Execution>, Stor
         AssertSqlSafe(format!("{head} WHERE {key} IN ({list}){order}"))
     };
     let mut tx = store.pool.begin().await?;
-    let mut rows: Vec<ExecutionRow> = bind_all(
-        sqlx::query_as(sql(execution_head!(), "id", "")),
-        ids,
-    )
-    .fetch_all(&mut *tx)
-    .await?;
+    let mut rows: Vec<ExecutionRow> =
+        bind_all(sqlx::query_as(sql(execution_head!(), "id", "")), ids)
+            .fetch_all(&mut *tx)
+            .await?;
     let mut assembly = Assembly::default();
     let calls: Vec<ToolCallRow> = bind_all(
         sqlx::query_as(sql(

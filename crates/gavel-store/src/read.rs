@@ -194,7 +194,9 @@ impl Store {
         // row would cross to sqlx's worker thread and back, waking one of them
         // per row. Should that read fail, the pool's answer (or error) stands.
         if let Some(direct) = &self.direct
-            && let Some(executions) = direct.read(|conn| executions_direct(conn, run_id)).flatten()
+            && let Some(executions) = direct
+                .read(|conn| executions_direct(conn, run_id))
+                .flatten()
         {
             return Ok(executions);
         }
@@ -297,7 +299,10 @@ impl Assembly {
     }
 
     /// The executions of `rows`, in their order, with their turns and verdicts.
-    pub(crate) fn assemble(mut self, rows: Vec<ExecutionRow>) -> Result<Vec<Execution>, StoreError> {
+    pub(crate) fn assemble(
+        mut self,
+        rows: Vec<ExecutionRow>,
+    ) -> Result<Vec<Execution>, StoreError> {
         rows.into_iter()
             .map(|row| {
                 let turns = self.turns.remove(&row.id).unwrap_or_default();
@@ -363,7 +368,10 @@ impl Ordered for ExecutionRow {
 /// index, recording order): the executions of one (case, target) are adjacent.
 /// Text is compared here, not in SQL, so both engines agree
 /// whatever the database collation.
-pub(crate) fn in_case_order<T: Ordered>(mut rows: Vec<T>, case_seq: &HashMap<String, i64>) -> Vec<T> {
+pub(crate) fn in_case_order<T: Ordered>(
+    mut rows: Vec<T>,
+    case_seq: &HashMap<String, i64>,
+) -> Vec<T> {
     rows.sort_by_key(|row| row.order_key().3);
     let mut first_recorded: HashMap<String, i64> = HashMap::new();
     for row in &rows {

@@ -31,7 +31,8 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     }
     let run = store.find_run(&args.run).await?;
     let detail = gavel::report::Detail::for_outputs(&args.out.outputs);
-    let report = gavel_session::report::build(&store, &run.id, None, &args.out.gate, None, detail).await?;
+    let report =
+        gavel_session::report::build(&store, &run.id, None, &args.out.gate, None, detail).await?;
     emit(&report, &args.out)
 }
 

@@ -168,6 +168,7 @@ async fn distributed(
         }
     }
     let detail = gavel::report::Detail::for_outputs(&args.out.outputs);
-    let report = gavel_session::report::build(store, &run_id, None, &args.out.gate, None, detail).await?;
+    let report =
+        gavel_session::report::build(store, &run_id, None, &args.out.gate, None, detail).await?;
     super::report::emit(&report, &args.out)
 }
