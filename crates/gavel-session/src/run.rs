@@ -42,7 +42,7 @@ pub struct Finished {
     pub outcome: Option<RunReport>,
     /// Why the run failed, when it did.
     pub error: Option<SessionError>,
-    /// The report, gate applied.
+    /// The report, gate applied, with the outcomes [`RunConfig::report`] asks for.
     pub report: Report,
     /// What the run found worth telling once its targets were up (e.g. which
     /// embedder `similar` checks used), besides [`PreparedRun::notes`].
