@@ -280,6 +280,22 @@ pub struct SelectBestStats {
 }
 
 impl SelectBestStats {
+    /// Adds `other`'s comparisons, position by position.
+    pub fn add(&mut self, other: &SelectBestStats) {
+        if self.chosen_by_position.len() < other.chosen_by_position.len() {
+            self.chosen_by_position
+                .resize(other.chosen_by_position.len(), 0);
+        }
+        for (sum, n) in self
+            .chosen_by_position
+            .iter_mut()
+            .zip(&other.chosen_by_position)
+        {
+            *sum += n;
+        }
+        self.comparisons += other.comparisons;
+    }
+
     fn of(outcomes: &[Outcome]) -> SelectBestStats {
         // Each decided comparison has exactly one winner, whose evidence holds
         // the position it was shown at.

@@ -4,7 +4,7 @@
 use std::time::SystemTime;
 
 use gavel_core::{Execution, RunRecord};
-use gavel_report::Gate;
+use gavel_report::{Detail, Gate};
 use opentelemetry::logs::LoggerProvider;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
 use opentelemetry::{Context, KeyValue};
@@ -219,7 +219,8 @@ pub async fn export_run(
         .find_run(run)
         .await
         .map_err(gavel_session::SessionError::from)?;
-    let report = gavel_session::report::build(store, &run.id, None, gate, None).await?;
+    let report =
+        gavel_session::report::build(store, &run.id, None, gate, None, Detail::Summary).await?;
     let executions = store
         .executions(&run.id)
         .await

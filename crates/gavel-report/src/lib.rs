@@ -2,9 +2,11 @@
 //!
 //! A [`Report`] is built the same way from live results (at the end of `gavel run`)
 //! and from the store (`gavel report`): a [`RunRecord`], the case snapshot and the
-//! executions. [`render`] turns it into JSON, JUnit XML, Markdown or a self-contained
-//! HTML page; [`write`] picks the format from the file extension; [`terminal`] is the
-//! summary printed at the end of a run.
+//! executions, folded outcome by outcome ([`ReportBuilder`]). [`render`] turns it
+//! into JSON, JUnit XML, Markdown or a self-contained HTML page; [`write`] picks the
+//! format from the file extension; [`terminal`] is the summary printed at the end
+//! of a run. A report that is only summarised ([`Detail::Summary`]) keeps just the
+//! outcomes the summary lists, so its memory does not grow with the run.
 //!
 //! # Pass rate and gate
 //!
@@ -53,6 +55,7 @@ use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
 
 pub mod compare;
 mod explain;
+mod fold;
 mod html;
 mod json;
 mod junit;
@@ -70,6 +73,7 @@ mod unfinished;
 
 pub use compare::Comparison;
 pub use explain::explain;
+pub use fold::{Detail, ReportBuilder};
 pub use required::RequiredJudges;
 pub use terminal::terminal;
 pub use text::cost as format_cost;
@@ -102,6 +106,12 @@ pub struct Report {
     pub transport: Transport,
     /// Where each case id sits in `cases` (the first case of that id).
     case_positions: HashMap<String, usize>,
+    /// Summed duration of every execution, in milliseconds.
+    execution_ms: u64,
+    /// Judged checks left without a judge model, over every outcome.
+    judges: RequiredJudges,
+    /// Whether `outcomes` holds every outcome or only those the summary lists.
+    detail: Detail,
 }
 
 impl Report {
@@ -114,22 +124,11 @@ impl Report {
         executions: Vec<Execution>,
         min_pass_rate: f64,
     ) -> Report {
-        let case_positions = case_positions(&cases);
-        let mut outcomes = Outcome::group(executions);
-        robust::decide(&mut outcomes, |id| cases.get(*case_positions.get(id)?));
-        let summary = Summary::of(&outcomes);
-        let unfinished = Unfinished::of(&run, &cases, &outcomes);
-        let gate = Gate::new(&summary.overall, min_pass_rate, unfinished);
-        let transport = Transport::of(&outcomes);
-        Report {
-            run,
-            cases,
-            outcomes,
-            summary,
-            gate,
-            transport,
-            case_positions,
+        let mut builder = ReportBuilder::new(run, cases, min_pass_rate, Detail::Full);
+        for outcome in Outcome::group(executions) {
+            builder.push(outcome);
         }
+        builder.finish()
     }
 
     /// The case of the snapshot with this id, if the snapshot has it.
@@ -139,11 +138,18 @@ impl Report {
 
     /// Summed duration of every execution, in milliseconds.
     pub fn execution_ms(&self) -> u64 {
-        self.outcomes
-            .iter()
-            .flat_map(|o| &o.executions)
-            .map(|e| e.duration_ms)
-            .sum()
+        self.execution_ms
+    }
+
+    /// Which outcomes `outcomes` holds.
+    pub fn detail(&self) -> Detail {
+        self.detail
+    }
+
+    /// Requires judges: a judged check of any outcome left unjudged for want of
+    /// a judge model fails the gate ([`Gate::with_required_judges`]).
+    pub fn require_judges(&mut self) {
+        self.gate = self.gate.clone().with_required_judges(self.judges.clone());
     }
 
     /// Wall time of the run from its start and finish times, when both are known.
@@ -220,8 +226,7 @@ impl Gate {
     /// The gate with judges required: a judged check left unjudged for want of
     /// a judge model ([`RequiredJudges::of`] the report's outcomes) fails it
     /// whatever the pass rate.
-    pub fn with_required_judges(mut self, outcomes: &[Outcome]) -> Gate {
-        let judges = RequiredJudges::of(outcomes);
+    pub fn with_required_judges(mut self, judges: RequiredJudges) -> Gate {
         self.passed &= judges.passed;
         self.judges = Some(judges);
         self
@@ -375,6 +380,9 @@ pub enum ReportError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The report holds only the outcomes its summary lists ([`Detail::Summary`]).
+    #[error("cannot render the report: it was built with only the outcomes its summary lists")]
+    Partial,
     /// JSON serialisation failed.
     #[error("cannot render the JSON report: {0}")]
     Json(#[from] serde_json::Error),
@@ -386,8 +394,11 @@ pub enum ReportError {
     Template(#[from] minijinja::Error),
 }
 
-/// Renders the report in one format.
+/// Renders the report in one format; a report of [`Detail::Summary`] is refused.
 pub fn render(report: &Report, format: Format) -> Result<String, ReportError> {
+    if report.detail != Detail::Full {
+        return Err(ReportError::Partial);
+    }
     match format {
         Format::Json => json::render(report),
         Format::Junit => junit::render(report),

@@ -92,43 +92,42 @@ pub(crate) const SPREAD_HEADER: [&str; 10] = [
 /// repeats (mean, stddev, pass rate, pass@n, pass^n at n = the repeats) beside
 /// the judges' own spread on one output.
 pub(crate) fn spread_rows(report: &Report) -> Vec<[String; 10]> {
-    report
-        .outcomes
-        .iter()
-        .filter_map(|o| {
-            let repeats = RepeatStats::of(o);
-            let noise = JudgeNoise::of(o);
-            if repeats.is_none() && noise.is_none() {
-                return None;
-            }
-            let at_n = |m: Option<&std::collections::BTreeMap<u32, f64>>| {
-                text::pct(
-                    repeats
-                        .as_ref()
-                        .and_then(|r| m?.get(&r.n).map(|p| p * 100.0)),
-                )
-            };
-            Some([
-                o.case_id.clone(),
-                o.target.clone(),
-                o.executions.len().to_string(),
-                text::pct(Some(o.pass_rate * 100.0)),
-                text::score(repeats.as_ref().and_then(|r| r.mean).or(o.score)),
-                text::score(repeats.as_ref().and_then(|r| r.stddev)),
-                at_n(repeats.as_ref().map(|r| &r.pass_at_k)),
-                at_n(repeats.as_ref().map(|r| &r.pass_hat_k)),
-                text::score(noise.as_ref().and_then(|n| n.max_stddev)),
-                noise.as_ref().map_or_else(
-                    || "-".to_owned(),
-                    |n| {
-                        let flips: u32 = n.checks.iter().map(|c| c.flips).sum();
-                        let of: u32 = n.checks.iter().map(|c| c.judgements - 1).sum();
-                        format!("{flips}/{of}")
-                    },
-                ),
-            ])
-        })
-        .collect()
+    report.outcomes.iter().filter_map(spread_row).collect()
+}
+
+/// The outcome's row of the spread table, when it has repeats or rejudged checks.
+pub(crate) fn spread_row(o: &Outcome) -> Option<[String; 10]> {
+    let repeats = RepeatStats::of(o);
+    let noise = JudgeNoise::of(o);
+    if repeats.is_none() && noise.is_none() {
+        return None;
+    }
+    let at_n = |m: Option<&std::collections::BTreeMap<u32, f64>>| {
+        text::pct(
+            repeats
+                .as_ref()
+                .and_then(|r| m?.get(&r.n).map(|p| p * 100.0)),
+        )
+    };
+    Some([
+        o.case_id.clone(),
+        o.target.clone(),
+        o.executions.len().to_string(),
+        text::pct(Some(o.pass_rate * 100.0)),
+        text::score(repeats.as_ref().and_then(|r| r.mean).or(o.score)),
+        text::score(repeats.as_ref().and_then(|r| r.stddev)),
+        at_n(repeats.as_ref().map(|r| &r.pass_at_k)),
+        at_n(repeats.as_ref().map(|r| &r.pass_hat_k)),
+        text::score(noise.as_ref().and_then(|n| n.max_stddev)),
+        noise.as_ref().map_or_else(
+            || "-".to_owned(),
+            |n| {
+                let flips: u32 = n.checks.iter().map(|c| c.flips).sum();
+                let of: u32 = n.checks.iter().map(|c| c.judgements - 1).sum();
+                format!("{flips}/{of}")
+            },
+        ),
+    ])
 }
 
 #[cfg(test)]

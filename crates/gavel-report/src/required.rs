@@ -41,6 +41,17 @@ impl RequiredJudges {
         }
     }
 
+    /// Adds the unjudged checks of `other` (outcomes that come after these).
+    pub(crate) fn merge(&mut self, other: RequiredJudges) {
+        self.unjudged += other.unjudged;
+        self.passed = self.unjudged == 0;
+        for line in other.checks {
+            if !self.checks.contains(&line) {
+                self.checks.push(line);
+            }
+        }
+    }
+
     /// Why the gate failed, naming the first unjudged checks; `None` when it did not.
     pub fn reason(&self) -> Option<String> {
         if self.passed {

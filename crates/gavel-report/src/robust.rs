@@ -105,28 +105,32 @@ pub(crate) fn robust_rows(report: &crate::Report) -> Vec<[String; 6]> {
     report
         .outcomes
         .iter()
-        .filter_map(|o| {
-            let r = Robustness::of(report.case(&o.case_id)?, o)?;
-            let per: Vec<String> = r
-                .per_input
-                .iter()
-                .map(|i| {
-                    let who = if i.input == 0 {
-                        "input".to_owned()
-                    } else {
-                        format!("variant {}", i.input)
-                    };
-                    format!("{who} {}", crate::text::score(i.mean))
-                })
-                .collect();
-            Some([
-                o.case_id.clone(),
-                o.target.clone(),
-                r.status.as_str().to_owned(),
-                format!("{} ({:.2})", crate::text::score(r.mean), r.min_mean),
-                format!("{} ({:.2})", crate::text::score(r.stddev), r.max_stddev),
-                per.join(", "),
-            ])
-        })
+        .filter_map(|o| robust_row(report.case(&o.case_id)?, o))
         .collect()
+}
+
+/// The outcome's row of the robustness table, when its case has variants and a
+/// spread limit.
+pub(crate) fn robust_row(case: &Case, o: &Outcome) -> Option<[String; 6]> {
+    let r = Robustness::of(case, o)?;
+    let per: Vec<String> = r
+        .per_input
+        .iter()
+        .map(|i| {
+            let who = if i.input == 0 {
+                "input".to_owned()
+            } else {
+                format!("variant {}", i.input)
+            };
+            format!("{who} {}", crate::text::score(i.mean))
+        })
+        .collect();
+    Some([
+        o.case_id.clone(),
+        o.target.clone(),
+        r.status.as_str().to_owned(),
+        format!("{} ({:.2})", crate::text::score(r.mean), r.min_mean),
+        format!("{} ({:.2})", crate::text::score(r.stddev), r.max_stddev),
+        per.join(", "),
+    ])
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use comfy_table::{CellAlignment, Table, presets};
-use gavel_core::{Status, TagStats};
+use gavel_core::{Case, Outcome, Status, TagStats};
 
 use crate::Report;
 use crate::text;
@@ -158,11 +158,12 @@ pub fn terminal(report: &Report, color: bool) -> String {
                 }
             }
         }
-        if bad.len() > LISTED_MAX {
+        let all_bad = s.failed + s.errors;
+        if all_bad > LISTED_MAX {
             let _ = writeln!(
                 out,
                 "  …and {} more (see the JSON or HTML report)",
-                bad.len() - LISTED_MAX
+                all_bad - LISTED_MAX
             );
         }
     }
@@ -184,8 +185,8 @@ pub fn terminal(report: &Report, color: bool) -> String {
                 plain(&o.target)
             );
         }
-        if skipped.len() > LISTED_MAX {
-            let _ = writeln!(out, "  …and {} more", skipped.len() - LISTED_MAX);
+        if s.skipped > LISTED_MAX {
+            let _ = writeln!(out, "  …and {} more", s.skipped - LISTED_MAX);
         }
     }
 
@@ -206,8 +207,8 @@ pub fn terminal(report: &Report, color: bool) -> String {
                 plain(&o.target)
             );
         }
-        if with_skips.len() > LISTED_MAX {
-            let _ = writeln!(out, "  …and {} more", with_skips.len() - LISTED_MAX);
+        if s.passed_with_skips > LISTED_MAX {
+            let _ = writeln!(out, "  …and {} more", s.passed_with_skips - LISTED_MAX);
         }
     }
 
@@ -234,6 +235,38 @@ pub fn terminal(report: &Report, color: bool) -> String {
     };
     let _ = writeln!(out, "{}{rest}", paint.bold(&word));
     out
+}
+
+/// How many outcomes of each listed kind a report kept so far: tells which
+/// further outcome [`terminal`] shows ([`crate::Detail::Summary`]). The counts
+/// of what is not shown come from the report's summary.
+#[derive(Debug, Default)]
+pub(crate) struct Listed {
+    failures: usize,
+    skipped: usize,
+    with_skips: usize,
+}
+
+impl Listed {
+    /// Whether the summary shows `o` (of the snapshot's `case`): among the first
+    /// failures, skips or passes with skipped checks, or in the spread,
+    /// robustness or rubric tables. Counts it.
+    pub(crate) fn shows(&mut self, o: &Outcome, case: Option<&Case>) -> bool {
+        let first = |n: &mut usize| {
+            *n += 1;
+            *n <= LISTED_MAX
+        };
+        let listed = match o.status {
+            Status::Fail | Status::Error => first(&mut self.failures),
+            Status::Skipped => first(&mut self.skipped),
+            Status::Pass if o.passed_with_skips() => first(&mut self.with_skips),
+            Status::Pass => false,
+        };
+        listed
+            || crate::noise::spread_row(o).is_some()
+            || case.is_some_and(|c| crate::robust::robust_row(c, o).is_some())
+            || crate::rubric::dimension_line(o).is_some()
+    }
 }
 
 /// Each rubric-scored outcome's dimension scores (1-5) and the judge's

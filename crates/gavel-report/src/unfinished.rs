@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use gavel_core::{Case, Outcome, RunRecord, RunStatus};
+use gavel_core::{Case, RunRecord, RunStatus};
 use serde::Serialize;
 
 /// Why a run did not finish its plan.
@@ -42,7 +42,7 @@ impl UnfinishedReason {
     }
 }
 
-/// What a run left undone; [`Unfinished::of`] is `None` for a run that finished
+/// What a run left undone; [`Unfinished::new`] is `None` for a run that finished
 /// its plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unfinished {
@@ -60,11 +60,16 @@ pub struct Unfinished {
 }
 
 impl Unfinished {
-    /// What `run` left undone, from its status, its plan, its case snapshot and
-    /// the outcomes recorded; `None` when it completed and recorded every planned
-    /// execution (or completed with no plan recorded).
-    pub fn of(run: &RunRecord, cases: &[Case], outcomes: &[Outcome]) -> Option<Unfinished> {
-        let recorded = outcomes.iter().map(|o| o.executions.len() as u64).sum();
+    /// What `run` left undone, from its status, its plan, its case snapshot, the
+    /// executions `recorded` and whether a case id `ran` (has an execution);
+    /// `None` when it completed and recorded every planned execution (or
+    /// completed with no plan recorded).
+    pub fn new(
+        run: &RunRecord,
+        cases: &[Case],
+        recorded: u64,
+        ran: impl Fn(&str) -> bool,
+    ) -> Option<Unfinished> {
         let unrun = run.planned.map(|p| p.saturating_sub(recorded));
         let reason = match run.status {
             RunStatus::Completed if unrun.unwrap_or(0) == 0 => return None,
@@ -74,13 +79,12 @@ impl Unfinished {
             RunStatus::BudgetStopped => UnfinishedReason::BudgetStopped,
             RunStatus::Failed => UnfinishedReason::Failed,
         };
-        let ran: HashSet<&str> = outcomes.iter().map(|o| o.case_id.as_str()).collect();
-        let mut unrun_cases: Vec<String> = Vec::new();
-        for case in cases {
-            if !ran.contains(case.id.as_str()) && !unrun_cases.contains(&case.id) {
-                unrun_cases.push(case.id.clone());
-            }
-        }
+        let mut listed: HashSet<&str> = HashSet::new();
+        let unrun_cases = cases
+            .iter()
+            .filter(|case| !ran(&case.id) && listed.insert(&case.id))
+            .map(|case| case.id.clone())
+            .collect();
         Some(Unfinished {
             reason,
             planned: run.planned,

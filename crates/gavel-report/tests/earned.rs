@@ -479,7 +479,7 @@ fn required_judges_fail_the_gate_and_name_each_unjudged_check() {
     assert_eq!(loose.gate.judges, None);
 
     let mut r = report();
-    r.gate = r.gate.clone().with_required_judges(&r.outcomes);
+    r.require_judges();
     let g = &r.gate;
     assert!(!g.passed);
     assert_eq!((g.exit_code(), g.word()), (EXIT_GATE_FAILED, "FAIL"));
@@ -506,7 +506,7 @@ fn required_judges_fail_the_gate_and_name_each_unjudged_check() {
         vec![passing("c0")],
         80.0,
     );
-    judged.gate = judged.gate.clone().with_required_judges(&judged.outcomes);
+    judged.require_judges();
     assert_eq!(judged.gate.exit_code(), EXIT_PASSED);
     assert!(judged.gate.judges.as_ref().unwrap().passed);
 }

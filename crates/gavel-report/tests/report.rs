@@ -9,7 +9,7 @@ use gavel_core::{
     Case, Execution, RunRecord, RunStatus, Status, TargetFailure, ToolCall, Transcript, Turn,
     Usage, Verdict,
 };
-use gavel_report::{Format, Report, render, terminal};
+use gavel_report::{Detail, Format, Report, ReportBuilder, render, terminal};
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use serde_json::{Value, json};
@@ -1028,4 +1028,67 @@ fn compare_decides_robustness_cases_by_mean_and_spread() {
         &[],
     );
     assert_eq!(c.regressions, 1, "{}", c.text());
+}
+
+/// A report that keeps only what its summary lists prints what the full report
+/// prints, with the same counts and gate, and refuses to be rendered to a file.
+#[test]
+fn a_summary_report_prints_what_the_full_report_prints() {
+    let mut executions = vec![
+        greet("alpha", 0, 1.0),
+        greet("alpha", 1, 0.8),
+        refund_fail(),
+        lookup_error(),
+        later_skipped(),
+    ];
+    for i in 0..40 {
+        let case = format!("failing-{i}");
+        let verdicts = vec![contains(Status::Fail), judge(0.1, "wrong")];
+        executions.push(exec(&case, "alpha", 0, &["bulk"], vec![], verdicts));
+    }
+    for i in 0..35 {
+        let mut e = exec(&format!("skipped-{i}"), "beta", 0, &[], vec![], vec![]);
+        e.reason = Some("no judge".into());
+        executions.push(e);
+    }
+    for i in 0..300 {
+        let verdicts = vec![contains(Status::Pass), judge(0.9, "fine")];
+        let turns = vec![turn("Hi", "hello")];
+        executions.push(exec(
+            &format!("passing-{i}"),
+            "beta",
+            0,
+            &["bulk"],
+            turns,
+            verdicts,
+        ));
+    }
+    let mut snapshot = cases();
+    let unrun: Case = serde_json::from_value(json!({"id": "never", "input": "hi"})).unwrap();
+    snapshot.push(unrun);
+    for status in [RunStatus::Completed, RunStatus::Interrupted] {
+        let mut run = run(status);
+        run.planned = Some(executions.len() as u64 + 3);
+        let full = Report::new(run.clone(), snapshot.clone(), executions.clone(), 80.0);
+        let mut builder = ReportBuilder::new(run, snapshot.clone(), 80.0, Detail::Summary);
+        for e in executions.clone() {
+            builder.push_execution(e);
+        }
+        let lean = builder.finish();
+        for color in [false, true] {
+            assert_eq!(terminal(&lean, color), terminal(&full, color), "{status:?}");
+        }
+        assert_eq!(lean.summary, full.summary);
+        assert_eq!(lean.gate, full.gate);
+        assert_eq!(lean.transport, full.transport);
+        assert_eq!(lean.execution_ms(), full.execution_ms());
+        // 30 failures, 30 skips, and greet's repeats for the spread table.
+        assert_eq!(full.outcomes.len(), 379);
+        assert_eq!(lean.outcomes.len(), 61);
+        assert_eq!(lean.detail(), Detail::Summary);
+        assert!(matches!(
+            render(&lean, Format::Json),
+            Err(gavel_report::ReportError::Partial)
+        ));
+    }
 }

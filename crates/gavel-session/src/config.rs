@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use gavel_core::load::SuiteSource;
 use gavel_models::{CacheMode, ModelId};
+use gavel_report::Detail;
 use serde::{Deserialize, Serialize};
 
 /// Where a run's cases come from.
@@ -177,11 +178,16 @@ pub struct RunConfig {
     /// Suite arguments given must match the snapshot.
     #[cfg_attr(feature = "cli", arg(long, value_name = "RUN_ID"))]
     pub resume: Option<String>,
+    /// Which outcomes the finished run's report keeps: [`Detail::Summary`] when
+    /// only its summary is shown (no report file), so a large run's report does
+    /// not hold every execution.
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub report: Detail,
 }
 
 impl RunConfig {
     /// A run of `sources` with the defaults: 4 at once, 120 s per execution,
-    /// gate at 80%.
+    /// gate at 80%, a full report.
     pub fn new(sources: Sources) -> RunConfig {
         RunConfig {
             sources,
@@ -192,6 +198,7 @@ impl RunConfig {
             gate: GateConfig::default(),
             run_id: None,
             resume: None,
+            report: Detail::Full,
         }
     }
 }

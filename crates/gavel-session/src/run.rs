@@ -42,7 +42,7 @@ pub struct Finished {
     pub outcome: Option<RunReport>,
     /// Why the run failed, when it did.
     pub error: Option<SessionError>,
-    /// The report, gate applied.
+    /// The report, gate applied, with the outcomes [`RunConfig::report`] asks for.
     pub report: Report,
     /// What the run found worth telling once its targets were up (e.g. which
     /// embedder `similar` checks used), besides [`PreparedRun::notes`].
@@ -296,8 +296,15 @@ impl PreparedRun {
         // models first. A new run's cases, as saved, come out of the plan.
         drop((pool, baselines, suite, embeddings));
         let saved = (!resumed).then(|| plan.into_cases());
-        let report =
-            crate::report::build(&store, &run.id, saved, &config.gate, calibration).await?;
+        let report = crate::report::build(
+            &store,
+            &run.id,
+            saved,
+            &config.gate,
+            calibration,
+            config.report,
+        )
+        .await?;
         let (outcome, error) = match outcome {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(SessionError::Run(e))),

@@ -23,8 +23,8 @@ const STATEMENT_CACHE: usize = 64;
 
 /// A connection to a SQLite file, used on the caller's thread. It never waits
 /// for a lock: a busy database is an error, and the caller goes through the pool
-/// instead.
-pub(crate) struct DirectConnection(Mutex<Connection>);
+/// instead. Once [closed](DirectConnection::close), every use fails the same way.
+pub(crate) struct DirectConnection(Mutex<Option<Connection>>);
 
 impl DirectConnection {
     /// Opens the existing file at `path` with the pool's settings (foreign keys,
@@ -41,7 +41,7 @@ impl DirectConnection {
         )
         .ok()?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        Some(DirectConnection(Mutex::new(conn)))
+        Some(DirectConnection(Mutex::new(Some(conn))))
     }
 
     /// Runs `write` in a transaction that takes the write lock at once, on the
@@ -53,26 +53,39 @@ impl DirectConnection {
         write: impl AsyncFnOnce(&mut rusqlite::Transaction<'_>) -> Result<(), StoreError>,
     ) -> bool {
         let mut conn = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let Ok(mut tx) = conn.transaction_with_behavior(TransactionBehavior::Immediate) else {
+        let Some(Ok(mut tx)) = conn
+            .as_mut()
+            .map(|c| c.transaction_with_behavior(TransactionBehavior::Immediate))
+        else {
             return false;
         };
         // Dropping the transaction rolls it back.
         matches!(write(&mut tx).now_or_never(), Some(Ok(()))) && tx.commit().is_ok()
     }
 
-    /// Runs `read` on the connection, on the caller's thread.
-    pub(crate) fn read<T>(&self, read: impl FnOnce(&Connection) -> T) -> T {
+    /// Runs `read` on the connection, on the caller's thread; `None` once closed.
+    pub(crate) fn read<T>(&self, read: impl FnOnce(&Connection) -> T) -> Option<T> {
         let conn = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        read(&conn)
+        conn.as_ref().map(read)
     }
 
-    /// The model cache's answer under `key`, if any.
+    /// Closes the connection (SQLite checkpoints the WAL and removes it with the
+    /// last connection to the file).
+    pub(crate) fn close(&self) {
+        let conn = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(conn) = conn {
+            let _ = conn.close();
+        }
+    }
+
+    /// The model cache's answer under `key`, if any; an error once closed.
     pub(crate) fn cached_answer(&self, key: &str) -> rusqlite::Result<Option<String>> {
         self.read(|conn| {
             conn.prepare_cached("SELECT response_json FROM model_cache WHERE key = ?1")?
                 .query_row([key], |row| row.get(0))
                 .optional()
         })
+        .unwrap_or(Err(rusqlite::Error::InvalidQuery))
     }
 }
 
@@ -84,6 +97,32 @@ mod tests {
 
     use super::DirectConnection;
     use crate::{Store, fixtures};
+
+    #[tokio::test]
+    async fn a_closed_store_leaves_no_wal_or_shm() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("closed.db");
+        let store = Store::open(&format!("sqlite://{}", path.display())).await?;
+        let run = fixtures::run("closed");
+        store.create_run(&run).await?;
+        store
+            .record_executions(&run.id, &[fixtures::execution("a")])
+            .await?;
+        store.cache_put("k", "m", "answer").await?;
+        let side = |suffix: &str| dir.path().join(format!("closed.db{suffix}"));
+        assert!(side("-wal").exists(), "an open store writes ahead");
+        store.close().await;
+        for suffix in ["-wal", "-shm"] {
+            assert!(!side(suffix).exists(), "closed.db{suffix} is left");
+        }
+        let again = Store::open(&format!("sqlite://{}", path.display())).await?;
+        assert_eq!(
+            again.executions(&run.id).await?.len(),
+            1,
+            "the WAL was checkpointed"
+        );
+        Ok(())
+    }
 
     #[tokio::test]
     async fn reads_what_the_pool_committed() -> Result<(), Box<dyn std::error::Error>> {

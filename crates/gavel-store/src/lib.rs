@@ -44,6 +44,7 @@ mod labels;
 mod library;
 mod lifecycle;
 mod open;
+mod pages;
 mod queue;
 mod rate;
 mod read;
@@ -65,6 +66,7 @@ pub use labels::Label;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
 pub use lifecycle::CaseChange;
 pub use open::Engine;
+pub use pages::{ExecutionPages, PAGE_SIZE};
 pub use queue::{Claim, QueueProgress};
 pub use users::{ApiToken, Role, User, check_user_name};
 
@@ -93,9 +95,14 @@ impl Store {
         self.engine
     }
 
-    /// Closes every connection, waiting for those in use to be returned.
+    /// Closes every connection, waiting for those in use to be returned. A
+    /// SQLite file is checkpointed and left without its `-wal` and `-shm` files.
+    /// Every clone of this store is closed with it.
     pub async fn close(&self) {
         self.pool.close().await;
+        if let Some(direct) = &self.direct {
+            direct.close();
+        }
     }
 }
 

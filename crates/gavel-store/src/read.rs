@@ -16,26 +16,62 @@ const MIN_PREFIX_CHARS: usize = 6;
 
 const SELECT_RUN: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");
 
-const SELECT_EXECUTIONS: &str = "SELECT id, seq, case_id, case_name, target, repeat_index, \
-         tags_json, status, score, reason, started_at, duration_ms, session_id \
-     FROM executions WHERE run_id = $1";
+/// The columns of [`ExecutionRow`], `FROM executions`.
+macro_rules! execution_head {
+    () => {
+        "SELECT id, seq, case_id, case_name, target, repeat_index, \
+             tags_json, status, score, reason, started_at, duration_ms, session_id \
+         FROM executions"
+    };
+}
 
-const SELECT_TURNS: &str = "SELECT t.execution_id, t.seq, t.round, t.input, t.output, \
-         t.response_json, t.latency_ms, t.usage_json, t.failure_json, t.conversation_json \
-     FROM turns t JOIN executions e ON e.id = t.execution_id \
-     WHERE e.run_id = $1 ORDER BY t.seq";
+/// The columns of [`TurnRow`], `FROM turns t`.
+macro_rules! turn_head {
+    () => {
+        "SELECT t.execution_id, t.seq, t.round, t.input, t.output, \
+             t.response_json, t.latency_ms, t.usage_json, t.failure_json, t.conversation_json \
+         FROM turns t"
+    };
+}
 
-const SELECT_TOOL_CALLS: &str = "SELECT c.execution_id, c.turn_seq, c.seq, c.name, \
-         c.arguments_json, c.result_json \
-     FROM tool_calls c JOIN executions e ON e.id = c.execution_id \
-     WHERE e.run_id = $1 ORDER BY c.turn_seq, c.seq";
+/// The columns of [`ToolCallRow`], `FROM tool_calls c`.
+macro_rules! tool_call_head {
+    () => {
+        "SELECT c.execution_id, c.turn_seq, c.seq, c.name, c.arguments_json, c.result_json \
+         FROM tool_calls c"
+    };
+}
 
-const SELECT_VERDICTS: &str = "SELECT v.execution_id, v.seq, v.round, v.check_name, v.kind, \
-         v.status, v.score, v.threshold, v.reason, v.evidence_json, v.cost_usd \
-     FROM verdicts v JOIN executions e ON e.id = v.execution_id \
-     WHERE e.run_id = $1 ORDER BY v.seq";
+/// The columns of [`VerdictRow`], `FROM verdicts v`.
+macro_rules! verdict_head {
+    () => {
+        "SELECT v.execution_id, v.seq, v.round, v.check_name, v.kind, \
+             v.status, v.score, v.threshold, v.reason, v.evidence_json, v.cost_usd \
+         FROM verdicts v"
+    };
+}
 
-const SELECT_CASE_ORDER: &str =
+pub(crate) use {execution_head, tool_call_head, turn_head, verdict_head};
+
+const SELECT_EXECUTIONS: &str = concat!(execution_head!(), " WHERE run_id = $1");
+
+const SELECT_TURNS: &str = concat!(
+    turn_head!(),
+    " JOIN executions e ON e.id = t.execution_id WHERE e.run_id = $1 ORDER BY t.seq"
+);
+
+const SELECT_TOOL_CALLS: &str = concat!(
+    tool_call_head!(),
+    " JOIN executions e ON e.id = c.execution_id \
+     WHERE e.run_id = $1 ORDER BY c.turn_seq, c.seq"
+);
+
+const SELECT_VERDICTS: &str = concat!(
+    verdict_head!(),
+    " JOIN executions e ON e.id = v.execution_id WHERE e.run_id = $1 ORDER BY v.seq"
+);
+
+pub(crate) const SELECT_CASE_ORDER: &str =
     "SELECT case_id, MIN(seq) AS first_seq FROM run_cases WHERE run_id = $1 GROUP BY case_id";
 
 impl Store {
@@ -155,7 +191,9 @@ impl Store {
         // row would cross to sqlx's worker thread and back, waking one of them
         // per row. Should that read fail, the pool's answer (or error) stands.
         if let Some(direct) = &self.direct
-            && let Some(executions) = direct.read(|conn| executions_direct(conn, run_id))
+            && let Some(executions) = direct
+                .read(|conn| executions_direct(conn, run_id))
+                .flatten()
         {
             return Ok(executions);
         }
@@ -217,21 +255,21 @@ impl Store {
 /// converted as their rows arrive, so a large run never holds its raw rows and
 /// their parsed form at once; tool calls must all arrive before the turns.
 #[derive(Default)]
-struct Assembly {
+pub(crate) struct Assembly {
     calls_by_turn: HashMap<(String, i64), Vec<ToolCall>>,
     turns: HashMap<String, Vec<Turn>>,
     verdicts: HashMap<String, Vec<Verdict>>,
 }
 
 impl Assembly {
-    fn call(&mut self, row: ToolCallRow) -> Result<(), StoreError> {
+    pub(crate) fn call(&mut self, row: ToolCallRow) -> Result<(), StoreError> {
         let key = (row.execution_id.clone(), row.turn_seq);
         let call = row.into_tool_call()?;
         self.calls_by_turn.entry(key).or_default().push(call);
         Ok(())
     }
 
-    fn turn(&mut self, row: TurnRow) -> Result<(), StoreError> {
+    pub(crate) fn turn(&mut self, row: TurnRow) -> Result<(), StoreError> {
         let calls = self
             .calls_by_turn
             .remove(&(row.execution_id.clone(), row.seq))
@@ -242,7 +280,7 @@ impl Assembly {
         Ok(())
     }
 
-    fn verdict(&mut self, row: VerdictRow) -> Result<(), StoreError> {
+    pub(crate) fn verdict(&mut self, row: VerdictRow) -> Result<(), StoreError> {
         let execution = row.execution_id.clone();
         let verdict = row.into_verdict()?;
         self.verdicts.entry(execution).or_default().push(verdict);
@@ -250,12 +288,19 @@ impl Assembly {
     }
 
     fn finish(
-        mut self,
+        self,
         rows: Vec<ExecutionRow>,
         case_seq: &HashMap<String, i64>,
     ) -> Result<Vec<Execution>, StoreError> {
-        in_case_order(rows, case_seq)
-            .into_iter()
+        self.assemble(in_case_order(rows, case_seq))
+    }
+
+    /// The executions of `rows`, in their order, with their turns and verdicts.
+    pub(crate) fn assemble(
+        mut self,
+        rows: Vec<ExecutionRow>,
+    ) -> Result<Vec<Execution>, StoreError> {
+        rows.into_iter()
             .map(|row| {
                 let turns = self.turns.remove(&row.id).unwrap_or_default();
                 let verdicts = self.verdicts.remove(&row.id).unwrap_or_default();
@@ -304,31 +349,46 @@ fn all_rows<T>(
     rows.collect::<rusqlite::Result<Vec<T>>>().ok()
 }
 
-/// Sorts executions by (case position in the snapshot, target, repeat index,
-/// recording order). Text is compared here, not in SQL, so both engines agree
+/// What the report order of executions is decided on.
+pub(crate) trait Ordered {
+    /// (case id, target, repeat index, recording sequence).
+    fn order_key(&self) -> (&str, &str, i64, i64);
+}
+
+impl Ordered for ExecutionRow {
+    fn order_key(&self) -> (&str, &str, i64, i64) {
+        (&self.case_id, &self.target, self.repeat_index, self.seq)
+    }
+}
+
+/// Sorts executions by (case position in the snapshot, case id, target, repeat
+/// index, recording order): the executions of one (case, target) are adjacent.
+/// Text is compared here, not in SQL, so both engines agree
 /// whatever the database collation.
-fn in_case_order(
-    mut rows: Vec<ExecutionRow>,
+pub(crate) fn in_case_order<T: Ordered>(
+    mut rows: Vec<T>,
     case_seq: &HashMap<String, i64>,
-) -> Vec<ExecutionRow> {
-    rows.sort_by_key(|row| row.seq);
+) -> Vec<T> {
+    rows.sort_by_key(|row| row.order_key().3);
     let mut first_recorded: HashMap<String, i64> = HashMap::new();
     for row in &rows {
-        first_recorded.entry(row.case_id.clone()).or_insert(row.seq);
+        let (case_id, _, _, seq) = row.order_key();
+        if !first_recorded.contains_key(case_id) {
+            first_recorded.insert(case_id.to_owned(), seq);
+        }
     }
-    let case_rank = |row: &ExecutionRow| match case_seq.get(&row.case_id) {
-        Some(seq) => (0, *seq),
-        None => (
-            1,
-            first_recorded.get(&row.case_id).copied().unwrap_or(row.seq),
-        ),
+    let case_rank = |case_id: &str, seq: i64| match case_seq.get(case_id) {
+        Some(first) => (0, *first),
+        None => (1, first_recorded.get(case_id).copied().unwrap_or(seq)),
     };
     rows.sort_by(|a, b| {
-        case_rank(a)
-            .cmp(&case_rank(b))
-            .then_with(|| a.target.cmp(&b.target))
-            .then(a.repeat_index.cmp(&b.repeat_index))
-            .then(a.seq.cmp(&b.seq))
+        let (a, b) = (a.order_key(), b.order_key());
+        case_rank(a.0, a.3)
+            .cmp(&case_rank(b.0, b.3))
+            .then_with(|| a.0.cmp(b.0))
+            .then_with(|| a.1.cmp(b.1))
+            .then(a.2.cmp(&b.2))
+            .then(a.3.cmp(&b.3))
     });
     rows
 }
@@ -360,6 +420,7 @@ mod tests {
                     let statement = conn.prepare(sql).ok()?;
                     Some(statement.column_names().join(", "))
                 })
+                .flatten()
                 .ok_or("the statement prepares")?;
             assert_eq!(names, fields.join(", "), "{sql}");
         }
@@ -385,6 +446,7 @@ mod tests {
             .ok_or("a SQLite file has a direct connection")?;
         let read = direct
             .read(|conn| super::executions_direct(conn, &run.id))
+            .flatten()
             .ok_or("the direct read failed")?;
         let mut pooled = store.clone();
         pooled.direct = None;

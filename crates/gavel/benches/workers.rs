@@ -11,27 +11,16 @@
 //!   cargo bench -p gavel --bench workers [-- CASES [WORKERS,…]]
 //! ```
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+// The judged bench's helpers; this bench uses the binaries and the mock only.
+#[allow(dead_code)]
+mod support;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const LATENCY_MS: u64 = 200;
+use support::{mock, release_bin};
 
-fn release_bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join(name))
-        .unwrap_or_else(|| PathBuf::from(name));
-    assert!(
-        bin.exists(),
-        "{} is missing: run `cargo build --release -p gavel -p mock-openai` first",
-        bin.display()
-    );
-    bin
-}
+const LATENCY_MS: u64 = 200;
 
 fn suite(cases: usize, url: &str) -> String {
     let mut s = format!(
@@ -79,26 +68,9 @@ fn main() {
         eprintln!("GAVEL_TEST_DATABASE_URL is not set: the worker bench needs PostgreSQL");
         return;
     };
-    let (gavel, mock) = (release_bin("gavel"), release_bin("mock-openai"));
+    let gavel = release_bin("gavel");
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let mut server = Killed(vec![
-        Command::new(&mock)
-            .args(["--latency-ms", &LATENCY_MS.to_string()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{e}")),
-    ]);
-    let mut line = String::new();
-    if let Some(out) = server.0[0].stdout.take() {
-        let _ = BufReader::new(out).read_line(&mut line);
-    }
-    let url = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
+    let (_server, url) = mock(LATENCY_MS);
     let suite_path = dir.path().join("suite.yaml");
     std::fs::write(&suite_path, suite(cases, &url)).unwrap_or_else(|e| panic!("{e}"));
     println!(

@@ -127,6 +127,10 @@ fn quickstart_passes_stores_and_reports_in_every_format() {
         "{}",
         text(&out.stdout)
     );
+    // The store was checkpointed and closed at exit: no write-ahead log is left.
+    for side in ["gavel.db-wal", "gavel.db-shm"] {
+        assert!(!env.path(side).exists(), "{side} is left after gavel run");
+    }
     let report = json(&j);
     // 11 cases: 10 pass; the judge-only case is skipped, with the reason, as no
     // judge model is configured here.

@@ -33,7 +33,9 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
         return trend(&store, args.last, &args.out).await;
     }
     let run = store.find_run(&args.run).await?;
-    let report = gavel_session::report::build(&store, &run.id, None, &args.gate, None).await?;
+    let detail = gavel::report::Detail::for_outputs(&args.out.outputs);
+    let report =
+        gavel_session::report::build(&store, &run.id, None, &args.gate, None, detail).await?;
     emit(&report, &args.out, &args.gate)
 }
 

@@ -32,7 +32,15 @@ pub(crate) struct RunArgs {
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let store = args.store.open().await?;
-    let config = args.config.clone();
+    let code = run_in(&store, args).await;
+    store.close().await;
+    code
+}
+
+/// `gavel run` on an open store.
+async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8> {
+    let mut config = args.config.clone();
+    config.report = gavel::report::Detail::for_outputs(&args.out.outputs);
     let prepared = match PreparedRun::new(store.clone(), config).await {
         Ok(p) => p,
         Err(e) => return Ok(super::session_error(&e)),
@@ -60,7 +68,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
                 "warning: the suite's `otel` setting is ignored: --distributed runs are exported with `gavel export otel RUN_ID`"
             );
         }
-        return distributed(prepared, &store, &args).await;
+        return distributed(prepared, store, &args).await;
     }
     let cancel = CancellationToken::new();
     super::watch_ctrl_c(cancel.clone());
@@ -124,6 +132,7 @@ async fn distributed(
         }
     }
     let gate = &args.config.gate;
-    let report = gavel_session::report::build(store, &run_id, None, gate, None).await?;
+    let detail = gavel::report::Detail::for_outputs(&args.out.outputs);
+    let report = gavel_session::report::build(store, &run_id, None, gate, None, detail).await?;
     super::report::emit(&report, &args.out, gate)
 }

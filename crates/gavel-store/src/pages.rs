@@ -1,0 +1,192 @@
+//! A run's executions a page at a time, in the order [`Store::executions`]
+//! gives them: a report of a large run folds them without holding them all.
+
+use std::collections::HashMap;
+
+use gavel_core::Execution;
+use sqlx::AssertSqlSafe;
+
+use crate::read::{
+    Assembly, Ordered, SELECT_CASE_ORDER, execution_head, in_case_order, tool_call_head, turn_head,
+    verdict_head,
+};
+use crate::rows::{ExecutionRow, ToolCallRow, TurnRow, VerdictRow};
+use crate::{Store, StoreError};
+
+/// Executions read per page by default: one statement per table, well under
+/// both engines' limit on bound parameters.
+pub const PAGE_SIZE: usize = 256;
+
+/// What a run's executions are ordered by, read before any of them.
+#[derive(sqlx::FromRow)]
+struct KeyRow {
+    id: String,
+    seq: i64,
+    case_id: String,
+    target: String,
+    repeat_index: i64,
+}
+
+impl Ordered for KeyRow {
+    fn order_key(&self) -> (&str, &str, i64, i64) {
+        (&self.case_id, &self.target, self.repeat_index, self.seq)
+    }
+}
+
+/// A run's executions in report order, read [`ExecutionPages::next_page`] by
+/// page. Only their ids are held between pages. Executions recorded after the
+/// pages were opened are not read; each page is one read of the store.
+pub struct ExecutionPages {
+    store: Store,
+    ids: std::vec::IntoIter<String>,
+    size: usize,
+}
+
+impl Store {
+    /// The executions of `run_id`, `size` (at least 1) at a time, in the order
+    /// of [`Store::executions`].
+    pub async fn execution_pages(
+        &self,
+        run_id: &str,
+        size: usize,
+    ) -> Result<ExecutionPages, StoreError> {
+        let keys: Vec<KeyRow> = sqlx::query_as(
+            "SELECT id, seq, case_id, target, repeat_index FROM executions WHERE run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let case_seq: HashMap<String, i64> = sqlx::query_as(SELECT_CASE_ORDER)
+            .bind(run_id)
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .collect();
+        let ids: Vec<String> = in_case_order(keys, &case_seq)
+            .into_iter()
+            .map(|k| k.id)
+            .collect();
+        Ok(ExecutionPages {
+            store: self.clone(),
+            ids: ids.into_iter(),
+            size: size.max(1),
+        })
+    }
+}
+
+impl ExecutionPages {
+    /// Executions not read yet.
+    pub fn remaining(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The next page, in order; `None` once every execution was read.
+    pub async fn next_page(&mut self) -> Result<Option<Vec<Execution>>, StoreError> {
+        let ids: Vec<String> = self.ids.by_ref().take(self.size).collect();
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        read_page(&self.store, &ids).await.map(Some)
+    }
+}
+
+/// The executions with these ids, in this order (an id no longer stored is left out).
+async fn read_page(store: &Store, ids: &[String]) -> Result<Vec<Execution>, StoreError> {
+    let list = (1..=ids.len())
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = |head: &str, key: &str, order: &str| {
+        AssertSqlSafe(format!("{head} WHERE {key} IN ({list}){order}"))
+    };
+    let mut tx = store.pool.begin().await?;
+    let mut rows: Vec<ExecutionRow> =
+        bind_all(sqlx::query_as(sql(execution_head!(), "id", "")), ids)
+            .fetch_all(&mut *tx)
+            .await?;
+    let mut assembly = Assembly::default();
+    let calls: Vec<ToolCallRow> = bind_all(
+        sqlx::query_as(sql(
+            tool_call_head!(),
+            "c.execution_id",
+            " ORDER BY c.turn_seq, c.seq",
+        )),
+        ids,
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    for row in calls {
+        assembly.call(row)?;
+    }
+    let turns: Vec<TurnRow> = bind_all(
+        sqlx::query_as(sql(turn_head!(), "t.execution_id", " ORDER BY t.seq")),
+        ids,
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    for row in turns {
+        assembly.turn(row)?;
+    }
+    let verdicts: Vec<VerdictRow> = bind_all(
+        sqlx::query_as(sql(verdict_head!(), "v.execution_id", " ORDER BY v.seq")),
+        ids,
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    for row in verdicts {
+        assembly.verdict(row)?;
+    }
+    tx.commit().await?;
+    let position: HashMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    rows.sort_by_key(|row| position.get(row.id.as_str()).copied());
+    assembly.assemble(rows)
+}
+
+/// `query` with every id bound, in order.
+fn bind_all<'q, T>(
+    mut query: sqlx::query::QueryAs<'q, sqlx::Any, T, sqlx::any::AnyArguments>,
+    ids: &'q [String],
+) -> sqlx::query::QueryAs<'q, sqlx::Any, T, sqlx::any::AnyArguments> {
+    for id in ids {
+        query = query.bind(id.as_str());
+    }
+    query
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Store;
+
+    #[tokio::test]
+    async fn pages_give_what_one_read_gives() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let url = format!("sqlite://{}", dir.path().join("pages.db").display());
+        let store = Store::open(&url).await?;
+        let run = crate::fixtures::run("pages");
+        store.create_run(&run).await?;
+        // Out of report order: case b's second target and repeat come first.
+        let mut recorded: Vec<_> = ["b", "e", "b", "a", "b", "c"]
+            .into_iter()
+            .map(crate::fixtures::execution)
+            .collect();
+        recorded[0].target = "zeta".to_owned();
+        recorded[2].repeat_index = 1;
+        store.record_executions(&run.id, &recorded).await?;
+        let whole = store.executions(&run.id).await?;
+        for size in [1, 2, 5, 100] {
+            let mut pages = store.execution_pages(&run.id, size).await?;
+            assert_eq!(pages.remaining(), whole.len());
+            let mut read = Vec::new();
+            while let Some(page) = pages.next_page().await? {
+                assert!(page.len() <= size, "a page holds at most {size}");
+                read.extend(page);
+            }
+            assert_eq!(read, whole, "pages of {size}");
+        }
+        Ok(())
+    }
+}
