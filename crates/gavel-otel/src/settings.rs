@@ -43,20 +43,32 @@ impl Default for Settings {
 }
 
 /// What a front door asks of the export besides the suite's `otel:` setting
-/// (`gavel run`'s `--otel` flags; the default asks for nothing).
+/// (the default asks for nothing); with the `cli` feature, also the `--otel-*`
+/// flags of `gavel run` and `gavel export otel`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Requested {
-    /// Export even when the suite does not ask (`--otel`).
+    /// Export even when the suite does not ask (`gavel run --otel`).
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub export: bool,
-    /// The receiver (`--otel-endpoint`); wins over the suite's.
+    /// OTLP receiver base URL (default: OTEL_EXPORTER_OTLP_ENDPOINT, else
+    /// localhost:4318 for HTTP, :4317 for gRPC); wins over the suite's. Headers
+    /// come from OTEL_EXPORTER_OTLP_HEADERS.
+    #[cfg_attr(feature = "cli", arg(long = "otel-endpoint", value_name = "URL"))]
     pub endpoint: Option<String>,
-    /// The transport (`--otel-protocol`); wins over the variable and the suite's.
+    /// OTLP transport: http/protobuf (default), http/json or grpc; wins over
+    /// OTEL_EXPORTER_OTLP_PROTOCOL and the suite's.
+    #[cfg_attr(feature = "cli", arg(long = "otel-protocol", value_name = "PROTOCOL"))]
     pub protocol: Option<Protocol>,
-    /// Leave content out (`--otel-redact`), whatever the suite says.
+    /// Leave message texts and tool-call arguments and results out of the
+    /// export (also GAVEL_OTEL_REDACT=1), whatever the suite says.
+    #[cfg_attr(feature = "cli", arg(long = "otel-redact"))]
     pub redact: bool,
-    /// No span events (`--otel-no-span-events`), whatever the suite says.
+    /// Send verdicts as log records only, not also as span events.
+    #[cfg_attr(feature = "cli", arg(long = "otel-no-span-events"))]
     pub no_span_events: bool,
-    /// No log records (`--otel-no-logs`), whatever the suite says.
+    /// Send no log records (for receivers without a logs endpoint, e.g. Phoenix).
+    #[cfg_attr(feature = "cli", arg(long = "otel-no-logs"))]
     pub no_logs: bool,
 }
 

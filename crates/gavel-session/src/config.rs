@@ -178,6 +178,10 @@ pub struct RunConfig {
     /// Suite arguments given must match the snapshot.
     #[cfg_attr(feature = "cli", arg(long, value_name = "RUN_ID"))]
     pub resume: Option<String>,
+    /// The version of the agent or repository under test (e.g. a git commit),
+    /// stored with the run and shown in its label.
+    #[cfg_attr(feature = "cli", arg(long, env = "GAVEL_COMMIT", value_name = "REV"))]
+    pub commit: Option<String>,
     /// Which outcomes the finished run's report keeps: [`Detail::Summary`] when
     /// only its summary is shown (no report file), so a large run's report does
     /// not hold every execution.
@@ -198,6 +202,7 @@ impl RunConfig {
             gate: GateConfig::default(),
             run_id: None,
             resume: None,
+            commit: None,
             report: Detail::Full,
         }
     }
@@ -232,6 +237,34 @@ pub(crate) struct StoredConfig {
     /// Target name → adapter kind.
     #[serde(default)]
     pub(crate) targets: serde_json::Map<String, serde_json::Value>,
+    /// The version under test, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) commit: Option<String>,
+}
+
+/// What a stored run was asked to run, as its label shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunLabels {
+    /// `--tag` choices.
+    pub tags: Vec<String>,
+    /// `--target` choices.
+    pub targets: Vec<String>,
+    /// The version under test (`--commit`), when given.
+    pub commit: Option<String>,
+}
+
+impl RunLabels {
+    /// Reads `run`'s stored configuration; a run stored without one has none.
+    pub fn of(run: &gavel_core::RunRecord) -> RunLabels {
+        match serde_json::from_value::<StoredConfig>(run.config.clone()) {
+            Ok(c) => RunLabels {
+                tags: c.selection.tags,
+                targets: c.selection.targets,
+                commit: c.commit,
+            },
+            Err(_) => RunLabels::default(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -251,6 +284,7 @@ mod tests {
             min_pass_rate: Some(80.0),
             require_judges: false,
             judge: None,
+            commit: Some("9f3c21a".into()),
             targets: serde_json::json!({"fast": "http", "slow": "http"})
                 .as_object()
                 .cloned()
@@ -260,5 +294,6 @@ mod tests {
         let back: StoredConfig = serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.selection.targets, ["fast"]);
         assert_eq!(back.targets.len(), 2);
+        assert_eq!(back.commit.as_deref(), Some("9f3c21a"));
     }
 }

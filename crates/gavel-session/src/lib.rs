@@ -34,7 +34,7 @@ mod validate;
 pub mod worker;
 
 pub use calibrate::{Baseline, CalibrateConfig, Calibrated, calibrate};
-pub use config::{GateConfig, ModelOptions, RunConfig, Selection, Sources};
+pub use config::{GateConfig, ModelOptions, RunConfig, RunLabels, Selection, Sources};
 pub use distributed::wait;
 pub use error::SessionError;
 pub use events::{Event, ExecutionRef, RunEnd, RunStart, Sink, Sinks};

@@ -132,6 +132,7 @@ pub(crate) fn new_run(
             .iter()
             .map(|(name, spec)| (name.clone(), json!(spec.kind())))
             .collect(),
+        commit: config.commit.clone(),
     };
     RunRecord {
         id: config.run_id.unwrap_or_else(uuid::Uuid::now_v7).to_string(),

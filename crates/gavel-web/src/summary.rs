@@ -90,15 +90,15 @@ pub(crate) fn of(
 /// Suite, start time, and the tags chosen: how people tell runs apart.
 pub(crate) fn label(run: &RunRecord) -> String {
     let mut label = vec![run.suite.clone(), short_time(&run.started_at)];
-    // The run's stored configuration keeps its selection at the top level.
-    let tags: Vec<&str> = run.config["tags"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str())
-        .collect();
-    if !tags.is_empty() {
-        label.push(format!("tags {}", tags.join(", ")));
+    let asked = gavel_session::RunLabels::of(run);
+    if !asked.tags.is_empty() {
+        label.push(format!("tags {}", asked.tags.join(", ")));
+    }
+    if !asked.targets.is_empty() {
+        label.push(format!("targets {}", asked.targets.join(", ")));
+    }
+    if let Some(commit) = &asked.commit {
+        label.push(commit.chars().take(12).collect());
     }
     label.join(" · ")
 }

@@ -2,47 +2,10 @@
 //! `gavel export otel RUN_ID` sends a stored run. See docs/OTEL.md.
 
 use clap::{Args, Subcommand};
-use gavel_otel::{Exporter, OtelError, OtelSink, Protocol, Requested, Settings};
+use gavel_otel::{Exporter, OtelError, OtelSink, Requested, Settings};
 use gavel_session::GateConfig;
 
 use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_OK, StoreArgs, plural};
-
-/// Where and what to export (shared by `run --otel` and `export otel`).
-#[derive(Debug, Clone, Args)]
-pub(crate) struct OtelSettingsArgs {
-    /// OTLP receiver base URL (default: OTEL_EXPORTER_OTLP_ENDPOINT, else
-    /// localhost:4318 for HTTP, :4317 for gRPC). Headers come from OTEL_EXPORTER_OTLP_HEADERS.
-    #[arg(long, value_name = "URL")]
-    otel_endpoint: Option<String>,
-    /// OTLP transport: http/protobuf (default), http/json or grpc (default:
-    /// OTEL_EXPORTER_OTLP_PROTOCOL, else the suite's).
-    #[arg(long, value_name = "PROTOCOL", value_parser = parse_protocol)]
-    otel_protocol: Option<Protocol>,
-    /// Leave message texts and tool-call arguments and results out of the
-    /// export (also GAVEL_OTEL_REDACT=1).
-    #[arg(long)]
-    otel_redact: bool,
-    /// Send verdicts as log records only, not also as span events.
-    #[arg(long)]
-    otel_no_span_events: bool,
-    /// Send no log records (for receivers without a logs endpoint, e.g. Phoenix).
-    #[arg(long)]
-    otel_no_logs: bool,
-}
-
-impl OtelSettingsArgs {
-    /// The request these flags make; `export` as given.
-    fn requested(&self, export: bool) -> Requested {
-        Requested {
-            export,
-            endpoint: self.otel_endpoint.clone(),
-            protocol: self.otel_protocol,
-            redact: self.otel_redact,
-            no_span_events: self.otel_no_span_events,
-            no_logs: self.otel_no_logs,
-        }
-    }
-}
 
 /// `gavel run`'s OpenTelemetry flags.
 #[derive(Debug, Clone, Args)]
@@ -52,7 +15,7 @@ pub(crate) struct OtelArgs {
     #[arg(long, conflicts_with = "distributed")]
     otel: bool,
     #[command(flatten)]
-    settings: OtelSettingsArgs,
+    settings: Requested,
 }
 
 impl OtelArgs {
@@ -62,7 +25,11 @@ impl OtelArgs {
         &self,
         suite: Option<&gavel_core::otel::OtelSettings>,
     ) -> Result<Option<std::sync::Arc<OtelSink>>, OtelError> {
-        gavel_otel::sink(&self.settings.requested(self.otel), suite)
+        let requested = Requested {
+            export: self.otel,
+            ..self.settings.clone()
+        };
+        gavel_otel::sink(&requested, suite)
     }
 }
 
@@ -104,7 +71,7 @@ struct ExportOtelArgs {
     #[command(flatten)]
     gate: GateConfig,
     #[command(flatten)]
-    settings: OtelSettingsArgs,
+    settings: Requested,
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -133,12 +100,10 @@ async fn export_stored(
     a: &ExportOtelArgs,
     store: &gavel::store::Store,
 ) -> Result<usize, OtelError> {
-    let settings = Settings::resolve(&a.settings.requested(true), None)?.unwrap_or_default();
+    let requested = Requested {
+        export: true,
+        ..a.settings.clone()
+    };
+    let settings = Settings::resolve(&requested, None)?.unwrap_or_default();
     gavel_otel::export_run(Exporter::new(settings)?, store, &a.run, &a.gate).await
-}
-
-/// `--otel-protocol`.
-fn parse_protocol(s: &str) -> Result<Protocol, String> {
-    s.parse()
-        .map_err(|e: gavel_otel::UnknownProtocol| e.to_string())
 }
