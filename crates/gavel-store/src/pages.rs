@@ -90,20 +90,29 @@ impl ExecutionPages {
     }
 }
 
-/// The executions with these ids, in this order (an id no longer stored is left out).
-async fn read_page(store: &Store, ids: &[String]) -> Result<Vec<Execution>, StoreError> {
+/// The page's statements: `head` with `key IN ($1, …, $n)` for the page's ids.
+fn page_sql(ids: &[String], head: &str, key: &str, order: &str) -> String {
     let list = (1..=ids.len())
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let sql = |head: &str, key: &str, order: &str| {
-        AssertSqlSafe(format!("{head} WHERE {key} IN ({list}){order}"))
-    };
+    format!("{head} WHERE {key} IN ({list}){order}")
+}
+
+/// The executions with these ids, in this order (an id no longer stored is left out).
+async fn read_page(store: &Store, ids: &[String]) -> Result<Vec<Execution>, StoreError> {
+    // A SQLite file is read on the caller's thread, as `Store::executions` reads
+    // it; should that read fail, the pool's answer (or error) stands.
+    if let Some(direct) = &store.direct
+        && let Some(page) = direct.read(|conn| read_page_direct(conn, ids)).flatten()
+    {
+        return Ok(page);
+    }
+    let sql = |head: &str, key: &str, order: &str| AssertSqlSafe(page_sql(ids, head, key, order));
     let mut tx = store.pool.begin().await?;
-    let mut rows: Vec<ExecutionRow> =
-        bind_all(sqlx::query_as(sql(execution_head!(), "id", "")), ids)
-            .fetch_all(&mut *tx)
-            .await?;
+    let rows: Vec<ExecutionRow> = bind_all(sqlx::query_as(sql(execution_head!(), "id", "")), ids)
+        .fetch_all(&mut *tx)
+        .await?;
     let mut assembly = Assembly::default();
     let calls: Vec<ToolCallRow> = bind_all(
         sqlx::query_as(sql(
@@ -137,6 +146,57 @@ async fn read_page(store: &Store, ids: &[String]) -> Result<Vec<Execution>, Stor
         assembly.verdict(row)?;
     }
     tx.commit().await?;
+    in_page_order(assembly, rows, ids)
+}
+
+/// [`read_page`] on the direct SQLite connection; `None` when any read fails.
+fn read_page_direct(conn: &rusqlite::Connection, ids: &[String]) -> Option<Vec<Execution>> {
+    let tx = conn.unchecked_transaction().ok()?;
+    let mut assembly = Assembly::default();
+    let executions = {
+        let prepare =
+            |head: &str, key: &str, order: &str| tx.prepare(&page_sql(ids, head, key, order)).ok();
+        let params = || rusqlite::params_from_iter(ids.iter());
+        let mut statement = prepare(execution_head!(), "id", "")?;
+        let executions = statement
+            .query_map(params(), ExecutionRow::from_sqlite)
+            .ok()?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ok()?;
+        let mut statement = prepare(
+            tool_call_head!(),
+            "c.execution_id",
+            " ORDER BY c.turn_seq, c.seq",
+        )?;
+        for row in statement
+            .query_map(params(), ToolCallRow::from_sqlite)
+            .ok()?
+        {
+            assembly.call(row.ok()?).ok()?;
+        }
+        let mut statement = prepare(turn_head!(), "t.execution_id", " ORDER BY t.seq")?;
+        for row in statement.query_map(params(), TurnRow::from_sqlite).ok()? {
+            assembly.turn(row.ok()?).ok()?;
+        }
+        let mut statement = prepare(verdict_head!(), "v.execution_id", " ORDER BY v.seq")?;
+        for row in statement
+            .query_map(params(), VerdictRow::from_sqlite)
+            .ok()?
+        {
+            assembly.verdict(row.ok()?).ok()?;
+        }
+        executions
+    };
+    tx.commit().ok()?;
+    in_page_order(assembly, executions, ids).ok()
+}
+
+/// Assembles a page's executions in the order of `ids`.
+fn in_page_order(
+    assembly: Assembly,
+    mut rows: Vec<ExecutionRow>,
+    ids: &[String],
+) -> Result<Vec<Execution>, StoreError> {
     let position: HashMap<&str, usize> = ids
         .iter()
         .enumerate()
@@ -187,6 +247,17 @@ mod tests {
             }
             assert_eq!(read, whole, "pages of {size}");
         }
+        // The pages above came from the direct SQLite connection: it reads
+        // them, in report order, without falling back to the pool.
+        let ids: Vec<String> = store.execution_pages(&run.id, 100).await?.ids.collect();
+        let direct = store
+            .direct
+            .as_ref()
+            .ok_or("a SQLite file store reads directly")?;
+        let read = direct
+            .read(|conn| super::read_page_direct(conn, &ids))
+            .flatten();
+        assert_eq!(read.as_ref(), Some(&whole));
         Ok(())
     }
 }
