@@ -16,10 +16,13 @@ pub fn fingerprint(
     settings: &JudgeSettings,
     kinds: &[TemplateKind],
 ) -> Result<JudgeFingerprint, CalibrationError> {
-    let id: ModelId = model.parse().map_err(|message| CalibrationError::Judge {
-        field: "judge.model".into(),
-        message,
-    })?;
+    let id: ModelId =
+        model
+            .parse()
+            .map_err(|e: gavel_models::ModelIdError| CalibrationError::Judge {
+                field: "judge.model".into(),
+                message: e.to_string(),
+            })?;
     let base_url_host = id
         .base_url
         .as_deref()

@@ -287,7 +287,7 @@ fn schema(validator: &jsonschema::Validator, doc: &Value, what: &str) -> Finding
         n => format!("; and {n} more"),
     };
     let count = errors.len();
-    let plural = if count == 1 { "" } else { "s" };
+    let plural = gavel_core::plural(count);
     let listed: Vec<Value> = errors
         .iter()
         .take(EVIDENCE_ERRORS)

@@ -301,6 +301,23 @@ pub struct Suite {
     pub otel: Option<crate::otel::OtelSettings>,
 }
 
+/// `N cases (R rounds), T targets in F files`.
+impl std::fmt::Display for Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = crate::plural;
+        let (cases, targets, files) = (self.cases.len(), self.targets.len(), self.files.len());
+        let rounds: usize = self.cases.iter().map(|c| c.rounds.len()).sum();
+        write!(
+            f,
+            "{cases} case{} ({rounds} round{}), {targets} target{} in {files} file{}",
+            s(cases),
+            s(rounds),
+            s(targets),
+            s(files)
+        )
+    }
+}
+
 impl Case {
     /// The repeat count (at least 1).
     pub fn repeat_count(&self) -> u32 {

@@ -66,6 +66,11 @@ pub fn now_rfc3339() -> String {
     now.format(&format).unwrap_or_default()
 }
 
+/// `""` for one, `"s"` otherwise: the plural ending of a counted English noun.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 /// A JSON value's type with its article, for messages: `a string`, `null`, `an array`.
 pub fn json_type(value: &serde_json::Value) -> &'static str {
     use serde_json::Value;

@@ -4,12 +4,33 @@
 use minijinja::{Environment, UndefinedBehavior, Value as Ctx};
 use serde_json::Value;
 
+/// Why a template or a `${VAR}` expansion failed; the message names the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// The template does not parse or render (e.g. an undefined variable).
+    #[error("template `{template}`: {message}")]
+    Render {
+        /// The template text.
+        template: String,
+        /// minijinja's message.
+        message: String,
+    },
+    /// `${VAR}` names a variable that is not set.
+    #[error("`{text}`: environment variable {var} is not set")]
+    UnsetVar {
+        /// The text expanded.
+        text: String,
+        /// The variable's name.
+        var: String,
+    },
+}
+
 /// Renders every string leaf of `template` against `vars` (a JSON object).
 ///
 /// A leaf that is exactly `{{ name }}` becomes the JSON value of `name` (so objects
 /// and numbers keep their type); any other string is rendered as text. Undefined
 /// variables are errors.
-pub fn render_json(template: &Value, vars: &Value) -> Result<Value, String> {
+pub fn render_json(template: &Value, vars: &Value) -> Result<Value, TemplateError> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     let ctx = Ctx::from(minijinja::value::Serde(vars));
@@ -21,7 +42,7 @@ fn render_value(
     v: &Value,
     vars: &Value,
     ctx: &Ctx,
-) -> Result<Value, String> {
+) -> Result<Value, TemplateError> {
     Ok(match v {
         Value::String(s) => match whole_variable(s).and_then(|name| vars.get(name)) {
             Some(value) => value.clone(),
@@ -36,19 +57,21 @@ fn render_value(
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| Ok((k.clone(), render_value(env, v, vars, ctx)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, TemplateError>>()?,
         ),
         other => other.clone(),
     })
 }
 
 /// Renders one string template.
-pub fn render_str(env: &Environment<'_>, s: &str, ctx: &Ctx) -> Result<String, String> {
+pub fn render_str(env: &Environment<'_>, s: &str, ctx: &Ctx) -> Result<String, TemplateError> {
     if !s.contains("{{") && !s.contains("{%") {
         return Ok(s.to_owned());
     }
-    env.render_str(s, ctx)
-        .map_err(|e| format!("template `{s}`: {e}"))
+    env.render_str(s, ctx).map_err(|e| TemplateError::Render {
+        template: s.to_owned(),
+        message: e.to_string(),
+    })
 }
 
 fn whole_variable(s: &str) -> Option<&str> {
@@ -60,16 +83,23 @@ fn whole_variable(s: &str) -> Option<&str> {
 }
 
 /// Expands `${VAR}` and `${VAR:-default}` from the environment.
-pub fn expand_env(s: &str) -> Result<String, String> {
+pub fn expand_env(s: &str) -> Result<String, TemplateError> {
     shellexpand::env(s)
         .map(|c| c.into_owned())
-        .map_err(|e| format!("`{s}`: environment variable {} is not set", e.var_name))
+        .map_err(|e| unset(s, e.var_name))
+}
+
+fn unset(text: &str, var: String) -> TemplateError {
+    TemplateError::UnsetVar {
+        text: text.to_owned(),
+        var,
+    }
 }
 
 /// Expands `${VAR}` like [`expand_env`] for a value that is a secret (a header
 /// value, a process's environment): every variable's value, and the whole result
 /// when it holds one, are registered with [`crate::secrets::register`].
-pub fn expand_secret(s: &str) -> Result<String, String> {
+pub fn expand_secret(s: &str) -> Result<String, TemplateError> {
     let lookup = |name: &str| -> Result<Option<String>, std::env::VarError> {
         let value = std::env::var(name)?;
         crate::secrets::register(&value);
@@ -77,7 +107,7 @@ pub fn expand_secret(s: &str) -> Result<String, String> {
     };
     let expanded = shellexpand::env_with_context(s, lookup)
         .map(|c| c.into_owned())
-        .map_err(|e| format!("`{s}`: environment variable {} is not set", e.var_name))?;
+        .map_err(|e| unset(s, e.var_name))?;
     if expanded != s {
         crate::secrets::register(&expanded);
     }

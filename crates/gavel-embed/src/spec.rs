@@ -40,7 +40,7 @@ impl FromStr for EmbedderSpec {
             Some("openai" | "openai-compatible") => s
                 .parse::<ModelId>()
                 .map(EmbedderSpec::Provider)
-                .map_err(EmbedError::Spec),
+                .map_err(|e| EmbedError::Spec(e.to_string())),
             Some(other @ ("anthropic" | "gemini" | "google" | "local")) => {
                 Err(EmbedError::Spec(format!(
                     "`{s}`: {other}: models give no embeddings here; use a local encoder (all-MiniLM-L6-v2), openai:NAME or openai-compatible:NAME@URL"

@@ -39,6 +39,28 @@ impl ModelKind {
     }
 }
 
+/// What `gavel models` does with the model files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::Subcommand))]
+pub enum ModelsAction {
+    /// Installed models ($GAVEL_MODELS and the Hugging Face cache), and the known
+    /// names not installed yet.
+    List,
+    /// Download a model from the Hugging Face hub into $GAVEL_MODELS.
+    Pull {
+        /// A known name (see `gavel models list`) or org/name/FILE.gguf.
+        model: String,
+    },
+    /// Print where a model is, without any network; exit 2 if it is not installed.
+    Path {
+        /// A path, a known name, or a hub repository org/name[/FILE.gguf].
+        model: String,
+        /// What to look for when the name is not a known one.
+        #[cfg_attr(feature = "cli", arg(long, value_enum, default_value = "gguf"))]
+        kind: ModelKind,
+    },
+}
+
 /// Where a model was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {

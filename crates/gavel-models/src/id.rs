@@ -45,13 +45,49 @@ pub struct ModelId {
     pub base_url: Option<String>,
 }
 
+/// Why text is not a model id; each message names the id and the form it needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelIdError {
+    /// No `provider:` prefix.
+    #[error(
+        "model id `{0}` needs a provider prefix: openai:, anthropic:, gemini:, openai-compatible: or local:"
+    )]
+    NoProvider(String),
+    /// A prefix that names no provider.
+    #[error(
+        "unknown model provider `{provider}` in `{id}` (expected openai, anthropic, gemini, openai-compatible or local)"
+    )]
+    UnknownProvider {
+        /// The prefix given.
+        provider: String,
+        /// The whole id.
+        id: String,
+    },
+    /// `openai-compatible:` without `@BASE_URL`.
+    #[error(
+        "`{0}`: write openai-compatible:NAME@BASE_URL, e.g. openai-compatible:llama3@http://127.0.0.1:11434/v1"
+    )]
+    NoBaseUrl(String),
+    /// A base URL that is not http(s).
+    #[error("`{0}`: the base URL must start with http:// or https://")]
+    BaseUrlScheme(String),
+    /// Nothing after the prefix.
+    #[error("model id `{0}` names no model")]
+    NoModel(String),
+}
+
 impl FromStr for ModelId {
-    type Err = String;
+    type Err = ModelIdError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // Messages show the id with any base URL's credentials masked.
+        let shown = || match s.split_once('@') {
+            Some((name, url)) => format!("{name}@{}", gavel_core::secrets::mask_url(url)),
+            None => s.to_owned(),
+        };
         let (prefix, rest) = s
             .split_once(':')
-            .ok_or_else(|| format!("model id `{s}` needs a provider prefix: openai:, anthropic:, gemini:, openai-compatible: or local:"))?;
+            .ok_or_else(|| ModelIdError::NoProvider(shown()))?;
         let provider = match prefix {
             "openai" => Provider::OpenAi,
             "anthropic" => Provider::Anthropic,
@@ -59,20 +95,19 @@ impl FromStr for ModelId {
             "openai-compatible" => Provider::OpenAiCompatible,
             "local" => Provider::Local,
             other => {
-                return Err(format!(
-                    "unknown model provider `{other}` in `{s}` (expected openai, anthropic, gemini, openai-compatible or local)"
-                ));
+                return Err(ModelIdError::UnknownProvider {
+                    provider: other.to_owned(),
+                    id: shown(),
+                });
             }
         };
         let (model, base_url) = match provider {
             Provider::OpenAiCompatible => {
                 let (name, url) = rest
                     .split_once('@')
-                    .ok_or_else(|| format!("`{s}`: write openai-compatible:NAME@BASE_URL, e.g. openai-compatible:llama3@http://127.0.0.1:11434/v1"))?;
+                    .ok_or_else(|| ModelIdError::NoBaseUrl(shown()))?;
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(format!(
-                        "`{s}`: the base URL must start with http:// or https://"
-                    ));
+                    return Err(ModelIdError::BaseUrlScheme(shown()));
                 }
                 gavel_core::secrets::register_url(url);
                 (name.to_owned(), Some(url.trim_end_matches('/').to_owned()))
@@ -80,7 +115,7 @@ impl FromStr for ModelId {
             _ => (rest.to_owned(), None),
         };
         if model.is_empty() {
-            return Err(format!("model id `{s}` names no model"));
+            return Err(ModelIdError::NoModel(shown()));
         }
         Ok(ModelId {
             provider,
@@ -142,35 +177,24 @@ mod tests {
 
     #[test]
     fn rejects_bad_ids_with_a_hint() {
+        let err = |s: &str| s.parse::<ModelId>().unwrap_err();
+        assert_eq!(err("gpt-5"), ModelIdError::NoProvider("gpt-5".into()));
         assert!(
-            "gpt-5"
-                .parse::<ModelId>()
-                .unwrap_err()
-                .contains("provider prefix")
-        );
-        assert!(
-            "foo:bar"
-                .parse::<ModelId>()
-                .unwrap_err()
+            err("foo:bar")
+                .to_string()
                 .contains("unknown model provider")
         );
         assert!(
-            "openai-compatible:x"
-                .parse::<ModelId>()
-                .unwrap_err()
+            err("openai-compatible:x")
+                .to_string()
                 .contains("NAME@BASE_URL")
         );
-        assert!(
-            "local:"
-                .parse::<ModelId>()
-                .unwrap_err()
-                .contains("names no model")
-        );
-        assert!(
-            "openai:"
-                .parse::<ModelId>()
-                .unwrap_err()
-                .contains("names no model")
+        assert_eq!(err("local:"), ModelIdError::NoModel("local:".into()));
+        // A base URL's credentials never reach the message.
+        let e = err("openai-compatible:x@ftp://u:id-pw-88@h/v1");
+        assert_eq!(
+            e,
+            ModelIdError::BaseUrlScheme("openai-compatible:x@ftp://u:***@h/v1".into())
         );
     }
 }

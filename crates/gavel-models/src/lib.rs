@@ -12,7 +12,7 @@ mod providers;
 mod stack;
 
 pub use error::{ErrorKind, ModelError};
-pub use id::{ModelId, Provider};
+pub use id::{ModelId, ModelIdError, Provider};
 pub use layers::CacheMode;
 pub use pricing::{builtin_prices, price_for};
 pub use providers::{EmbeddingProvider, ProviderConfig, provider, provider_with, retry_after};

@@ -284,7 +284,7 @@ impl ModelPool {
             return found.clone();
         }
         let outcome = match id.parse::<ModelId>() {
-            Err(message) => Err(ModelError::new(ErrorKind::Permanent, message)),
+            Err(e) => Err(ModelError::new(ErrorKind::Permanent, e.to_string())),
             Ok(parsed) => {
                 let normal = parsed.to_string();
                 match state.models.get(&normal) {

@@ -19,7 +19,7 @@ use crate::attrs::{int, text};
 use crate::evaluation::{Targets, attach};
 use crate::timeline::{self, parse_time};
 use crate::trace::{ExecutionSpans, RunContext};
-use crate::{OtelError, Protocol, Settings};
+use crate::{OtelError, Protocol, Requested, Settings};
 
 /// Spans and log records waiting to be sent, at most: a run of thousands of
 /// cases against a slow receiver keeps everything instead of dropping.
@@ -207,14 +207,20 @@ pub fn export_stored(
 }
 
 /// Sends stored run `run` (an id, a unique prefix, `latest` or `previous`) with
-/// its gate under `gate`, off the async executor; returns how many executions
-/// were sent.
+/// its gate under `gate` and the settings `requested` asks for (sent whatever
+/// the suite said), off the async executor; returns how many executions were sent.
 pub async fn export_run(
-    exporter: Exporter,
+    requested: &Requested,
     store: &gavel_store::Store,
     run: &str,
     gate: &gavel_session::GateConfig,
 ) -> Result<usize, OtelError> {
+    let requested = Requested {
+        export: true,
+        ..requested.clone()
+    };
+    let settings = Settings::resolve(&requested, None)?.unwrap_or_default();
+    let exporter = Exporter::new(settings)?;
     let run = store
         .find_run(run)
         .await

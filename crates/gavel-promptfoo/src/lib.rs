@@ -36,6 +36,21 @@ pub struct Conversion {
     pub targets: usize,
 }
 
+/// `N cases, T targets; U items not mapped (…)`: what a conversion made.
+impl fmt::Display for Conversion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = gavel_core::plural;
+        let (cases, targets, unmapped) = (self.cases, self.targets, self.unmapped.len());
+        write!(
+            f,
+            "{cases} case{}, {targets} target{}; {unmapped} item{} not mapped (marked `# gavel import: unmapped` in the suite)",
+            s(cases),
+            s(targets),
+            s(unmapped)
+        )
+    }
+}
+
 /// One promptfoo item with no gavel equivalent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unmapped {
@@ -144,6 +159,13 @@ pub fn convert_str(text: &str, path: &Path) -> Result<Conversion, ImportError> {
 
 fn base_dir(path: &Path) -> PathBuf {
     path.parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// Whether the file at `path` reads as a promptfoo config (see
+/// [`looks_like_promptfoo`]); a file that cannot be read as text (a directory,
+/// a device, too large) does not.
+pub fn is_promptfoo_file(path: &Path) -> bool {
+    gavel_core::bounds::read_text(path).is_ok_and(|text| looks_like_promptfoo(&text))
 }
 
 /// Top-level keys only promptfoo configs have.

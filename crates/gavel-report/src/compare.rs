@@ -213,7 +213,7 @@ impl Comparison {
             out,
             "  {} regression{}, {} fix{}",
             self.regressions,
-            if self.regressions == 1 { "" } else { "s" },
+            gavel_core::plural(self.regressions),
             self.fixes,
             if self.fixes == 1 { "" } else { "es" }
         );
@@ -334,7 +334,7 @@ fn significance(scores: Option<&PairedTest>, flips: Option<&PairedTest>, repeats
             },
             t.p_value,
             t.n,
-            if t.n == 1 { "" } else { "s" },
+            gavel_core::plural(t.n),
             if repeats > 1 {
                 format!(", means over {repeats}+ repeats")
             } else {

@@ -3,7 +3,6 @@
 //! hold every execution ([`Detail::Summary`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 
 use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
 
@@ -19,17 +18,6 @@ pub enum Detail {
     /// counts and the gate still cover every outcome. Such a report cannot be
     /// rendered to a file.
     Summary,
-}
-
-impl Detail {
-    /// [`Detail::Full`] when report files are to be written, else [`Detail::Summary`].
-    pub fn for_outputs(outputs: &[PathBuf]) -> Detail {
-        if outputs.is_empty() {
-            Detail::Summary
-        } else {
-            Detail::Full
-        }
-    }
 }
 
 /// Builds a [`Report`] from executions or outcomes pushed in report order.

@@ -70,7 +70,7 @@ impl RequiredJudges {
         Some(format!(
             "judges are required but {} judged check{} had no judge: {named}",
             self.unjudged,
-            if self.unjudged == 1 { "" } else { "s" }
+            gavel_core::plural(self.unjudged)
         ))
     }
 }

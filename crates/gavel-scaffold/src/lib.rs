@@ -157,3 +157,10 @@ pub enum ScaffoldError {
         source: std::io::Error,
     },
 }
+
+impl ScaffoldError {
+    /// Whether the flags or answers were at fault, rather than the file system.
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, ScaffoldError::Io { .. })
+    }
+}

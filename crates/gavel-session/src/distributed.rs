@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use gavel_core::{ExecutionKey, RunStatus};
-use gavel_runner::Plan;
+use gavel_runner::{CancellationToken, Plan};
 use gavel_store::{QueueProgress, Store, StoreError};
 
 /// How often a waiting run looks at the queue: a tenth of a second, so that
@@ -47,10 +47,13 @@ pub(crate) async fn enqueue(store: &Store, plan: &Plan, run_id: &str) -> Result<
 }
 
 /// Waits until the run's queue is worked off (or the run stops), calling
-/// `progress` whenever it moved. Returns the run's final status.
+/// `progress` whenever it moved. When `cancel` fires first, the run is marked
+/// interrupted, so workers stop taking its executions. Returns the run's final
+/// status.
 pub async fn wait(
     store: &Store,
     run_id: &str,
+    cancel: &CancellationToken,
     mut progress: impl FnMut(QueueProgress),
 ) -> Result<RunStatus, StoreError> {
     let mut last = None;
@@ -64,6 +67,13 @@ pub async fn wait(
         if status != RunStatus::Running {
             return Ok(status);
         }
-        tokio::time::sleep(POLL).await;
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            () = cancel.cancelled() => {
+                let status = RunStatus::Interrupted;
+                store.finish_run(run_id, status, &gavel_core::now_rfc3339()).await?;
+                return Ok(status);
+            }
+        }
     }
 }

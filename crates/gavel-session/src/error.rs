@@ -35,6 +35,9 @@ pub enum SessionError {
     /// A labelled set cannot be read or judged.
     #[error(transparent)]
     Calibration(#[from] gavel_calibration::CalibrationError),
+    /// A promptfoo config could not be converted.
+    #[error(transparent)]
+    Promptfoo(#[from] gavel_promptfoo::ImportError),
     /// The run itself broke (a result could not be recorded).
     #[error(transparent)]
     Run(gavel_runner::RunnerError),
@@ -59,6 +62,7 @@ impl SessionError {
                 | SessionError::NothingSelected
                 | SessionError::Plan(_)
                 | SessionError::Calibration(_)
+                | SessionError::Promptfoo(_)
         )
     }
 }
@@ -69,7 +73,7 @@ fn list(errors: &[impl std::fmt::Display]) -> String {
     out.push_str(&format!(
         "{} error{} found",
         errors.len(),
-        if errors.len() == 1 { "" } else { "s" }
+        gavel_core::plural(errors.len())
     ));
     out
 }

@@ -5,6 +5,30 @@ use gavel_report::Comparison;
 use gavel_report::trend::Trend;
 use gavel_store::{Store, StoreError};
 
+/// Two stored runs to compare and how many regressions are allowed; with the
+/// `cli` feature, `gavel compare`'s arguments.
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct RunPair {
+    /// The baseline run: an id, a unique prefix of one, or `previous` (the run before the latest).
+    pub run_a: String,
+    /// The candidate run: an id, a unique prefix, or `latest`.
+    #[cfg_attr(feature = "cli", arg(default_value = "latest"))]
+    pub run_b: String,
+    /// Exit 1 when there are more regressions than this.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    pub max_regressions: usize,
+}
+
+impl RunPair {
+    /// Finds both runs and compares them ([`compare`]).
+    pub async fn compare(&self, store: &Store) -> Result<Comparison, StoreError> {
+        let a = store.find_run(&self.run_a).await?;
+        let b = store.find_run(&self.run_b).await?;
+        compare(store, &a, &b).await
+    }
+}
+
 /// Compares stored run `b` (the candidate) with `a` (the baseline).
 pub async fn compare(
     store: &Store,

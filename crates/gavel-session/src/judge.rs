@@ -29,6 +29,17 @@ pub struct JudgeChoice {
     pub why: String,
 }
 
+/// `MODEL (why)`, the model's credentials masked, or `none, judged checks will
+/// be skipped: why`.
+impl std::fmt::Display for JudgeChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.model {
+            Some(model) => write!(f, "{} ({})", gavel_store::mask_url(model), self.why),
+            None => write!(f, "none, judged checks will be skipped: {}", self.why),
+        }
+    }
+}
+
 /// Reads an environment variable (unset and empty are the same).
 pub type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 

@@ -34,6 +34,19 @@ pub async fn import_suite(
     Ok((name, summary))
 }
 
+/// [`import_suite`] of the file at `path`, read as the loader reads suites: a
+/// regular file of at most 64 MiB, UTF-8 (a bad byte is named by line and column).
+pub async fn import_file(
+    store: &Store,
+    path: &Path,
+    name: Option<&str>,
+    author: &str,
+) -> Result<(String, ImportSummary), SessionError> {
+    let text = gavel_core::bounds::read_text(path)
+        .map_err(|e| SessionError::config(path.display().to_string(), e.to_string()))?;
+    import_suite(store, &text, path, name, author).await
+}
+
 /// Parses a suite file (JSON by extension, else YAML) into its document parts.
 fn parse_doc(text: &str, path: &Path) -> Result<SuiteDoc, String> {
     let json = path

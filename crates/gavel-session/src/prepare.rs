@@ -66,7 +66,7 @@ pub async fn stored_yaml(store: &Store, name: &str) -> Result<String, SessionErr
 pub fn check_model(field: &str, id: &str) -> Result<ModelId, SessionError> {
     let parsed: ModelId = id
         .parse()
-        .map_err(|e: String| SessionError::config(field, e))?;
+        .map_err(|e: gavel_models::ModelIdError| SessionError::config(field, e.to_string()))?;
     if parsed.provider == Provider::Local && cfg!(feature = "local") {
         return Ok(parsed);
     }

@@ -335,6 +335,18 @@ impl PreparedRun {
     }
 }
 
+/// `run ID · suite NAME · N executions (D already recorded)`.
+impl std::fmt::Display for PreparedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (planned, done) = self.planned();
+        let (id, suite, s) = (&self.run.id, &self.suite.name, gavel_core::plural(planned));
+        write!(
+            f,
+            "run {id} · suite {suite} · {planned} execution{s} ({done} already recorded)"
+        )
+    }
+}
+
 /// `host:port` of a URL (the URL itself when it does not parse).
 fn authority(url: &str) -> String {
     match reqwest::Url::parse(url) {

@@ -1,8 +1,11 @@
 //! `gavel validate`'s check of whole suites: they load, and every case's checks
 //! compile. Nothing runs.
 
+use std::path::{Path, PathBuf};
+
 use gavel_core::Suite;
 use gavel_core::load::SuiteSource;
+use gavel_promptfoo::Conversion;
 
 use crate::SessionError;
 
@@ -19,4 +22,16 @@ pub fn validate(sources: &[SuiteSource]) -> Result<Suite, SessionError> {
         true => Ok(suite),
         false => Err(SessionError::Compile(errors)),
     }
+}
+
+/// Converts promptfoo configs (merged in order) into a gavel suite and checks it
+/// as [`validate`] does, shown as read from `shown` in its errors.
+pub fn convert_promptfoo(configs: &[PathBuf], shown: &Path) -> Result<Conversion, SessionError> {
+    let conversion = gavel_promptfoo::convert(configs)?;
+    let converted = SuiteSource::Text {
+        text: conversion.yaml.clone(),
+        path: shown.to_path_buf(),
+    };
+    validate(&[converted])?;
+    Ok(conversion)
 }

@@ -49,6 +49,14 @@ pub struct WorkerConfig {
     pub models: ModelOptions,
 }
 
+/// `worker NAME · N at once · lease Ss`.
+impl std::fmt::Display for WorkerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (name, jobs, lease) = (&self.name, self.jobs, self.lease.as_secs_f64());
+        write!(f, "worker {name} · {jobs} at once · lease {lease}s")
+    }
+}
+
 /// A worker name unique across machines and processes: host, pid, random tail.
 pub fn default_name() -> String {
     format!(

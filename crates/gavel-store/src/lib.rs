@@ -65,7 +65,7 @@ pub use gavel_core::secrets::mask_url;
 pub use labels::Label;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};
 pub use lifecycle::CaseChange;
-pub use open::Engine;
+pub use open::{DEFAULT_URL, Engine};
 pub use pages::{ExecutionPages, PAGE_SIZE};
 pub use queue::{Claim, QueueProgress};
 pub use users::{ApiToken, Role, User, check_user_name};

@@ -145,6 +145,22 @@ pub struct ImportSummary {
     pub removed: usize,
 }
 
+/// `A added, C changed, U unchanged, R removed`.
+impl std::fmt::Display for ImportSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ImportSummary {
+            added,
+            changed,
+            unchanged,
+            removed,
+        } = self;
+        write!(
+            f,
+            "{added} added, {changed} changed, {unchanged} unchanged, {removed} removed"
+        )
+    }
+}
+
 /// One version of a stored case.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseVersion {

@@ -170,6 +170,9 @@ fn percent_encode_path(path: &Path) -> String {
     out
 }
 
+/// The default store: a SQLite file in `.gavel/` under the working directory.
+pub const DEFAULT_URL: &str = "sqlite://.gavel/gavel.db";
+
 impl Store {
     /// Opens (and migrates) a store.
     ///

@@ -71,6 +71,22 @@ impl QueueProgress {
     }
 }
 
+/// `[DONE/TOTAL] C running, Q queued`.
+impl std::fmt::Display for QueueProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let QueueProgress {
+            queued,
+            claimed,
+            done,
+        } = self;
+        write!(
+            f,
+            "[{done}/{}] {claimed} running, {queued} queued",
+            self.total()
+        )
+    }
+}
+
 /// Milliseconds since the Unix epoch, `lease` from now.
 fn epoch_ms(lease: Duration) -> i64 {
     let now = SystemTime::now()

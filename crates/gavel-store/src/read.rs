@@ -120,7 +120,7 @@ impl Store {
                 self.runs(2).await?.into_iter().nth(skip).ok_or_else(|| {
                     StoreError::NotFound(format!(
                         "run `{reference}`: the store holds {skip} run{}",
-                        if skip == 1 { "" } else { "s" }
+                        gavel_core::plural(skip)
                     ))
                 })
             }

@@ -62,7 +62,7 @@ pub(crate) fn expand(
     value: &str,
 ) -> Result<String, TargetError> {
     gavel_core::template::expand_env(value)
-        .map_err(|message| TargetError::config(target, field(), message))
+        .map_err(|e| TargetError::config(target, field(), e.to_string()))
 }
 
 /// Expands `${VAR}` in a field whose value is a secret (a header, a process's
@@ -74,7 +74,7 @@ pub(crate) fn expand_secret(
     value: &str,
 ) -> Result<String, TargetError> {
     gavel_core::template::expand_secret(value)
-        .map_err(|message| TargetError::config(target, field(), message))
+        .map_err(|e| TargetError::config(target, field(), e.to_string()))
 }
 
 /// Parses a timeout in seconds (`None` → `default`), rejecting non-positive or

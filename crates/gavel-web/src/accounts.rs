@@ -27,9 +27,22 @@ pub enum AccountError {
     /// The store refused or failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The password could not be read from the terminal or stdin.
+    #[error("reading the password: {0}")]
+    Read(#[from] std::io::Error),
     /// Hashing failed (the OS gave no randomness, or a worker thread died).
     #[error("hashing the password failed: {0}")]
     Hash(String),
+}
+
+impl AccountError {
+    /// Whether the name or password was at fault (the caller can fix it).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            AccountError::Password(_) | AccountError::Store(StoreError::Invalid { .. })
+        )
+    }
 }
 
 /// Checks a password against the rules: 8 characters to 1024 bytes.
@@ -160,6 +173,7 @@ impl axum::response::IntoResponse for AccountError {
                 crate::WebError::BadRequest(self.to_string()).into_response()
             }
             AccountError::Hash(e) => crate::WebError::Internal(e).into_response(),
+            AccountError::Read(e) => crate::WebError::Internal(e.to_string()).into_response(),
         }
     }
 }

@@ -19,6 +19,8 @@ mod error;
 mod hosts;
 mod lifecycle;
 mod live;
+#[cfg(feature = "cli")]
+mod new_account;
 mod pages;
 mod runs;
 mod security;
@@ -39,6 +41,8 @@ use gavel_store::Store;
 
 pub use accounts::{AccountError, MAX_PASSWORD, MIN_PASSWORD, add_user, check_password};
 pub use error::WebError;
+#[cfg(feature = "cli")]
+pub use new_account::NewAccount;
 pub use runs::RunDefaults;
 
 /// What the UI asks for when a person starts a run.

@@ -215,19 +215,17 @@ impl NewUser {
 
 /// The page again with the message of a refusal the admin can fix.
 async fn users_refusal(state: &AppState, e: AccountError) -> Response {
-    match e {
-        AccountError::Password(_) | AccountError::Store(StoreError::Invalid { .. }) => {
-            let message = e.to_string();
-            users_page(
-                state,
-                None,
-                Some(&message),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await
-        }
-        other => other.into_response(),
+    if !e.is_bad_input() {
+        return e.into_response();
     }
+    let message = e.to_string();
+    users_page(
+        state,
+        None,
+        Some(&message),
+        StatusCode::UNPROCESSABLE_ENTITY,
+    )
+    .await
 }
 
 /// `POST /users`: a new account.

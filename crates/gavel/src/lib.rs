@@ -66,4 +66,4 @@ pub async fn execute(
 }
 
 /// The default store: a SQLite file in `.gavel/` under the working directory.
-pub const DEFAULT_DATABASE_URL: &str = "sqlite://.gavel/gavel.db";
+pub use gavel_store::DEFAULT_URL as DEFAULT_DATABASE_URL;

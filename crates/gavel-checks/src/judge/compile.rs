@@ -166,7 +166,7 @@ pub(crate) fn check_model(model: Option<&String>, model_field: String) -> Result
         Some(m) => m
             .parse::<gavel_models::ModelId>()
             .map(|_| ())
-            .map_err(|e| FieldError::new(model_field, e)),
+            .map_err(|e| FieldError::new(model_field, e.to_string())),
         None => Ok(()),
     }
 }

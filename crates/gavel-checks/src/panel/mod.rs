@@ -280,7 +280,7 @@ fn check_model(at: &str, model: Option<&String>) -> Result<(), FieldError> {
         Some(m) => m
             .parse::<gavel_models::ModelId>()
             .map(|_| ())
-            .map_err(|e| FieldError::new(at, e)),
+            .map_err(|e| FieldError::new(at, e.to_string())),
         None => Ok(()),
     }
 }

@@ -41,7 +41,7 @@ pub(crate) fn expand(
             let at = Location::at(&shown, line, 1);
             vars.entry("row").or_insert_with(|| Value::from(line));
             let rendered = render_json(&spec.case, &Value::Object(vars))
-                .map_err(|m| LoadError::new(at.clone(), m))?;
+                .map_err(|e| LoadError::new(at.clone(), e.to_string()))?;
             let mut case: Case = serde_json::from_value(rendered).map_err(|e| {
                 LoadError::new(at.clone(), crate::error::did_you_mean(&e.to_string())).field("case")
             })?;

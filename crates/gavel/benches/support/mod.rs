@@ -27,7 +27,7 @@ pub(crate) fn release_bin(name: &str) -> PathBuf {
 /// `cases` cases, each one `chat` target call and one judge call on the mock at `url`.
 pub(crate) fn suite(cases: usize, url: &str) -> String {
     let mut s = format!(
-        "judge:\n  model: openai-compatible:judge@{url}/v1\n  concurrency: 64\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@{url}/v1\n    system: You manage properties.\ncases:\n"
+        "judge:\n  model: openai-compatible:judge@{url}/v1\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@{url}/v1\n    system: You manage properties.\ncases:\n"
     );
     // No `?` in the input: the agent echoes it, and an answer ending in a question
     // would call the follow-up detector, adding model calls to the workload.

@@ -1,11 +1,10 @@
 //! `gavel calibrate`: a judge over human-labelled sets, its agreement with people,
 //! and the stored calibration run a suite can require before it gates.
 
-use anyhow::Context;
 use clap::Args;
 use gavel_session::{CalibrateConfig, Calibrated};
 
-use super::{EXIT_INFRA, EXIT_OK, StoreArgs, session_error};
+use super::{EXIT_INFRA, EXIT_OK, StoreLocation, session_error};
 
 #[derive(Debug, Args)]
 pub(crate) struct CalibrateArgs {
@@ -15,7 +14,7 @@ pub(crate) struct CalibrateArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE.json")]
     output: Option<std::path::PathBuf>,
     #[command(flatten)]
-    store: StoreArgs,
+    store: StoreLocation,
 }
 
 pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
@@ -33,9 +32,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
         Err(e) => return Ok(session_error(&e)),
     };
     if let Some(path) = &args.output {
-        std::fs::write(path, serde_json::to_string_pretty(&sets)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        super::write_json(path, &sets)?;
     }
     let judged_none = sets.iter().all(|s| s.report.judged == 0);
     Ok(if judged_none { EXIT_INFRA } else { EXIT_OK })

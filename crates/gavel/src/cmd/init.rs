@@ -1,8 +1,8 @@
 //! `gavel init`: flags (or answers in a terminal) to a first suite file.
 
-use gavel_scaffold::{InitOptions, ScaffoldError};
+use gavel_scaffold::InitOptions;
 
-use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_OK};
+use super::EXIT_OK;
 
 /// Writes the scaffold and says how to run it.
 pub(crate) fn init(options: InitOptions) -> anyhow::Result<u8> {
@@ -14,8 +14,7 @@ pub(crate) fn init(options: InitOptions) -> anyhow::Result<u8> {
         }
         Err(e) => {
             eprintln!("error: {e}");
-            let io = matches!(e, ScaffoldError::Io { .. });
-            Ok(if io { EXIT_INFRA } else { EXIT_BAD_INPUT })
+            Ok(super::refused(e.is_bad_input()))
         }
     }
 }

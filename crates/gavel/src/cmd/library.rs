@@ -3,10 +3,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
 
-use super::{EXIT_OK, StoreArgs};
+use super::{EXIT_OK, StoreLocation};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -23,7 +22,7 @@ pub(crate) struct ImportArgs {
     #[arg(long, env = "USER", default_value = "unknown")]
     author: String,
     #[command(flatten)]
-    store: StoreArgs,
+    store: StoreLocation,
 }
 
 #[derive(Debug, Args)]
@@ -35,7 +34,7 @@ pub(crate) struct ExportArgs {
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
     #[command(flatten)]
-    store: StoreArgs,
+    store: StoreLocation,
 }
 
 pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
@@ -45,11 +44,9 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
     let Some(file) = args.file else {
         return Ok(super::EXIT_BAD_INPUT); // clap requires FILE without a subcommand
     };
-    let text =
-        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let store = args.store.open().await?;
     let imported =
-        gavel_session::import_suite(&store, &text, &file, args.name.as_deref(), &args.author).await;
+        gavel_session::import_file(&store, &file, args.name.as_deref(), &args.author).await;
     let (name, summary) = match imported {
         Ok(done) => done,
         Err(e) => {
@@ -59,10 +56,7 @@ pub(crate) async fn import(args: ImportArgs) -> anyhow::Result<u8> {
             return Ok(super::session_error(&e));
         }
     };
-    eprintln!(
-        "suite {name}: {} added, {} changed, {} unchanged, {} removed",
-        summary.added, summary.changed, summary.unchanged, summary.removed
-    );
+    eprintln!("suite {name}: {summary}");
     Ok(EXIT_OK)
 }
 
@@ -75,11 +69,6 @@ pub(crate) async fn export(args: ExportArgs) -> anyhow::Result<u8> {
         Ok(yaml) => yaml,
         Err(e) => return Ok(super::session_error(&e)),
     };
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, yaml).with_context(|| format!("writing {}", path.display()))?
-        }
-        None => print!("{yaml}"),
-    }
+    super::write_or_print(args.output.as_deref(), &yaml)?;
     Ok(EXIT_OK)
 }

@@ -7,23 +7,21 @@ mod compare;
 mod export_otel;
 mod init;
 mod library;
-mod mcp;
 mod model_files;
 mod promptfoo;
 mod report;
 mod run;
-mod schema;
 mod serve;
 mod users;
 mod validate;
 mod worker;
 
-use std::path::PathBuf;
-
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
+pub(crate) use gavel::plural;
 use gavel::runner::CancellationToken;
 use gavel_session::SessionError;
+pub(crate) use gavel_session::StoreLocation;
 
 /// Gate passed and no errors.
 pub(crate) const EXIT_OK: u8 = 0;
@@ -85,64 +83,24 @@ enum Command {
     /// Serve the web UI over the store.
     Serve(serve::ServeArgs),
     /// Accounts of the web UI: `users add NAME --role admin` makes the first admin.
-    Users(users::UsersArgs),
+    Users {
+        #[command(subcommand)]
+        command: users::UsersCommand,
+    },
     /// Serve the stored evaluations over MCP (stdio, or Streamable HTTP with --http).
-    Mcp(mcp::McpArgs),
+    Mcp(serve::McpArgs),
     /// Claim and run the executions of distributed runs (`gavel run --distributed`).
     Worker(worker::WorkerArgs),
     /// Model files run on this machine: list, pull from the hub, print a path.
-    Models(model_files::ModelsArgs),
+    Models {
+        #[command(subcommand)]
+        action: gavel_model_files::ModelsAction,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-}
-
-/// Options shared by every command that touches the store.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct StoreArgs {
-    /// Store URL: sqlite://PATH or postgres://...
-    #[arg(long, env = "GAVEL_DATABASE_URL", default_value = gavel::DEFAULT_DATABASE_URL, hide_env_values = true)]
-    pub(crate) db: String,
-}
-
-impl StoreArgs {
-    /// Opens the store.
-    pub(crate) async fn open(&self) -> anyhow::Result<gavel::store::Store> {
-        gavel::store::Store::open(&self.db)
-            .await
-            .context("opening the store")
-    }
-}
-
-/// Options shared by commands that report.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct ReportOutArgs {
-    /// Write a report; the format follows the extension (.json, .xml = JUnit, .md, .html). Repeatable.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub(crate) outputs: Vec<PathBuf>,
-    /// Colour the terminal summary (auto: when stdout is a terminal).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub(crate) color: clap::ColorChoice,
-}
-
-/// `""` for one, `"s"` otherwise.
-pub(crate) fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// Whether to colour terminal output (`auto`: stdout is a terminal and
-/// `NO_COLOR` is unset).
-pub(crate) fn colored(choice: clap::ColorChoice) -> bool {
-    use std::io::IsTerminal;
-    match choice {
-        clap::ColorChoice::Auto => {
-            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-        }
-        clap::ColorChoice::Always => true,
-        clap::ColorChoice::Never => false,
-    }
 }
 
 impl Cli {
@@ -153,16 +111,20 @@ impl Cli {
             Command::Run(args) => run::run(args).await,
             Command::Validate(args) => validate::validate(args),
             Command::Report(args) => report::report(args).await,
-            Command::Schema => schema::schema(),
+            Command::Schema => {
+                let schema = gavel::load::suite_schema();
+                println!("{}", serde_json::to_string_pretty(&schema)?);
+                Ok(EXIT_OK)
+            }
             Command::Calibrate(args) => calibrate::calibrate(args).await,
             Command::Compare(args) => compare::compare(args).await,
             Command::Import(args) => library::import(args).await,
             Command::Export(args) => export_otel::export(args).await,
             Command::Serve(args) => serve::serve(args).await,
-            Command::Users(args) => users::users(args).await,
-            Command::Mcp(args) => mcp::mcp(args).await,
+            Command::Users { command } => users::users(command).await,
+            Command::Mcp(args) => serve::mcp(args).await,
             Command::Worker(args) => worker::worker(args).await,
-            Command::Models(args) => model_files::models(args).await,
+            Command::Models { action } => model_files::models(action).await,
             Command::Completions { shell } => {
                 use clap::CommandFactory;
                 clap_complete::generate(
@@ -185,7 +147,12 @@ pub(crate) fn session_error(e: &SessionError) -> u8 {
         SessionError::Compile(errors) => print_all(errors),
         other => eprintln!("error: {other}"),
     }
-    if e.is_bad_input() {
+    refused(e.is_bad_input())
+}
+
+/// The exit code of a refusal: 2 when the input was at fault, else 3.
+pub(crate) fn refused(bad_input: bool) -> u8 {
+    if bad_input {
         EXIT_BAD_INPUT
     } else {
         EXIT_INFRA
@@ -200,17 +167,45 @@ fn print_all(errors: &[impl std::fmt::Display]) {
     eprintln!("{} error{} found", errors.len(), plural(errors.len()));
 }
 
-/// First Ctrl-C: stop gracefully (keep results, mark interrupted). Second: exit now.
-pub(crate) fn watch_ctrl_c(cancel: CancellationToken) {
+/// A token cancelled by the first Ctrl-C, after printing `note`; a second
+/// Ctrl-C exits at once.
+pub(crate) fn cancel_on_ctrl_c(note: &'static str) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let token = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ninterrupting: finishing the record; press Ctrl-C again to quit at once");
-            cancel.cancel();
+            eprintln!("\n{note}");
+            token.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(i32::from(EXIT_INTERRUPTED));
             }
         }
     });
+    cancel
+}
+
+/// Writes `text` to `path`, or prints it when there is none.
+pub(crate) fn write_or_print(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        }
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// Writes `value` as pretty JSON to `path` and says so.
+pub(crate) fn write_json(
+    path: &std::path::Path,
+    value: &impl serde::Serialize,
+) -> anyhow::Result<()> {
+    std::fs::write(path, serde_json::to_string_pretty(value)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
 //! `gavel report`: reports of a stored run; printing and writing reports for `run`.
 
 use clap::Args;
-use gavel::report::Report;
+use gavel::report::{Outputs, Report};
 use gavel::store::Store;
 use gavel_session::GateConfig;
 
-use super::{ReportOutArgs, StoreArgs};
+use super::StoreLocation;
 
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
@@ -20,9 +20,9 @@ pub(crate) struct ReportArgs {
     #[arg(long, default_value_t = 20, requires = "trend")]
     last: u32,
     #[command(flatten)]
-    store: StoreArgs,
+    store: StoreLocation,
     #[command(flatten)]
-    out: ReportOutArgs,
+    out: Outputs,
     #[command(flatten)]
     gate: GateConfig,
 }
@@ -33,30 +33,29 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
         return trend(&store, args.last, &args.out).await;
     }
     let run = store.find_run(&args.run).await?;
-    let detail = gavel::report::Detail::for_outputs(&args.out.outputs);
+    let detail = args.out.detail();
     let report =
         gavel_session::report::build(&store, &run.id, None, &args.gate, None, detail).await?;
     emit(&report, &args.out, &args.gate)
 }
 
 /// Prints the trend over the latest `last` runs and writes it as JSON.
-async fn trend(store: &Store, last: u32, out: &ReportOutArgs) -> anyhow::Result<u8> {
+async fn trend(store: &Store, last: u32, out: &Outputs) -> anyhow::Result<u8> {
     let trend = gavel_session::history::trend(store, last).await?;
     print!("{}", trend.text());
-    for path in &out.outputs {
+    for path in &out.files {
         if path.extension().is_none_or(|e| e != "json") {
             eprintln!("error: --trend writes JSON only, not {}", path.display());
             return Ok(super::EXIT_BAD_INPUT);
         }
-        std::fs::write(path, serde_json::to_string_pretty(&trend)?)?;
-        eprintln!("wrote {}", path.display());
+        super::write_json(path, &trend)?;
     }
     Ok(super::EXIT_OK)
 }
 
 /// Prints the terminal summary of `report`, writes the requested files and
 /// returns the gate's exit code.
-pub(crate) fn emit(report: &Report, out: &ReportOutArgs, gate: &GateConfig) -> anyhow::Result<u8> {
+pub(crate) fn emit(report: &Report, out: &Outputs, gate: &GateConfig) -> anyhow::Result<u8> {
     if !gate.tags.is_empty() {
         eprintln!("gate on cases tagged {}", gate.tags.join(", "));
     }
@@ -65,13 +64,7 @@ pub(crate) fn emit(report: &Report, out: &ReportOutArgs, gate: &GateConfig) -> a
     {
         eprintln!("gate failed: {why}");
     }
-    print!(
-        "{}",
-        gavel::report::terminal(report, super::colored(out.color))
-    );
-    for path in &out.outputs {
-        gavel::report::write(report, path)?;
-        eprintln!("wrote {}", path.display());
-    }
+    print!("{}", gavel::report::terminal(report, out.colored()));
+    out.write(report, |path| eprintln!("wrote {}", path.display()))?;
     Ok(u8::try_from(report.gate.exit_code()).unwrap_or(super::EXIT_INFRA))
 }

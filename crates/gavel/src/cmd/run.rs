@@ -3,11 +3,12 @@
 use std::sync::Arc;
 
 use clap::Args;
-use gavel::runner::CancellationToken;
 use gavel_session::progress::Progress;
 use gavel_session::{PreparedRun, RunConfig, Sinks};
 
-use super::{EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, ReportOutArgs, StoreArgs};
+use gavel::report::Outputs;
+
+use super::{EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, StoreLocation};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -23,11 +24,15 @@ pub(crate) struct RunArgs {
     #[arg(long, requires = "distributed")]
     detach: bool,
     #[command(flatten)]
-    store: StoreArgs,
+    store: StoreLocation,
     #[command(flatten)]
-    out: ReportOutArgs,
+    out: Outputs,
+    /// Export the run to OpenTelemetry over OTLP as it happens: a trace per
+    /// execution, verdicts as gen_ai.evaluation.result events (docs/OTEL.md).
+    #[arg(long, conflicts_with = "distributed")]
+    otel: bool,
     #[command(flatten)]
-    otel: super::export_otel::OtelArgs,
+    otel_settings: gavel_otel::Requested,
 }
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
@@ -40,7 +45,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
 /// `gavel run` on an open store.
 async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8> {
     let mut config = args.config.clone();
-    config.report = gavel::report::Detail::for_outputs(&args.out.outputs);
+    config.report = args.out.detail();
     let prepared = match PreparedRun::new(store.clone(), config).await {
         Ok(p) => p,
         Err(e) => return Ok(super::session_error(&e)),
@@ -48,19 +53,8 @@ async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8
     for note in prepared.notes() {
         eprintln!("{note}");
     }
-    let judge = prepared.judge();
-    match &judge.model {
-        Some(model) => eprintln!("judge: {} ({})", gavel::store::mask_url(model), judge.why),
-        None => eprintln!("judge: none, judged checks will be skipped: {}", judge.why),
-    }
-    let (planned, done) = prepared.planned();
-    eprintln!(
-        "run {} · suite {} · {planned} execution{} ({done} already recorded) · store {}",
-        prepared.run_id(),
-        prepared.suite().name,
-        super::plural(planned),
-        gavel::store::mask_url(&args.store.db),
-    );
+    eprintln!("judge: {}", prepared.judge());
+    eprintln!("{prepared} · store {}", args.store.shown());
     let suite_otel = prepared.suite().otel.clone();
     if args.distributed {
         if suite_otel.is_some() {
@@ -70,10 +64,15 @@ async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8
         }
         return distributed(prepared, store, &args).await;
     }
-    let cancel = CancellationToken::new();
-    super::watch_ctrl_c(cancel.clone());
-    let progress = Arc::new(Progress::new(planned, !args.quiet));
-    let otel = match args.otel.sink(suite_otel.as_ref()) {
+    let cancel = super::cancel_on_ctrl_c(
+        "interrupting: finishing the record; press Ctrl-C again to quit at once",
+    );
+    let progress = Arc::new(Progress::new(prepared.planned().0, !args.quiet));
+    let requested = gavel_otel::Requested {
+        export: args.otel,
+        ..args.otel_settings.clone()
+    };
+    let otel = match gavel_otel::sink(&requested, suite_otel.as_ref()) {
         Ok(sink) => sink,
         Err(e) => return Ok(super::export_otel::otel_error(&e)),
     };
@@ -118,21 +117,18 @@ async fn distributed(
         return Ok(EXIT_OK);
     }
     eprintln!("enqueued; waiting for `gavel worker` processes");
-    let quiet = args.quiet;
-    tokio::select! {
-        status = gavel_session::wait(store, &run_id, |p| {
-            if !quiet {
-                eprintln!("[{}/{}] {} running, {} queued", p.done, p.total(), p.claimed, p.queued);
-            }
-        }) => { status?; }
-        _ = tokio::signal::ctrl_c() => {
-            store.finish_run(&run_id, gavel::RunStatus::Interrupted, &gavel::now_rfc3339()).await?;
-            eprintln!("\ninterrupted: workers stop taking this run's executions");
-            return Ok(EXIT_INTERRUPTED);
+    let cancel = super::cancel_on_ctrl_c("interrupted: workers stop taking this run's executions");
+    gavel_session::wait(store, &run_id, &cancel, |p| {
+        if !args.quiet {
+            eprintln!("{p}");
         }
+    })
+    .await?;
+    if cancel.is_cancelled() {
+        return Ok(EXIT_INTERRUPTED);
     }
     let gate = &args.config.gate;
-    let detail = gavel::report::Detail::for_outputs(&args.out.outputs);
+    let detail = args.out.detail();
     let report = gavel_session::report::build(store, &run_id, None, gate, None, detail).await?;
     super::report::emit(&report, &args.out, gate)
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use gavel::load::SuiteSource;
 
-use super::{EXIT_OK, plural, session_error};
+use super::{EXIT_OK, session_error};
 
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
@@ -26,14 +26,6 @@ pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
     for w in &suite.warnings {
         eprintln!("warning: {w}");
     }
-    let (cases, targets, files) = (suite.cases.len(), suite.targets.len(), suite.files.len());
-    let rounds: usize = suite.cases.iter().map(|c| c.rounds.len()).sum();
-    println!(
-        "ok: {cases} case{} ({rounds} round{}), {targets} target{} in {files} file{}",
-        plural(cases),
-        plural(rounds),
-        plural(targets),
-        plural(files),
-    );
+    println!("ok: {suite}");
     Ok(EXIT_OK)
 }
