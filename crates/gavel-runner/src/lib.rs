@@ -17,7 +17,7 @@ mod targets;
 
 pub use error::RunnerError;
 pub use execute::{Baselines, ExecuteOptions, RunReport, execute, run_case};
-pub use plan::{Plan, PlanOptions, PlannedExecution, plan};
+pub use plan::{Plan, PlanOptions, PlannedExecution, plan, plan_taking};
 pub use recorder::{RecordError, Recorder};
 pub use targets::{ExtraTargets, PreparedTargets};
 

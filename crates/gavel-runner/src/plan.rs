@@ -1,5 +1,6 @@
 //! Expansion: which executions a run consists of.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -69,19 +70,34 @@ impl Plan {
     }
 }
 
-/// Selects, compiles and expands the cases of `suite`.
+/// Selects, compiles and expands the cases of `suite`, copying the selected ones.
 pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
+    expand(suite, suite.cases.iter().map(Cow::Borrowed), options)
+}
+
+/// [`plan`], moving the suite's cases into the plan instead of copying them:
+/// the suite keeps its settings and targets, and a large suite is held once.
+pub fn plan_taking(suite: &mut Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
+    let cases = std::mem::take(&mut suite.cases);
+    expand(suite, cases.into_iter().map(Cow::Owned), options)
+}
+
+fn expand<'a>(
+    suite: &Suite,
+    cases: impl Iterator<Item = Cow<'a, Case>>,
+    options: &PlanOptions,
+) -> Result<Plan, RunnerError> {
     let filter = options.filter.as_ref().map(|f| f.to_lowercase());
     let mut out = Plan::default();
-    for case in &suite.cases {
-        if !selected(case, options, filter.as_deref()) {
+    for case in cases {
+        if !selected(&case, options, filter.as_deref()) {
             continue;
         }
-        let checks = Arc::new(gavel_checks::compile(case, &suite.judge)?);
+        let checks = Arc::new(gavel_checks::compile(&case, &suite.judge)?);
         // A robustness case runs every input (its own, then each variant) per
         // repeat: execution `r * inputs + v` is repeat r of input v.
         // Input 0 is the case itself, shared rather than copied.
-        let case = Arc::new(case.clone());
+        let case = Arc::new(case.into_owned());
         let inputs: Vec<Arc<Case>> = (0..case.input_count())
             .map(|v| match v {
                 0 => case.clone(),

@@ -36,6 +36,7 @@ pub enum SessionError {
     #[error(transparent)]
     Calibration(#[from] gavel_calibration::CalibrationError),
     /// A promptfoo config could not be converted.
+    #[cfg(feature = "promptfoo")]
     #[error(transparent)]
     Promptfoo(#[from] gavel_promptfoo::ImportError),
     /// The run itself broke (a result could not be recorded).
@@ -54,16 +55,17 @@ impl SessionError {
 
     /// Whether the input was at fault rather than the harness.
     pub fn is_bad_input(&self) -> bool {
-        matches!(
-            self,
+        match self {
             SessionError::Load(_)
-                | SessionError::Compile(_)
-                | SessionError::Config { .. }
-                | SessionError::NothingSelected
-                | SessionError::Plan(_)
-                | SessionError::Calibration(_)
-                | SessionError::Promptfoo(_)
-        )
+            | SessionError::Compile(_)
+            | SessionError::Config { .. }
+            | SessionError::NothingSelected
+            | SessionError::Plan(_)
+            | SessionError::Calibration(_) => true,
+            #[cfg(feature = "promptfoo")]
+            SessionError::Promptfoo(_) => true,
+            _ => false,
+        }
     }
 }
 

@@ -47,4 +47,6 @@ pub use models::{RunJudges, baselines, default_judge, hierarchy_warnings, pool, 
 pub use note::{Note, NoteLevel};
 pub use prepare::{check_model, load_suite, stored_source, stored_yaml, validate_case};
 pub use run::{Finished, PreparedRun};
-pub use validate::{convert_promptfoo, validate};
+#[cfg(feature = "promptfoo")]
+pub use validate::convert_promptfoo;
+pub use validate::validate;

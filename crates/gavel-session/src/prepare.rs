@@ -86,9 +86,10 @@ pub(crate) fn check_suite_judge(suite: &Suite) -> Result<(), SessionError> {
     Ok(())
 }
 
-/// Plans the selected executions, leaving out those in `done`.
+/// Plans the selected executions, leaving out those in `done`; the plan takes
+/// the suite's cases ([`gavel_runner::plan_taking`]).
 pub(crate) fn plan(
-    suite: &Suite,
+    suite: &mut Suite,
     config: &RunConfig,
     done: HashSet<ExecutionKey>,
 ) -> Result<Plan, SessionError> {
@@ -105,7 +106,7 @@ pub(crate) fn plan(
         targets: config.selection.targets.clone(),
         done,
     };
-    let plan = gavel_runner::plan(suite, &options).map_err(SessionError::Plan)?;
+    let plan = gavel_runner::plan_taking(suite, &options).map_err(SessionError::Plan)?;
     if plan.items.is_empty() && plan.already_done == 0 {
         return Err(SessionError::NothingSelected);
     }

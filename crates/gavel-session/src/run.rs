@@ -56,13 +56,14 @@ impl PreparedRun {
         let mut notes = Vec::new();
         let (run, suite, versions, plan, resumed, config) = match config.resume.clone() {
             Some(id) => {
-                let (run, suite, stored, done) = prepare::resumed(&store, &id, &mut notes).await?;
+                let (run, mut suite, stored, done) =
+                    prepare::resumed(&store, &id, &mut notes).await?;
                 let mut config = config;
                 config.selection = stored.selection;
                 config.gate.require_judges |= stored.require_judges;
                 if !config.sources.suites.is_empty() || config.sources.stored.is_some() {
-                    let disk = prepare::load(&store, &config.sources).await?.suite;
-                    let now = prepare::plan(&disk, &config, Default::default())?;
+                    let mut disk = prepare::load(&store, &config.sources).await?.suite;
+                    let now = prepare::plan(&mut disk, &config, Default::default())?;
                     let changes = prepare::suite_changes(&suite, &disk, &now.cases);
                     if !changes.is_empty() {
                         return Err(SessionError::config(
@@ -75,12 +76,15 @@ impl PreparedRun {
                         ));
                     }
                 }
-                let plan = prepare::plan(&suite, &config, done)?;
+                let plan = prepare::plan(&mut suite, &config, done)?;
                 (Some(run), suite, Vec::new(), plan, true, config)
             }
             None => {
-                let Loaded { suite, versions } = prepare::load(&store, &config.sources).await?;
-                let plan = prepare::plan(&suite, &config, Default::default())?;
+                let Loaded {
+                    mut suite,
+                    versions,
+                } = prepare::load(&store, &config.sources).await?;
+                let plan = prepare::plan(&mut suite, &config, Default::default())?;
                 (None, suite, versions, plan, false, config)
             }
         };
@@ -123,7 +127,7 @@ impl PreparedRun {
         &self.run.id
     }
 
-    /// The run's suite.
+    /// The run's suite: its settings and targets. Its cases are in the plan.
     pub fn suite(&self) -> &Suite {
         &self.suite
     }

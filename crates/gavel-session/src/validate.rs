@@ -1,11 +1,8 @@
 //! `gavel validate`'s check of whole suites: they load, and every case's checks
 //! compile. Nothing runs.
 
-use std::path::{Path, PathBuf};
-
 use gavel_core::Suite;
 use gavel_core::load::SuiteSource;
-use gavel_promptfoo::Conversion;
 
 use crate::SessionError;
 
@@ -26,7 +23,11 @@ pub fn validate(sources: &[SuiteSource]) -> Result<Suite, SessionError> {
 
 /// Converts promptfoo configs (merged in order) into a gavel suite and checks it
 /// as [`validate`] does, shown as read from `shown` in its errors.
-pub fn convert_promptfoo(configs: &[PathBuf], shown: &Path) -> Result<Conversion, SessionError> {
+#[cfg(feature = "promptfoo")]
+pub fn convert_promptfoo(
+    configs: &[std::path::PathBuf],
+    shown: &std::path::Path,
+) -> Result<gavel_promptfoo::Conversion, SessionError> {
     let conversion = gavel_promptfoo::convert(configs)?;
     let converted = SuiteSource::Text {
         text: conversion.yaml.clone(),

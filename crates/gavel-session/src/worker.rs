@@ -171,7 +171,7 @@ async fn context(
     if let Some(context) = runs.get(run_id) {
         return Ok(context.clone());
     }
-    let suite = store.suite(run_id).await?;
+    let mut suite = store.suite(run_id).await?;
     let run = store.run(run_id).await?;
     let stored: StoredConfig = serde_json::from_value(run.config.clone())
         .map_err(|e| SessionError::config("run", format!("run {run_id}'s configuration: {e}")))?;
@@ -185,7 +185,7 @@ async fn context(
         require_judges: stored.require_judges,
         ..GateConfig::default()
     };
-    let plan = crate::prepare::plan(&suite, &config, Default::default())?;
+    let plan = crate::prepare::plan(&mut suite, &config, Default::default())?;
     let index = plan
         .items
         .iter()
