@@ -370,3 +370,17 @@ impl Case {
         names
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    #[test]
+    fn a_suite_shows_its_counts() {
+        let suite = crate::load::parse_suite_str(
+            "targets:\n  a: {type: command, command: [cat]}\ncases:\n  - id: one\n    input: hi\n  - id: two\n    rounds: [{input: a}, {input: b}]\n",
+            "s.yaml".as_ref(),
+        )
+        .unwrap();
+        assert_eq!(suite.to_string(), "2 cases (3 rounds), 1 target in 1 file");
+    }
+}

@@ -199,6 +199,21 @@ cases:
     }
 
     #[test]
+    fn taking_plans_the_same_and_leaves_the_suite_its_settings() {
+        let o = PlanOptions {
+            filter: Some("T".into()),
+            ..Default::default()
+        };
+        let copied = plan(&suite(), &o).unwrap();
+        let mut taken_from = suite();
+        let taken = plan_taking(&mut taken_from, &o).unwrap();
+        assert_eq!(ids(&taken), ids(&copied));
+        assert_eq!(taken.into_cases(), copied.into_cases());
+        assert!(taken_from.cases.is_empty());
+        assert_eq!(taken_from.targets, suite().targets);
+    }
+
+    #[test]
     fn tags_skip_tags_filter_and_repeat_override() {
         let o = PlanOptions {
             tags: vec!["smoke".into()],

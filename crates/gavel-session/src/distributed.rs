@@ -77,3 +77,40 @@ pub async fn wait(
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use gavel_core::RunRecord;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_cancelled_wait_marks_the_run_interrupted() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let run = RunRecord {
+            id: "019a0000-0000-7000-8000-0000000000a1".to_owned(),
+            suite: "s".to_owned(),
+            status: RunStatus::Running,
+            started_at: gavel_core::now_rfc3339(),
+            finished_at: None,
+            config: serde_json::json!({}),
+            planned: Some(1),
+        };
+        store.create_run(&run).await.unwrap();
+        let unit = vec![ExecutionKey::new("c1", "agent", 0)];
+        store.enqueue(&run.id, &[unit]).await.unwrap();
+        let cancel = CancellationToken::new();
+        let mut seen = Vec::new();
+        let waited = wait(&store, &run.id, &cancel, |p| {
+            seen.push(p.to_string());
+            cancel.cancel();
+        });
+        assert_eq!(waited.await.unwrap(), RunStatus::Interrupted);
+        assert_eq!(seen, ["[0/1] 0 running, 1 queued"]);
+        assert_eq!(
+            store.run(&run.id).await.unwrap().status,
+            RunStatus::Interrupted
+        );
+    }
+}

@@ -62,3 +62,30 @@ fn parse_doc(text: &str, path: &Path) -> Result<SuiteDoc, String> {
             .into()
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn import_reads_a_regular_file_only_and_names_it() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let err = import_file(&store, Path::new("/dev/zero"), None, "me")
+            .await
+            .unwrap_err();
+        assert!(err.is_bad_input());
+        assert_eq!(
+            err.to_string(),
+            "/dev/zero: not a regular file: it is a device, FIFO or socket"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("smoke.yaml");
+        std::fs::write(&file, "cases:\n  - id: a\n    input: hi\n").unwrap();
+        let (name, summary) = import_file(&store, &file, None, "me").await.unwrap();
+        assert_eq!(
+            (name.as_str(), summary.to_string().as_str()),
+            ("smoke", "1 added, 0 changed, 0 unchanged, 0 removed")
+        );
+    }
+}
