@@ -110,6 +110,27 @@ impl Evidence {
         }
     }
 
+    /// Records a kind's reading: typed when it is the reading of `kind`, the
+    /// verdict's, else as detail fields, as [`Evidence::read`] would leave them
+    /// (a judge run as a node of a panel of another kind).
+    pub fn set_reading(&mut self, kind: CheckKind, reading: Reading) {
+        let typed = matches!(
+            (kind, &reading),
+            (CheckKind::Judge, Reading::Score(_))
+                | (CheckKind::Rubric, Reading::Rubric(_))
+                | (CheckKind::Pairwise, Reading::Pairwise(_))
+                | (CheckKind::StepScore, Reading::Steps(_))
+                | (CheckKind::ToolVerification, Reading::Tools(_))
+                | (CheckKind::Trajectory, Reading::Trajectory(_))
+                | (CheckKind::SelectBest, Reading::SelectBest(_))
+        );
+        if typed {
+            self.reading = Some(reading);
+        } else if let Ok(Value::Object(fields)) = serde_json::to_value(&reading) {
+            self.detail.extend(fields);
+        }
+    }
+
     /// The evidence as the JSON object it is serialised as.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or_default()
@@ -656,6 +677,35 @@ mod tests {
         let e = round_trip(CheckKind::Pairwise, json!({"position_bias": false}));
         assert!(!e.pairwise().unwrap().position_bias);
         assert!(e.detail.is_empty());
+    }
+
+    #[test]
+    fn a_reading_set_is_what_reading_the_same_json_gives() {
+        // Built typed, and as the JSON object a check wrote before.
+        let build = |kind| {
+            let mut e = Evidence::default();
+            e.detail.insert("criteria".into(), json!("polite"));
+            let scale = Scale::OneToFive;
+            e.set_reading(kind, Reading::Score(JudgeScore { scale, score: None }));
+            e.detail.insert("status".into(), json!("ok"));
+            let score = Some(4.0);
+            e.set_reading(kind, Reading::Score(JudgeScore { scale, score }));
+            e
+        };
+        let written = json!({"criteria": "polite", "scale": "1-5", "status": "ok", "score": 4});
+        for kind in [CheckKind::Judge, CheckKind::Dag] {
+            let (built, read) = (build(kind), Evidence::read(kind, written.clone()));
+            assert_eq!(built, read);
+            assert_eq!(
+                serde_json::to_string(&built).unwrap(),
+                serde_json::to_string(&read).unwrap()
+            );
+        }
+        assert!(build(CheckKind::Judge).score().is_some());
+        assert_eq!(
+            build(CheckKind::Dag).detail,
+            written.as_object().cloned().unwrap()
+        );
     }
 
     #[test]
