@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use gavel_core::CheckKind;
 use gavel_core::agent_check::{Claim, GroundingSpec, Oracle};
-use gavel_core::{Status, Turn, Verdict};
+use gavel_core::{Evidence, Status, Turn, Verdict};
 use regex::Regex;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use futures::future::BoxFuture;
 
@@ -144,8 +144,9 @@ impl GroundingCheck {
         session_id: &str,
         rt: &JudgeRuntime<'_>,
     ) -> Verdict {
-        let mut base = Map::new();
-        base.insert("tolerance".into(), json!(self.tolerance));
+        let mut base = Evidence::default();
+        base.detail
+            .insert("tolerance".into(), json!(self.tolerance));
         let extracted = match extract(material, head, judged, base, rt).await {
             Ok(extracted) => extracted,
             Err(verdict) => return *verdict,

@@ -31,6 +31,15 @@ pub(crate) fn run_all(plan: &crate::CheckPlan, transcript: &Transcript) -> Vec<V
     futures::executor::block_on(plan.run(transcript, &JudgeRuntime::new(&NoJudgeModels)))
 }
 
+/// Asserts that a verdict's evidence, built typed by its check, is what reading
+/// its JSON back gives, as stores and reports read it: equal, and written the same.
+pub(crate) fn reads_back(v: &Verdict) {
+    let json = serde_json::to_string(&v.evidence).unwrap();
+    let read = gavel_core::Evidence::read(v.kind, serde_json::from_str(&json).unwrap());
+    assert_eq!(read, v.evidence, "{json}");
+    assert_eq!(serde_json::to_string(&read).unwrap(), json);
+}
+
 /// The compile error of a case, displayed.
 pub(crate) fn compile_err(body: &str) -> String {
     match compile(&case(body)) {

@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
+use serde::de::value::MapDeserializer;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -51,7 +52,8 @@ pub struct Evidence {
 }
 
 /// The kind-independent typed parts, as [`Evidence::read`] takes them.
-#[derive(Default, Serialize, Deserialize)]
+#[derive(Default, Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct Common {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     model: Option<String>,
@@ -84,16 +86,16 @@ impl Evidence {
             Value::Null => Map::new(),
             other => Map::from_iter([("value".to_owned(), other)]),
         };
-        let common: Common = take(&mut detail).unwrap_or_default();
-        let calls = take(&mut detail);
+        let common: Common = take(&mut detail, COMMON).unwrap_or_default();
+        let calls = take(&mut detail, CALLS);
         let reading = match kind {
-            CheckKind::Judge => take(&mut detail).map(Reading::Score),
-            CheckKind::Rubric => take(&mut detail).map(Reading::Rubric),
-            CheckKind::Pairwise => take(&mut detail).map(Reading::Pairwise),
-            CheckKind::StepScore => take(&mut detail).map(Reading::Steps),
-            CheckKind::ToolVerification => take(&mut detail).map(Reading::Tools),
-            CheckKind::Trajectory => take(&mut detail).map(Reading::Trajectory),
-            CheckKind::SelectBest => take(&mut detail).map(Reading::SelectBest),
+            CheckKind::Judge => take(&mut detail, SCORE).map(Reading::Score),
+            CheckKind::Rubric => take(&mut detail, RUBRIC).map(Reading::Rubric),
+            CheckKind::Pairwise => take(&mut detail, PAIRWISE).map(Reading::Pairwise),
+            CheckKind::StepScore => take(&mut detail, STEPS).map(Reading::Steps),
+            CheckKind::ToolVerification => take(&mut detail, TOOLS).map(Reading::Tools),
+            CheckKind::Trajectory => take(&mut detail, TRAJECTORY).map(Reading::Trajectory),
+            CheckKind::SelectBest => take(&mut detail, SELECT_BEST).map(Reading::SelectBest),
             _ => None,
         };
         Evidence {
@@ -105,6 +107,27 @@ impl Evidence {
             reading,
             rejudged: common.rejudged,
             detail,
+        }
+    }
+
+    /// Records a kind's reading: typed when it is the reading of `kind`, the
+    /// verdict's, else as detail fields, as [`Evidence::read`] would leave them
+    /// (a judge run as a node of a panel of another kind).
+    pub fn set_reading(&mut self, kind: CheckKind, reading: Reading) {
+        let typed = matches!(
+            (kind, &reading),
+            (CheckKind::Judge, Reading::Score(_))
+                | (CheckKind::Rubric, Reading::Rubric(_))
+                | (CheckKind::Pairwise, Reading::Pairwise(_))
+                | (CheckKind::StepScore, Reading::Steps(_))
+                | (CheckKind::ToolVerification, Reading::Tools(_))
+                | (CheckKind::Trajectory, Reading::Trajectory(_))
+                | (CheckKind::SelectBest, Reading::SelectBest(_))
+        );
+        if typed {
+            self.reading = Some(reading);
+        } else if let Ok(Value::Object(fields)) = serde_json::to_value(&reading) {
+            self.detail.extend(fields);
         }
     }
 
@@ -175,20 +198,69 @@ impl Evidence {
     }
 }
 
-/// Takes the part `T` out of `detail`: its keys are removed only when they
-/// deserialise as `T` and it records something.
-fn take<T: Serialize + DeserializeOwned>(detail: &mut Map<String, Value>) -> Option<T> {
-    let part = T::deserialize(&*detail).ok()?;
-    let Ok(Value::Object(keys)) = serde_json::to_value(&part) else {
-        return None;
+/// A part's keys, as it is serialised: each with whether the part leaves it
+/// out when it is empty (`skip_serializing_if`: null, false, `[]` or `{}`).
+type Keys = &'static [(&'static str, bool)];
+
+const COMMON: Keys = &[
+    ("model", true),
+    ("judge_unavailable", true),
+    ("short_circuit", true),
+    ("transport", true),
+    ("rejudged", true),
+];
+const CALLS: Keys = &[
+    ("input_tokens", false),
+    ("output_tokens", false),
+    ("latency_ms", false),
+    ("cached", false),
+    ("attempts", false),
+];
+const SCORE: Keys = &[("scale", false), ("score", true)];
+const RUBRIC: Keys = &[
+    ("overall", true),
+    ("dimensions", true),
+    ("improvement_suggestions", true),
+];
+const PAIRWISE: Keys = &[("position_bias", false), ("orders", true)];
+const STEPS: Keys = &[("steps", false)];
+const TOOLS: Keys = &[("calls", false), ("called", true)];
+const SELECT_BEST: Keys = &[("position", false)];
+const TRAJECTORY: Keys = &[("trajectory_length", false)];
+
+/// Takes the part `T`, whose keys are `keys`, out of `detail`: when it records
+/// something and its keys that are there deserialise as `T`, those it records are
+/// removed (an empty one the part leaves out stays, as the part would not write it).
+fn take<T: DeserializeOwned>(detail: &mut Map<String, Value>, keys: Keys) -> Option<T> {
+    let recorded = |detail: &Map<String, Value>, &(key, omitted_empty): &(&str, bool)| {
+        detail
+            .get(key)
+            .is_some_and(|v| !(omitted_empty && empty(v)))
     };
-    if keys.is_empty() {
+    if !keys.iter().any(|k| recorded(detail, k)) {
         return None;
     }
-    for key in keys.keys() {
-        detail.shift_remove(key);
+    let present = keys
+        .iter()
+        .filter_map(|&(key, _)| detail.get_key_value(key))
+        .map(|(k, v)| (k.as_str(), v));
+    let part = T::deserialize(MapDeserializer::<_, serde_json::Error>::new(present)).ok()?;
+    for k in keys {
+        if recorded(detail, k) {
+            detail.shift_remove(k.0);
+        }
     }
     Some(part)
+}
+
+/// Null, false, `[]` or `{}`: what a part's `skip_serializing_if` leaves out.
+fn empty(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(false) => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
 }
 
 /// Why a judge was not called.
@@ -517,6 +589,123 @@ mod tests {
             json!({"rejudged": [{"status": "pass", "score": 1.0, "cost_usd": null, "cached": true}]}),
         );
         assert_eq!(rejudged.rejudged[0].status, Status::Pass);
+    }
+
+    #[test]
+    fn each_part_takes_the_keys_it_writes() {
+        fn keys(part: impl Serialize) -> Vec<String> {
+            match serde_json::to_value(part).unwrap() {
+                Value::Object(fields) => fields.keys().cloned().collect(),
+                other => panic!("{other}"),
+            }
+        }
+        // Everything recorded: every key; nothing: those never left out.
+        fn check(table: Keys, full: impl Serialize, bare: impl Serialize) {
+            let all: Vec<_> = table.iter().map(|k| k.0).collect();
+            let kept: Vec<_> = table.iter().filter(|k| !k.1).map(|k| k.0).collect();
+            assert_eq!(keys(full), all);
+            assert_eq!(keys(bare), kept);
+        }
+        let rejudged = Rejudgement {
+            status: Status::Pass,
+            score: None,
+            cost_usd: None,
+            cached: None,
+        };
+        let full = Common {
+            model: Some("m".into()),
+            judge_unavailable: true,
+            short_circuit: Some(ShortCircuit::Identical),
+            transport: Some(Attempts::default()),
+            rejudged: vec![rejudged],
+        };
+        check(COMMON, full, Common::default());
+        check(CALLS, ModelCalls::default(), ModelCalls::default());
+        let scale = Scale::OneToFive;
+        let score = |score| JudgeScore { scale, score };
+        check(SCORE, score(Some(4.0)), score(None));
+        let dimension = RubricDimension {
+            score: 4.0,
+            reasoning: "r".into(),
+            weight: 1.0,
+        };
+        let rubric = RubricReading {
+            overall: Some(4.0),
+            dimensions: BTreeMap::from([("a".into(), dimension)]),
+            improvement_suggestions: Some("s".into()),
+        };
+        check(RUBRIC, rubric, RubricReading::default());
+        let order = PairwiseOrder {
+            a: Favoured::Output,
+            favoured_position: "A".into(),
+            favoured: Favoured::Output,
+            reasoning: "r".into(),
+        };
+        let pairwise = |orders| PairwiseReading {
+            position_bias: false,
+            orders,
+        };
+        check(PAIRWISE, pairwise(vec![order]), pairwise(vec![]));
+        check(STEPS, StepScores::default(), StepScores::default());
+        let tools = ToolVerifications {
+            calls: vec![],
+            called: vec!["get".into()],
+        };
+        check(TOOLS, tools, ToolVerifications::default());
+        let select = SelectBestReading { position: 1 };
+        check(SELECT_BEST, select, select);
+        let trajectory = TrajectoryReading {
+            trajectory_length: 1,
+        };
+        check(TRAJECTORY, trajectory, trajectory);
+    }
+
+    #[test]
+    fn empty_keys_a_part_leaves_out_stay_in_the_detail() {
+        let e = round_trip(
+            CheckKind::Judge,
+            json!({"model": null, "judge_unavailable": false, "cached": false, "scale": "0-10", "score": null}),
+        );
+        assert_eq!(e.model, None);
+        assert_eq!(e.score().unwrap().score, None);
+        // ModelCalls has no `input_tokens`: it is not read, `cached` stays too.
+        assert_eq!(e.calls, None);
+        assert_eq!(
+            e.detail.keys().collect::<Vec<_>>(),
+            ["model", "judge_unavailable", "cached", "score"]
+        );
+        let e = round_trip(CheckKind::Pairwise, json!({"position_bias": false}));
+        assert!(!e.pairwise().unwrap().position_bias);
+        assert!(e.detail.is_empty());
+    }
+
+    #[test]
+    fn a_reading_set_is_what_reading_the_same_json_gives() {
+        // Built typed, and as the JSON object a check wrote before.
+        let build = |kind| {
+            let mut e = Evidence::default();
+            e.detail.insert("criteria".into(), json!("polite"));
+            let scale = Scale::OneToFive;
+            e.set_reading(kind, Reading::Score(JudgeScore { scale, score: None }));
+            e.detail.insert("status".into(), json!("ok"));
+            let score = Some(4.0);
+            e.set_reading(kind, Reading::Score(JudgeScore { scale, score }));
+            e
+        };
+        let written = json!({"criteria": "polite", "scale": "1-5", "status": "ok", "score": 4});
+        for kind in [CheckKind::Judge, CheckKind::Dag] {
+            let (built, read) = (build(kind), Evidence::read(kind, written.clone()));
+            assert_eq!(built, read);
+            assert_eq!(
+                serde_json::to_string(&built).unwrap(),
+                serde_json::to_string(&read).unwrap()
+            );
+        }
+        assert!(build(CheckKind::Judge).score().is_some());
+        assert_eq!(
+            build(CheckKind::Dag).detail,
+            written.as_object().cloned().unwrap()
+        );
     }
 
     #[test]

@@ -103,6 +103,12 @@ impl Verdict {
         self
     }
 
+    /// Attaches evidence the check built typed.
+    pub fn with_typed_evidence(mut self, evidence: Evidence) -> Self {
+        self.evidence = evidence;
+        self
+    }
+
     /// Attaches a score and threshold on the 0..=1 scale.
     pub fn with_score(mut self, score: f64, threshold: Option<f64>) -> Self {
         self.score = Some(score);

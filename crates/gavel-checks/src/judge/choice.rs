@@ -3,7 +3,7 @@
 //! them; every call goes through [`ask`], so the model layers, schema validation
 //! and re-asking apply as to any judge.
 
-use gavel_core::Verdict;
+use gavel_core::{Evidence, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::{Material, Question, ask};
@@ -83,12 +83,13 @@ pub(crate) async fn choose(
     rt: &JudgeRuntime<'_>,
 ) -> Result<Chosen, Box<Verdict>> {
     let template = &material.template;
-    let mut evidence = Map::new();
-    evidence.insert("question".into(), json!(material.criteria));
-    evidence.insert("mode".into(), json!(mode.as_str()));
+    let mut evidence = Evidence::default();
+    let detail = &mut evidence.detail;
+    detail.insert("question".into(), json!(material.criteria));
+    detail.insert("mode".into(), json!(mode.as_str()));
     if !options.is_empty() {
         let names: Vec<&str> = options.iter().map(|o| o.name.as_str()).collect();
-        evidence.insert("options".into(), json!(names));
+        detail.insert("options".into(), json!(names));
     }
     let mut vars = material.vars(judged);
     vars.insert("mode".into(), json!(mode.as_str()));
@@ -132,12 +133,13 @@ pub(crate) async fn choose(
     match result {
         Err(failure) => Err(Box::new(failure.verdict(head, template, &calls, evidence))),
         Ok((reasoning, answer)) => {
-            evidence.insert("answer".into(), json!(answer));
-            evidence.insert("reasoning".into(), json!(reasoning));
-            calls.evidence(template, &mut evidence);
+            let mut record = evidence.detail;
+            record.insert("answer".into(), json!(answer));
+            record.insert("reasoning".into(), json!(reasoning));
+            calls.record(template, &mut record);
             Ok(Chosen {
                 answer,
-                evidence,
+                evidence: record,
                 cost_usd: calls.cost_usd,
             })
         }

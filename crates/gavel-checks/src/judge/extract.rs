@@ -3,7 +3,7 @@
 //! [`ask`], so the model layers, schema validation and re-asking apply as to any
 //! judge.
 
-use gavel_core::Verdict;
+use gavel_core::{Evidence, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::{Material, Question, ask};
@@ -34,7 +34,7 @@ pub(crate) async fn extract(
     material: &Material,
     head: VerdictHead<'_>,
     judged: &Judged<'_>,
-    base: Map<String, Value>,
+    base: Evidence,
     rt: &JudgeRuntime<'_>,
 ) -> Result<Extracted, Box<Verdict>> {
     let template = &material.template;
@@ -54,13 +54,13 @@ pub(crate) async fn extract(
     match result {
         Err(failure) => {
             let mut evidence = base;
-            evidence.extend(record);
+            evidence.detail.extend(record);
             Err(Box::new(failure.verdict(head, template, &calls, evidence)))
         }
         Ok((reasoning, value)) => {
             record.insert("found".into(), json!(value.is_some()));
             record.insert("reasoning".into(), json!(reasoning));
-            calls.evidence(template, &mut record);
+            calls.record(template, &mut record);
             Ok(Extracted {
                 value,
                 reasoning,

@@ -12,7 +12,7 @@
 //! infrastructure or application failure → `error`.
 
 use gavel_core::CheckKind;
-use gavel_core::{Metric, MetricSpec, Status, Turn, Verdict};
+use gavel_core::{Evidence, Metric, MetricSpec, Status, Turn, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::answer::{self, status_schema};
@@ -206,9 +206,10 @@ impl MetricJudge {
         judged: &Judged<'_>,
         rt: &JudgeRuntime<'_>,
     ) -> Verdict {
-        let mut evidence = Map::new();
-        evidence.insert("metric".into(), json!(self.kind()));
-        evidence.insert("threshold".into(), json!(self.threshold));
+        let mut evidence = Evidence::default();
+        let detail = &mut evidence.detail;
+        detail.insert("metric".into(), json!(self.kind()));
+        detail.insert("threshold".into(), json!(self.threshold));
         let mut spent = Calls::default();
         let mut vars = self.material.vars(judged);
         vars.insert(
@@ -235,8 +236,9 @@ impl MetricJudge {
             match self.steps(head, steps_template, &evidence, rt).await {
                 Ok((steps, calls)) => {
                     spent.add(&calls);
-                    evidence.insert("evaluation_steps".into(), json!(steps));
-                    evidence.insert("steps_template_hash".into(), json!(steps_template.hash()));
+                    let detail = &mut evidence.detail;
+                    detail.insert("evaluation_steps".into(), json!(steps));
+                    detail.insert("steps_template_hash".into(), json!(steps_template.hash()));
                     vars.insert("steps".into(), json!(steps));
                 }
                 Err(v) => return *v,
@@ -268,25 +270,26 @@ impl MetricJudge {
         let mut verdict = match result {
             Err(failure) => failure.verdict(head, template, &spent, evidence),
             Ok(Reading::Flagged { flag, reasoning }) => {
-                evidence.insert("status".into(), json!(flag.marker()));
-                evidence.insert("transient".into(), json!(flag == answer::Flag::Transient));
+                let detail = &mut evidence.detail;
+                detail.insert("status".into(), json!(flag.marker()));
+                detail.insert("transient".into(), json!(flag == answer::Flag::Transient));
                 spent.evidence(template, &mut evidence);
                 head.verdict(
                     Status::Error,
                     super::pointwise::with_reasoning(flag.reason(), &reasoning),
                 )
-                .with_evidence(Value::Object(evidence))
+                .with_typed_evidence(evidence)
             }
             Ok(Reading::Graded(graded)) => {
                 let weighted = calls
                     .raw
                     .as_deref()
                     .and_then(|raw| super::geval::weighted_score(raw, &calls.logprobs));
-                let (score, pass, reason) = self.grade(&graded, weighted, &mut evidence);
+                let (score, pass, reason) = self.grade(&graded, weighted, &mut evidence.detail);
                 spent.evidence(template, &mut evidence);
                 head.verdict(if pass { Status::Pass } else { Status::Fail }, reason)
                     .with_score(score, None)
-                    .with_evidence(Value::Object(evidence))
+                    .with_typed_evidence(evidence)
             }
         };
         verdict.threshold = Some(self.threshold);
@@ -300,7 +303,7 @@ impl MetricJudge {
         &self,
         head: VerdictHead<'_>,
         template: &JudgeTemplate,
-        evidence: &Map<String, Value>,
+        evidence: &Evidence,
         rt: &JudgeRuntime<'_>,
     ) -> Result<(Vec<String>, Calls), Box<Verdict>> {
         let mut vars = Map::new();
@@ -346,7 +349,9 @@ impl MetricJudge {
             Ok(steps) => Ok((steps, calls)),
             Err(failure) => {
                 let mut evidence = evidence.clone();
-                evidence.insert("stage".into(), json!("evaluation steps"));
+                evidence
+                    .detail
+                    .insert("stage".into(), json!("evaluation steps"));
                 let mut v = failure.verdict(head, template, &calls, evidence);
                 v.threshold = Some(self.threshold);
                 Err(Box::new(v))

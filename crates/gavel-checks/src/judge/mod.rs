@@ -235,28 +235,33 @@ pub(crate) struct Calls {
 }
 
 impl Calls {
-    /// The call fields of a verdict's evidence: the model, what the calls took
-    /// and their transport tries typed ([`Evidence`]), the template and answers.
-    pub(crate) fn evidence(&self, template: &JudgeTemplate, into: &mut Map<String, Value>) {
-        let typed = Evidence {
-            model: self.model.clone(),
-            calls: Some(ModelCalls {
-                input_tokens: self.input_tokens,
-                output_tokens: self.output_tokens,
-                latency_ms: self.latency_ms,
-                cached: self.cached,
-                attempts: self.attempts,
-            }),
-            transport: (self.transport.attempts > 0).then_some(self.transport),
-            ..Evidence::default()
-        };
-        merge(into, &typed);
-        into.insert("template".into(), json!(template.origin()));
-        into.insert("template_hash".into(), json!(template.hash()));
-        into.insert("raw".into(), json!(self.raw));
+    /// The call parts of a verdict's evidence: the model, what the calls took
+    /// and their transport tries typed, the template and answers as detail.
+    pub(crate) fn evidence(&self, template: &JudgeTemplate, into: &mut Evidence) {
+        into.model.clone_from(&self.model);
+        into.calls = Some(ModelCalls {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            latency_ms: self.latency_ms,
+            cached: self.cached,
+            attempts: self.attempts,
+        });
+        into.transport = (self.transport.attempts > 0).then_some(self.transport);
+        let detail = &mut into.detail;
+        detail.insert("template".into(), json!(template.origin()));
+        detail.insert("template_hash".into(), json!(template.hash()));
+        detail.insert("raw".into(), json!(self.raw));
         if !self.problems.is_empty() {
-            into.insert("rejected".into(), json!(self.problems));
+            detail.insert("rejected".into(), json!(self.problems));
         }
+    }
+
+    /// The call parts as the fields of a call record nested in a check's
+    /// evidence (a claim extracted, a choice made), after the record's own.
+    pub(crate) fn record(&self, template: &JudgeTemplate, into: &mut Map<String, Value>) {
+        let mut parts = Evidence::default();
+        self.evidence(template, &mut parts);
+        merge(into, &parts);
     }
 
     /// Adds another judge's calls (pairwise: both orders).
@@ -326,25 +331,22 @@ impl Failure {
         head: VerdictHead<'_>,
         template: &JudgeTemplate,
         calls: &Calls,
-        mut evidence: Map<String, Value>,
+        mut evidence: Evidence,
     ) -> Verdict {
-        let unavailable = matches!(self, Failure::Skipped(_) | Failure::Required(_));
+        evidence.judge_unavailable = matches!(self, Failure::Skipped(_) | Failure::Required(_));
         let (status, reason) = match self {
             Failure::Skipped(reason) => (Status::Skipped, reason),
             Failure::Required(reason) => {
-                evidence.insert("transient".into(), json!(false));
+                evidence.detail.insert("transient".into(), json!(false));
                 (Status::Error, reason)
             }
             Failure::Error { reason, transient } => {
-                evidence.insert("transient".into(), json!(transient));
+                evidence.detail.insert("transient".into(), json!(transient));
                 (Status::Error, reason)
             }
         };
         calls.evidence(template, &mut evidence);
-        let mut verdict = head
-            .verdict(status, reason)
-            .with_evidence(Value::Object(evidence));
-        verdict.evidence.judge_unavailable = unavailable;
+        let mut verdict = head.verdict(status, reason).with_typed_evidence(evidence);
         verdict.cost_usd = calls.cost_usd;
         verdict
     }
@@ -355,18 +357,20 @@ impl VerdictHead<'_> {
     pub(crate) fn exact_match(
         self,
         template: &JudgeTemplate,
-        mut evidence: Map<String, Value>,
+        mut evidence: Evidence,
         threshold: f64,
     ) -> Verdict {
-        evidence.insert("template_hash".into(), json!(template.hash()));
+        evidence
+            .detail
+            .insert("template_hash".into(), json!(template.hash()));
+        evidence.short_circuit = Some(ShortCircuit::ExactMatch);
         let mut v = self
             .verdict(
                 Status::Pass,
                 "exact match with the expected output; judge not called",
             )
             .with_score(1.0, Some(threshold))
-            .with_evidence(Value::Object(evidence));
-        v.evidence.short_circuit = Some(ShortCircuit::ExactMatch);
+            .with_typed_evidence(evidence);
         v.cost_usd = Some(0.0);
         v
     }
@@ -376,18 +380,20 @@ impl VerdictHead<'_> {
         self,
         template: &JudgeTemplate,
         vars: Map<String, Value>,
-        evidence: &Map<String, Value>,
+        evidence: &Evidence,
         threshold: f64,
     ) -> Result<Prompt, Box<Verdict>> {
         template.render(&Value::Object(vars)).map_err(|e| {
             let mut evidence = evidence.clone();
-            evidence.insert("template_hash".into(), json!(template.hash()));
+            evidence
+                .detail
+                .insert("template_hash".into(), json!(template.hash()));
             let mut v = self
                 .verdict(
                     Status::Error,
                     format!("cannot render the {} template: {e}", self.kind),
                 )
-                .with_evidence(Value::Object(evidence));
+                .with_typed_evidence(evidence);
             v.threshold = Some(threshold);
             Box::new(v)
         })

@@ -22,14 +22,14 @@
 use gavel_core::CheckKind;
 use gavel_core::judge::PairwiseAgainst;
 use gavel_core::{
-    Evidence, Favoured, PairwiseOrder, PairwiseReading, ShortCircuit, Status, Verdict,
+    Evidence, Favoured, PairwiseOrder, PairwiseReading, Reading, ShortCircuit, Status, Verdict,
 };
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use super::answer::{self, PairwiseAnswer, Winner};
 use super::prompt::{fence, neutralise};
 use super::{Calls, Failure, JudgeTemplate, Question, TemplateKind, ask};
-use crate::finding::{VerdictHead, merge};
+use crate::finding::VerdictHead;
 use crate::runtime::JudgeRuntime;
 
 /// The kind of pairwise verdicts.
@@ -119,17 +119,22 @@ pub async fn pairwise(
         round: spec.round,
     };
     let template = &spec.template;
-    let mut evidence = Map::new();
-    evidence.insert("other".into(), json!(input.other_label));
+    let mut evidence = Evidence::default();
+    evidence
+        .detail
+        .insert("other".into(), json!(input.other_label));
 
     if input.output.trim() == input.other.trim() {
-        evidence.insert("outcome".into(), json!("tie"));
+        evidence.short_circuit = Some(ShortCircuit::Identical);
         let unbiased = PairwiseReading {
             position_bias: false,
             orders: Vec::new(),
         };
-        merge(&mut evidence, &unbiased);
-        evidence.insert("template_hash".into(), json!(template.hash()));
+        evidence.detail.insert("outcome".into(), json!("tie"));
+        evidence.set_reading(head.kind, Reading::Pairwise(unbiased));
+        evidence
+            .detail
+            .insert("template_hash".into(), json!(template.hash()));
         let mut v = head
             .verdict(
                 Status::Pass,
@@ -139,8 +144,7 @@ pub async fn pairwise(
                 ),
             )
             .with_score(0.5, Some(0.5))
-            .with_evidence(Value::Object(evidence));
-        v.evidence.short_circuit = Some(ShortCircuit::Identical);
+            .with_typed_evidence(evidence);
         v.cost_usd = Some(0.0);
         return v;
     }
@@ -164,13 +168,15 @@ pub async fn pairwise(
     let (first, second) = match prompts {
         Ok(prompts) => prompts,
         Err(e) => {
-            evidence.insert("template_hash".into(), json!(template.hash()));
+            evidence
+                .detail
+                .insert("template_hash".into(), json!(template.hash()));
             return head
                 .verdict(
                     Status::Error,
                     format!("cannot render the pairwise template: {e}"),
                 )
-                .with_evidence(Value::Object(evidence));
+                .with_typed_evidence(evidence);
         }
     };
     let question = |prompt| Question {
@@ -257,7 +263,7 @@ pub async fn pairwise(
             ),
         ),
     };
-    evidence.insert("outcome".into(), json!(outcome));
+    evidence.detail.insert("outcome".into(), json!(outcome));
     let reading = PairwiseReading {
         position_bias,
         orders: vec![
@@ -265,15 +271,15 @@ pub async fn pairwise(
             order(&a2, Favoured::Other, favoured2),
         ],
     };
-    merge(&mut evidence, &reading);
+    evidence.set_reading(head.kind, Reading::Pairwise(reading));
     calls.evidence(template, &mut evidence);
+    set_raws(&mut evidence, &c1, &c2);
     // A failing biased tie was not decided by its score (0.5 reaches 0.5).
     let threshold = (status == Status::Pass || !position_bias).then_some(0.5);
     let mut v = head
         .verdict(status, reason)
         .with_score(score, threshold)
-        .with_evidence(Value::Object(evidence));
-    set_raws(&mut v.evidence, &c1, &c2);
+        .with_typed_evidence(evidence);
     v.cost_usd = calls.cost_usd;
     v
 }

@@ -5,13 +5,13 @@ use std::sync::OnceLock;
 
 use gavel_core::CheckKind;
 use gavel_core::judge::JudgeExample;
-use gavel_core::{JudgeScore, Scale, Status, Verdict};
-use serde_json::{Map, Value, json};
+use gavel_core::{Evidence, JudgeScore, Reading, Scale, Status, Verdict};
+use serde_json::{Value, json};
 
 use super::answer::{self, PointwiseAnswer};
 use super::prompt::{fence, neutralise};
 use super::{Material, Question, ask};
-use crate::finding::{VerdictHead, merge};
+use crate::finding::VerdictHead;
 use crate::names::quoted_list;
 use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
@@ -158,18 +158,20 @@ impl PointwiseJudge {
         let scale = self.scale;
         let threshold = scale.normalise(self.threshold);
         let template = &self.material.template;
-        let mut evidence = Map::new();
-        evidence.insert("criteria".into(), json!(self.material.criteria));
-        merge(&mut evidence, &JudgeScore { scale, score: None });
-        evidence.insert("threshold".into(), number(scale, self.threshold));
-        evidence.insert(
+        let reading = |score| Reading::Score(JudgeScore { scale, score });
+        let mut evidence = Evidence::default();
+        let criteria = json!(self.material.criteria);
+        evidence.detail.insert("criteria".into(), criteria);
+        evidence.set_reading(head.kind, reading(None));
+        let detail = &mut evidence.detail;
+        detail.insert("threshold".into(), number(scale, self.threshold));
+        detail.insert(
             "reference_shown".into(),
             json!(self.material.reference.is_some()),
         );
 
         if self.material.exact_match(&judged.turn.output) {
-            let score = Some(scale.bounds().1);
-            merge(&mut evidence, &JudgeScore { scale, score });
+            evidence.set_reading(head.kind, reading(Some(scale.bounds().1)));
             return head.exact_match(template, evidence, threshold);
         }
 
@@ -192,21 +194,16 @@ impl PointwiseJudge {
         let mut verdict = match result {
             Err(failure) => failure.verdict(head, template, &calls, evidence),
             Ok(PointwiseAnswer::Flagged { flag, reasoning }) => {
-                evidence.insert("status".into(), json!(flag.marker()));
-                evidence.insert("transient".into(), json!(flag == answer::Flag::Transient));
+                let detail = &mut evidence.detail;
+                detail.insert("status".into(), json!(flag.marker()));
+                detail.insert("transient".into(), json!(flag == answer::Flag::Transient));
                 calls.evidence(template, &mut evidence);
                 head.verdict(Status::Error, with_reasoning(flag.reason(), &reasoning))
-                    .with_evidence(Value::Object(evidence))
+                    .with_typed_evidence(evidence)
             }
             Ok(PointwiseAnswer::Scored { reasoning, score }) => {
-                evidence.insert("status".into(), json!("ok"));
-                merge(
-                    &mut evidence,
-                    &JudgeScore {
-                        scale,
-                        score: Some(score),
-                    },
-                );
+                evidence.detail.insert("status".into(), json!("ok"));
+                evidence.set_reading(head.kind, reading(Some(score)));
                 calls.evidence(template, &mut evidence);
                 let status = if score >= self.threshold {
                     Status::Pass
@@ -220,7 +217,7 @@ impl PointwiseJudge {
                 };
                 head.verdict(status, reason)
                     .with_score(scale.normalise(score), None)
-                    .with_evidence(Value::Object(evidence))
+                    .with_typed_evidence(evidence)
             }
         };
         verdict.threshold = Some(threshold);

@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 
 use gavel_core::CheckKind;
-use gavel_core::{RubricDimension, RubricReading, Status, Verdict};
-use serde_json::{Map, Value, json};
+use gavel_core::{Evidence, Reading, RubricDimension, RubricReading, Status, Verdict};
+use serde_json::json;
 
 use super::answer::{self, RubricAnswer};
 use super::pointwise::with_reasoning;
 use super::{Material, Question, ask};
 use crate::error::FieldError;
-use crate::finding::{VerdictHead, merge};
+use crate::finding::VerdictHead;
 use crate::names::quoted_list;
 use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
@@ -124,16 +124,17 @@ impl RubricJudge {
         let threshold = Self::normalise(self.threshold);
         let template = &self.material.template;
         let names = self.names();
-        let mut evidence = Map::new();
-        evidence.insert("criteria".into(), json!(self.material.criteria));
-        evidence.insert("threshold".into(), json!(self.threshold));
+        let mut evidence = Evidence::default();
+        let detail = &mut evidence.detail;
+        detail.insert("criteria".into(), json!(self.material.criteria));
+        detail.insert("threshold".into(), json!(self.threshold));
 
         if self.material.exact_match(&judged.turn.output) {
             let exact = RubricReading {
                 overall: Some(5.0),
                 ..RubricReading::default()
             };
-            merge(&mut evidence, &exact);
+            evidence.set_reading(head.kind, Reading::Rubric(exact));
             return head.exact_match(template, evidence, threshold);
         }
 
@@ -156,11 +157,12 @@ impl RubricJudge {
         let mut verdict = match result {
             Err(failure) => failure.verdict(head, template, &calls, evidence),
             Ok(RubricAnswer::Flagged { flag, reasoning }) => {
-                evidence.insert("status".into(), json!(flag.marker()));
-                evidence.insert("transient".into(), json!(flag == answer::Flag::Transient));
+                let detail = &mut evidence.detail;
+                detail.insert("status".into(), json!(flag.marker()));
+                detail.insert("transient".into(), json!(flag == answer::Flag::Transient));
                 calls.evidence(template, &mut evidence);
                 head.verdict(Status::Error, with_reasoning(flag.reason(), &reasoning))
-                    .with_evidence(Value::Object(evidence))
+                    .with_typed_evidence(evidence)
             }
             Ok(RubricAnswer::Scored {
                 dimensions,
@@ -181,13 +183,13 @@ impl RubricJudge {
                     dims.insert((*name).to_owned(), dimension);
                 }
                 let overall = sum / total_weight;
-                evidence.insert("status".into(), json!("ok"));
+                evidence.detail.insert("status".into(), json!("ok"));
                 let reading = RubricReading {
                     overall: Some(overall),
                     dimensions: dims,
                     improvement_suggestions: Some(suggestions),
                 };
-                merge(&mut evidence, &reading);
+                evidence.set_reading(head.kind, Reading::Rubric(reading));
                 calls.evidence(template, &mut evidence);
                 let status = if overall + EPSILON >= self.threshold {
                     Status::Pass
@@ -201,7 +203,7 @@ impl RubricJudge {
                 };
                 head.verdict(status, reason)
                     .with_score(Self::normalise(overall), None)
-                    .with_evidence(Value::Object(evidence))
+                    .with_typed_evidence(evidence)
             }
         };
         verdict.threshold = Some(threshold);

@@ -19,10 +19,10 @@
 //! chosen, which the report counts as the judge's position bias.
 
 use gavel_core::judge::{SELECT_BEST_MAX_ANSWERS as MAX_CANDIDATES, SelectAmong};
-use gavel_core::{CheckKind, Status, Verdict};
+use gavel_core::{CheckKind, Evidence, Reading, SelectBestReading, Status, Verdict};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::prompt::{fence, neutralise};
@@ -165,11 +165,12 @@ pub async fn select_best(
     let mut order = answered.clone();
     order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
     let shown: Vec<&str> = order.iter().map(|&i| input.candidates[i].label).collect();
-    let mut evidence = Map::new();
-    evidence.insert("among".into(), json!(spec.among));
-    evidence.insert("group".into(), json!(input.group));
-    evidence.insert("seed".into(), json!(format!("{seed:016x}")));
-    evidence.insert("order".into(), json!(shown));
+    let mut evidence = Evidence::default();
+    let detail = &mut evidence.detail;
+    detail.insert("among".into(), json!(spec.among));
+    detail.insert("group".into(), json!(input.group));
+    detail.insert("seed".into(), json!(format!("{seed:016x}")));
+    detail.insert("order".into(), json!(shown));
 
     let (result, calls) = judge(spec, input, &order, rt).await;
     let mut verdicts = Vec::with_capacity(input.candidates.len());
@@ -180,15 +181,19 @@ pub async fn select_best(
         }
         let mut evidence = evidence.clone();
         let position = order.iter().position(|&o| o == i).map_or(0, |p| p + 1);
-        evidence.insert("position".into(), json!(position));
+        evidence.set_reading(
+            head.kind,
+            Reading::SelectBest(SelectBestReading { position }),
+        );
         let mut v = match &result {
             Err(failure) => failure
                 .clone()
                 .verdict(head, &spec.template, &calls, evidence),
             Ok((best, reasoning)) => {
                 let chosen = order[best - 1];
-                evidence.insert("chosen".into(), json!(input.candidates[chosen].label));
-                evidence.insert("chosen_position".into(), json!(best));
+                let detail = &mut evidence.detail;
+                detail.insert("chosen".into(), json!(input.candidates[chosen].label));
+                detail.insert("chosen_position".into(), json!(best));
                 calls.evidence(&spec.template, &mut evidence);
                 let (status, score, reason) = if chosen == i {
                     (
@@ -213,7 +218,7 @@ pub async fn select_best(
                 };
                 head.verdict(status, reason)
                     .with_score(score, None)
-                    .with_evidence(Value::Object(evidence))
+                    .with_typed_evidence(evidence)
             }
         };
         v.cost_usd = (Some(&i) == answered.first())

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use gavel_core::CheckKind;
 use gavel_core::agent_check::{StepAggregate, StepKind, StepScoreSpec, StepWeights};
-use gavel_core::{Status, StepScore, StepScores, Transcript, Turn, Verdict};
+use gavel_core::{Evidence, Reading, Status, StepScore, StepScores, Transcript, Turn, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::compile::{Env, Level, check_model, field};
@@ -22,7 +22,7 @@ use super::prompt::fence;
 use super::{Calls, Failure, Material, Question, ask, tool_line};
 use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
-use crate::finding::{VerdictHead, merge};
+use crate::finding::VerdictHead;
 use crate::names::{quoted_list, truncate};
 use crate::runtime::JudgeRuntime;
 use crate::subject::Judged;
@@ -186,21 +186,22 @@ impl StepJudge {
         rt: &JudgeRuntime<'_>,
     ) -> Verdict {
         let template = &self.material.template;
-        let mut evidence = Map::new();
-        evidence.insert("criteria".into(), json!(self.material.criteria));
-        evidence.insert("steps_scored".into(), json!(steps_str(self.steps)));
-        evidence.insert("aggregate".into(), json!(aggregate_str(self.aggregate)));
-        evidence.insert("threshold".into(), json!(self.threshold));
+        let mut evidence = Evidence::default();
+        let detail = &mut evidence.detail;
+        detail.insert("criteria".into(), json!(self.material.criteria));
+        detail.insert("steps_scored".into(), json!(steps_str(self.steps)));
+        detail.insert("aggregate".into(), json!(aggregate_str(self.aggregate)));
+        detail.insert("threshold".into(), json!(self.threshold));
         let steps = self.steps(turns);
         if steps.is_empty() {
             let why = match self.steps {
                 StepKind::Tools => "no step to score: no tool was called",
                 StepKind::Turns => "no step to score: no turn was played",
             };
-            evidence.insert("template_hash".into(), json!(template.hash()));
+            detail.insert("template_hash".into(), json!(template.hash()));
             return head
                 .verdict(Status::Skipped, why)
-                .with_evidence(Value::Object(evidence));
+                .with_typed_evidence(evidence);
         }
         let total = steps.len();
         // Collected first: a stream over a closure would make this future not `Send`.
@@ -271,7 +272,7 @@ impl StepJudge {
             }
             listed.push(entry);
         }
-        merge(&mut evidence, &StepScores { steps: listed });
+        evidence.set_reading(head.kind, Reading::Steps(StepScores { steps: listed }));
         if let Some(f) = failure {
             let mut verdict = f.verdict(head, template, &calls, evidence);
             verdict.threshold = Some(self.threshold);
@@ -287,7 +288,7 @@ impl StepJudge {
                 return f.verdict(head, template, &calls, evidence);
             }
         };
-        evidence.insert("score".into(), json!(aggregate));
+        evidence.detail.insert("score".into(), json!(aggregate));
         calls.evidence(template, &mut evidence);
         let status = if aggregate >= self.threshold {
             Status::Pass
@@ -298,7 +299,7 @@ impl StepJudge {
         let mut verdict = head
             .verdict(status, reason)
             .with_score(aggregate, Some(self.threshold))
-            .with_evidence(Value::Object(evidence));
+            .with_typed_evidence(evidence);
         verdict.cost_usd = calls.cost_usd;
         verdict
     }

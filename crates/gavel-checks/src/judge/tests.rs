@@ -12,7 +12,7 @@ use super::prompt::{fence, sha256_hex};
 use super::testing::{Models, Scripted, reply};
 use crate::CheckPlan;
 use crate::runtime::{JudgeRuntime, NO_JUDGE_MODEL, NoJudgeModels};
-use crate::testing::{case, transcript, turn};
+use crate::testing::{case, reads_back, transcript, turn};
 
 fn plan(body: &str) -> CheckPlan {
     plan_with(body, &JudgeSettings::default())
@@ -33,6 +33,7 @@ fn compile_err(body: &str) -> String {
 async fn judges(plan: &CheckPlan, turns: Vec<Turn>, rt: &JudgeRuntime<'_>) -> Vec<Verdict> {
     let all = plan.run(&transcript(turns), rt).await;
     assert_eq!(all.len(), plan.len());
+    all.iter().for_each(reads_back);
     all.into_iter()
         .filter(|v| {
             v.kind == gavel_core::CheckKind::Judge || v.kind == gavel_core::CheckKind::Rubric
@@ -881,6 +882,7 @@ mod pairwise {
         let rt = models.runtime();
 
         let v = pairwise(&s, &input("GOOD answer", "weak answer"), &rt).await;
+        reads_back(&v);
         assert_eq!(
             (v.status, v.score, v.kind.as_str()),
             (Status::Pass, Some(1.0), "pairwise")
@@ -917,6 +919,7 @@ mod pairwise {
         );
 
         let v = pairwise(&s, &input("one answer", "another answer"), &rt).await;
+        reads_back(&v);
         assert_eq!((v.status, v.score), (Status::Pass, Some(0.5)));
         assert!(v.reason.starts_with("tie"));
         assert_eq!(v.evidence.to_json()["position_bias"], json!(false));

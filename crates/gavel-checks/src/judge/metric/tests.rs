@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::judge::testing::{Models, Scripted, reply};
 use crate::runtime::{JudgeRuntime, NoJudgeModels};
-use crate::testing::{case, transcript, turn};
+use crate::testing::{case, reads_back, transcript, turn};
 
 /// The only verdict of a case with one metric check, the judge answering `answers`.
 async fn graded(body: &str, output: &str, answers: &[&str]) -> Verdict {
@@ -15,9 +15,12 @@ async fn graded(body: &str, output: &str, answers: &[&str]) -> Verdict {
     assert_eq!(plan.len(), 1, "{plan:?}");
     let model = Scripted::new(answers.iter().map(|a| reply(a)));
     let models = Models::new(model);
-    plan.run(&transcript(vec![turn(0, output)]), &models.runtime())
+    let v = plan
+        .run(&transcript(vec![turn(0, output)]), &models.runtime())
         .await
-        .remove(0)
+        .remove(0);
+    reads_back(&v);
+    v
 }
 
 /// The verdict with no judge model at all.

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::*;
 use crate::judge::testing::{Models, Scripted, reply};
 use crate::runtime::NoJudgeModels;
-use crate::testing::case;
+use crate::testing::{case, reads_back};
 
 fn spec() -> SelectBestSpec {
     crate::compile(
@@ -86,6 +86,7 @@ async fn the_pick_passes_and_the_others_fail() {
         ("c", Some("poor answer")),
     ];
     let verdicts = select_best(&spec(), &input("repeat 0", &answers), &models.runtime()).await;
+    verdicts.iter().for_each(reads_back);
     let statuses: Vec<_> = verdicts.iter().map(|v| (v.status, v.score)).collect();
     assert_eq!(
         statuses,

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::judge::testing::{Models, Scripted, reply};
 use crate::judge::{JudgeTemplate, TemplateKind};
-use crate::testing::{case, compile, compile_err, run_all, transcript, turn};
+use crate::testing::{case, compile, compile_err, reads_back, run_all, transcript, turn};
 
 fn call(name: &str, result: &str) -> ToolCall {
     ToolCall {
@@ -58,10 +58,13 @@ fn check(extra: &str) -> String {
 
 async fn run(body: &str, turns: Vec<Turn>, models: &Models) -> Verdict {
     let plan = compile(&case(body)).unwrap();
-    plan.run(&transcript(turns), &models.runtime())
+    let v = plan
+        .run(&transcript(turns), &models.runtime())
         .await
         .pop()
-        .unwrap()
+        .unwrap();
+    reads_back(&v);
+    v
 }
 
 #[tokio::test]
