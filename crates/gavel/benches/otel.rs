@@ -10,13 +10,15 @@
 //! cargo bench -p gavel --bench otel [-- CASES [PAIRS]]
 //! ```
 
+// The OpenTelemetry tests' receiver (test code: it may unwrap).
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "../tests/otel/mod.rs"]
+mod otel;
 mod support;
 
 use std::time::Duration;
 
 use support::{mock, release_bin, run_once, suite};
-use wiremock::matchers::method;
-use wiremock::{MockServer, ResponseTemplate};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -28,14 +30,7 @@ fn main() {
     let gavel = release_bin("gavel");
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
-    let receiver = rt.block_on(async {
-        let server = MockServer::start().await;
-        wiremock::Mock::given(method("POST"))
-            .respond_with(ResponseTemplate::new(200))
-            .mount(&server)
-            .await;
-        server
-    });
+    let receiver = rt.block_on(otel::receiver());
     let endpoint = receiver.uri();
     let (_server, url) = mock(0);
     let suite_path = dir.path().join("suite.yaml");

@@ -8,6 +8,7 @@
 //! (`--otel` and `gavel export otel`) or `gavel mcp`'s answers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod otel;
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -17,8 +18,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::{Mock, free_port, gavel_command};
-use wiremock::matchers::method;
-use wiremock::{MockServer, ResponseTemplate};
 
 /// The provider API key (`OPENAI_COMPATIBLE_API_KEY`).
 const KEY: &str = "sk-canary-provider-7f3e9a";
@@ -103,32 +102,10 @@ fn output(cmd: &mut Command) -> (Option<i32>, Vec<u8>) {
     (out.status.code(), bytes)
 }
 
-async fn receiver() -> MockServer {
-    let server = MockServer::start().await;
-    wiremock::Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&server)
-        .await;
-    server
-}
-
-/// Every byte the receiver got: bodies, header names and values.
-async fn received(server: &MockServer) -> Vec<u8> {
-    let mut out = Vec::new();
-    for r in server.received_requests().await.unwrap() {
-        out.extend_from_slice(&r.body);
-        for (name, value) in &r.headers {
-            out.extend_from_slice(name.as_str().as_bytes());
-            out.extend_from_slice(value.as_bytes());
-        }
-    }
-    out
-}
-
 /// The run: a live OTel export, every report format, trace logs. Returns the run
 /// id, after checking the output, the reports and the export.
 async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> String {
-    let live = receiver().await;
+    let live = otel::receiver().await;
     let reports: Vec<PathBuf> = ["json", "xml", "md", "html"]
         .iter()
         .map(|ext| dir.join(format!("{what}-report.{ext}")))
@@ -156,7 +133,7 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
     assert!(text.contains("TRACE"), "trace logging is on");
     assert_clean(
         &format!("{what}: the live OTel export"),
-        &received(&live).await,
+        &otel::received(&live).await.bytes,
     );
     for r in &reports {
         let bytes = std::fs::read(r).unwrap();
@@ -186,7 +163,7 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
     for r in &rebuilt {
         assert_clean(&r.display().to_string(), &std::fs::read(r).unwrap());
     }
-    let after = receiver().await;
+    let after = otel::receiver().await;
     let mut cmd = gavel(dir);
     cmd.args(["export", "otel", &run_id, "--db", db])
         .args(["--otel-endpoint", &after.uri()]);
@@ -195,7 +172,7 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
         .unwrap();
     assert_eq!(code, Some(0), "{}", String::from_utf8_lossy(&out));
     assert_clean(&format!("{what}: gavel export otel"), &out);
-    let exported = received(&after).await;
+    let exported = otel::received(&after).await.bytes;
     assert!(!exported.is_empty());
     assert_clean(
         &format!("{what}: the OTel export after the fact"),
