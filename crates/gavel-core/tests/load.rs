@@ -243,3 +243,83 @@ fn variants_need_one_input_and_a_stddev_ceiling() {
     let e = message("    input: q\n    variants: [q1]\n    max_stddev: 2\n");
     assert!(e.contains("max_stddev 2 must be between 0 and 1"), "{e}");
 }
+
+#[test]
+fn cases_are_handed_on_one_at_a_time_with_the_settings_of_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // The first file's cases run against a target the second file defines.
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        "cases:\n  - id: one\n    input: hi\n  - id: two\n    input: ho\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("b.yaml"),
+        "targets:\n  bot: {type: command, command: [cat]}\ncases:\n  - id: three\n    input: hey\n",
+    )
+    .unwrap();
+    let sources = [gavel_core::load::SuiteSource::Path(dir.path().to_owned())];
+    let loading = gavel_core::load::open(&sources);
+    assert_eq!(
+        loading.suite().targets.keys().collect::<Vec<_>>(),
+        ["bot"]
+    );
+    let mut seen = Vec::new();
+    let suite = loading
+        .cases(|case| seen.push((case.id, case.targets, case.source)))
+        .unwrap();
+    assert!(suite.cases.is_empty(), "the cases were handed on, not kept");
+    let a = dir.path().join("a.yaml").display().to_string();
+    assert_eq!(
+        seen,
+        [
+            ("one".into(), vec!["bot".to_owned()], format!("{a}:2")),
+            ("two".into(), vec!["bot".to_owned()], format!("{a}:4")),
+            (
+                "three".into(),
+                vec!["bot".to_owned()],
+                format!("{}:4", dir.path().join("b.yaml").display())
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_case_is_handed_on_before_a_later_one_fails_and_every_problem_is_returned() {
+    let text = "targets:\n  bot: {type: command, command: [cat]}\ncases:\n  - id: one\n    input: hi\n  - id: one\n    input: again\n  - id: bad\n    input: hi\n    tresh: 1\n";
+    let sources = [gavel_core::load::SuiteSource::Text {
+        text: text.into(),
+        path: "s.yaml".into(),
+    }];
+    let mut seen = Vec::new();
+    let errors = gavel_core::load::open(&sources)
+        .cases(|case| seen.push(case.id))
+        .unwrap_err();
+    assert_eq!(seen, ["one", "one"]);
+    let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert!(
+        shown[0].contains("duplicate case id `one` (first defined at s.yaml:4)"),
+        "{shown:?}"
+    );
+    assert!(
+        shown[1].starts_with("s.yaml:10:5") && shown[1].contains("unknown field `tresh`"),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn a_file_changed_between_the_two_passes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.yaml");
+    std::fs::write(&path, "cases:\n  - id: one\n    input: hi\n").unwrap();
+    let sources = [gavel_core::load::SuiteSource::Path(path.clone())];
+    let loading = gavel_core::load::open(&sources);
+    std::fs::write(&path, "cases:\n  - id: two\n    input: ho\n").unwrap();
+    let errors = loading.cases(|_| {}).unwrap_err();
+    assert!(
+        errors[0].to_string().contains("the file changed while it was being loaded"),
+        "{}",
+        errors[0]
+    );
+}

@@ -19,6 +19,10 @@ pub enum RunnerError {
         /// The missing target.
         target: String,
     },
+    /// The plan's temporary file, which holds its cases, could not be written or
+    /// read.
+    #[error("the plan's temporary file of cases: {0}")]
+    Spill(#[source] std::io::Error),
     /// A recorder (e.g. the store) could not keep a result; the run stops so that
     /// nothing is silently lost.
     #[error("could not record the result of `{case}`: {source}")]

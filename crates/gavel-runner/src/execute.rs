@@ -136,21 +136,20 @@ pub async fn execute(
         }
     };
     let produce = async {
-        // By index: closures over borrowed items would make the future `Send`
-        // only for one lifetime (rustc's higher-ranked closure inference).
-        let items = &plan.items;
         let unrecorded = &unrecorded;
-        let scheduled = (0..items.len())
+        let scheduled = plan
+            .items()
             .take_while(|_| !over_budget.load(Ordering::Relaxed))
             .inspect(|_| {
                 launched.fetch_add(1, Ordering::Relaxed);
             });
-        let mut results = futures::stream::iter(scheduled.map(|index| async move {
+        let mut results = futures::stream::iter(scheduled.map(|item| async move {
             let permit = unrecorded.acquire().await.ok();
-            (
-                run_item(&items[index], targets, run_id, options).await,
-                permit,
-            )
+            let result = match item {
+                Ok(item) => run_item(&item, targets, run_id, options).await,
+                Err(e) => Err(e),
+            };
+            (result, permit)
         }))
         .buffer_unordered(options.concurrency.max(1));
         let scheduling = async {
@@ -225,7 +224,7 @@ pub async fn execute(
     consumed?;
     report.interrupted = interrupted;
     report.budget_stopped =
-        over_budget.load(Ordering::Relaxed) && launched.load(Ordering::Relaxed) < plan.items.len();
+        over_budget.load(Ordering::Relaxed) && launched.load(Ordering::Relaxed) < plan.executions;
     Ok(report)
 }
 

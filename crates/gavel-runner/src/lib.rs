@@ -13,11 +13,15 @@ mod plan;
 mod recorder;
 mod rejudge;
 mod select;
+mod spill;
 mod targets;
 
 pub use error::RunnerError;
 pub use execute::{Baselines, ExecuteOptions, RunReport, execute, run_case};
-pub use plan::{Plan, PlanOptions, PlannedExecution, plan, plan_taking};
+pub use plan::{
+    CaseTexts, Items, Plan, PlanOptions, PlannedExecution, Planner, plan, plan_taking,
+};
+pub use spill::CaseText;
 pub use recorder::{RecordError, Recorder};
 pub use targets::{ExtraTargets, PreparedTargets};
 

@@ -17,17 +17,8 @@ pub(crate) struct Pairing {
 
 impl Pairing {
     pub(crate) fn new(plan: &Plan) -> Pairing {
-        let mut specs = HashMap::new();
-        for item in &plan.items {
-            if !specs.contains_key(&item.case.id) {
-                let found = item.checks.pairwise();
-                if !found.is_empty() {
-                    specs.insert(item.case.id.clone(), found);
-                }
-            }
-        }
         Pairing {
-            specs,
+            specs: plan.pairwise().clone(),
             answers: HashMap::new(),
             parked: Vec::new(),
         }

@@ -1,13 +1,13 @@
 //! Expansion: which executions a run consists of.
 
-use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use gavel_checks::CheckPlan;
-use gavel_core::{Case, ExecutionKey, Suite};
+use gavel_checks::{CheckPlan, PairwiseSpec, SelectBestSpec};
+use gavel_core::{Case, ExecutionKey, JudgeSettings, Suite};
 
 use crate::RunnerError;
+use crate::spill::{CaseText, Spill, SpillReader, SpillWriter};
 
 /// Selection and expansion options.
 #[derive(Debug, Clone, Default)]
@@ -46,85 +46,197 @@ impl PlannedExecution {
     }
 }
 
-/// The executions of a run, and the cases they come from.
-#[derive(Clone, Default)]
+/// The executions of a run: selected, compiled and counted when planned, and
+/// expanded again case by case as they run ([`Plan::items`]). A plan made
+/// from a suite keeps its cases in a temporary file, so a suite of any size is
+/// held one case at a time; [`Plan::of`] holds given executions.
 pub struct Plan {
-    /// Selected cases, in suite order.
-    pub cases: Vec<Arc<Case>>,
-    /// Executions still to run, in suite order.
-    pub items: Vec<PlannedExecution>,
+    cases: Cases,
+    /// Executions still to run.
+    pub executions: usize,
     /// Executions skipped because they were already recorded.
     pub already_done: usize,
+    facts: Facts,
 }
 
-impl Plan {
-    /// The selected cases, taken out of the plan: copied only when something
-    /// else still shares one.
-    pub fn into_cases(self) -> Vec<Case> {
-        let Plan { cases, items, .. } = self;
-        drop(items);
-        cases
-            .into_iter()
-            .map(|case| Arc::try_unwrap(case).unwrap_or_else(|shared| (*shared).clone()))
-            .collect()
+/// Where a plan's executions come from.
+enum Cases {
+    /// Executions expanded already.
+    Held(Vec<PlannedExecution>),
+    /// The selected cases, expanded as they are read.
+    Spilled { spill: Spill, expand: Expand },
+}
+
+/// What a plan knows of all its executions before any runs.
+#[derive(Default)]
+struct Facts {
+    /// Targets with executions to run, each with the first case that runs it.
+    targets: BTreeMap<String, String>,
+    /// Cases with pairwise checks: their specs.
+    pairwise: HashMap<String, Vec<PairwiseSpec>>,
+    /// Cases with select-best checks: their specs and executions to run.
+    select_best: HashMap<String, (Vec<SelectBestSpec>, usize)>,
+    /// Whether any check embeds text (`similar`).
+    embeddings: bool,
+    /// Judge calls of one pass of every execution's judged checks.
+    judge_calls: usize,
+}
+
+impl Facts {
+    fn add(&mut self, item: &PlannedExecution) {
+        let case = &item.case.id;
+        if !self.targets.contains_key(&item.target) {
+            self.targets.insert(item.target.clone(), case.clone());
+        }
+        if !self.pairwise.contains_key(case) {
+            let found = item.checks.pairwise();
+            if !found.is_empty() {
+                self.pairwise.insert(case.clone(), found);
+            }
+        }
+        let specs = item.checks.select_best();
+        if !specs.is_empty() {
+            self.select_best
+                .entry(case.clone())
+                .or_insert_with(|| (specs.to_vec(), 0))
+                .1 += 1;
+        }
+        self.embeddings |= item.checks.uses_embeddings();
+        self.judge_calls += item.checks.judge_count();
     }
 }
 
-/// Selects, compiles and expands the cases of `suite`, copying the selected ones.
-pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
-    expand(suite, suite.cases.iter().map(Cow::Borrowed), options)
-}
-
-/// [`plan`], moving the suite's cases into the plan instead of copying them:
-/// the suite keeps its settings and targets, and a large suite is held once.
-pub fn plan_taking(suite: &mut Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
-    let cases = std::mem::take(&mut suite.cases);
-    expand(suite, cases.into_iter().map(Cow::Owned), options)
-}
-
-fn expand<'a>(
-    suite: &Suite,
-    cases: impl Iterator<Item = Cow<'a, Case>>,
-    options: &PlanOptions,
-) -> Result<Plan, RunnerError> {
-    let filter = options.filter.as_ref().map(|f| f.to_lowercase());
-    let mut out = Plan::default();
-    for case in cases {
-        if !selected(&case, options, filter.as_deref()) {
-            continue;
+impl Plan {
+    /// A plan of the given executions (a worker's claimed unit, tests).
+    pub fn of(items: Vec<PlannedExecution>) -> Plan {
+        let mut facts = Facts::default();
+        items.iter().for_each(|item| facts.add(item));
+        Plan {
+            executions: items.len(),
+            already_done: 0,
+            cases: Cases::Held(items),
+            facts,
         }
-        let checks = Arc::new(gavel_checks::compile(&case, &suite.judge)?);
+    }
+
+    /// The executions to run, in suite order. A spilled plan reads, compiles
+    /// and expands its cases again one at a time; an error (the temporary file
+    /// unreadable) ends the iteration.
+    pub fn items(&self) -> Items<'_> {
+        let source = match &self.cases {
+            Cases::Held(items) => Source::Held(items.iter()),
+            Cases::Spilled { spill, expand } => Source::Spilled {
+                reader: spill.read(),
+                expand,
+            },
+        };
+        Items {
+            source,
+            current: Vec::new().into_iter(),
+        }
+    }
+
+    /// The selected cases in suite order as written when planned, for storing
+    /// with a run. A plan of given executions ([`Plan::of`]) keeps no cases: it
+    /// has none.
+    pub fn case_texts(&self) -> CaseTexts<'_> {
+        CaseTexts(match &self.cases {
+            Cases::Held(_) => None,
+            Cases::Spilled { spill, .. } => Some(spill.read()),
+        })
+    }
+
+    /// Targets with executions to run, by name.
+    pub fn targets(&self) -> impl Iterator<Item = &str> {
+        self.facts.targets.keys().map(String::as_str)
+    }
+
+    /// The first case that runs `target`, if any does.
+    pub fn first_case_of(&self, target: &str) -> Option<&str> {
+        self.facts.targets.get(target).map(String::as_str)
+    }
+
+    /// Cases with pairwise checks, with their specs.
+    pub fn pairwise(&self) -> &HashMap<String, Vec<PairwiseSpec>> {
+        &self.facts.pairwise
+    }
+
+    /// Cases with select-best checks: their specs and how many executions run.
+    pub fn select_best(&self) -> &HashMap<String, (Vec<SelectBestSpec>, usize)> {
+        &self.facts.select_best
+    }
+
+    /// Whether any check embeds text (`similar`).
+    pub fn uses_embeddings(&self) -> bool {
+        self.facts.embeddings
+    }
+
+    /// Judge calls of one pass of every execution's judged checks.
+    pub fn judge_calls(&self) -> usize {
+        self.facts.judge_calls
+    }
+}
+
+/// A plan's selected cases as written ([`Plan::case_texts`]).
+pub struct CaseTexts<'p>(Option<SpillReader<'p>>);
+
+impl CaseTexts<'_> {
+    /// The next case; `None` after the last.
+    pub fn next_text(&mut self) -> Result<Option<CaseText<'_>>, RunnerError> {
+        match &mut self.0 {
+            Some(reader) => reader.next_text().map_err(RunnerError::Spill),
+            None => Ok(None),
+        }
+    }
+}
+
+/// How a spilled plan expands its cases again.
+struct Expand {
+    judge: JudgeSettings,
+    targets: Vec<String>,
+    repeat: Option<u32>,
+    done: HashSet<ExecutionKey>,
+}
+
+impl Expand {
+    /// Compiles `case` and hands each of its executions still to run to
+    /// `each`; returns how many were recorded already.
+    fn case(
+        &self,
+        case: Case,
+        checks: Option<Arc<CheckPlan>>,
+        each: &mut dyn FnMut(PlannedExecution),
+    ) -> Result<usize, RunnerError> {
+        let checks = match checks {
+            Some(checks) => checks,
+            None => Arc::new(gavel_checks::compile(&case, &self.judge)?),
+        };
         // A robustness case runs every input (its own, then each variant) per
         // repeat: execution `r * inputs + v` is repeat r of input v.
         // Input 0 is the case itself, shared rather than copied.
-        let case = Arc::new(case.into_owned());
+        let case = Arc::new(case);
         let inputs: Vec<Arc<Case>> = (0..case.input_count())
             .map(|v| match v {
                 0 => case.clone(),
                 v => Arc::new(case.with_input(v)),
             })
             .collect();
+        let mut done = 0;
         let chosen = case
             .targets
             .iter()
-            .filter(|t| options.targets.is_empty() || options.targets.contains(t));
+            .filter(|t| self.targets.is_empty() || self.targets.contains(t));
         for target in chosen {
-            if !suite.targets.contains_key(target) {
-                return Err(RunnerError::UnknownTarget {
-                    case: case.id.clone(),
-                    target: target.clone(),
-                });
-            }
-            let repeats = options.repeat.unwrap_or_else(|| case.repeat_count()).max(1);
+            let repeats = self.repeat.unwrap_or_else(|| case.repeat_count()).max(1);
             for repeat_index in 0..repeats.saturating_mul(case.input_count()) {
-                if options
+                if self
                     .done
                     .contains(&ExecutionKey::new(&case.id, target, repeat_index))
                 {
-                    out.already_done += 1;
+                    done += 1;
                     continue;
                 }
-                out.items.push(PlannedExecution {
+                each(PlannedExecution {
                     case: inputs[(repeat_index % case.input_count()) as usize].clone(),
                     checks: checks.clone(),
                     target: target.clone(),
@@ -132,18 +244,159 @@ fn expand<'a>(
                 });
             }
         }
-        out.cases.push(case);
+        Ok(done)
     }
-    Ok(out)
 }
 
-fn selected(case: &Case, o: &PlanOptions, filter: Option<&str>) -> bool {
-    let has = |tags: &[String]| tags.iter().any(|t| case.tags.contains(t));
-    (o.tags.is_empty() || has(&o.tags))
-        && !has(&o.skip_tags)
-        && filter.is_none_or(|f| {
-            case.id.to_lowercase().contains(f) || case.name.to_lowercase().contains(f)
+/// A plan's executions in order ([`Plan::items`]).
+pub struct Items<'p> {
+    source: Source<'p>,
+    /// The executions of the case being run.
+    current: std::vec::IntoIter<PlannedExecution>,
+}
+
+enum Source<'p> {
+    Held(std::slice::Iter<'p, PlannedExecution>),
+    Spilled {
+        reader: SpillReader<'p>,
+        expand: &'p Expand,
+    },
+    Failed,
+}
+
+impl Iterator for Items<'_> {
+    type Item = Result<PlannedExecution, RunnerError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.current.next() {
+                return Some(Ok(item));
+            }
+            let (reader, expand) = match &mut self.source {
+                Source::Held(items) => return items.next().cloned().map(Ok),
+                Source::Spilled { reader, expand } => (reader, *expand),
+                Source::Failed => return None,
+            };
+            let case = match reader.next_case() {
+                Ok(Some(case)) => case,
+                Ok(None) => return None,
+                Err(e) => return self.fail(RunnerError::Spill(e)),
+            };
+            let mut items = Vec::new();
+            match expand.case(case, None, &mut |item| items.push(item)) {
+                Ok(_) => self.current = items.into_iter(),
+                Err(e) => return self.fail(e),
+            }
+        }
+    }
+}
+
+impl Items<'_> {
+    /// Ends the iteration with `e`.
+    fn fail(&mut self, e: RunnerError) -> Option<Result<PlannedExecution, RunnerError>> {
+        self.source = Source::Failed;
+        Some(Err(e))
+    }
+}
+
+/// Selects, compiles and expands the cases of `suite`, copying the selected ones.
+pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
+    let mut planner = Planner::new(suite, options)?;
+    for case in &suite.cases {
+        planner.add(case.clone())?;
+    }
+    planner.finish()
+}
+
+/// [`plan`], moving the suite's cases into the plan instead of copying them:
+/// the suite keeps its settings and targets.
+pub fn plan_taking(suite: &mut Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
+    let cases = std::mem::take(&mut suite.cases);
+    let mut planner = Planner::new(suite, options)?;
+    for case in cases {
+        planner.add(case)?;
+    }
+    planner.finish()
+}
+
+/// Builds a [`Plan`] one case at a time, as a suite is read: each case is
+/// selected, its checks compiled and its executions counted, and then it is
+/// written to the plan's temporary file and dropped.
+pub struct Planner {
+    spill: SpillWriter,
+    expand: Expand,
+    tags: Vec<String>,
+    skip_tags: Vec<String>,
+    filter: Option<String>,
+    defined: Vec<String>,
+    executions: usize,
+    already_done: usize,
+    facts: Facts,
+}
+
+impl Planner {
+    /// A planner for cases of `suite` (its targets and judge settings).
+    pub fn new(suite: &Suite, options: &PlanOptions) -> Result<Planner, RunnerError> {
+        Ok(Planner {
+            spill: SpillWriter::new().map_err(RunnerError::Spill)?,
+            expand: Expand {
+                judge: suite.judge.clone(),
+                targets: options.targets.clone(),
+                repeat: options.repeat,
+                done: options.done.clone(),
+            },
+            tags: options.tags.clone(),
+            skip_tags: options.skip_tags.clone(),
+            filter: options.filter.as_ref().map(|f| f.to_lowercase()),
+            defined: suite.targets.keys().cloned().collect(),
+            executions: 0,
+            already_done: 0,
+            facts: Facts::default(),
         })
+    }
+
+    /// Plans `case` when it is selected: checks compile, targets exist.
+    pub fn add(&mut self, case: Case) -> Result<(), RunnerError> {
+        if !self.selected(&case) {
+            return Ok(());
+        }
+        if let Some(target) = case.targets.iter().find(|t| !self.defined.contains(t)) {
+            return Err(RunnerError::UnknownTarget {
+                case: case.id.clone(),
+                target: target.clone(),
+            });
+        }
+        self.spill.push(&case).map_err(RunnerError::Spill)?;
+        let checks = Arc::new(gavel_checks::compile(&case, &self.expand.judge)?);
+        let (facts, executions) = (&mut self.facts, &mut self.executions);
+        self.already_done += self.expand.case(case, Some(checks), &mut |item| {
+            facts.add(&item);
+            *executions += 1;
+        })?;
+        Ok(())
+    }
+
+    /// The plan of every case added.
+    pub fn finish(self) -> Result<Plan, RunnerError> {
+        Ok(Plan {
+            cases: Cases::Spilled {
+                spill: self.spill.finish().map_err(RunnerError::Spill)?,
+                expand: self.expand,
+            },
+            executions: self.executions,
+            already_done: self.already_done,
+            facts: self.facts,
+        })
+    }
+
+    fn selected(&self, case: &Case) -> bool {
+        let has = |tags: &[String]| tags.iter().any(|t| case.tags.contains(t));
+        (self.tags.is_empty() || has(&self.tags))
+            && !has(&self.skip_tags)
+            && self.filter.as_deref().is_none_or(|f| {
+                case.id.to_lowercase().contains(f) || case.name.to_lowercase().contains(f)
+            })
+    }
 }
 
 #[cfg(test)]
@@ -174,11 +427,26 @@ cases:
         gavel_core::load::parse_suite_str(SUITE, Path::new("s.yaml")).unwrap()
     }
 
+    fn items(p: &Plan) -> Vec<PlannedExecution> {
+        p.items().map(Result::unwrap).collect()
+    }
+
     fn ids(p: &Plan) -> Vec<String> {
-        p.items
+        items(p)
             .iter()
             .map(|i| format!("{}@{}#{}", i.case.id, i.target, i.repeat_index))
             .collect()
+    }
+
+    fn cases(p: &Plan) -> Vec<Case> {
+        let mut texts = p.case_texts();
+        let mut out = Vec::new();
+        while let Some(text) = texts.next_text().unwrap() {
+            let mut case: Case = serde_json::from_str(text.json).unwrap();
+            case.source = text.source;
+            out.push(case);
+        }
+        out
     }
 
     #[test]
@@ -208,7 +476,7 @@ cases:
         let mut taken_from = suite();
         let taken = plan_taking(&mut taken_from, &o).unwrap();
         assert_eq!(ids(&taken), ids(&copied));
-        assert_eq!(taken.into_cases(), copied.into_cases());
+        assert_eq!(cases(&taken), cases(&copied));
         assert!(taken_from.cases.is_empty());
         assert_eq!(taken_from.targets, suite().targets);
     }
@@ -239,14 +507,28 @@ cases:
     }
 
     #[test]
-    fn cases_are_shared_not_copied_and_come_back_out() {
+    fn a_case_is_shared_by_its_executions_and_comes_back_out() {
         let suite = suite();
         let p = plan(&suite, &PlanOptions::default()).unwrap();
-        for item in &p.items {
-            let case = p.cases.iter().find(|c| c.id == item.case.id).unwrap();
-            assert!(Arc::ptr_eq(case, &item.case), "{} is a copy", item.case.id);
+        let items = items(&p);
+        for pair in items.windows(2) {
+            if pair[0].case.id == pair[1].case.id {
+                assert!(Arc::ptr_eq(&pair[0].case, &pair[1].case));
+                assert!(Arc::ptr_eq(&pair[0].checks, &pair[1].checks));
+            }
         }
-        assert_eq!(p.into_cases(), suite.cases);
+        assert_eq!(cases(&p), suite.cases);
+        assert_eq!(p.executions, items.len());
+        assert_eq!(p.targets().collect::<Vec<_>>(), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_plan_of_given_executions_runs_them_and_keeps_no_cases() {
+        let p = plan(&suite(), &PlanOptions::default()).unwrap();
+        let held = Plan::of(items(&p));
+        assert_eq!(ids(&held), ids(&p));
+        assert_eq!(held.executions, p.executions);
+        assert!(cases(&held).is_empty());
     }
 
     #[test]
@@ -267,8 +549,8 @@ cases:
             ids(&p),
             ["r@a#0", "r@a#1", "r@a#2", "r@a#3", "r@a#4", "r@a#5"]
         );
-        let inputs: Vec<&str> = p
-            .items
+        let all = items(&p);
+        let inputs: Vec<&str> = all
             .iter()
             .map(|i| i.case.rounds[0].input.as_str().unwrap())
             .collect();
@@ -283,6 +565,6 @@ cases:
                 "2 plus 2?"
             ]
         );
-        assert_eq!(p.cases[0].rounds[0].input, "What is 2+2?");
+        assert_eq!(cases(&p)[0].rounds[0].input, "What is 2+2?");
     }
 }

@@ -20,18 +20,8 @@ pub(crate) struct Selecting {
 
 impl Selecting {
     pub(crate) fn new(plan: &Plan) -> Selecting {
-        let mut cases: HashMap<String, (Vec<SelectBestSpec>, usize)> = HashMap::new();
-        for item in &plan.items {
-            let specs = item.checks.select_best();
-            if !specs.is_empty() {
-                cases
-                    .entry(item.case.id.clone())
-                    .or_insert_with(|| (specs.to_vec(), 0))
-                    .1 += 1;
-            }
-        }
         Selecting {
-            cases,
+            cases: plan.select_best().clone(),
             parked: HashMap::new(),
         }
     }

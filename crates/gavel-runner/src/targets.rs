@@ -48,35 +48,32 @@ impl PreparedTargets {
         models: &dyn ModelSource,
         extra: ExtraTargets<'_>,
     ) -> Result<(), RunnerError> {
-        for item in &plan.items {
-            if self.targets.contains_key(&item.target)
-                || self.unavailable.contains_key(&item.target)
-            {
+        for name in plan.targets() {
+            if self.targets.contains_key(name) || self.unavailable.contains_key(name) {
                 continue;
             }
-            let spec =
-                suite
-                    .targets
-                    .get(&item.target)
-                    .ok_or_else(|| RunnerError::UnknownTarget {
-                        case: item.case.id.clone(),
-                        target: item.target.clone(),
-                    })?;
-            let built = extra(&item.target, spec)
-                .unwrap_or_else(|| gavel_targets::build(&item.target, spec, models));
+            let spec = suite
+                .targets
+                .get(name)
+                .ok_or_else(|| RunnerError::UnknownTarget {
+                    case: plan.first_case_of(name).unwrap_or_default().to_owned(),
+                    target: name.to_owned(),
+                })?;
+            let built = extra(name, spec)
+                .unwrap_or_else(|| gavel_targets::build(name, spec, models));
             let adapter = match built {
                 Ok(a) => a,
                 Err(TargetError::Unavailable { reason, .. }) => {
-                    self.unavailable.insert(item.target.clone(), reason);
+                    self.unavailable.insert(name.to_owned(), reason);
                     continue;
                 }
                 Err(e) => return Err(e.into()),
             };
             if let Some(start) = spec.start() {
                 self.started
-                    .push(gavel_targets::start(&item.target, start).await?);
+                    .push(gavel_targets::start(name, start).await?);
             }
-            self.targets.insert(item.target.clone(), adapter);
+            self.targets.insert(name.to_owned(), adapter);
         }
         Ok(())
     }

@@ -8,6 +8,8 @@ use gavel_core::{ExecutionKey, RunStatus};
 use gavel_runner::{CancellationToken, Plan};
 use gavel_store::{QueueProgress, Store, StoreError};
 
+use crate::SessionError;
+
 /// How often a waiting run looks at the queue: a tenth of a second, so that
 /// noticing the end adds at most that to a run.
 const POLL: Duration = Duration::from_millis(100);
@@ -17,20 +19,21 @@ const POLL: Duration = Duration::from_millis(100);
 /// them as a local run does. A case with a select-best check is one unit; the
 /// executions of one case and repeat that a pairwise check compares across
 /// targets are one unit.
-pub(crate) async fn enqueue(store: &Store, plan: &Plan, run_id: &str) -> Result<(), StoreError> {
+pub(crate) async fn enqueue(store: &Store, plan: &Plan, run_id: &str) -> Result<(), SessionError> {
     let mut units: Vec<Vec<ExecutionKey>> = Vec::new();
-    let mut grouped: BTreeMap<(&str, Option<u32>), usize> = BTreeMap::new();
-    for item in &plan.items {
+    let mut grouped: BTreeMap<(String, Option<u32>), usize> = BTreeMap::new();
+    for item in plan.items() {
+        let item = item.map_err(SessionError::Plan)?;
         let key = item.key();
         let group = if !item.checks.select_best().is_empty() {
-            (item.case.id.as_str(), None)
+            (item.case.id.clone(), None)
         } else if item
             .checks
             .pairwise()
             .iter()
             .any(|spec| spec.against.target.is_some())
         {
-            (item.case.id.as_str(), Some(item.repeat_index))
+            (item.case.id.clone(), Some(item.repeat_index))
         } else {
             units.push(vec![key]);
             continue;
@@ -43,7 +46,7 @@ pub(crate) async fn enqueue(store: &Store, plan: &Plan, run_id: &str) -> Result<
             }
         }
     }
-    store.enqueue(run_id, &units).await
+    Ok(store.enqueue(run_id, &units).await?)
 }
 
 /// Waits until the run's queue is worked off (or the run stops), calling

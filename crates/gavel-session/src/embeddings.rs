@@ -23,7 +23,7 @@ pub(crate) fn for_plan(
     store: &Store,
     notes: &mut Vec<Note>,
 ) -> Result<Option<Embeddings>, SessionError> {
-    if !plan.items.iter().any(|item| item.checks.uses_embeddings()) {
+    if !plan.uses_embeddings() {
         return Ok(None);
     }
     let spec: EmbedderSpec = match flag.or(suite.embedder.as_deref()) {

@@ -136,10 +136,10 @@ pub fn hierarchy_warnings(suite: &Suite, judge: Option<&str>) -> Vec<String> {
 /// Loads the stored answers that pairwise checks against a run compare with.
 pub async fn baselines(plan: &Plan, store: &Store) -> Result<Baselines, SessionError> {
     let runs: BTreeSet<String> = plan
-        .items
-        .iter()
-        .flat_map(|i| i.checks.pairwise())
-        .filter_map(|s| s.against.run)
+        .pairwise()
+        .values()
+        .flatten()
+        .filter_map(|s| s.against.run.clone())
         .collect();
     let mut out = Baselines::new();
     for reference in runs {

@@ -1,15 +1,16 @@
 //! Before anything runs: load the suites, resolve the judge, plan, and check
 //! that the run can start. Every refusal here is a typed [`SessionError`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use gavel_core::load::SuiteSource;
 use gavel_core::{ExecutionKey, RunRecord, RunStatus, Suite};
 use gavel_models::{ErrorKind, ModelId, Provider};
-use gavel_runner::{Plan, PlanOptions};
+use gavel_core::bounds::case_executions;
+use gavel_runner::{Plan, PlanOptions, Planner};
 use gavel_store::{CaseVersion, Store};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::config::StoredConfig;
 use crate::{Note, RunConfig, SessionError, Sources};
@@ -27,6 +28,63 @@ pub async fn load_suite(store: &Store, sources: &Sources) -> Result<Suite, Sessi
 }
 
 pub(crate) async fn load(store: &Store, sources: &Sources) -> Result<Loaded, SessionError> {
+    let (inputs, versions) = inputs(store, sources).await?;
+    let mut suite = gavel_core::load::load(&inputs).map_err(SessionError::Load)?;
+    crate::replay::expand(&mut suite, store).await?;
+    has_targets(&suite)?;
+    Ok(Loaded { suite, versions })
+}
+
+/// Loads and plans the run's suites at once: each case is planned as it is
+/// read, so a suite of any size is held one case at a time. Suites with
+/// `replay` targets are loaded whole first (their recorded conversations may
+/// add cases).
+pub(crate) async fn load_planned(
+    store: &Store,
+    config: &RunConfig,
+) -> Result<(Loaded, Plan), SessionError> {
+    let (inputs, versions) = inputs(store, &config.sources).await?;
+    let loading = gavel_core::load::open(&inputs);
+    let replays = loading
+        .suite()
+        .targets
+        .values()
+        .any(|t| matches!(t, gavel_core::TargetSpec::Replay(_)));
+    if replays {
+        let mut suite = load(store, &config.sources).await?.suite;
+        let plan = plan(&mut suite, config, Default::default())?;
+        return Ok((Loaded { suite, versions }, plan));
+    }
+    let options = plan_options(config, Default::default());
+    let mut planner = Planner::new(loading.suite(), &options).map_err(SessionError::Plan)?;
+    let (mut planned, mut failed) = (0u64, None);
+    let suite = loading.cases(|case| {
+        if failed.is_some() {
+            return;
+        }
+        // Counted before the case is expanded: a huge product of cases ×
+        // targets × repeats is refused, not iterated.
+        planned = planned.saturating_add(case_executions(&case, options.repeat));
+        let added = gavel_core::bounds::executions(planned)
+            .map_err(|e| SessionError::config("--repeat", e.to_string()))
+            .and_then(|_| planner.add(case).map_err(SessionError::Plan));
+        failed = added.err();
+    });
+    let suite = suite.map_err(SessionError::Load)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    has_targets(&suite)?;
+    let plan = planner.finish().map_err(SessionError::Plan)?;
+    nothing_selected(&plan)?;
+    Ok((Loaded { suite, versions }, plan))
+}
+
+/// The loader's inputs for `sources`, and the stored case versions they hold.
+async fn inputs(
+    store: &Store,
+    sources: &Sources,
+) -> Result<(Vec<SuiteSource>, Vec<CaseVersion>), SessionError> {
     let mut inputs = Vec::with_capacity(sources.suites.len() + 1);
     let mut versions = Vec::new();
     if let Some(name) = &sources.stored {
@@ -34,15 +92,17 @@ pub(crate) async fn load(store: &Store, sources: &Sources) -> Result<Loaded, Ses
         versions = store.latest_cases(name).await?;
     }
     inputs.extend(sources.suites.iter().cloned());
-    let mut suite = gavel_core::load::load(&inputs).map_err(SessionError::Load)?;
-    crate::replay::expand(&mut suite, store).await?;
+    Ok((inputs, versions))
+}
+
+fn has_targets(suite: &Suite) -> Result<(), SessionError> {
     if suite.targets.is_empty() {
         return Err(SessionError::config(
             "targets",
             "no target is defined: give a suite file with `targets:` alongside the cases",
         ));
     }
-    Ok(Loaded { suite, versions })
+    Ok(())
 }
 
 /// A stored suite as loader input, named `NAME.yaml` in messages.
@@ -86,31 +146,40 @@ pub(crate) fn check_suite_judge(suite: &Suite) -> Result<(), SessionError> {
     Ok(())
 }
 
-/// Plans the selected executions, leaving out those in `done`; the plan takes
-/// the suite's cases ([`gavel_runner::plan_taking`]).
+/// Plans the selected executions of a loaded suite, leaving out those in
+/// `done`; the plan takes the suite's cases ([`gavel_runner::plan_taking`]).
 pub(crate) fn plan(
     suite: &mut Suite,
     config: &RunConfig,
     done: HashSet<ExecutionKey>,
 ) -> Result<Plan, SessionError> {
     // Before expanding anything: a huge product of cases × targets × repeats
-    // is refused, not allocated.
+    // is refused, not iterated.
     let planned = gavel_core::bounds::planned_executions(suite, config.selection.repeat);
     gavel_core::bounds::executions(planned)
         .map_err(|e| SessionError::config("--repeat", e.to_string()))?;
-    let options = PlanOptions {
+    let options = plan_options(config, done);
+    let plan = gavel_runner::plan_taking(suite, &options).map_err(SessionError::Plan)?;
+    nothing_selected(&plan)?;
+    Ok(plan)
+}
+
+fn plan_options(config: &RunConfig, done: HashSet<ExecutionKey>) -> PlanOptions {
+    PlanOptions {
         tags: config.selection.tags.clone(),
         skip_tags: config.selection.skip_tags.clone(),
         filter: config.selection.filter.clone(),
         repeat: config.selection.repeat,
         targets: config.selection.targets.clone(),
         done,
-    };
-    let plan = gavel_runner::plan_taking(suite, &options).map_err(SessionError::Plan)?;
-    if plan.items.is_empty() && plan.already_done == 0 {
+    }
+}
+
+fn nothing_selected(plan: &Plan) -> Result<(), SessionError> {
+    if plan.executions == 0 && plan.already_done == 0 {
         return Err(SessionError::NothingSelected);
     }
-    Ok(plan)
+    Ok(())
 }
 
 /// A new run's record: its configuration snapshot holds no secrets.
@@ -142,7 +211,7 @@ pub(crate) fn new_run(
         started_at: gavel_core::now_rfc3339(),
         finished_at: None,
         config: serde_json::to_value(&stored).unwrap_or_default(),
-        planned: u64::try_from(plan.items.len() + plan.already_done).ok(),
+        planned: u64::try_from(plan.executions + plan.already_done).ok(),
     }
 }
 
@@ -186,26 +255,34 @@ pub(crate) async fn resumed(
 pub(crate) fn suite_changes(
     stored: &Suite,
     disk: &Suite,
-    selected: &[std::sync::Arc<gavel_core::Case>],
-) -> Vec<String> {
+    selected: &Plan,
+) -> Result<Vec<String>, SessionError> {
+    let mut now: HashMap<String, Value> = HashMap::new();
+    let mut order = Vec::new();
+    let mut texts = selected.case_texts();
+    while let Some(text) = texts.next_text().map_err(SessionError::Plan)? {
+        let value = serde_json::from_str(text.json).unwrap_or_default();
+        order.push(text.id.clone());
+        now.insert(text.id, value);
+    }
     let mut out = Vec::new();
-    let value = |c: &gavel_core::Case| serde_json::to_value(c).unwrap_or_default();
     for case in &stored.cases {
-        match selected.iter().find(|c| c.id == case.id) {
+        match now.get(&case.id) {
             None => out.push(format!("case `{}` was removed", case.id)),
-            Some(c) if value(c) != value(case) => out.push(format!("case `{}` changed", case.id)),
+            Some(c) if *c != serde_json::to_value(case).unwrap_or_default() => {
+                out.push(format!("case `{}` changed", case.id))
+            }
             Some(_) => {}
         }
     }
-    for case in selected {
-        if !stored.cases.iter().any(|c| c.id == case.id) {
-            out.push(format!("case `{}` was added", case.id));
-        }
+    let before: HashSet<&str> = stored.cases.iter().map(|c| c.id.as_str()).collect();
+    for id in order.iter().filter(|id| !before.contains(id.as_str())) {
+        out.push(format!("case `{id}` was added"));
     }
     if serde_json::to_value(&stored.targets).ok() != serde_json::to_value(&disk.targets).ok() {
         out.push("the targets changed".to_owned());
     }
-    out
+    Ok(out)
 }
 
 /// Checks one case as `gavel validate` would: it loads, and its checks compile

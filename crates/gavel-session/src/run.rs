@@ -8,7 +8,7 @@ use gavel_runner::{
     Baselines, CancellationToken, ExecuteOptions, Plan, PlannedExecution, PreparedTargets,
     RunReport,
 };
-use gavel_store::{CaseVersion, Store};
+use gavel_store::{CaseVersion, PAGE_SIZE, SnapshotCase, Store};
 
 use crate::events::{Event, ExecutionRef, RunEnd, RunStart, Sinks};
 use crate::prepare::{self, Loaded};
@@ -24,7 +24,6 @@ pub struct PreparedRun {
     suite: Suite,
     plan: Plan,
     run: RunRecord,
-    resumed: bool,
     /// The run is in the store (resumed, or stored by [`PreparedRun::store_run`]).
     stored: bool,
     versions: Vec<CaseVersion>,
@@ -64,7 +63,7 @@ impl PreparedRun {
                 if !config.sources.suites.is_empty() || config.sources.stored.is_some() {
                     let mut disk = prepare::load(&store, &config.sources).await?.suite;
                     let now = prepare::plan(&mut disk, &config, Default::default())?;
-                    let changes = prepare::suite_changes(&suite, &disk, &now.cases);
+                    let changes = prepare::suite_changes(&suite, &disk, &now)?;
                     if !changes.is_empty() {
                         return Err(SessionError::config(
                             "--resume",
@@ -80,11 +79,8 @@ impl PreparedRun {
                 (Some(run), suite, Vec::new(), plan, true, config)
             }
             None => {
-                let Loaded {
-                    mut suite,
-                    versions,
-                } = prepare::load(&store, &config.sources).await?;
-                let plan = prepare::plan(&mut suite, &config, Default::default())?;
+                let (Loaded { suite, versions }, plan) =
+                    prepare::load_planned(&store, &config).await?;
                 (None, suite, versions, plan, false, config)
             }
         };
@@ -112,7 +108,6 @@ impl PreparedRun {
             suite,
             plan,
             run,
-            resumed,
             stored: resumed,
             versions,
             judge,
@@ -134,7 +129,7 @@ impl PreparedRun {
 
     /// Executions to run now, and those recorded before (a resumed run).
     pub fn planned(&self) -> (usize, usize) {
-        (self.plan.items.len(), self.plan.already_done)
+        (self.plan.executions, self.plan.already_done)
     }
 
     /// The default judge model, or why there is none.
@@ -150,8 +145,7 @@ impl PreparedRun {
     /// The addresses (`host:port`) of the targets this run starts a process
     /// for: two runs starting one of them at once would collide on its port.
     pub fn fixed_ports(&self) -> Vec<String> {
-        let used: std::collections::BTreeSet<&str> =
-            self.plan.items.iter().map(|i| i.target.as_str()).collect();
+        let used: std::collections::BTreeSet<&str> = self.plan.targets().collect();
         self.suite
             .targets
             .iter()
@@ -172,9 +166,7 @@ impl PreparedRun {
             return Ok(());
         }
         self.store.create_run(&self.run).await?;
-        self.store
-            .save_cases(&self.run.id, &self.plan.cases)
-            .await?;
+        self.save_cases().await?;
         self.store
             .save_run_case_versions(&self.run.id, &self.versions)
             .await?;
@@ -185,6 +177,32 @@ impl PreparedRun {
         self.store.save_suite(&self.run.id, &snapshot).await?;
         self.stored = true;
         Ok(())
+    }
+
+    /// Stores the plan's cases with the run, a page at a time.
+    async fn save_cases(&self) -> Result<(), SessionError> {
+        let mut texts = self.plan.case_texts();
+        let mut page: Vec<(String, String, String)> = Vec::with_capacity(PAGE_SIZE);
+        let mut saved = 0;
+        loop {
+            let text = texts.next_text().map_err(SessionError::Plan)?;
+            let last = text.is_none();
+            if let Some(t) = text {
+                page.push((t.id, t.source, t.json.to_owned()));
+            }
+            if page.len() == PAGE_SIZE || (last && !page.is_empty()) {
+                let rows: Vec<SnapshotCase<'_>> = page
+                    .iter()
+                    .map(|(id, source, json)| SnapshotCase { id, source, json })
+                    .collect();
+                self.store.append_cases(&self.run.id, saved, &rows).await?;
+                saved += page.len();
+                page.clear();
+            }
+            if last {
+                return Ok(());
+            }
+        }
     }
 
     /// Stores the run, starts its targets, executes the plan (results stored as
@@ -203,7 +221,6 @@ impl PreparedRun {
             suite,
             plan,
             run,
-            resumed,
             judge,
             pool,
             baselines,
@@ -212,7 +229,7 @@ impl PreparedRun {
         let mut notes = Vec::new();
         let start = RunStart {
             run: run.clone(),
-            planned: plan.items.len(),
+            planned: plan.executions,
             already_done: plan.already_done,
             judge: judge.clone(),
         };
@@ -298,12 +315,11 @@ impl PreparedRun {
             crate::gate::calibration(&store, &suite.judge, judge.model.as_deref()).await?;
         // The report reads every result back from the store: free the run's
         // models first. A new run's cases, as saved, come out of the plan.
-        drop((pool, baselines, suite, embeddings));
-        let saved = (!resumed).then(|| plan.into_cases());
+        drop((pool, baselines, suite, embeddings, plan));
         let report = crate::report::build(
             &store,
             &run.id,
-            saved,
+            None,
             &config.gate,
             calibration,
             config.report,

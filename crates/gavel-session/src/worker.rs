@@ -9,7 +9,9 @@ use std::time::Duration;
 use gavel_checks::Embeddings;
 use gavel_core::{Execution, ExecutionKey, Status, Suite, Transcript};
 use gavel_models::ModelPool;
-use gavel_runner::{Baselines, CancellationToken, Plan, PreparedTargets, Recorder};
+use gavel_runner::{
+    Baselines, CancellationToken, Plan, PlannedExecution, PreparedTargets, Recorder,
+};
 use gavel_store::{Claim, Store};
 use tokio::sync::Mutex;
 
@@ -71,9 +73,8 @@ pub fn default_name() -> String {
 struct RunContext {
     config: RunConfig,
     suite: Suite,
-    plan: Plan,
-    /// Planned execution by key: its index in `plan.items`.
-    index: HashMap<ExecutionKey, usize>,
+    /// The run's planned executions by key.
+    items: HashMap<ExecutionKey, PlannedExecution>,
     targets: PreparedTargets,
     pool: ModelPool,
     judge: JudgeChoice,
@@ -186,12 +187,11 @@ async fn context(
         ..GateConfig::default()
     };
     let plan = crate::prepare::plan(&mut suite, &config, Default::default())?;
-    let index = plan
-        .items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| (item.key(), i))
-        .collect();
+    let items = plan
+        .items()
+        .map(|item| item.map(|i| (i.key(), i)))
+        .collect::<Result<_, _>>()
+        .map_err(SessionError::Plan)?;
     let pool = models::pool(
         config.models.cache(),
         &suite.judge,
@@ -219,8 +219,7 @@ async fn context(
         baselines: models::baselines(&plan, store).await?,
         config,
         suite,
-        plan,
-        index,
+        items,
         targets,
         pool,
         embeddings,
@@ -239,7 +238,7 @@ async fn run_unit(
 ) -> Result<(), SessionError> {
     let mut items = Vec::with_capacity(unit.len());
     for claim in unit {
-        let index = context.index.get(&claim.key()).ok_or_else(|| {
+        let item = context.items.get(&claim.key()).ok_or_else(|| {
             SessionError::config(
                 "queue",
                 format!(
@@ -248,13 +247,9 @@ async fn run_unit(
                 ),
             )
         })?;
-        items.push(context.plan.items[*index].clone());
+        items.push(item.clone());
     }
-    let plan = Plan {
-        cases: items.iter().map(|i| i.case.clone()).collect(),
-        items,
-        already_done: 0,
-    };
+    let plan = Plan::of(items);
     let judges = models::RunJudges {
         pool: &context.pool,
         default: context.judge.clone(),

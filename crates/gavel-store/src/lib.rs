@@ -69,6 +69,7 @@ pub use open::{DEFAULT_URL, Engine};
 pub use pages::{ExecutionPages, PAGE_SIZE};
 pub use queue::{Claim, QueueProgress};
 pub use users::{ApiToken, Role, User, check_user_name};
+pub use write::SnapshotCase;
 
 /// A handle on the store: a connection pool and the engine behind it.
 ///

@@ -40,6 +40,17 @@ const DELETE_CHILDREN: [&str; 3] = [
 ];
 
 /// Multi-row inserts: the statement heads, which [`insert_rows`] completes.
+/// One case of a run's snapshot as text ([`Store::append_cases`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SnapshotCase<'a> {
+    /// The case id.
+    pub id: &'a str,
+    /// Where it was defined (`file:line`).
+    pub source: &'a str,
+    /// The case as JSON (without its source, which serde skips).
+    pub json: &'a str,
+}
+
 const INSERT_CASES: &str = "INSERT INTO run_cases (run_id, seq, case_id, source, case_json)";
 const INSERT_TURNS: &str = "INSERT INTO turns (execution_id, seq, round, input, output, \
      response_json, latency_ms, usage_json, failure_json, conversation_json)";
@@ -82,40 +93,72 @@ impl Store {
         run_id: &str,
         cases: &[C],
     ) -> Result<(), StoreError> {
-        let rows = cases
+        let json = cases
             .iter()
-            .map(Borrow::borrow)
-            .enumerate()
-            .map(|(seq, case): (usize, &Case)| {
-                let what = || format!("case `{}` of run {run_id}", case.id);
-                Ok((to_i64(seq, what)?, case, to_json(case, what)?))
+            .map(|case| {
+                let case = case.borrow();
+                to_json(case, || format!("case `{}` of run {run_id}", case.id))
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
+        let rows: Vec<SnapshotCase<'_>> = cases
+            .iter()
+            .zip(&json)
+            .map(|(case, json)| SnapshotCase {
+                id: &case.borrow().id,
+                source: &case.borrow().source,
+                json,
+            })
+            .collect();
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM run_cases WHERE run_id = $1")
             .bind(run_id)
             .execute(&mut *tx)
             .await?;
-        insert_rows(
-            self.engine,
-            &mut tx,
-            INSERT_CASES,
-            "",
-            &rows,
-            |(seq, case, json)| {
-                [
-                    run_id.into(),
-                    (*seq).into(),
-                    case.id.as_str().into(),
-                    case.source.as_str().into(),
-                    json.as_str().into(),
-                ]
-            },
-        )
-        .await
-        .map_err(|e| run_missing(e, run_id))?;
+        self.insert_cases(&mut tx, run_id, 0, &rows).await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Adds `cases` to a run's snapshot, numbered from `first_seq` on: a large
+    /// snapshot is stored a page at a time, in one transaction each.
+    pub async fn append_cases(
+        &self,
+        run_id: &str,
+        first_seq: usize,
+        cases: &[SnapshotCase<'_>],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.begin_write().await?;
+        self.insert_cases(&mut tx, run_id, first_seq, cases).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn insert_cases(
+        &self,
+        tx: &mut impl WriteTx,
+        run_id: &str,
+        first_seq: usize,
+        cases: &[SnapshotCase<'_>],
+    ) -> Result<(), StoreError> {
+        let rows = cases
+            .iter()
+            .enumerate()
+            .map(|(i, case)| {
+                let what = || format!("case `{}` of run {run_id}", case.id);
+                Ok((to_i64(first_seq.saturating_add(i), what)?, case))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        insert_rows(self.engine, tx, INSERT_CASES, "", &rows, |(seq, case)| {
+            [
+                run_id.into(),
+                (*seq).into(),
+                case.id.into(),
+                case.source.into(),
+                case.json.into(),
+            ]
+        })
+        .await
+        .map_err(|e| run_missing(e, run_id))
     }
 
     /// Writes one execution with its turns, tool calls and verdicts in one

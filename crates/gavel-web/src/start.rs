@@ -128,13 +128,8 @@ pub(crate) async fn preview(state: &AppState, form: &StartForm) -> Preview {
         }
     };
     let times = repeat.map_or(1, |n| n as usize);
-    preview.executions = plan.items.len() * times;
-    preview.judge_calls = times
-        * plan
-            .items
-            .iter()
-            .map(|i| i.checks.judge_count())
-            .sum::<usize>();
+    preview.executions = plan.executions * times;
+    preview.judge_calls = times * plan.judge_calls();
     let model = judge_model(state, form, &suite);
     let model = match model {
         Ok(Some(model)) => model,

@@ -241,15 +241,18 @@ pub fn planned_executions(suite: &crate::Suite, repeat_override: Option<u32>) ->
     suite
         .cases
         .iter()
-        .map(|case| {
-            let repeats = repeat_override
-                .unwrap_or_else(|| case.repeat_count())
-                .max(1);
-            (case.targets.len().max(1) as u64)
-                .saturating_mul(u64::from(repeats))
-                .saturating_mul(u64::from(case.input_count()))
-        })
+        .map(|case| case_executions(case, repeat_override))
         .fold(0u64, u64::saturating_add)
+}
+
+/// The executions one case plans: targets × repeats × inputs (at least one target).
+pub fn case_executions(case: &crate::Case, repeat_override: Option<u32>) -> u64 {
+    let repeats = repeat_override
+        .unwrap_or_else(|| case.repeat_count())
+        .max(1);
+    (case.targets.len().max(1) as u64)
+        .saturating_mul(u64::from(repeats))
+        .saturating_mul(u64::from(case.input_count()))
 }
 
 #[cfg(test)]

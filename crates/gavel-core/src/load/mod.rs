@@ -11,13 +11,15 @@ mod parse;
 
 pub use locate::locate;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::{Case, LoadError, Location, Round, Suite, SuiteDefaults, TargetSpec};
-use parse::ParsedFile;
+use parse::{Header, Shape};
 
 /// Extensions read when a directory is given.
 const SUITE_EXTENSIONS: &[&str] = &["yaml", "yml", "json", "jsonl"];
@@ -51,56 +53,166 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Suite, Vec<LoadError>> {
 /// Loads and resolves suites from files, directories and texts, merged as
 /// [`load_paths`] merges files.
 pub fn load(sources: &[SuiteSource]) -> Result<Suite, Vec<LoadError>> {
-    let mut parsed = Vec::new();
+    let mut cases = Vec::new();
+    let mut suite = open(sources).cases(|case| cases.push(case))?;
+    suite.cases = cases;
+    Ok(suite)
+}
+
+/// Parses one suite from text, as if read from `path` (its extension picks JSON,
+/// JSONL or YAML; relative paths resolve against its folder).
+pub fn parse_suite_str(text: &str, path: &Path) -> Result<Suite, Vec<LoadError>> {
+    load(&[SuiteSource::Text {
+        text: text.to_owned(),
+        path: path.to_owned(),
+    }])
+}
+
+/// Reads every file's settings: the first of two passes, which [`Loading::cases`]
+/// completes. Problems found here are returned by [`Loading::cases`], together
+/// with those its cases have.
+pub fn open(sources: &[SuiteSource]) -> Loading<'_> {
+    let mut files = Vec::new();
     let mut errors = Vec::new();
     for source in sources {
         match source {
             SuiteSource::Path(path) => match expand_path(path) {
                 Ok(found) => {
-                    for file in &found {
+                    for file in found {
                         match read_file(file) {
-                            Ok(p) => parsed.push(p),
+                            Ok(p) => files.push(p),
                             Err(e) => errors.push(e),
                         }
                     }
                 }
                 Err(e) => errors.push(e),
             },
-            SuiteSource::Text { text, path } => match parse_file(text, path) {
-                Ok(p) => parsed.push(p),
-                Err(e) => errors.push(e),
-            },
+            SuiteSource::Text { text, path } => {
+                match parse_file(text, path, Text::Given(text)) {
+                    Ok(p) => files.push(p),
+                    Err(e) => errors.push(e),
+                }
+            }
         }
     }
-    let suite = resolve(parsed, &mut errors);
-    if errors.is_empty() {
-        Ok(suite)
-    } else {
-        Err(errors)
+    let suite = settings(&files, &mut errors);
+    Loading {
+        suite,
+        files,
+        errors,
     }
 }
 
-/// Parses one suite from text, as if read from `path` (its extension picks JSON,
-/// JSONL or YAML; relative paths resolve against its folder).
-pub fn parse_suite_str(text: &str, path: &Path) -> Result<Suite, Vec<LoadError>> {
-    let mut errors = Vec::new();
-    let file = match parse_file(text, path) {
-        Ok(f) => f,
-        Err(e) => return Err(vec![e]),
-    };
-    let suite = resolve(vec![file], &mut errors);
-    if errors.is_empty() {
-        Ok(suite)
-    } else {
-        Err(errors)
+/// Suites whose settings are read ([`open`]) and whose cases are not yet.
+pub struct Loading<'a> {
+    suite: Suite,
+    files: Vec<FileParts<'a>>,
+    errors: Vec<LoadError>,
+}
+
+impl Loading<'_> {
+    /// The suite's name, files, targets and judge settings, before any case is read.
+    pub fn suite(&self) -> &Suite {
+        &self.suite
+    }
+
+    /// Reads the cases, file by file and one at a time, resolves each (defaults,
+    /// targets, ids, rounds) and hands it to `each`: a suite of any size is never
+    /// held whole here. Returns the suite without its cases, or every problem
+    /// found; `each` may have seen cases of a suite that is then refused.
+    pub fn cases(self, mut each: impl FnMut(Case)) -> Result<Suite, Vec<LoadError>> {
+        let Loading {
+            mut suite,
+            files,
+            mut errors,
+        } = self;
+        let mut resolver = Resolver::new(&suite);
+        for f in &files {
+            let text = match f.text.read(&f.shown) {
+                Ok(text) => text,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let own_targets: Vec<String> = f.header.targets.keys().cloned().collect();
+            let mut file = FileCases {
+                parts: f,
+                own_targets: &own_targets,
+                index: 0,
+            };
+            let read = parse::cases(&text, &f.shown, f.shape, &mut |case, line| {
+                let at = match line {
+                    Some(l) => format!("{}:{l}", f.shown),
+                    None => f.shown.clone(),
+                };
+                resolver.take(&mut file, case, at, &suite, &mut errors, &mut each);
+            });
+            if let Err(e) = read {
+                errors.push(e);
+                continue;
+            }
+            for ds in &f.header.datasets {
+                match dataset::expand(ds, &f.dir, &f.shown) {
+                    Ok(found) => {
+                        for (case, at) in found {
+                            resolver.take(&mut file, case, at, &suite, &mut errors, &mut each);
+                        }
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        resolver.finish(&mut suite, &mut errors);
+        if errors.is_empty() {
+            Ok(suite)
+        } else {
+            Err(errors)
+        }
     }
 }
 
-struct FileParts {
+/// One file: its settings, and where its text is read again for its cases.
+struct FileParts<'a> {
     shown: String,
     dir: PathBuf,
     stem: String,
-    parsed: ParsedFile,
+    shape: Shape,
+    header: Header,
+    text: Text<'a>,
+}
+
+/// Where a file's text comes from for the second pass.
+enum Text<'a> {
+    /// Given in memory.
+    Given(&'a str),
+    /// Read from disk again; `hash` is the text's as the first pass read it.
+    File { path: PathBuf, hash: u64 },
+}
+
+impl Text<'_> {
+    fn read(&self, shown: &str) -> Result<Cow<'_, str>, LoadError> {
+        match self {
+            Text::Given(text) => Ok(Cow::Borrowed(text)),
+            Text::File { path, hash } => {
+                let text = crate::bounds::read_text(path).map_err(|e| file_error(shown, &e))?;
+                if fingerprint(&text) != *hash {
+                    return Err(LoadError::new(
+                        Location::file(shown),
+                        "the file changed while it was being loaded: load it again",
+                    ));
+                }
+                Ok(Cow::Owned(text))
+            }
+        }
+    }
+}
+
+/// A text's hash, to notice a file changed between the two passes.
+fn fingerprint(text: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 fn expand_path(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
@@ -139,12 +251,16 @@ fn expand_path(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     Ok(found)
 }
 
-fn read_file(path: &Path) -> Result<FileParts, LoadError> {
+fn read_file(path: PathBuf) -> Result<FileParts<'static>, LoadError> {
     let shown = path.display().to_string();
-    let text = crate::bounds::read_text(path).map_err(|e| file_error(&shown, &e))?;
-    parse_file(&text, path)
+    let text = crate::bounds::read_text(&path).map_err(|e| file_error(&shown, &e))?;
+    let hash = fingerprint(&text);
+    let parts = parse_file(&text, &path, Text::Given(""))?;
+    Ok(FileParts {
+        text: Text::File { path, hash },
+        ..parts
+    })
 }
-
 /// A file that could not be read, at the place of its bad bytes when known.
 pub(crate) fn file_error(shown: &str, e: &crate::bounds::FileError) -> LoadError {
     let location = match e.position() {
@@ -154,14 +270,14 @@ pub(crate) fn file_error(shown: &str, e: &crate::bounds::FileError) -> LoadError
     LoadError::new(location, e.to_string())
 }
 
-fn parse_file(text: &str, path: &Path) -> Result<FileParts, LoadError> {
+fn parse_file<'a>(text: &str, path: &Path, again: Text<'a>) -> Result<FileParts<'a>, LoadError> {
     let shown = path.display().to_string();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("yaml");
-    let parsed = match ext {
-        "jsonl" => parse::parse_jsonl(text, &shown)?,
-        "json" => parse::parse_text(text, &shown, true)?,
-        "yaml" | "yml" => parse::parse_text(text, &shown, false)?,
+    let (shape, header) = match ext {
+        "jsonl" => (Shape::Lines, Header::default()),
+        "json" => parse::header(text, &shown, true)?,
+        "yaml" | "yml" => parse::header(text, &shown, false)?,
         "csv" => {
             return Err(LoadError::new(
                 Location::file(&shown),
@@ -185,23 +301,25 @@ fn parse_file(text: &str, path: &Path) -> Result<FileParts, LoadError> {
         shown,
         dir,
         stem,
-        parsed,
+        shape,
+        header,
+        text: again,
     })
 }
 
-/// Merges parsed files: targets, defaults, ids, rounds, datasets.
-fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
+/// The suite's settings merged from every file: name, files, targets, judge, otel.
+fn settings(files: &[FileParts<'_>], errors: &mut Vec<LoadError>) -> Suite {
     let mut suite = Suite {
         name: files
             .iter()
-            .find_map(|f| f.parsed.name.clone())
+            .find_map(|f| f.header.name.clone())
             .or_else(|| files.first().map(|f| f.stem.clone()))
             .unwrap_or_default(),
         files: files.iter().map(|f| f.shown.clone()).collect(),
         ..Suite::default()
     };
-    for f in &files {
-        for (name, spec) in &f.parsed.targets {
+    for f in files {
+        for (name, spec) in &f.header.targets {
             if suite.targets.contains_key(name) {
                 errors.push(
                     LoadError::new(
@@ -216,8 +334,8 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
                 .insert(name.clone(), absolutize(spec.clone(), &f.dir));
         }
     }
-    for f in &files {
-        let mut judge = f.parsed.judge.clone();
+    for f in files {
+        let mut judge = f.header.judge.clone();
         for path in judge.templates.values_mut() {
             *path = f.dir.join(&*path).display().to_string();
         }
@@ -225,102 +343,127 @@ fn resolve(files: Vec<FileParts>, errors: &mut Vec<LoadError>) -> Suite {
     }
     suite.otel = files
         .iter()
-        .find_map(|f| f.parsed.otel.clone())
+        .find_map(|f| f.header.otel.clone())
         .and_then(crate::otel::OtelSetting::settings);
-    let all_targets: Vec<String> = suite.targets.keys().cloned().collect();
-    let mut seen: HashMap<String, String> = HashMap::new();
-    for f in files {
-        let own_targets: Vec<String> = f.parsed.targets.keys().cloned().collect();
-        let mut cases: Vec<(Case, String)> = f
-            .parsed
-            .cases
-            .into_iter()
-            .map(|(c, line)| {
-                let at = match line {
-                    Some(l) => format!("{}:{l}", f.shown),
-                    None => f.shown.clone(),
-                };
-                (c, at)
-            })
-            .collect();
-        for ds in &f.parsed.datasets {
-            match dataset::expand(ds, &f.dir, &f.shown) {
-                Ok(found) => cases.extend(found),
-                Err(e) => errors.push(e),
-            }
-        }
-        for (index, (mut case, at)) in cases.into_iter().enumerate() {
-            case.source = at;
-            apply_defaults(&mut case, &f.parsed.defaults);
-            if case.targets.is_empty() {
-                case.targets = if own_targets.is_empty() {
-                    all_targets.clone()
-                } else {
-                    own_targets.clone()
-                };
-            }
-            name_case(&mut case, &f.stem, index);
-            let replayed = !case.targets.is_empty()
-                && case
-                    .targets
-                    .iter()
-                    .all(|t| matches!(suite.targets.get(t), Some(TargetSpec::Replay(_))));
-            if let Err(e) =
-                normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case))
-            {
-                errors.push(e);
-                continue;
-            }
-            for t in &case.targets {
-                if !suite.targets.contains_key(t) {
-                    errors.push(
-                        case_error(
-                            &case,
-                            format!("unknown target `{t}`{}", known(&all_targets)),
-                        )
-                        .field("targets"),
-                    );
-                }
-            }
-            if let Some(first) = seen.get(&case.id) {
-                errors.push(
-                    case_error(
-                        &case,
-                        format!("duplicate case id `{}` (first defined at {first})", case.id),
-                    )
-                    .field("id"),
-                );
-            } else {
-                seen.insert(case.id.clone(), case.source.clone());
-            }
-            suite.cases.push(case);
-        }
-    }
-    check_executions(&suite, errors);
-    if suite.targets.is_empty() && !suite.cases.is_empty() {
-        suite.warnings.push(
-            "no target is defined: the cases can be validated but not run (add a `targets:` file)"
-                .to_owned(),
-        );
-    }
     suite
 }
 
-/// The whole suite plans at most [`crate::bounds::MAX_EXECUTIONS`] executions.
-fn check_executions(suite: &Suite, errors: &mut Vec<LoadError>) {
-    let planned = crate::bounds::planned_executions(suite, None);
-    if let Err(e) = crate::bounds::executions(planned) {
-        let biggest = suite.cases.iter().max_by_key(|c| {
-            u64::from(c.repeat_count()) * u64::from(c.input_count()) * c.targets.len() as u64
-        });
-        let location = match biggest {
-            Some(case) => case_error(case, "plans the most executions".into()).location,
-            None => Location::file(suite.files.join(", ")),
-        };
-        errors.push(LoadError::new(
-            location,
-            format!("{planned} executions planned; {}", e.allowed),
-        ));
+/// The file whose cases are being resolved.
+struct FileCases<'f> {
+    parts: &'f FileParts<'f>,
+    own_targets: &'f [String],
+    /// Cases of the file taken so far (for generated ids).
+    index: usize,
+}
+
+/// Resolves cases one at a time, keeping only what checks across cases need:
+/// the ids seen and the executions planned.
+struct Resolver {
+    all_targets: Vec<String>,
+    /// Case id → where it was first defined.
+    seen: HashMap<Box<str>, Box<str>>,
+    cases: usize,
+    executions: u64,
+    /// The case planning the most executions, and where it is.
+    biggest: Option<(u64, Location)>,
+}
+
+impl Resolver {
+    fn new(suite: &Suite) -> Resolver {
+        Resolver {
+            all_targets: suite.targets.keys().cloned().collect(),
+            seen: HashMap::new(),
+            cases: 0,
+            executions: 0,
+            biggest: None,
+        }
+    }
+
+    /// Applies the file's defaults and targets to `case` (found `at`), checks
+    /// it, and hands it on when its rounds are sound.
+    fn take(
+        &mut self,
+        file: &mut FileCases<'_>,
+        mut case: Case,
+        at: String,
+        suite: &Suite,
+        errors: &mut Vec<LoadError>,
+        each: &mut impl FnMut(Case),
+    ) {
+        let index = file.index;
+        file.index += 1;
+        case.source = at;
+        apply_defaults(&mut case, &file.parts.header.defaults);
+        if case.targets.is_empty() {
+            case.targets = if file.own_targets.is_empty() {
+                self.all_targets.clone()
+            } else {
+                file.own_targets.to_vec()
+            };
+        }
+        name_case(&mut case, &file.parts.stem, index);
+        let replayed = !case.targets.is_empty()
+            && case
+                .targets
+                .iter()
+                .all(|t| matches!(suite.targets.get(t), Some(TargetSpec::Replay(_))));
+        if let Err(e) = normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case))
+        {
+            errors.push(e);
+            return;
+        }
+        for t in &case.targets {
+            if !suite.targets.contains_key(t) {
+                errors.push(
+                    case_error(
+                        &case,
+                        format!("unknown target `{t}`{}", known(&self.all_targets)),
+                    )
+                    .field("targets"),
+                );
+            }
+        }
+        if let Some(first) = self.seen.get(case.id.as_str()) {
+            errors.push(
+                case_error(
+                    &case,
+                    format!("duplicate case id `{}` (first defined at {first})", case.id),
+                )
+                .field("id"),
+            );
+        } else {
+            self.seen
+                .insert(case.id.as_str().into(), case.source.as_str().into());
+        }
+        let planned = crate::bounds::case_executions(&case, None);
+        self.executions = self.executions.saturating_add(planned);
+        if self.biggest.as_ref().is_none_or(|(most, _)| planned > *most) {
+            let location = case_error(&case, "plans the most executions".into()).location;
+            self.biggest = Some((planned, location));
+        }
+        self.cases += 1;
+        each(case);
+    }
+
+    /// The checks over the whole suite: at most [`crate::bounds::MAX_EXECUTIONS`]
+    /// executions, and a warning when there are cases but no target.
+    fn finish(self, suite: &mut Suite, errors: &mut Vec<LoadError>) {
+        if let Err(e) = crate::bounds::executions(self.executions) {
+            let location = match self.biggest {
+                Some((_, location)) => location,
+                None => Location::file(suite.files.join(", ")),
+            };
+            errors.push(LoadError::new(
+                location,
+                format!("{} executions planned; {}", self.executions, e.allowed),
+            ));
+        }
+        if suite.targets.is_empty() && self.cases > 0 {
+            suite.warnings.push(
+                "no target is defined: the cases can be validated but not run (add a `targets:` file)"
+                    .to_owned(),
+            );
+        }
     }
 }
 

@@ -2,9 +2,14 @@
 
 use std::collections::BTreeMap;
 
+use std::fmt;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
+    Visitor,
+};
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
@@ -22,7 +27,9 @@ pub(crate) struct DatasetSpec {
     pub(crate) case: Value,
 }
 
-/// A gavel suite file: targets, defaults, cases and data-driven datasets.
+/// A gavel suite file: targets, defaults, cases and data-driven datasets. Its
+/// cases are read in a second pass, one at a time ([`cases`]): here they are
+/// only counted.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "gavel suite")]
@@ -43,14 +50,14 @@ pub(crate) struct SuiteFile {
     #[serde(default)]
     judge: JudgeSettings,
     /// The cases (`test_cases` also accepted).
-    #[serde(default, alias = "test_cases")]
+    #[serde(default, alias = "test_cases", rename = "cases")]
     #[schemars(with = "Vec<Case>")]
-    cases: Vec<Spanned<Case>>,
+    _cases: Vec<IgnoredAny>,
     /// Seed 002's dataset cases: their `criteria` (`success_criteria`) are graded
     /// by the six-dimension rubric unless `defaults.criteria_judge` says `judge`.
     #[serde(default)]
     #[schemars(with = "Vec<Case>")]
-    examples: Vec<Spanned<Case>>,
+    examples: Vec<IgnoredAny>,
     /// Data-driven cases: one per CSV/JSONL row, rendered from a template.
     #[serde(default)]
     datasets: Vec<DatasetSpec>,
@@ -59,45 +66,47 @@ pub(crate) struct SuiteFile {
     otel: Option<crate::otel::OtelSetting>,
 }
 
-/// One parsed file: its parts, each case with the line it starts on.
+/// The keys of a suite file that hold cases, read by [`cases`].
+const CASE_KEYS: &[&str] = &["cases", "test_cases", "examples"];
+
+/// How a file holds its cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A suite: a mapping with `cases`, `targets`, ...
+    Suite,
+    /// A list of cases.
+    List,
+    /// One case (seed 000's dict).
+    Case,
+    /// JSONL: one case per non-empty line.
+    Lines,
+}
+
+/// A file's parts other than its cases.
 #[derive(Debug, Default)]
-pub(crate) struct ParsedFile {
+pub(crate) struct Header {
     pub(crate) name: Option<String>,
     pub(crate) targets: BTreeMap<String, TargetSpec>,
     pub(crate) defaults: SuiteDefaults,
     pub(crate) judge: JudgeSettings,
-    pub(crate) cases: Vec<(Case, Option<u64>)>,
     pub(crate) datasets: Vec<DatasetSpec>,
     pub(crate) otel: Option<crate::otel::OtelSetting>,
 }
 
-impl From<SuiteFile> for ParsedFile {
+impl From<SuiteFile> for Header {
     fn from(f: SuiteFile) -> Self {
         let mut defaults = f.defaults;
         if !f.examples.is_empty() {
             defaults.criteria_judge.get_or_insert(CriteriaJudge::Rubric);
         }
-        ParsedFile {
+        Header {
             name: f.name,
             targets: f.targets,
             defaults,
             judge: f.judge,
-            cases: f.cases.into_iter().chain(f.examples).map(line_of).collect(),
             datasets: f.datasets,
             otel: f.otel,
         }
-    }
-}
-
-fn line_of(c: Spanned<Case>) -> (Case, Option<u64>) {
-    let line = c.referenced.line();
-    (c.value, (line > 0).then_some(line))
-}
-
-fn with_cases(cases: Vec<Spanned<Case>>) -> ParsedFile {
-    ParsedFile {
-        cases: cases.into_iter().map(line_of).collect(),
-        ..ParsedFile::default()
     }
 }
 
@@ -113,12 +122,14 @@ const SUITE_KEYS: &[&str] = &[
     "otel",
 ];
 
-/// Parses YAML or JSON text into a suite file. A top-level list is a list of cases;
-/// a mapping without suite keys is one case (seed 000's dict).
-pub(crate) fn parse_text(text: &str, file: &str, json: bool) -> Result<ParsedFile, LoadError> {
+/// The first pass over a YAML or JSON text: its shape and header, with every
+/// number checked finite. A top-level list is a list of cases; a mapping
+/// without suite keys is one case (seed 000's dict). The cases themselves are
+/// read by [`cases`].
+pub(crate) fn header(text: &str, file: &str, json: bool) -> Result<(Shape, Header), LoadError> {
     if json {
         // serde_json gives the precise position of JSON syntax errors.
-        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| json_error(&e, file))?;
+        serde_json::from_str::<IgnoredAny>(text).map_err(|e| json_error(&e, file))?;
     }
     no_non_finite(text, file)?;
     // A block key such as `cases:` at the start of a line marks a suite, the
@@ -127,20 +138,169 @@ pub(crate) fn parse_text(text: &str, file: &str, json: bool) -> Result<ParsedFil
     if has_suite_key_line(text)
         && let Ok(suite) = yaml::<SuiteFile>(text, file)
     {
-        return Ok(suite.into());
+        return Ok((Shape::Suite, suite.into()));
     }
-    let shape: Value = yaml(text, file)?;
-    match &shape {
-        Value::Array(_) => Ok(with_cases(yaml(text, file)?)),
-        Value::Object(map) if !SUITE_KEYS.iter().any(|k| map.contains_key(*k)) => {
-            Ok(with_cases(vec![yaml(text, file)?]))
+    match yaml::<Outline>(text, file)? {
+        Outline::List => Ok((Shape::List, Header::default())),
+        Outline::Map { suite: false } => Ok((Shape::Case, Header::default())),
+        Outline::Map { suite: true } => {
+            Ok((Shape::Suite, yaml::<SuiteFile>(text, file)?.into()))
         }
-        Value::Object(_) => Ok(yaml::<SuiteFile>(text, file)?.into()),
-        Value::Null => Err(LoadError::new(Location::file(file), "the file is empty")),
-        _ => Err(LoadError::new(
+        Outline::Empty => Err(LoadError::new(Location::file(file), "the file is empty")),
+        Outline::Scalar => Err(LoadError::new(
             Location::at(file, 1, 1),
             "expected a suite (a mapping with `cases`), a list of cases, or one case",
         )),
+    }
+}
+
+/// The second pass: hands each case of a text of `shape` to `each` with the
+/// line it starts on, in document order, holding one case at a time.
+pub(crate) fn cases(
+    text: &str,
+    file: &str,
+    shape: Shape,
+    each: &mut dyn FnMut(Case, Option<u64>),
+) -> Result<(), LoadError> {
+    if shape == Shape::Lines {
+        return jsonl(text, file, each);
+    }
+    let options = serde_saphyr::options! { strict_booleans: true };
+    serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| match shape {
+        Shape::Suite => de.deserialize_map(SuiteCases(each)),
+        Shape::List => de.deserialize_seq(CaseList(each)),
+        Shape::Case | Shape::Lines => {
+            Spanned::<Case>::deserialize(de).map(|c| line_of(c, each))
+        }
+    })
+    .map_err(|e| saphyr_error(&e, file))
+}
+
+fn line_of(c: Spanned<Case>, each: &mut dyn FnMut(Case, Option<u64>)) {
+    let line = c.referenced.line();
+    each(c.value, (line > 0).then_some(line));
+}
+
+/// A suite mapping, read for the cases under [`CASE_KEYS`] only (the rest was
+/// read by [`header`]).
+struct SuiteCases<'a>(&'a mut dyn FnMut(Case, Option<u64>));
+
+impl<'de> Visitor<'de> for SuiteCases<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a suite")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if CASE_KEYS.contains(&key.as_str()) {
+                map.next_value_seed(CaseList(&mut *self.0))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A list of cases, each handed on as soon as it is read.
+struct CaseList<'a>(&'a mut dyn FnMut(Case, Option<u64>));
+
+impl<'de> DeserializeSeed<'de> for CaseList<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CaseList<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of cases")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(case) = seq.next_element::<Spanned<Case>>()? {
+            line_of(case, self.0);
+        }
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A document's top-level shape, read without building it.
+enum Outline {
+    List,
+    Map { suite: bool },
+    Empty,
+    Scalar,
+}
+
+impl<'de> Deserialize<'de> for Outline {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(OutlineVisitor)
+    }
+}
+
+struct OutlineVisitor;
+
+impl<'de> Visitor<'de> for OutlineVisitor {
+    type Value = Outline;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a suite, a list of cases or one case")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Outline, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Outline::List)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Outline, A::Error> {
+        let mut suite = false;
+        while let Some(key) = map.next_key::<Value>()? {
+            suite |= key.as_str().is_some_and(|k| SUITE_KEYS.contains(&k));
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(Outline::Map { suite })
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Outline, E> {
+        Ok(Outline::Empty)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Outline, E> {
+        Ok(Outline::Empty)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Outline, E> {
+        Ok(Outline::Scalar)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Outline, E> {
+        Ok(Outline::Scalar)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Outline, E> {
+        Ok(Outline::Scalar)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Outline, E> {
+        Ok(Outline::Scalar)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Outline, E> {
+        Ok(Outline::Scalar)
     }
 }
 
@@ -201,9 +361,12 @@ pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> LoadError {
     )
 }
 
-/// Parses a JSONL file: one case per non-empty line.
-pub(crate) fn parse_jsonl(text: &str, file: &str) -> Result<ParsedFile, LoadError> {
-    let mut cases = Vec::new();
+/// A JSONL file's cases: one per non-empty line.
+fn jsonl(
+    text: &str,
+    file: &str,
+    each: &mut dyn FnMut(Case, Option<u64>),
+) -> Result<(), LoadError> {
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -213,17 +376,22 @@ pub(crate) fn parse_jsonl(text: &str, file: &str) -> Result<ParsedFile, LoadErro
             err.location.line = Some(i as u64 + 1);
             err
         })?;
-        cases.push((case, Some(i as u64 + 1)));
+        each(case, Some(i as u64 + 1));
     }
-    Ok(ParsedFile {
-        cases,
-        ..ParsedFile::default()
-    })
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both passes: the file's cases.
+    fn parse_text(text: &str, file: &str, json: bool) -> Result<Vec<Case>, LoadError> {
+        let (shape, _) = header(text, file, json)?;
+        let mut found = Vec::new();
+        cases(text, file, shape, &mut |case, _| found.push(case))?;
+        Ok(found)
+    }
 
     #[test]
     fn unknown_case_field_names_line_column_and_suggestion() {
@@ -263,21 +431,18 @@ mod tests {
         assert_eq!(
             parse_text("- prompt: hi\n- prompt: ho\n", "f", false)
                 .unwrap()
-                .cases
                 .len(),
             2
         );
         assert_eq!(
             parse_text("name: x\nprompt: hi\n", "f", false)
                 .unwrap()
-                .cases
                 .len(),
             1
         );
         assert_eq!(
             parse_text("examples:\n  - input: hi\n", "f", false)
                 .unwrap()
-                .cases
                 .len(),
             1
         );
