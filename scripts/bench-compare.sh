@@ -5,6 +5,7 @@
 #
 #   BASE=DIR NEW=DIR scripts/bench-compare.sh [ROW ...]      ROW = CASES:LATENCY_MS:JOBS:ROUNDS (JOBS "d": default -j)
 #   default rows: 1000:0:d:5 5000:0:d:3 1000:200:32:1
+#   the memory rows of issue 25: 1000:0:d:1 10000:0:d:1 100000:0:d:1
 #
 # BASE and NEW: directories each holding a release `gavel` (e.g. copies of
 # target/release/gavel built at the previous commit and at this one);
@@ -29,13 +30,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The suite of benches/support/mod.rs `suite(cases, url)`.
+# The suite of benches/support/mod.rs `suite(cases, url)`, written to directory
+# $3 as a settings file and files of at most 10,000 cases (one YAML file of
+# 100,000 cases would pass the loader's node budget).
 suite() {
-    local cases=$1 url=$2 i
-    printf 'judge:\n  model: openai-compatible:judge@%s/v1\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@%s/v1\n    system: You manage properties.\ncases:\n' "$url" "$url"
-    for ((i = 0; i < cases; i++)); do
-        printf '  - id: c%04d\n    input: Count my listings, question %d.\n    checks:\n      - {type: contains, value: You said}\n      - {type: judge, criteria: Answers the question., scale: "1-5"}\n' "$i" "$i"
-    done
+    local cases=$1 url=$2 dir=$3
+    mkdir -p "$dir"
+    printf 'judge:\n  model: openai-compatible:judge@%s/v1\ntargets:\n  agent:\n    type: chat\n    model: openai-compatible:agent@%s/v1\n    system: You manage properties.\n' "$url" "$url" >"$dir/00-settings.yaml"
+    awk -v n="$cases" -v dir="$dir" 'BEGIN {
+        for (i = 0; i < n; i++) {
+            f = sprintf("%s/cases-%03d.yaml", dir, int(i / 10000))
+            if (i % 10000 == 0) printf "cases:\n" > f
+            printf "  - id: c%04d\n    input: Count my listings, question %d.\n    checks:\n      - {type: contains, value: You said}\n      - {type: judge, criteria: Answers the question., scale: \"1-5\"}\n", i, i > f
+        }
+    }'
 }
 
 start_mock() {
@@ -85,8 +93,8 @@ n=0
 for row in "${ROWS[@]}"; do
     IFS=: read -r cases latency jobs rounds <<<"$row"
     start_mock "$latency"
-    suite_file=$work/suite-$cases-$latency.yaml
-    suite "$cases" "$url" >"$suite_file"
+    suite_file=$work/suite-$cases-$latency
+    suite "$cases" "$url" "$suite_file"
     : >"$work/base.txt"; : >"$work/new.txt"
     for ((r = 0; r < rounds; r++)); do
         order=(base new); ((r % 2)) && order=(new base)

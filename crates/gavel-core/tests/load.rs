@@ -260,10 +260,7 @@ fn cases_are_handed_on_one_at_a_time_with_the_settings_of_every_file() {
     .unwrap();
     let sources = [gavel_core::load::SuiteSource::Path(dir.path().to_owned())];
     let loading = gavel_core::load::open(&sources);
-    assert_eq!(
-        loading.suite().targets.keys().collect::<Vec<_>>(),
-        ["bot"]
-    );
+    assert_eq!(loading.suite().targets.keys().collect::<Vec<_>>(), ["bot"]);
     let mut seen = Vec::new();
     let suite = loading
         .cases(|case| seen.push((case.id, case.targets, case.source)))
@@ -318,7 +315,9 @@ fn a_file_changed_between_the_two_passes_is_refused() {
     std::fs::write(&path, "cases:\n  - id: two\n    input: ho\n").unwrap();
     let errors = loading.cases(|_| {}).unwrap_err();
     assert!(
-        errors[0].to_string().contains("the file changed while it was being loaded"),
+        errors[0]
+            .to_string()
+            .contains("the file changed while it was being loaded"),
         "{}",
         errors[0]
     );

@@ -34,7 +34,10 @@ impl SpillWriter {
 
     /// The written cases, ready to be read back.
     pub(crate) fn finish(self) -> io::Result<Spill> {
-        let file = self.out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let file = self
+            .out
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
         Ok(Spill { file })
     }
 }

@@ -59,8 +59,8 @@ impl PreparedTargets {
                     case: plan.first_case_of(name).unwrap_or_default().to_owned(),
                     target: name.to_owned(),
                 })?;
-            let built = extra(name, spec)
-                .unwrap_or_else(|| gavel_targets::build(name, spec, models));
+            let built =
+                extra(name, spec).unwrap_or_else(|| gavel_targets::build(name, spec, models));
             let adapter = match built {
                 Ok(a) => a,
                 Err(TargetError::Unavailable { reason, .. }) => {
@@ -70,8 +70,7 @@ impl PreparedTargets {
                 Err(e) => return Err(e.into()),
             };
             if let Some(start) = spec.start() {
-                self.started
-                    .push(gavel_targets::start(name, start).await?);
+                self.started.push(gavel_targets::start(name, start).await?);
             }
             self.targets.insert(name.to_owned(), adapter);
         }

@@ -4,10 +4,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+use gavel_core::bounds::case_executions;
 use gavel_core::load::SuiteSource;
 use gavel_core::{ExecutionKey, RunRecord, RunStatus, Suite};
 use gavel_models::{ErrorKind, ModelId, Provider};
-use gavel_core::bounds::case_executions;
 use gavel_runner::{Plan, PlanOptions, Planner};
 use gavel_store::{CaseVersion, Store};
 use serde_json::{Value, json};

@@ -87,12 +87,10 @@ pub fn open(sources: &[SuiteSource]) -> Loading<'_> {
                 }
                 Err(e) => errors.push(e),
             },
-            SuiteSource::Text { text, path } => {
-                match parse_file(text, path, Text::Given(text)) {
-                    Ok(p) => files.push(p),
-                    Err(e) => errors.push(e),
-                }
-            }
+            SuiteSource::Text { text, path } => match parse_file(text, path, Text::Given(text)) {
+                Ok(p) => files.push(p),
+                Err(e) => errors.push(e),
+            },
         }
     }
     let suite = settings(&files, &mut errors);
@@ -141,7 +139,7 @@ impl Loading<'_> {
                 own_targets: &own_targets,
                 index: 0,
             };
-            let read = parse::cases(&text, &f.shown, f.shape, &mut |case, line| {
+            let read = parse::cases(without_bom(&text), &f.shown, f.shape, &mut |case, line| {
                 let at = match line {
                     Some(l) => format!("{}:{l}", f.shown),
                     None => f.shown.clone(),
@@ -208,6 +206,11 @@ impl Text<'_> {
     }
 }
 
+/// `text` without a leading UTF-8 byte order mark.
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// A text's hash, to notice a file changed between the two passes.
 fn fingerprint(text: &str) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
@@ -272,7 +275,7 @@ pub(crate) fn file_error(shown: &str, e: &crate::bounds::FileError) -> LoadError
 
 fn parse_file<'a>(text: &str, path: &Path, again: Text<'a>) -> Result<FileParts<'a>, LoadError> {
     let shown = path.display().to_string();
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = without_bom(text);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("yaml");
     let (shape, header) = match ext {
         "jsonl" => (Shape::Lines, Header::default()),
@@ -407,8 +410,7 @@ impl Resolver {
                 .targets
                 .iter()
                 .all(|t| matches!(suite.targets.get(t), Some(TargetSpec::Replay(_))));
-        if let Err(e) = normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case))
-        {
+        if let Err(e) = normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case)) {
             errors.push(e);
             return;
         }
@@ -437,7 +439,11 @@ impl Resolver {
         }
         let planned = crate::bounds::case_executions(&case, None);
         self.executions = self.executions.saturating_add(planned);
-        if self.biggest.as_ref().is_none_or(|(most, _)| planned > *most) {
+        if self
+            .biggest
+            .as_ref()
+            .is_none_or(|(most, _)| planned > *most)
+        {
             let location = case_error(&case, "plans the most executions".into()).location;
             self.biggest = Some((planned, location));
         }

@@ -143,9 +143,7 @@ pub(crate) fn header(text: &str, file: &str, json: bool) -> Result<(Shape, Heade
     match yaml::<Outline>(text, file)? {
         Outline::List => Ok((Shape::List, Header::default())),
         Outline::Map { suite: false } => Ok((Shape::Case, Header::default())),
-        Outline::Map { suite: true } => {
-            Ok((Shape::Suite, yaml::<SuiteFile>(text, file)?.into()))
-        }
+        Outline::Map { suite: true } => Ok((Shape::Suite, yaml::<SuiteFile>(text, file)?.into())),
         Outline::Empty => Err(LoadError::new(Location::file(file), "the file is empty")),
         Outline::Scalar => Err(LoadError::new(
             Location::at(file, 1, 1),
@@ -169,9 +167,7 @@ pub(crate) fn cases(
     serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| match shape {
         Shape::Suite => de.deserialize_map(SuiteCases(each)),
         Shape::List => de.deserialize_seq(CaseList(each)),
-        Shape::Case | Shape::Lines => {
-            Spanned::<Case>::deserialize(de).map(|c| line_of(c, each))
-        }
+        Shape::Case | Shape::Lines => Spanned::<Case>::deserialize(de).map(|c| line_of(c, each)),
     })
     .map_err(|e| saphyr_error(&e, file))
 }
@@ -362,11 +358,7 @@ pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> LoadError {
 }
 
 /// A JSONL file's cases: one per non-empty line.
-fn jsonl(
-    text: &str,
-    file: &str,
-    each: &mut dyn FnMut(Case, Option<u64>),
-) -> Result<(), LoadError> {
+fn jsonl(text: &str, file: &str, each: &mut dyn FnMut(Case, Option<u64>)) -> Result<(), LoadError> {
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
