@@ -21,10 +21,11 @@ pub(crate) struct Snapshot {
 enum Fold {
     /// At the end, from every case: whether each (by position) has an outcome.
     Whole { ran: Vec<bool> },
-    /// As the cases pass: the case whose outcomes are being pushed (and whether
-    /// it has one), and the ids of those passed without one.
+    /// As the cases pass: the case whose outcomes are being pushed, whether it
+    /// has one, and the ids of those passed without one.
     Streamed {
-        current: Option<(Case, bool)>,
+        current: Option<Box<Case>>,
+        ran: bool,
         unrun: Vec<String>,
     },
 }
@@ -35,6 +36,7 @@ impl Snapshot {
             Detail::Full => Fold::Whole { ran: Vec::new() },
             Detail::Summary => Fold::Streamed {
                 current: None,
+                ran: false,
                 unrun: Vec::new(),
             },
         };
@@ -53,10 +55,17 @@ impl Snapshot {
                 ran.push(false);
                 self.insert(case);
             }
-            Fold::Streamed { current, unrun } => {
-                if let Some((passed, false)) = current.replace((case, false)) {
+            Fold::Streamed {
+                current,
+                ran,
+                unrun,
+            } => {
+                if let Some(passed) = current.replace(Box::new(case))
+                    && !*ran
+                {
                     unrun.push(passed.id);
                 }
+                *ran = false;
             }
         }
     }
@@ -65,9 +74,7 @@ impl Snapshot {
     pub(crate) fn case(&self, id: &str) -> Option<&Case> {
         match &self.fold {
             Fold::Whole { .. } => self.cases.get(*self.positions.get(id)?),
-            Fold::Streamed { current, .. } => {
-                current.as_ref().map(|(c, _)| c).filter(|c| c.id == id)
-            }
+            Fold::Streamed { current, .. } => current.as_deref().filter(|c| c.id == id),
         }
     }
 
@@ -79,8 +86,8 @@ impl Snapshot {
                     ran[i] = true;
                 }
             }
-            Fold::Streamed { current, .. } => {
-                let Some((case, ran)) = current.as_mut().filter(|(c, _)| c.id == id) else {
+            Fold::Streamed { current, ran, .. } => {
+                let Some(case) = current.as_deref().filter(|c| c.id == id) else {
                     return;
                 };
                 *ran = true;
@@ -105,8 +112,14 @@ impl Snapshot {
                     .map(|c| c.id.clone())
                     .collect()
             }
-            Fold::Streamed { current, unrun } => {
-                if let Some((last, false)) = current.take() {
+            Fold::Streamed {
+                current,
+                ran,
+                unrun,
+            } => {
+                if let Some(last) = current.take()
+                    && !*ran
+                {
                     unrun.push(last.id);
                 }
                 std::mem::take(unrun)

@@ -24,7 +24,6 @@ pub struct PreparedRun {
     suite: Suite,
     plan: Plan,
     run: RunRecord,
-    resumed: bool,
     /// The run is in the store (resumed, or stored by [`PreparedRun::store_run`]).
     stored: bool,
     versions: Vec<CaseVersion>,
@@ -112,7 +111,6 @@ impl PreparedRun {
             suite,
             plan,
             run,
-            resumed,
             stored: resumed,
             versions,
             judge,
@@ -203,7 +201,6 @@ impl PreparedRun {
             suite,
             plan,
             run,
-            resumed,
             judge,
             pool,
             baselines,
@@ -296,19 +293,11 @@ impl PreparedRun {
         }
         let calibration =
             crate::gate::calibration(&store, &suite.judge, judge.model.as_deref()).await?;
-        // The report reads every result back from the store: free the run's
-        // models first. A new run's cases, as saved, come out of the plan.
-        drop((pool, baselines, suite, embeddings));
-        let saved = (!resumed).then(|| plan.into_cases());
-        let report = crate::report::build(
-            &store,
-            &run.id,
-            saved,
-            &config.gate,
-            calibration,
-            config.report,
-        )
-        .await?;
+        // The report reads every result (and case) back from the store: free
+        // the run's models and its plan first.
+        drop((pool, baselines, suite, embeddings, plan));
+        let report =
+            crate::report::build(&store, &run.id, &config.gate, calibration, config.report).await?;
         let (outcome, error) = match outcome {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(SessionError::Run(e))),
