@@ -225,8 +225,7 @@ pub async fn export_run(
         .find_run(run)
         .await
         .map_err(gavel_session::SessionError::from)?;
-    let report =
-        gavel_session::report::build(store, &run.id, None, gate, None, Detail::Summary).await?;
+    let report = gavel_session::report::build(store, &run.id, gate, None, Detail::Summary).await?;
     let executions = store
         .executions(&run.id)
         .await

@@ -2,10 +2,11 @@
 //! the transport counts are running totals, so a report of a large run need not
 //! hold every execution ([`Detail::Summary`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
 
+use crate::snapshot::Snapshot;
 use crate::{Gate, Report, RequiredJudges, Transport, Unfinished};
 
 /// Which outcomes a [`Report`] keeps.
@@ -20,11 +21,17 @@ pub enum Detail {
     Summary,
 }
 
-/// Builds a [`Report`] from executions or outcomes pushed in report order.
+/// Builds a [`Report`] from the run's case snapshot and its executions (or
+/// outcomes), pushed in report order: each case of the snapshot, then the
+/// executions of that case; after the last case, the executions whose case is
+/// not in the snapshot. [`Detail::Full`] keeps every case, and takes outcomes of
+/// any case pushed before, in any order. [`Detail::Summary`] holds only the
+/// case being folded and those of the outcomes it keeps: it needs that order,
+/// and each case id once (as gavel-store's `CasePages::first_of_id` gives
+/// them).
 pub struct ReportBuilder {
     run: RunRecord,
-    cases: Vec<Case>,
-    case_positions: HashMap<String, usize>,
+    snapshot: Snapshot,
     min_pass_rate: f64,
     detail: Detail,
     gate_tags: Vec<String>,
@@ -42,22 +49,17 @@ pub struct ReportBuilder {
     judges: RequiredJudges,
     execution_ms: u64,
     recorded: u64,
-    /// Whether a case of the snapshot (by position) has an outcome.
-    ran: Vec<bool>,
     /// Outcomes of each listed kind kept so far ([`Detail::Summary`]).
     listed: crate::terminal::Listed,
 }
 
 impl ReportBuilder {
-    /// A report of `run` over its case snapshot `cases`, gated at `min_pass_rate`
-    /// percent, keeping `detail`.
-    pub fn new(run: RunRecord, cases: Vec<Case>, min_pass_rate: f64, detail: Detail) -> Self {
-        let case_positions = crate::case_positions(&cases);
-        let ran = vec![false; cases.len()];
+    /// A report of `run`, gated at `min_pass_rate` percent, keeping `detail`;
+    /// its cases are pushed with [`ReportBuilder::push_case`].
+    pub fn new(run: RunRecord, min_pass_rate: f64, detail: Detail) -> Self {
         ReportBuilder {
             run,
-            cases,
-            case_positions,
+            snapshot: Snapshot::new(detail),
             min_pass_rate,
             detail,
             gate_tags: Vec::new(),
@@ -74,7 +76,6 @@ impl ReportBuilder {
             judges: RequiredJudges::of(&[]),
             execution_ms: 0,
             recorded: 0,
-            ran,
             listed: Default::default(),
         }
     }
@@ -85,8 +86,16 @@ impl ReportBuilder {
         self
     }
 
-    /// Adds an execution. Executions of one (case, target) must come one after
-    /// another, as [`gavel_store::Store::execution_pages`] gives them.
+    /// Adds the next case of the run's snapshot, after the executions of the
+    /// case before it.
+    pub fn push_case(&mut self, case: Case) {
+        self.flush();
+        self.snapshot.push(case);
+    }
+
+    /// Adds an execution, after its case. Executions of one (case, target) must
+    /// come one after another, as [`gavel_store::Store::execution_pages`] gives
+    /// them.
     pub fn push_execution(&mut self, execution: Execution) {
         let same = self
             .pending
@@ -101,18 +110,16 @@ impl ReportBuilder {
     /// Adds a whole outcome (after any pending executions).
     pub fn push(&mut self, mut outcome: Outcome) {
         self.flush();
-        if let Some(case) = self.case(&outcome.case_id) {
+        let case = self.snapshot.case(&outcome.case_id);
+        if let Some(case) = case {
             crate::robust::decide(std::slice::from_mut(&mut outcome), |_| Some(case));
         }
-        self.count(&outcome);
         let keep = match self.detail {
             Detail::Full => true,
-            Detail::Summary => {
-                let position = self.case_positions.get(&outcome.case_id);
-                let case = position.and_then(|&i| self.cases.get(i));
-                self.listed.shows(&outcome, case)
-            }
+            Detail::Summary => self.listed.shows(&outcome, case),
         };
+        self.snapshot.ran(&outcome.case_id, keep);
+        self.count(&outcome);
         if keep {
             self.outcomes.push(outcome);
         }
@@ -121,11 +128,8 @@ impl ReportBuilder {
     /// The report: summary, transport and gate over every outcome pushed.
     pub fn finish(mut self) -> Report {
         self.flush();
-        let ran = &self.ran;
-        let positions = &self.case_positions;
-        let unfinished = Unfinished::new(&self.run, &self.cases, self.recorded, |id| {
-            positions.get(id).is_some_and(|&i| ran[i])
-        });
+        let (cases, case_positions, unrun_cases) = self.snapshot.finish();
+        let unfinished = Unfinished::new(&self.run, self.recorded, unrun_cases);
         let summary = Summary {
             overall: self.overall.finish(),
             by_tag: finish_all(self.by_tag),
@@ -142,20 +146,16 @@ impl ReportBuilder {
         let gate = Gate::new(&gated, self.min_pass_rate, unfinished);
         Report {
             run: self.run,
-            cases: self.cases,
+            cases,
             outcomes: self.outcomes,
             summary,
             gate,
             transport: self.transport,
-            case_positions: self.case_positions,
+            case_positions,
             execution_ms: self.execution_ms,
             judges: self.judges,
             detail: self.detail,
         }
-    }
-
-    fn case(&self, id: &str) -> Option<&Case> {
-        self.cases.get(*self.case_positions.get(id)?)
     }
 
     /// Turns the pending executions into their outcome.
@@ -195,9 +195,6 @@ impl ReportBuilder {
             .merge(RequiredJudges::of(std::slice::from_ref(o)));
         self.execution_ms += o.executions.iter().map(|e| e.duration_ms).sum::<u64>();
         self.recorded += o.executions.len() as u64;
-        if let Some(&i) = self.case_positions.get(&o.case_id) {
-            self.ran[i] = true;
-        }
     }
 }
 

@@ -66,6 +66,7 @@ pub mod repeats;
 mod required;
 pub mod robust;
 mod rubric;
+mod snapshot;
 mod terminal;
 mod text;
 pub mod transport;
@@ -126,7 +127,10 @@ impl Report {
         executions: Vec<Execution>,
         min_pass_rate: f64,
     ) -> Report {
-        let mut builder = ReportBuilder::new(run, cases, min_pass_rate, Detail::Full);
+        let mut builder = ReportBuilder::new(run, min_pass_rate, Detail::Full);
+        for case in cases {
+            builder.push_case(case);
+        }
         for outcome in Outcome::group(executions) {
             builder.push(outcome);
         }

@@ -3,9 +3,7 @@
 //! over what ran: a run stopped at `--max-cost`, interrupted, failed or killed
 //! (its status still `running`) never passes.
 
-use std::collections::HashSet;
-
-use gavel_core::{Case, RunRecord, RunStatus};
+use gavel_core::{RunRecord, RunStatus};
 use serde::Serialize;
 
 /// Why a run did not finish its plan.
@@ -60,16 +58,11 @@ pub struct Unfinished {
 }
 
 impl Unfinished {
-    /// What `run` left undone, from its status, its plan, its case snapshot, the
-    /// executions `recorded` and whether a case id `ran` (has an execution);
-    /// `None` when it completed and recorded every planned execution (or
-    /// completed with no plan recorded).
-    pub fn new(
-        run: &RunRecord,
-        cases: &[Case],
-        recorded: u64,
-        ran: impl Fn(&str) -> bool,
-    ) -> Option<Unfinished> {
+    /// What `run` left undone, from its status, its plan, the executions
+    /// `recorded` and the ids of its saved cases with no execution
+    /// (`unrun_cases`, in snapshot order); `None` when it completed and
+    /// recorded every planned execution (or completed with no plan recorded).
+    pub fn new(run: &RunRecord, recorded: u64, unrun_cases: Vec<String>) -> Option<Unfinished> {
         let unrun = run.planned.map(|p| p.saturating_sub(recorded));
         let reason = match run.status {
             RunStatus::Completed if unrun.unwrap_or(0) == 0 => return None,
@@ -79,12 +72,6 @@ impl Unfinished {
             RunStatus::BudgetStopped => UnfinishedReason::BudgetStopped,
             RunStatus::Failed => UnfinishedReason::Failed,
         };
-        let mut listed: HashSet<&str> = HashSet::new();
-        let unrun_cases = cases
-            .iter()
-            .filter(|case| !ran(&case.id) && listed.insert(&case.id))
-            .map(|case| case.id.clone())
-            .collect();
         Some(Unfinished {
             reason,
             planned: run.planned,

@@ -1030,6 +1030,29 @@ fn compare_decides_robustness_cases_by_mean_and_spread() {
     assert_eq!(c.regressions, 1, "{}", c.text());
 }
 
+/// A case with only an id and an input.
+fn bare_case(id: &str) -> Case {
+    serde_json::from_value(json!({"id": id, "input": "hi"})).unwrap()
+}
+
+/// The report folded as the store gives a run: each case of `snapshot`, then
+/// its executions (`executions` come in snapshot order), then the executions
+/// whose case is not in the snapshot.
+fn folded(run: RunRecord, snapshot: &[Case], executions: &[Execution], detail: Detail) -> Report {
+    let mut builder = ReportBuilder::new(run, 80.0, detail);
+    let mut rest = executions.iter().cloned().peekable();
+    for case in snapshot {
+        builder.push_case(case.clone());
+        while let Some(e) = rest.next_if(|e| e.case_id == case.id) {
+            builder.push_execution(e);
+        }
+    }
+    for e in rest {
+        builder.push_execution(e);
+    }
+    builder.finish()
+}
+
 /// A report that keeps only what its summary lists prints what the full report
 /// prints, with the same counts and gate, and refuses to be rendered to a file.
 #[test]
@@ -1063,18 +1086,16 @@ fn a_summary_report_prints_what_the_full_report_prints() {
             verdicts,
         ));
     }
-    let mut snapshot = cases();
-    let unrun: Case = serde_json::from_value(json!({"id": "never", "input": "hi"})).unwrap();
-    snapshot.push(unrun);
+    // In the order of the executions; skipped and passing cases are not saved.
+    let mut snapshot = vec![bare_case("greet")];
+    snapshot.extend(cases());
+    snapshot.extend(["lookup", "later", "never"].map(bare_case));
+    snapshot.extend((0..40).map(|i| bare_case(&format!("failing-{i}"))));
     for status in [RunStatus::Completed, RunStatus::Interrupted] {
         let mut run = run(status);
         run.planned = Some(executions.len() as u64 + 3);
         let full = Report::new(run.clone(), snapshot.clone(), executions.clone(), 80.0);
-        let mut builder = ReportBuilder::new(run, snapshot.clone(), 80.0, Detail::Summary);
-        for e in executions.clone() {
-            builder.push_execution(e);
-        }
-        let lean = builder.finish();
+        let lean = folded(run, &snapshot, &executions, Detail::Summary);
         for color in [false, true] {
             assert_eq!(terminal(&lean, color), terminal(&full, color), "{status:?}");
         }
@@ -1091,4 +1112,72 @@ fn a_summary_report_prints_what_the_full_report_prints() {
             Err(gavel_report::ReportError::Partial)
         ));
     }
+}
+
+/// Folded case by case, a summary report finds the cases that never ran as
+/// they pass, and holds only the cases of the outcomes it keeps; a full report
+/// folded so is the one `Report::new` builds.
+#[test]
+fn a_summary_report_folded_case_by_case_holds_only_the_cases_it_keeps() {
+    let mut snapshot = Vec::new();
+    let mut executions = Vec::new();
+    for i in 0..200 {
+        let id = format!("case-{i:03}");
+        snapshot.push(bare_case(&id));
+        let fails = i % 5 == 0;
+        for target in ["alpha", "beta"] {
+            let status = if fails && target == "beta" {
+                Status::Fail
+            } else {
+                Status::Pass
+            };
+            let verdicts = vec![contains(status), judge(0.9, "fine")];
+            executions.push(exec(&id, target, 0, &["bulk"], vec![], verdicts));
+        }
+        if i == 7 || i == 120 {
+            snapshot.push(bare_case(&format!("never-{i}")));
+        }
+    }
+    snapshot.push(bare_case("never-last"));
+    let unsaved = vec![contains(Status::Fail)];
+    executions.push(exec("unsaved", "alpha", 0, &[], vec![], unsaved));
+
+    let mut run = run(RunStatus::Interrupted);
+    run.planned = Some(executions.len() as u64 + 6);
+    let full = Report::new(run.clone(), snapshot.clone(), executions.clone(), 80.0);
+    assert_eq!(
+        folded(run.clone(), &snapshot, &executions, Detail::Full),
+        full
+    );
+
+    let lean = folded(run, &snapshot, &executions, Detail::Summary);
+    assert_eq!(lean.summary, full.summary);
+    assert_eq!(lean.gate, full.gate);
+    assert_eq!(terminal(&lean, false), terminal(&full, false));
+    let unfinished = lean.gate.unfinished.as_ref().unwrap();
+    assert_eq!(
+        unfinished.unrun_cases,
+        ["never-7", "never-120", "never-last"]
+    );
+    assert_eq!(unfinished.unrun, Some(6));
+
+    // The first 30 failures, the one of a case not in the snapshot among them.
+    assert_eq!(lean.outcomes.len(), 30);
+    for o in &lean.outcomes {
+        let same = full
+            .outcomes
+            .iter()
+            .find(|f| f.case_id == o.case_id && f.target == o.target);
+        assert_eq!(Some(o), same);
+        assert_eq!(lean.case(&o.case_id), full.case(&o.case_id));
+    }
+    let kept: Vec<&str> = lean
+        .outcomes
+        .iter()
+        .map(|o| o.case_id.as_str())
+        .filter(|id| *id != "unsaved")
+        .collect();
+    let held: Vec<&str> = lean.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(held, kept);
+    assert_eq!(full.cases, snapshot);
 }

@@ -313,18 +313,11 @@ impl PreparedRun {
         }
         let calibration =
             crate::gate::calibration(&store, &suite.judge, judge.model.as_deref()).await?;
-        // The report reads every result back from the store: free the run's
-        // models first. A new run's cases, as saved, come out of the plan.
+        // The report reads every result (and case) back from the store: free
+        // the run's models and its plan first.
         drop((pool, baselines, suite, embeddings, plan));
-        let report = crate::report::build(
-            &store,
-            &run.id,
-            None,
-            &config.gate,
-            calibration,
-            config.report,
-        )
-        .await?;
+        let report =
+            crate::report::build(&store, &run.id, &config.gate, calibration, config.report).await?;
         let (outcome, error) = match outcome {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(SessionError::Run(e))),

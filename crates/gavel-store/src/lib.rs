@@ -32,6 +32,7 @@
 
 mod cache;
 mod calibration;
+mod cases;
 mod checkpoint;
 mod direct;
 mod driver;
@@ -57,6 +58,7 @@ use std::fmt;
 
 use sqlx::AnyPool;
 
+pub use cases::CasePages;
 pub use error::StoreError;
 pub use evaluations::{
     CLASSIFIER_KINDS, Evaluation, EvaluationFilter, EvaluationPage, EvaluatorType, LLM_KINDS, Page,

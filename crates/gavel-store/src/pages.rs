@@ -1,23 +1,33 @@
 //! A run's executions a page at a time, in the order [`Store::executions`]
 //! gives them: a report of a large run folds them without holding them all.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use gavel_core::Execution;
 use sqlx::AssertSqlSafe;
 
+use crate::cases::Cursor;
 use crate::read::{
-    Assembly, Ordered, SELECT_CASE_ORDER, execution_head, in_case_order, tool_call_head, turn_head,
-    verdict_head,
+    Assembly, Ordered, execution_head, in_case_order, tool_call_head, turn_head, verdict_head,
 };
-use crate::rows::{ExecutionRow, ToolCallRow, TurnRow, VerdictRow};
+use crate::rows::{ExecutionRow, ToolCallRow, TurnRow, VerdictRow, from_i64};
 use crate::{Store, StoreError};
 
 /// Executions read per page by default: one statement per table, well under
 /// both engines' limit on bound parameters.
 pub const PAGE_SIZE: usize = 256;
 
-/// What a run's executions are ordered by, read before any of them.
+/// What a run's executions are ordered by, read before any of them: those
+/// recorded by the time the pages were opened (`seq` up to `$2`).
+const SELECT_KEYS: &str = "SELECT e.id, e.seq, e.case_id, e.target, e.repeat_index \
+     FROM executions e WHERE e.run_id = $1 AND e.seq <= $2";
+
+/// [`SELECT_KEYS`] of the executions whose case is not in the snapshot.
+const SELECT_UNSAVED_KEYS: &str = "SELECT e.id, e.seq, e.case_id, e.target, e.repeat_index \
+     FROM executions e WHERE e.run_id = $1 AND e.seq <= $2 AND NOT EXISTS \
+     (SELECT 1 FROM run_cases c WHERE c.run_id = e.run_id AND c.case_id = e.case_id)";
+
+/// What a run's executions are ordered by.
 #[derive(sqlx::FromRow)]
 struct KeyRow {
     id: String,
@@ -34,12 +44,26 @@ impl Ordered for KeyRow {
 }
 
 /// A run's executions in report order, read [`ExecutionPages::next_page`] by
-/// page. Only their ids are held between pages. Executions recorded after the
-/// pages were opened are not read; each page is one read of the store.
+/// page. The snapshot's cases are walked a page at a time (the first case of
+/// each id), their executions' keys read and ordered; only the ids of those not
+/// read yet are held, and at the end those of the executions whose case is not
+/// in the snapshot. Executions recorded after the pages were opened are not
+/// read; each page is a few reads of the store.
 pub struct ExecutionPages {
     store: Store,
-    ids: std::vec::IntoIter<String>,
+    run_id: String,
     size: usize,
+    /// The sequence of the last execution recorded when the pages were opened;
+    /// `None` when there was none.
+    through: Option<i64>,
+    /// How far the snapshot's cases were walked.
+    cases: Cursor,
+    /// Whether the executions whose case is not in the snapshot were queued.
+    unsaved: bool,
+    /// Ids of executions queued, in order, not read yet.
+    ids: VecDeque<String>,
+    /// Executions not read yet.
+    remaining: usize,
 }
 
 impl Store {
@@ -50,26 +74,20 @@ impl Store {
         run_id: &str,
         size: usize,
     ) -> Result<ExecutionPages, StoreError> {
-        let keys: Vec<KeyRow> = sqlx::query_as(
-            "SELECT id, seq, case_id, target, repeat_index FROM executions WHERE run_id = $1",
-        )
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await?;
-        let case_seq: HashMap<String, i64> = sqlx::query_as(SELECT_CASE_ORDER)
-            .bind(run_id)
-            .fetch_all(&self.pool)
-            .await?
-            .into_iter()
-            .collect();
-        let ids: Vec<String> = in_case_order(keys, &case_seq)
-            .into_iter()
-            .map(|k| k.id)
-            .collect();
+        let (count, through): (i64, Option<i64>) =
+            sqlx::query_as("SELECT COUNT(*), MAX(seq) FROM executions WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_one(&self.pool)
+                .await?;
         Ok(ExecutionPages {
             store: self.clone(),
-            ids: ids.into_iter(),
+            run_id: run_id.to_owned(),
             size: size.max(1),
+            through,
+            cases: Cursor::default(),
+            unsaved: false,
+            ids: VecDeque::new(),
+            remaining: from_i64(count, || format!("run {run_id} execution count"))?,
         })
     }
 }
@@ -77,25 +95,83 @@ impl Store {
 impl ExecutionPages {
     /// Executions not read yet.
     pub fn remaining(&self) -> usize {
-        self.ids.len()
+        self.remaining
     }
 
     /// The next page, in order; `None` once every execution was read.
     pub async fn next_page(&mut self) -> Result<Option<Vec<Execution>>, StoreError> {
-        let ids: Vec<String> = self.ids.by_ref().take(self.size).collect();
+        while self.ids.len() < self.size && self.queue_more().await? {}
+        let take = self.size.min(self.ids.len());
+        let ids: Vec<String> = self.ids.drain(..take).collect();
         if ids.is_empty() {
             return Ok(None);
         }
+        self.remaining = self.remaining.saturating_sub(ids.len());
         read_page(&self.store, &ids).await.map(Some)
     }
+
+    /// Queues, in order, the ids of the executions of the next page of the
+    /// snapshot's cases or, after the last, of those whose case is not in the
+    /// snapshot; `false` once every execution was queued.
+    async fn queue_more(&mut self) -> Result<bool, StoreError> {
+        let Some(through) = self.through else {
+            return Ok(false);
+        };
+        let pool = &self.store.pool;
+        let cases: Option<Vec<(i64, String)>> = self
+            .cases
+            .next(
+                &self.store,
+                &self.run_id,
+                "r.seq, r.case_id",
+                self.size,
+                true,
+                |row: &(i64, String)| row.0,
+            )
+            .await?;
+        let (keys, case_seq): (Vec<KeyRow>, HashMap<String, i64>) = match cases {
+            Some(cases) => {
+                let sql = format!(
+                    "{SELECT_KEYS} AND e.case_id IN ({})",
+                    placeholders(3, cases.len())
+                );
+                let mut query = sqlx::query_as(AssertSqlSafe(sql))
+                    .bind(self.run_id.as_str())
+                    .bind(through);
+                for (_, case_id) in &cases {
+                    query = query.bind(case_id.as_str());
+                }
+                let keys = query.fetch_all(pool).await?;
+                (keys, cases.into_iter().map(|(seq, id)| (id, seq)).collect())
+            }
+            None if !self.unsaved => {
+                self.unsaved = true;
+                let keys = sqlx::query_as(SELECT_UNSAVED_KEYS)
+                    .bind(self.run_id.as_str())
+                    .bind(through)
+                    .fetch_all(pool)
+                    .await?;
+                (keys, HashMap::new())
+            }
+            None => return Ok(false),
+        };
+        let ordered = in_case_order(keys, &case_seq);
+        self.ids.extend(ordered.into_iter().map(|k| k.id));
+        Ok(true)
+    }
+}
+
+/// `$from, …` for `n` bound parameters.
+fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The page's statements: `head` with `key IN ($1, …, $n)` for the page's ids.
 fn page_sql(ids: &[String], head: &str, key: &str, order: &str) -> String {
-    let list = (1..=ids.len())
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = placeholders(1, ids.len());
     format!("{head} WHERE {key} IN ({list}){order}")
 }
 
@@ -249,7 +325,9 @@ mod tests {
         }
         // The pages above came from the direct SQLite connection: it reads
         // them, in report order, without falling back to the pool.
-        let ids: Vec<String> = store.execution_pages(&run.id, 100).await?.ids.collect();
+        let mut pages = store.execution_pages(&run.id, 100).await?;
+        while pages.queue_more().await? {}
+        let ids: Vec<String> = pages.ids.into_iter().collect();
         let direct = store
             .direct
             .as_ref()

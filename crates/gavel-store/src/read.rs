@@ -71,7 +71,7 @@ const SELECT_VERDICTS: &str = concat!(
     " JOIN executions e ON e.id = v.execution_id WHERE e.run_id = $1 ORDER BY v.seq"
 );
 
-pub(crate) const SELECT_CASE_ORDER: &str =
+const SELECT_CASE_ORDER: &str =
     "SELECT case_id, MIN(seq) AS first_seq FROM run_cases WHERE run_id = $1 GROUP BY case_id";
 
 impl Store {

@@ -119,6 +119,11 @@ pub(crate) struct CaseRow {
 }
 
 impl CaseRow {
+    /// Its position in the snapshot.
+    pub(crate) fn seq(&self) -> i64 {
+        self.seq
+    }
+
     pub(crate) fn into_case(self, run_id: &str) -> Result<Case, StoreError> {
         let mut case: Case = from_json(&self.case_json, || {
             format!("run {run_id} case #{} case_json", self.seq)

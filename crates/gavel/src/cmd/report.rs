@@ -34,8 +34,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     }
     let run = store.find_run(&args.run).await?;
     let detail = args.out.detail();
-    let report =
-        gavel_session::report::build(&store, &run.id, None, &args.gate, None, detail).await?;
+    let report = gavel_session::report::build(&store, &run.id, &args.gate, None, detail).await?;
     emit(&report, &args.out, &args.gate)
 }
 

@@ -129,6 +129,6 @@ async fn distributed(
     }
     let gate = &args.config.gate;
     let detail = args.out.detail();
-    let report = gavel_session::report::build(store, &run_id, None, gate, None, detail).await?;
+    let report = gavel_session::report::build(store, &run_id, gate, None, detail).await?;
     super::report::emit(&report, &args.out, gate)
 }

@@ -1,0 +1,124 @@
+//! A run's case snapshot a page at a time, in saved order: a report of a large
+//! run folds its cases without holding them all.
+
+use gavel_core::Case;
+use sqlx::AssertSqlSafe;
+
+use crate::rows::CaseRow;
+use crate::{Store, StoreError};
+
+/// Keeps only the first case of each id (the one [`Store::executions`] orders
+/// by) in a statement over `run_cases r`.
+pub(crate) const FIRST_OF_ID: &str = " AND NOT EXISTS (SELECT 1 FROM run_cases d \
+     WHERE d.run_id = r.run_id AND d.case_id = r.case_id AND d.seq < r.seq)";
+
+/// A run's saved cases, read [`CasePages::next_page`] by page (keyset on their
+/// position). Nothing is held between pages but the position reached.
+pub struct CasePages {
+    store: Store,
+    run_id: String,
+    size: usize,
+    /// Only the first case of each id.
+    first_of_id: bool,
+    cursor: Cursor,
+}
+
+/// Where a walk through a run's snapshot is: after the case at `seq`, if any.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cursor {
+    after: i64,
+    done: bool,
+}
+
+impl Default for Cursor {
+    fn default() -> Self {
+        Cursor {
+            after: -1,
+            done: false,
+        }
+    }
+}
+
+impl Cursor {
+    /// The next page of `columns` (among them `seq`) from `run_cases r`, at most
+    /// `size` rows, `first_of_id` keeping only the first case of each id; `None`
+    /// once the snapshot was read. `seq` returns a row's position.
+    pub(crate) async fn next<T>(
+        &mut self,
+        store: &Store,
+        run_id: &str,
+        columns: &str,
+        size: usize,
+        first_of_id: bool,
+        seq: impl Fn(&T) -> i64,
+    ) -> Result<Option<Vec<T>>, StoreError>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        if self.done {
+            return Ok(None);
+        }
+        let filter = if first_of_id { FIRST_OF_ID } else { "" };
+        let sql = format!(
+            "SELECT {columns} FROM run_cases r WHERE r.run_id = $1 AND r.seq > $2{filter} \
+             ORDER BY r.seq LIMIT $3"
+        );
+        let size = size.max(1);
+        let rows: Vec<T> = sqlx::query_as(AssertSqlSafe(sql))
+            .bind(run_id)
+            .bind(self.after)
+            .bind(i64::try_from(size).unwrap_or(i64::MAX))
+            .fetch_all(&store.pool)
+            .await?;
+        self.done = rows.len() < size;
+        match rows.last() {
+            Some(last) => self.after = seq(last),
+            None => return Ok(None),
+        }
+        Ok(Some(rows))
+    }
+}
+
+impl Store {
+    /// The cases `run_id` saved, `size` (at least 1) at a time, in the order of
+    /// [`Store::cases`].
+    pub fn case_pages(&self, run_id: &str, size: usize) -> CasePages {
+        CasePages {
+            store: self.clone(),
+            run_id: run_id.to_owned(),
+            size,
+            first_of_id: false,
+            cursor: Cursor::default(),
+        }
+    }
+}
+
+impl CasePages {
+    /// Only the first case of each id: a later case with the id of an earlier
+    /// one is left out.
+    pub fn first_of_id(mut self) -> Self {
+        self.first_of_id = true;
+        self
+    }
+
+    /// The next page, in order; `None` once every case was read.
+    pub async fn next_page(&mut self) -> Result<Option<Vec<Case>>, StoreError> {
+        let rows = self
+            .cursor
+            .next(
+                &self.store,
+                &self.run_id,
+                "r.seq, r.source, r.case_json",
+                self.size,
+                self.first_of_id,
+                CaseRow::seq,
+            )
+            .await?;
+        rows.map(|rows| {
+            rows.into_iter()
+                .map(|row| row.into_case(&self.run_id))
+                .collect()
+        })
+        .transpose()
+    }
+}
