@@ -18,7 +18,7 @@ mod targets;
 
 pub use error::RunnerError;
 pub use execute::{Baselines, ExecuteOptions, RunReport, execute, run_case};
-pub use plan::{CaseTexts, Items, Plan, PlanOptions, PlannedExecution, Planner, plan, plan_taking};
+pub use plan::{CaseTexts, Items, Plan, PlanOptions, PlannedExecution, Planner, plan};
 pub use recorder::{RecordError, Recorder};
 pub use spill::CaseText;
 pub use targets::{ExtraTargets, PreparedTargets};

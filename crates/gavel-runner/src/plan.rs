@@ -136,6 +136,22 @@ impl Plan {
         }
     }
 
+    /// The executions the plan runs of `case` (one of its cases, e.g. read back
+    /// from the store), compiled and expanded as [`Plan::items`] gives them:
+    /// a worker plans a run once, then expands only the cases it claims.
+    pub fn executions_of(&self, case: Case) -> Result<Vec<PlannedExecution>, RunnerError> {
+        let mut out = Vec::new();
+        match &self.cases {
+            Cases::Held(items) => {
+                out.extend(items.iter().filter(|i| i.case.id == case.id).cloned())
+            }
+            Cases::Spilled { expand, .. } => {
+                expand.case(case, None, &mut |item| out.push(item))?;
+            }
+        }
+        Ok(out)
+    }
+
     /// The selected cases in suite order as written when planned, for storing
     /// with a run. A plan of given executions ([`Plan::of`]) keeps no cases: it
     /// has none.
@@ -299,22 +315,13 @@ impl Items<'_> {
     }
 }
 
-/// Selects, compiles and expands the cases of `suite`, copying the selected ones.
+/// Plans the cases of `suite` (copying the selected ones into the plan's file):
+/// for suites already in memory (previews, tests); a run plans cases as they
+/// are read ([`Planner`]).
 pub fn plan(suite: &Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
     let mut planner = Planner::new(suite, options)?;
     for case in &suite.cases {
         planner.add(case.clone())?;
-    }
-    planner.finish()
-}
-
-/// [`plan`], moving the suite's cases into the plan instead of copying them:
-/// the suite keeps its settings and targets.
-pub fn plan_taking(suite: &mut Suite, options: &PlanOptions) -> Result<Plan, RunnerError> {
-    let cases = std::mem::take(&mut suite.cases);
-    let mut planner = Planner::new(suite, options)?;
-    for case in cases {
-        planner.add(case)?;
     }
     planner.finish()
 }
@@ -467,21 +474,6 @@ cases:
     }
 
     #[test]
-    fn taking_plans_the_same_and_leaves_the_suite_its_settings() {
-        let o = PlanOptions {
-            filter: Some("T".into()),
-            ..Default::default()
-        };
-        let copied = plan(&suite(), &o).unwrap();
-        let mut taken_from = suite();
-        let taken = plan_taking(&mut taken_from, &o).unwrap();
-        assert_eq!(ids(&taken), ids(&copied));
-        assert_eq!(cases(&taken), cases(&copied));
-        assert!(taken_from.cases.is_empty());
-        assert_eq!(taken_from.targets, suite().targets);
-    }
-
-    #[test]
     fn tags_skip_tags_filter_and_repeat_override() {
         let o = PlanOptions {
             tags: vec!["smoke".into()],
@@ -520,6 +512,25 @@ cases:
         assert_eq!(cases(&p), suite.cases);
         assert_eq!(p.executions, items.len());
         assert_eq!(p.targets().collect::<Vec<_>>(), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_case_read_back_expands_to_its_planned_executions() {
+        let mut o = PlanOptions {
+            targets: vec!["a".into()],
+            ..Default::default()
+        };
+        o.done.insert(ExecutionKey::new("two", "a", 1));
+        let s = suite();
+        let p = plan(&s, &o).unwrap();
+        let two = s.cases.iter().find(|c| c.id == "two").unwrap().clone();
+        let keys: Vec<String> = p
+            .executions_of(two)
+            .unwrap()
+            .iter()
+            .map(|i| format!("{}@{}#{}", i.case.id, i.target, i.repeat_index))
+            .collect();
+        assert_eq!(keys, ["two@a#0", "two@a#2"]);
     }
 
     #[test]

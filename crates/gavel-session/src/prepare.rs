@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use gavel_core::bounds::case_executions;
 use gavel_core::load::SuiteSource;
-use gavel_core::{ExecutionKey, RunRecord, RunStatus, Suite};
+use gavel_core::{Case, ExecutionKey, RunRecord, RunStatus, Suite};
 use gavel_models::{ErrorKind, ModelId, Provider};
 use gavel_runner::{Plan, PlanOptions, Planner};
-use gavel_store::{CaseVersion, Store};
+use gavel_store::{CaseVersion, PAGE_SIZE, Store};
 use serde_json::{Value, json};
 
 use crate::config::StoredConfig;
@@ -55,29 +55,85 @@ pub(crate) async fn load_planned(
         let plan = plan(&mut suite, config, Default::default())?;
         return Ok((Loaded { suite, versions }, plan));
     }
-    let options = plan_options(config, Default::default());
-    let mut planner = Planner::new(loading.suite(), &options).map_err(SessionError::Plan)?;
-    let (mut planned, mut failed) = (0u64, None);
+    let mut planning = Planning::new(loading.suite(), config, Default::default())?;
+    let mut failed = None;
     let suite = loading.cases(|case| {
-        if failed.is_some() {
-            return;
+        if failed.is_none() {
+            failed = planning.add(case).err();
         }
-        // Counted before the case is expanded: a huge product of cases ×
-        // targets × repeats is refused, not iterated.
-        planned = planned.saturating_add(case_executions(&case, options.repeat));
-        let added = gavel_core::bounds::executions(planned)
-            .map_err(|e| SessionError::config("--repeat", e.to_string()))
-            .and_then(|_| planner.add(case).map_err(SessionError::Plan));
-        failed = added.err();
     });
     let suite = suite.map_err(SessionError::Load)?;
     if let Some(e) = failed {
         return Err(e);
     }
     has_targets(&suite)?;
-    let plan = planner.finish().map_err(SessionError::Plan)?;
-    nothing_selected(&plan)?;
-    Ok((Loaded { suite, versions }, plan))
+    Ok((Loaded { suite, versions }, planning.finish()?))
+}
+
+/// Plans the cases stored with run `run_id` (`suite`: its settings), read a
+/// page at a time, leaving out the executions in `done`.
+pub(crate) async fn plan_stored(
+    store: &Store,
+    run_id: &str,
+    suite: &Suite,
+    config: &RunConfig,
+    done: HashSet<ExecutionKey>,
+) -> Result<Plan, SessionError> {
+    let mut planning = Planning::new(suite, config, done)?;
+    let mut pages = store.case_pages(run_id, PAGE_SIZE);
+    while let Some(page) = pages.next_page().await? {
+        for case in page {
+            planning.add(case)?;
+        }
+    }
+    planning.finish()
+}
+
+/// Plans cases one at a time, each counted before it is expanded: a huge
+/// product of cases × targets × repeats is refused, not iterated.
+struct Planning {
+    planner: Planner,
+    repeat: Option<u32>,
+    planned: u64,
+}
+
+impl Planning {
+    fn new(
+        suite: &Suite,
+        config: &RunConfig,
+        done: HashSet<ExecutionKey>,
+    ) -> Result<Planning, SessionError> {
+        let options = PlanOptions {
+            tags: config.selection.tags.clone(),
+            skip_tags: config.selection.skip_tags.clone(),
+            filter: config.selection.filter.clone(),
+            repeat: config.selection.repeat,
+            targets: config.selection.targets.clone(),
+            done,
+        };
+        Ok(Planning {
+            planner: Planner::new(suite, &options).map_err(SessionError::Plan)?,
+            repeat: options.repeat,
+            planned: 0,
+        })
+    }
+
+    fn add(&mut self, case: Case) -> Result<(), SessionError> {
+        self.planned = self
+            .planned
+            .saturating_add(case_executions(&case, self.repeat));
+        gavel_core::bounds::executions(self.planned)
+            .map_err(|e| SessionError::config("--repeat", e.to_string()))?;
+        self.planner.add(case).map_err(SessionError::Plan)
+    }
+
+    fn finish(self) -> Result<Plan, SessionError> {
+        let plan = self.planner.finish().map_err(SessionError::Plan)?;
+        if plan.executions == 0 && plan.already_done == 0 {
+            return Err(SessionError::NothingSelected);
+        }
+        Ok(plan)
+    }
 }
 
 /// The loader's inputs for `sources`, and the stored case versions they hold.
@@ -147,39 +203,17 @@ pub(crate) fn check_suite_judge(suite: &Suite) -> Result<(), SessionError> {
 }
 
 /// Plans the selected executions of a loaded suite, leaving out those in
-/// `done`; the plan takes the suite's cases ([`gavel_runner::plan_taking`]).
+/// `done`; the plan takes the suite's cases.
 pub(crate) fn plan(
     suite: &mut Suite,
     config: &RunConfig,
     done: HashSet<ExecutionKey>,
 ) -> Result<Plan, SessionError> {
-    // Before expanding anything: a huge product of cases × targets × repeats
-    // is refused, not iterated.
-    let planned = gavel_core::bounds::planned_executions(suite, config.selection.repeat);
-    gavel_core::bounds::executions(planned)
-        .map_err(|e| SessionError::config("--repeat", e.to_string()))?;
-    let options = plan_options(config, done);
-    let plan = gavel_runner::plan_taking(suite, &options).map_err(SessionError::Plan)?;
-    nothing_selected(&plan)?;
-    Ok(plan)
-}
-
-fn plan_options(config: &RunConfig, done: HashSet<ExecutionKey>) -> PlanOptions {
-    PlanOptions {
-        tags: config.selection.tags.clone(),
-        skip_tags: config.selection.skip_tags.clone(),
-        filter: config.selection.filter.clone(),
-        repeat: config.selection.repeat,
-        targets: config.selection.targets.clone(),
-        done,
+    let mut planning = Planning::new(suite, config, done)?;
+    for case in std::mem::take(&mut suite.cases) {
+        planning.add(case)?;
     }
-}
-
-fn nothing_selected(plan: &Plan) -> Result<(), SessionError> {
-    if plan.executions == 0 && plan.already_done == 0 {
-        return Err(SessionError::NothingSelected);
-    }
-    Ok(())
+    planning.finish()
 }
 
 /// A new run's record: its configuration snapshot holds no secrets.
@@ -216,14 +250,15 @@ pub(crate) fn new_run(
 }
 
 /// The stored run `id` (an id, a unique prefix, or `latest`) with its suite
-/// snapshot and the executions that need no second run (errored ones run again).
+/// snapshot's settings (its cases stay in the store) and the executions that
+/// need no second run (errored ones run again).
 pub(crate) async fn resumed(
     store: &Store,
     id: &str,
     notes: &mut Vec<Note>,
 ) -> Result<(RunRecord, Suite, StoredConfig, HashSet<ExecutionKey>), SessionError> {
     let run = store.find_run(id).await?;
-    let suite = store.suite(&run.id).await.map_err(|e| match e {
+    let suite = store.suite_settings(&run.id).await.map_err(|e| match e {
         gavel_store::StoreError::NotFound(_) => SessionError::config(
             "--resume",
             format!(
@@ -250,10 +285,12 @@ pub(crate) async fn resumed(
     Ok((run, suite, stored, done))
 }
 
-/// Differences between a run's stored suite and the one on disk (`selected`:
-/// its cases under the run's selection), one line each (empty: the same).
+/// Differences between a run's stored suite (`stored`: its settings, `cases`:
+/// its cases) and the one on disk (`selected`: its cases under the run's
+/// selection), one line each (empty: the same).
 pub(crate) fn suite_changes(
     stored: &Suite,
+    cases: &[Case],
     disk: &Suite,
     selected: &Plan,
 ) -> Result<Vec<String>, SessionError> {
@@ -266,7 +303,7 @@ pub(crate) fn suite_changes(
         now.insert(text.id, value);
     }
     let mut out = Vec::new();
-    for case in &stored.cases {
+    for case in cases {
         match now.get(&case.id) {
             None => out.push(format!("case `{}` was removed", case.id)),
             Some(c) if *c != serde_json::to_value(case).unwrap_or_default() => {
@@ -275,7 +312,7 @@ pub(crate) fn suite_changes(
             Some(_) => {}
         }
     }
-    let before: HashSet<&str> = stored.cases.iter().map(|c| c.id.as_str()).collect();
+    let before: HashSet<&str> = cases.iter().map(|c| c.id.as_str()).collect();
     for id in order.iter().filter(|id| !before.contains(id.as_str())) {
         out.push(format!("case `{id}` was added"));
     }

@@ -55,15 +55,15 @@ impl PreparedRun {
         let mut notes = Vec::new();
         let (run, suite, versions, plan, resumed, config) = match config.resume.clone() {
             Some(id) => {
-                let (run, mut suite, stored, done) =
-                    prepare::resumed(&store, &id, &mut notes).await?;
+                let (run, suite, stored, done) = prepare::resumed(&store, &id, &mut notes).await?;
                 let mut config = config;
                 config.selection = stored.selection;
                 config.gate.require_judges |= stored.require_judges;
                 if !config.sources.suites.is_empty() || config.sources.stored.is_some() {
                     let mut disk = prepare::load(&store, &config.sources).await?.suite;
                     let now = prepare::plan(&mut disk, &config, Default::default())?;
-                    let changes = prepare::suite_changes(&suite, &disk, &now)?;
+                    let cases = store.cases(&run.id).await?;
+                    let changes = prepare::suite_changes(&suite, &cases, &disk, &now)?;
                     if !changes.is_empty() {
                         return Err(SessionError::config(
                             "--resume",
@@ -75,7 +75,7 @@ impl PreparedRun {
                         ));
                     }
                 }
-                let plan = prepare::plan(&mut suite, &config, done)?;
+                let plan = prepare::plan_stored(&store, &run.id, &suite, &config, done).await?;
                 (Some(run), suite, Vec::new(), plan, true, config)
             }
             None => {

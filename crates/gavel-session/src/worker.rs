@@ -2,7 +2,7 @@
 //! queue, runs them through the same execution path as a local run, records
 //! their results and heartbeats its leases (DESIGN.md §9).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,8 +73,9 @@ pub fn default_name() -> String {
 struct RunContext {
     config: RunConfig,
     suite: Suite,
-    /// The run's planned executions by key.
-    items: HashMap<ExecutionKey, PlannedExecution>,
+    /// The run's plan, its cases in a temporary file: each claimed case is
+    /// read back from the store and expanded when claimed.
+    plan: Plan,
     targets: PreparedTargets,
     pool: ModelPool,
     judge: JudgeChoice,
@@ -172,7 +173,7 @@ async fn context(
     if let Some(context) = runs.get(run_id) {
         return Ok(context.clone());
     }
-    let mut suite = store.suite(run_id).await?;
+    let suite = store.suite_settings(run_id).await?;
     let run = store.run(run_id).await?;
     let stored: StoredConfig = serde_json::from_value(run.config.clone())
         .map_err(|e| SessionError::config("run", format!("run {run_id}'s configuration: {e}")))?;
@@ -186,12 +187,8 @@ async fn context(
         require_judges: stored.require_judges,
         ..GateConfig::default()
     };
-    let plan = crate::prepare::plan(&mut suite, &config, Default::default())?;
-    let items = plan
-        .items()
-        .map(|item| item.map(|i| (i.key(), i)))
-        .collect::<Result<_, _>>()
-        .map_err(SessionError::Plan)?;
+    let plan =
+        crate::prepare::plan_stored(store, run_id, &suite, &config, Default::default()).await?;
     let pool = models::pool(
         config.models.cache(),
         &suite.judge,
@@ -219,7 +216,7 @@ async fn context(
         baselines: models::baselines(&plan, store).await?,
         config,
         suite,
-        items,
+        plan,
         targets,
         pool,
         embeddings,
@@ -236,9 +233,22 @@ async fn run_unit(
     unit: &[Claim],
     sinks: &Sinks,
 ) -> Result<(), SessionError> {
+    // The unit's cases, each read back and expanded once.
+    let mut planned: HashMap<ExecutionKey, PlannedExecution> = HashMap::new();
+    let mut read = HashSet::new();
     let mut items = Vec::with_capacity(unit.len());
     for claim in unit {
-        let item = context.items.get(&claim.key()).ok_or_else(|| {
+        if read.insert(claim.case_id.as_str()) {
+            let case = store.saved_case(&claim.run_id, &claim.case_id).await?;
+            let expanded = context.plan.executions_of(case);
+            planned.extend(
+                expanded
+                    .map_err(SessionError::Plan)?
+                    .into_iter()
+                    .map(|item| (item.key(), item)),
+            );
+        }
+        let item = planned.remove(&claim.key()).ok_or_else(|| {
             SessionError::config(
                 "queue",
                 format!(
@@ -247,7 +257,7 @@ async fn run_unit(
                 ),
             )
         })?;
-        items.push(item.clone());
+        items.push(item);
     }
     let plan = Plan::of(items);
     let judges = models::RunJudges {

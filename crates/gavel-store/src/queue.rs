@@ -119,16 +119,22 @@ impl Store {
     /// The suite stored with a run, its cases the exact ones the run saved (with
     /// their `source`).
     pub async fn suite(&self, run_id: &str) -> Result<Suite, StoreError> {
+        let mut suite = self.suite_settings(run_id).await?;
+        suite.cases = self.cases(run_id).await?;
+        Ok(suite)
+    }
+
+    /// The suite stored with a run without its cases: its name, files, targets
+    /// and judge settings (the cases are read with [`Store::case_pages`]).
+    pub async fn suite_settings(&self, run_id: &str) -> Result<Suite, StoreError> {
         let json: Option<String> =
             sqlx::query_scalar("SELECT suite_json FROM run_suites WHERE run_id = $1")
                 .bind(run_id)
                 .fetch_optional(&self.pool)
                 .await?;
         let json = json.ok_or_else(|| StoreError::NotFound(format!("suite of run `{run_id}`")))?;
-        let mut suite: Suite = serde_json::from_str(&json)
-            .map_err(|e| StoreError::corrupt(format!("suite of run {run_id}"), e))?;
-        suite.cases = self.cases(run_id).await?;
-        Ok(suite)
+        serde_json::from_str(&json)
+            .map_err(|e| StoreError::corrupt(format!("suite of run {run_id}"), e))
     }
 
     /// Enqueues a run's executions, in order, in units claimed together: a

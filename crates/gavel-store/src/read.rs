@@ -158,6 +158,20 @@ impl Store {
         rows.into_iter().map(|row| row.into_case(run_id)).collect()
     }
 
+    /// The first case the run saved with id `case_id`, `source` restored.
+    pub async fn saved_case(&self, run_id: &str, case_id: &str) -> Result<Case, StoreError> {
+        let row: Option<CaseRow> = sqlx::query_as(
+            "SELECT seq, source, case_json FROM run_cases WHERE run_id = $1 AND case_id = $2 \
+             ORDER BY seq LIMIT 1",
+        )
+        .bind(run_id)
+        .bind(case_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.ok_or_else(|| StoreError::NotFound(format!("case `{case_id}` of run {run_id}")))?
+            .into_case(run_id)
+    }
+
     /// The keys and statuses of the executions already recorded for a run, in
     /// recording order: what `--resume` decides on.
     pub async fn recorded_keys(
