@@ -13,6 +13,7 @@ use serde::de::{
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
+use super::finite::Outline;
 use crate::error::did_you_mean;
 use crate::{Case, CriteriaJudge, JudgeSettings, LoadError, Location, SuiteDefaults, TargetSpec};
 
@@ -67,7 +68,7 @@ pub(crate) struct SuiteFile {
 }
 
 /// The keys of a suite file that hold cases, read by [`cases`].
-const CASE_KEYS: &[&str] = &["cases", "test_cases", "examples"];
+pub(crate) const CASE_KEYS: &[&str] = &["cases", "test_cases", "examples"];
 
 /// How a file holds its cases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +112,7 @@ impl From<SuiteFile> for Header {
 }
 
 /// The keys that mark a top-level mapping as a suite rather than a single case.
-const SUITE_KEYS: &[&str] = &[
+pub(crate) const SUITE_KEYS: &[&str] = &[
     "judge",
     "cases",
     "examples",
@@ -131,19 +132,29 @@ pub(crate) fn header(text: &str, file: &str, json: bool) -> Result<(Shape, Heade
         // serde_json gives the precise position of JSON syntax errors.
         serde_json::from_str::<IgnoredAny>(text).map_err(|e| json_error(&e, file))?;
     }
-    no_non_finite(text, file)?;
-    // A block key such as `cases:` at the start of a line marks a suite, the
-    // usual shape: one parse then, not two. Anything else (or a guess that does
-    // not parse as a suite) is settled by reading the shape first.
-    if has_suite_key_line(text)
-        && let Ok(suite) = yaml::<SuiteFile>(text, file)
-    {
-        return Ok((Shape::Suite, suite.into()));
-    }
-    match yaml::<Outline>(text, file)? {
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
+    };
+    let outline: Outline =
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| saphyr_error(&e, file))?;
+    match outline {
         Outline::List => Ok((Shape::List, Header::default())),
-        Outline::Map { suite: false } => Ok((Shape::Case, Header::default())),
-        Outline::Map { suite: true } => Ok((Shape::Suite, yaml::<SuiteFile>(text, file)?.into())),
+        Outline::Map { suite: false, .. } => Ok((Shape::Case, Header::default())),
+        Outline::Map {
+            suite: true,
+            header,
+        } => {
+            // The header read as JSON values is typed without a second pass
+            // over the text; only when that fails is the text read as a suite,
+            // for the error at its line and column (or for a value only YAML
+            // types, such as a number given for a string).
+            let suite = match serde_json::from_value::<SuiteFile>(Value::Object(header)) {
+                Ok(suite) => suite,
+                Err(_) => yaml::<SuiteFile>(text, file)?,
+            };
+            Ok((Shape::Suite, suite.into()))
+        }
         Outline::Empty => Err(LoadError::new(Location::file(file), "the file is empty")),
         Outline::Scalar => Err(LoadError::new(
             Location::at(file, 1, 1),
@@ -232,93 +243,6 @@ impl<'de> Visitor<'de> for CaseList<'_> {
     fn visit_none<E: de::Error>(self) -> Result<(), E> {
         Ok(())
     }
-}
-
-/// A document's top-level shape, read without building it.
-enum Outline {
-    List,
-    Map { suite: bool },
-    Empty,
-    Scalar,
-}
-
-impl<'de> Deserialize<'de> for Outline {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(OutlineVisitor)
-    }
-}
-
-struct OutlineVisitor;
-
-impl<'de> Visitor<'de> for OutlineVisitor {
-    type Value = Outline;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a suite, a list of cases or one case")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Outline, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Outline::List)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Outline, A::Error> {
-        let mut suite = false;
-        while let Some(key) = map.next_key::<Value>()? {
-            suite |= key.as_str().is_some_and(|k| SUITE_KEYS.contains(&k));
-            map.next_value::<IgnoredAny>()?;
-        }
-        Ok(Outline::Map { suite })
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Outline, E> {
-        Ok(Outline::Empty)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Outline, E> {
-        Ok(Outline::Empty)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Outline, E> {
-        Ok(Outline::Scalar)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Outline, E> {
-        Ok(Outline::Scalar)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Outline, E> {
-        Ok(Outline::Scalar)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Outline, E> {
-        Ok(Outline::Scalar)
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Outline, E> {
-        Ok(Outline::Scalar)
-    }
-}
-
-/// Refuses NaN and infinities anywhere in the text, at their line and column.
-fn no_non_finite(text: &str, file: &str) -> Result<(), LoadError> {
-    let options = serde_saphyr::options! {
-        strict_booleans: true,
-        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
-    };
-    serde_saphyr::from_str_with_options::<super::finite::Finite>(text, options)
-        .map(|_| ())
-        .map_err(|e| saphyr_error(&e, file))
-}
-
-/// True when a line starts with one of the [`SUITE_KEYS`] followed by `:`.
-fn has_suite_key_line(text: &str) -> bool {
-    text.lines().any(|line| {
-        SUITE_KEYS.iter().any(|key| {
-            line.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with(':'))
-        })
-    })
 }
 
 /// Deserializes YAML (or JSON, a subset of it) with location-rich errors. Only
