@@ -2,6 +2,7 @@
 //! implicit `judge` that `criteria` add.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 use gavel_core::CheckKind;
@@ -84,21 +85,18 @@ pub(crate) struct Templates {
 
 impl Templates {
     /// Reads `judge.templates` overrides; the error names the key and path.
+    /// Without overrides, the built-in set is made once and shared: every case
+    /// of a suite compiles its checks against it.
     pub(crate) fn load(
         overrides: &BTreeMap<String, String>,
-    ) -> Result<Self, (String, String, String)> {
-        let mut t = Templates {
-            judge: JudgeTemplate::builtin(TemplateKind::Judge),
-            rubric: JudgeTemplate::builtin(TemplateKind::Rubric),
-            pairwise: JudgeTemplate::builtin(TemplateKind::Pairwise),
-            choice: JudgeTemplate::builtin(TemplateKind::Choice),
-            step: JudgeTemplate::builtin(TemplateKind::Step),
-            extract: JudgeTemplate::builtin(TemplateKind::Extract),
-            metrics: TemplateKind::METRICS
-                .into_iter()
-                .map(|k| (k, JudgeTemplate::builtin(k)))
-                .collect(),
-        };
+    ) -> Result<Arc<Self>, (String, String, String)> {
+        static BUILTIN: OnceLock<Arc<Templates>> = OnceLock::new();
+        if overrides.is_empty() {
+            return Ok(BUILTIN
+                .get_or_init(|| Arc::new(Templates::builtin()))
+                .clone());
+        }
+        let mut t = Templates::builtin();
         for (key, path) in overrides {
             let fail = |message: String| (key.clone(), path.clone(), message);
             let kind = TemplateKind::parse(key).ok_or_else(|| {
@@ -122,7 +120,22 @@ impl Templates {
                 }
             }
         }
-        Ok(t)
+        Ok(Arc::new(t))
+    }
+
+    fn builtin() -> Templates {
+        Templates {
+            judge: JudgeTemplate::builtin(TemplateKind::Judge),
+            rubric: JudgeTemplate::builtin(TemplateKind::Rubric),
+            pairwise: JudgeTemplate::builtin(TemplateKind::Pairwise),
+            choice: JudgeTemplate::builtin(TemplateKind::Choice),
+            step: JudgeTemplate::builtin(TemplateKind::Step),
+            extract: JudgeTemplate::builtin(TemplateKind::Extract),
+            metrics: TemplateKind::METRICS
+                .into_iter()
+                .map(|k| (k, JudgeTemplate::builtin(k)))
+                .collect(),
+        }
     }
 
     /// The template of a metric kind ([`TemplateKind::METRICS`]).
@@ -241,7 +254,7 @@ fn extend_unique(into: &mut Vec<String>, more: &[String]) {
 
 /// What every judged check of a case shares.
 pub(crate) struct Env<'a> {
-    pub(crate) templates: Templates,
+    pub(crate) templates: Arc<Templates>,
     pub(crate) scale: Scale,
     pub(crate) context: Option<&'a Value>,
     /// The case's `retrieved_context`, for the RAG metrics.
@@ -251,7 +264,7 @@ pub(crate) struct Env<'a> {
 }
 
 impl<'a> Env<'a> {
-    pub(crate) fn new(case: &'a Case, settings: &JudgeSettings, templates: Templates) -> Self {
+    pub(crate) fn new(case: &'a Case, settings: &JudgeSettings, templates: Arc<Templates>) -> Self {
         Env {
             templates,
             scale: settings.scale.unwrap_or(Scale::ZeroToOne),
