@@ -64,7 +64,7 @@ enum Cases {
     /// Executions expanded already.
     Held(Vec<PlannedExecution>),
     /// The selected cases, expanded as they are read.
-    Spilled { spill: Spill, expand: Expand },
+    Spilled { spill: Spill, expand: Box<Expand> },
 }
 
 /// What a plan knows of all its executions before any runs.
@@ -388,7 +388,7 @@ impl Planner {
         Ok(Plan {
             cases: Cases::Spilled {
                 spill: self.spill.finish().map_err(RunnerError::Spill)?,
-                expand: self.expand,
+                expand: Box::new(self.expand),
             },
             executions: self.executions,
             already_done: self.already_done,

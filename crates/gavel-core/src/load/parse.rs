@@ -144,6 +144,7 @@ pub(crate) fn header(text: &str, file: &str, json: bool) -> Result<(Shape, Heade
         Outline::Map {
             suite: true,
             header,
+            examples,
         } => {
             // The header read as JSON values is typed without a second pass
             // over the text; only when that fails is the text read as a suite,
@@ -153,7 +154,14 @@ pub(crate) fn header(text: &str, file: &str, json: bool) -> Result<(Shape, Heade
                 Ok(suite) => suite,
                 Err(_) => yaml::<SuiteFile>(text, file)?,
             };
-            Ok((Shape::Suite, suite.into()))
+            let mut header = Header::from(suite);
+            if examples > 0 {
+                header
+                    .defaults
+                    .criteria_judge
+                    .get_or_insert(CriteriaJudge::Rubric);
+            }
+            Ok((Shape::Suite, header))
         }
         Outline::Empty => Err(LoadError::new(Location::file(file), "the file is empty")),
         Outline::Scalar => Err(LoadError::new(
@@ -328,6 +336,17 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn examples_are_graded_by_the_rubric_unless_the_defaults_say_otherwise() {
+        let (_, h) = header("examples:\n  - input: hi\n", "f", false).unwrap();
+        assert_eq!(h.defaults.criteria_judge, Some(CriteriaJudge::Rubric));
+        let (_, h) = header("cases:\n  - input: hi\n", "f", false).unwrap();
+        assert_eq!(h.defaults.criteria_judge, None);
+        let yaml = "defaults: {criteria_judge: judge}\nexamples:\n  - input: hi\n";
+        let (_, h) = header(yaml, "f", false).unwrap();
+        assert_eq!(h.defaults.criteria_judge, Some(CriteriaJudge::Judge));
     }
 
     #[test]
