@@ -264,6 +264,7 @@ fn read_file(path: PathBuf) -> Result<FileParts<'static>, LoadError> {
         ..parts
     })
 }
+
 /// A file that could not be read, at the place of its bad bytes when known.
 pub(crate) fn file_error(shown: &str, e: &crate::bounds::FileError) -> LoadError {
     let location = match e.position() {
