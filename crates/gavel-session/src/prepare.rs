@@ -51,7 +51,9 @@ pub(crate) async fn load_planned(
         .values()
         .any(|t| matches!(t, gavel_core::TargetSpec::Replay(_)));
     if replays {
-        let mut suite = load(store, &config.sources).await?.suite;
+        let mut suite = loading.collect().map_err(SessionError::Load)?;
+        crate::replay::expand(&mut suite, store).await?;
+        has_targets(&suite)?;
         let plan = plan(&mut suite, config, Default::default())?;
         return Ok((Loaded { suite, versions }, plan));
     }

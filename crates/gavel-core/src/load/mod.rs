@@ -53,10 +53,7 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Suite, Vec<LoadError>> {
 /// Loads and resolves suites from files, directories and texts, merged as
 /// [`load_paths`] merges files.
 pub fn load(sources: &[SuiteSource]) -> Result<Suite, Vec<LoadError>> {
-    let mut cases = Vec::new();
-    let mut suite = open(sources).cases(|case| cases.push(case))?;
-    suite.cases = cases;
-    Ok(suite)
+    open(sources).collect()
 }
 
 /// Parses one suite from text, as if read from `path` (its extension picks JSON,
@@ -112,6 +109,14 @@ impl Loading<'_> {
     /// The suite's name, files, targets and judge settings, before any case is read.
     pub fn suite(&self) -> &Suite {
         &self.suite
+    }
+
+    /// Reads the cases as [`Loading::cases`] does and keeps them: the whole suite.
+    pub fn collect(self) -> Result<Suite, Vec<LoadError>> {
+        let mut cases = Vec::new();
+        let mut suite = self.cases(|case| cases.push(case))?;
+        suite.cases = cases;
+        Ok(suite)
     }
 
     /// Reads the cases, file by file and one at a time, resolves each (defaults,
@@ -257,12 +262,11 @@ fn expand_path(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
 fn read_file(path: PathBuf) -> Result<FileParts<'static>, LoadError> {
     let shown = path.display().to_string();
     let text = crate::bounds::read_text(&path).map_err(|e| file_error(&shown, &e))?;
-    let hash = fingerprint(&text);
-    let parts = parse_file(&text, &path, Text::Given(""))?;
-    Ok(FileParts {
-        text: Text::File { path, hash },
-        ..parts
-    })
+    let again = Text::File {
+        hash: fingerprint(&text),
+        path: path.clone(),
+    };
+    parse_file(&text, &path, again)
 }
 
 /// A file that could not be read, at the place of its bad bytes when known.
