@@ -2,7 +2,7 @@
 //! gate, and two of them compared (through `gavel_report`).
 
 use gavel_core::{RunRecord, RunStatus, Summary};
-use gavel_report::Report;
+use gavel_report::Detail;
 use gavel_report::compare::{CaseChange, Comparison, Totals};
 use gavel_store::{Page, Store};
 use serde::Serialize;
@@ -10,9 +10,6 @@ use serde::Serialize;
 use crate::ToolError;
 use crate::args::{self, CompareRunsArgs, GetRunArgs, ListRunsArgs};
 use crate::cursor::{self, Cursor};
-
-/// The gate's threshold when the run's configuration holds none, in percent.
-const DEFAULT_MIN_PASS_RATE: f64 = 80.0;
 
 /// The run argument `field` names: an id, a unique prefix, or `latest`.
 pub(crate) async fn find(store: &Store, field: &str, run: &str) -> Result<RunRecord, ToolError> {
@@ -106,7 +103,7 @@ pub struct RunSummary {
 /// The gate of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateOut {
-    /// PASS, FAIL, ERROR or UNDECIDED.
+    /// PASS, FAIL, ERROR, INCOMPLETE or UNDECIDED.
     pub verdict: &'static str,
     /// The minimum pass rate, in percent (the run's own, else 80).
     pub min_pass_rate: f64,
@@ -118,20 +115,23 @@ pub struct GateOut {
     pub errors: usize,
     /// The exit code `gavel report` gives the run.
     pub exit_code: i32,
+    /// Why the gate failed, one sentence per condition (the pass rate, a judge
+    /// calibration that does not qualify the judge, required judges).
+    pub failures: Vec<String>,
 }
 
-/// Answers `get_run`.
+/// Answers `get_run`: the run's gate as every door reports it
+/// ([`gavel_session::report::build`]).
 pub async fn get_run(store: &Store, args: GetRunArgs) -> Result<RunSummary, ToolError> {
     let run = find(store, "run", &args.run).await?;
-    let min_pass_rate = run
-        .config
-        .get("min_pass_rate")
-        .and_then(serde_json::Value::as_f64)
-        .unwrap_or(DEFAULT_MIN_PASS_RATE);
     let error = store.run_error(&run.id).await?;
-    let cases = store.cases(&run.id).await?;
-    let executions = store.executions(&run.id).await?;
-    let report = Report::new(run, cases, executions, min_pass_rate);
+    let regate = gavel_session::Regate::default();
+    let report = gavel_session::report::build(store, &run.id, &regate, Detail::Summary)
+        .await
+        .map_err(|e| match e {
+            gavel_session::SessionError::Store(e) => ToolError::Store(e),
+            other => ToolError::NotFound(other.to_string()),
+        })?;
     let gate = &report.gate;
     Ok(RunSummary {
         run: RunOut::of(&report.run),
@@ -144,6 +144,7 @@ pub async fn get_run(store: &Store, args: GetRunArgs) -> Result<RunSummary, Tool
             passed: gate.passed,
             errors: gate.errors,
             exit_code: gate.exit_code(),
+            failures: gate.failures().iter().map(ToString::to_string).collect(),
         },
         summary: report.summary,
     })

@@ -207,13 +207,14 @@ pub fn export_stored(
 }
 
 /// Sends stored run `run` (an id, a unique prefix, `latest` or `previous`) with
-/// its gate under `gate` and the settings `requested` asks for (sent whatever
+/// its gate (as [`gavel_session::report::build`] decides it, changed where
+/// `regate` says) and the settings `requested` asks for (sent whatever
 /// the suite said), off the async executor; returns how many executions were sent.
 pub async fn export_run(
     requested: &Requested,
     store: &gavel_store::Store,
     run: &str,
-    gate: &gavel_session::GateConfig,
+    regate: &gavel_session::Regate,
 ) -> Result<usize, OtelError> {
     let requested = Requested {
         export: true,
@@ -225,7 +226,7 @@ pub async fn export_run(
         .find_run(run)
         .await
         .map_err(gavel_session::SessionError::from)?;
-    let report = gavel_session::report::build(store, &run.id, gate, None, Detail::Summary).await?;
+    let report = gavel_session::report::build(store, &run.id, regate, Detail::Summary).await?;
     let executions = store
         .executions(&run.id)
         .await

@@ -143,7 +143,10 @@ impl ReportBuilder {
         } else {
             self.gated.finish()
         };
-        let gate = Gate::new(&gated, self.min_pass_rate, unfinished);
+        let gate = Gate {
+            tags: self.gate_tags,
+            ..Gate::new(&gated, self.min_pass_rate, unfinished)
+        };
         Report {
             run: self.run,
             cases,

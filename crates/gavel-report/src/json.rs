@@ -71,6 +71,10 @@ struct JsonGate<'a> {
     unfinished: Option<&'a crate::Unfinished>,
     exit_code: i32,
     verdict: &'static str,
+    /// Why the gate failed, one sentence per condition (empty when it did not).
+    failures: Vec<String>,
+    /// The gate counts only cases with one of these tags (empty: every case).
+    tags: &'a [String],
     /// The calibrated-judge requirement (null when the suite sets none).
     calibration: Option<&'a crate::CalibrationGate>,
     /// Judges required (null when not asked): passed, unjudged, checks.
@@ -191,6 +195,8 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             unfinished: g.unfinished.as_ref(),
             exit_code: g.exit_code(),
             verdict: g.word(),
+            failures: g.failures().iter().map(ToString::to_string).collect(),
+            tags: &g.tags,
             calibration: g.calibration.as_ref(),
             judges: g.judges.as_ref(),
         },

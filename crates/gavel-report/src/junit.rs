@@ -11,7 +11,7 @@ use gavel_core::{Outcome, Status};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
 use crate::text::{self, Problem};
-use crate::{Report, Unfinished};
+use crate::{GateFailure, Report, Unfinished};
 
 /// The longest failure message attribute, in characters (the body has everything).
 const MESSAGE_MAX: usize = 500;
@@ -46,6 +46,9 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
     }
     if let Some(u) = &report.gate.unfinished {
         junit.add_test_suite(not_run(report, u));
+    }
+    if let Some(ts) = gate(report) {
+        junit.add_test_suite(ts);
     }
     Ok(without_root_skipped(&junit.to_string()?))
 }
@@ -91,6 +94,44 @@ fn not_run(report: &Report, u: &Unfinished) -> TestSuite {
         ts.add_test_case(errored(id, format!("not run: {}", u.reason.describe())));
     }
     ts
+}
+
+/// The suite `<suite>/gate` of a run whose gate did not pass for a reason its
+/// test cases do not show (a judge calibration, required judges, nothing
+/// decided): one failed test case per such condition, so that a CI test tab
+/// that counts failures agrees with gavel's exit code.
+fn gate(report: &Report) -> Option<TestSuite> {
+    let g = &report.gate;
+    let mut hidden: Vec<(&str, String)> = g
+        .failures()
+        .into_iter()
+        .filter_map(|f| match f {
+            // The failed test cases show it.
+            GateFailure::PassRate { .. } => None,
+            GateFailure::Calibration { .. } => Some(("calibration", f.to_string())),
+            GateFailure::Judges(_) => Some(("required-judges", f.to_string())),
+        })
+        .collect();
+    if g.word() == "UNDECIDED" {
+        hidden.push(("undecided", text::gate_line(report)));
+    }
+    if hidden.is_empty() {
+        return None;
+    }
+    let suite = &report.run.suite;
+    let mut ts = TestSuite::new(format!("{suite}/gate"));
+    ts.add_property(Property::new("gavel.run_id", report.run.id.as_str()));
+    ts.add_property(Property::new("gavel.gate", g.word()));
+    for (kind, why) in hidden {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        status.set_type(kind);
+        status.set_message(text::one_line(&why, MESSAGE_MAX));
+        status.set_description(why);
+        let mut case = TestCase::new(format!("gate: {kind}"), status);
+        case.set_classname(suite.as_str());
+        ts.add_test_case(case);
+    }
+    Some(ts)
 }
 
 fn test_case(suite: &str, o: &Outcome) -> (TestCase, u64) {

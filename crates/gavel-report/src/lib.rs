@@ -26,9 +26,9 @@
 //!
 //! | code | meaning | word |
 //! | --- | --- | --- |
-//! | `0` ([`EXIT_PASSED`]) | the gate passed, nothing errored and the run finished its plan; also when nothing was decided (every outcome skipped, or none at all) and nothing errored: reports then say "no case was decided" | `PASS` / `UNDECIDED` |
+//! | `0` ([`EXIT_PASSED`]) | the gate passed, nothing errored and the run finished its plan | `PASS` |
 //! | `1` ([`EXIT_GATE_FAILED`]) | the pass rate over decided outcomes is below the minimum (whether or not some also errored or did not run), a required judge calibration does not qualify the judge, or judges are required and a judged check had no judge model | `FAIL` |
-//! | `3` ([`EXIT_ERRORS`]) | the run did not finish: executions planned did not run (budget stopped, interrupted, crashed, failed), or errors kept cases from a verdict, while the pass rate over what ran met the minimum (or nothing was decided) | `INCOMPLETE` / `ERROR` |
+//! | `3` ([`EXIT_ERRORS`]) | the run did not finish: executions planned did not run (budget stopped, interrupted, crashed, failed), or errors kept cases from a verdict, while the pass rate over what ran met the minimum; or nothing was decided (every outcome skipped, e.g. judges without credentials, or none at all): a run that decides nothing never passes | `INCOMPLETE` / `ERROR` / `UNDECIDED` |
 //!
 //! Code `2` is left to the command line for usage and configuration errors.
 //!
@@ -44,7 +44,7 @@
 //!     planned: Some(0),
 //! };
 //! let report = gavel_report::Report::new(run, vec![], vec![], 80.0);
-//! assert_eq!(report.gate.exit_code(), 0);
+//! assert_eq!(report.gate.exit_code(), 3, "an empty run decides nothing, so it never passes");
 //! assert!(gavel_report::terminal(&report, false).contains("no case was decided"));
 //! ```
 
@@ -182,6 +182,8 @@ fn case_positions(cases: &[Case]) -> HashMap<String, usize> {
 pub struct Gate {
     /// The minimum pass rate, in percent.
     pub min_pass_rate: f64,
+    /// The gate counts only outcomes with one of these tags (empty: every one).
+    pub tags: Vec<String>,
     /// The pass rate over decided outcomes, in percent; `None` when nothing was decided.
     pub pass_rate: Option<f64>,
     /// True only when something was decided, the pass rate met the minimum, the
@@ -198,7 +200,7 @@ pub struct Gate {
 }
 
 /// Whether the run's judge is the one a stored calibration run found fit to gate.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CalibrationGate {
     /// The calibration run required.
     pub id: String,
@@ -206,6 +208,44 @@ pub struct CalibrationGate {
     pub passed: bool,
     /// Why not, when it does not.
     pub reason: Option<String>,
+}
+
+/// One condition that failed a gate ([`Gate::failures`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateFailure {
+    /// The pass rate over decided outcomes (percent) is below the minimum.
+    PassRate {
+        /// The pass rate.
+        rate: f64,
+        /// The minimum.
+        min: f64,
+    },
+    /// A required judge calibration does not qualify the run's judge.
+    Calibration {
+        /// The calibration run required.
+        id: String,
+        /// Why it does not qualify the judge.
+        reason: String,
+    },
+    /// Judges are required and judged checks had no judge model (the sentence).
+    Judges(String),
+}
+
+impl std::fmt::Display for GateFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GateFailure::PassRate { rate, min } => write!(
+                f,
+                "pass rate {} is below the minimum {}",
+                text::pct(Some(*rate)),
+                text::pct(Some(*min))
+            ),
+            GateFailure::Calibration { id, reason } => {
+                write!(f, "judge calibration {id}: {reason}")
+            }
+            GateFailure::Judges(reason) => f.write_str(reason),
+        }
+    }
 }
 
 /// Tolerance for comparing a computed rate with the minimum (80.0 vs 79.99999…).
@@ -220,6 +260,7 @@ impl Gate {
         let rate_met = pass_rate.is_some_and(|r| r + RATE_EPSILON >= min_pass_rate);
         Gate {
             min_pass_rate,
+            tags: Vec::new(),
             pass_rate,
             passed: rate_met && unfinished.is_none(),
             errors: overall.errors,
@@ -259,31 +300,50 @@ impl Gate {
 
     /// `0` gate passed, no errors, plan finished; `1` gate failed (pass rate over
     /// decided cases below the minimum, a required calibration that does not
-    /// qualify the judge, or required judges that were not there); `3` the run did not finish its plan or errors kept cases
-    /// from a verdict, while the pass rate met the minimum (or nothing was decided).
-    /// Nothing decided, no errors and a finished plan is `0`.
+    /// qualify the judge, or required judges that were not there); `3` the run
+    /// did not finish its plan, errors kept cases from a verdict, or nothing was
+    /// decided at all, while no condition of `1` holds.
     pub fn exit_code(&self) -> i32 {
-        if self.calibration.as_ref().is_some_and(|c| !c.passed)
-            || self.judges.as_ref().is_some_and(|j| !j.passed)
-            || (self.decided() && !self.rate_met())
-        {
+        if !self.failures().is_empty() {
             EXIT_GATE_FAILED
-        } else if self.errors > 0 || self.unfinished.is_some() {
+        } else if self.errors > 0 || self.unfinished.is_some() || !self.decided() {
             EXIT_ERRORS
         } else {
             EXIT_PASSED
         }
     }
 
+    /// Why the gate failed (exit `1`), one per condition: empty when it did
+    /// not fail. JUnit, the web and exports name these.
+    pub fn failures(&self) -> Vec<GateFailure> {
+        let mut why = Vec::new();
+        if self.decided() && !self.rate_met() {
+            why.push(GateFailure::PassRate {
+                rate: self.pass_rate.unwrap_or_default(),
+                min: self.min_pass_rate,
+            });
+        }
+        if let Some(c) = self.calibration.as_ref().filter(|c| !c.passed) {
+            why.push(GateFailure::Calibration {
+                id: c.id.clone(),
+                reason: c.reason.clone().unwrap_or_else(|| "it does not qualify the judge".into()),
+            });
+        }
+        if let Some(reason) = self.judges.as_ref().and_then(RequiredJudges::reason) {
+            why.push(GateFailure::Judges(reason));
+        }
+        why
+    }
+
     /// The one-word verdict reports lead with: `PASS`, `FAIL`, `INCOMPLETE` (the
-    /// run did not finish its plan), `ERROR` or `UNDECIDED`.
+    /// run did not finish its plan), `ERROR` or `UNDECIDED` (nothing decided).
     pub fn word(&self) -> &'static str {
         match self.exit_code() {
             EXIT_GATE_FAILED => "FAIL",
             EXIT_ERRORS if self.unfinished.is_some() => "INCOMPLETE",
-            EXIT_ERRORS => "ERROR",
-            _ if self.decided() => "PASS",
-            _ => "UNDECIDED",
+            EXIT_ERRORS if self.errors > 0 => "ERROR",
+            EXIT_ERRORS => "UNDECIDED",
+            _ => "PASS",
         }
     }
 }

@@ -251,7 +251,8 @@ fn exit_codes() {
     let r = Report::new(run(RunStatus::Completed), vec![], ex, 80.0);
     assert_eq!((r.gate.pass_rate, r.gate.exit_code()), (Some(80.0), 0));
 
-    // Nothing decided, nothing errored: 0, not passed, and said so.
+    // Nothing decided, nothing errored: 3 (a run that decides nothing never
+    // passes: a missing judge key must not turn CI green), and said so.
     let r = Report::new(
         run(RunStatus::Completed),
         vec![],
@@ -260,7 +261,7 @@ fn exit_codes() {
     );
     assert_eq!(r.gate.pass_rate, None);
     assert!(!r.gate.passed && !r.gate.decided());
-    assert_eq!(r.gate.exit_code(), 0);
+    assert_eq!(r.gate.exit_code(), 3);
     assert_eq!(r.gate.word(), "UNDECIDED");
     assert!(terminal(&r, false).contains("no case was decided"));
 
@@ -272,10 +273,11 @@ fn exit_codes() {
         80.0,
     );
     assert_eq!(r.gate.exit_code(), 3);
+    assert_eq!(r.gate.word(), "ERROR");
 
     // An empty run is undecided.
     let r = Report::new(run(RunStatus::Completed), vec![], vec![], 80.0);
-    assert_eq!(r.gate.exit_code(), 0);
+    assert_eq!((r.gate.exit_code(), r.gate.word()), (3, "UNDECIDED"));
 }
 
 #[test]
@@ -441,7 +443,8 @@ fn json_undecided_has_nulls() {
     let v: Value = serde_json::from_str(&render(&r, Format::Json).unwrap()).unwrap();
     assert_eq!(v["summary"]["pass_rate"], Value::Null);
     assert_eq!(v["summary"]["average_score"], Value::Null);
-    assert_eq!(v["gate"]["exit_code"], 0);
+    assert_eq!(v["gate"]["exit_code"], 3);
+    assert_eq!(v["gate"]["verdict"], "UNDECIDED");
     assert_eq!(v["gate"]["decided"], false);
 }
 
@@ -883,13 +886,45 @@ fn every_format_renders_empty_and_undecided_runs() {
             .unwrap()
             .contains("No outcome was recorded.")
     );
+    // JUnit counts the undecided gate as a failure, so a CI test tab agrees
+    // with the exit code.
     let xml = render(&empty, Format::Junit).unwrap();
+    let elements = parse_xml(&xml);
+    let cases: Vec<&Element> = elements.iter().filter(|e| e.name == "testcase").collect();
+    assert_eq!(cases.len(), 1, "{xml}");
+    assert_eq!(cases[0].attr("name"), Some("gate: undecided"));
+    assert!(elements.iter().any(|e| e.name == "failure"), "{xml}");
+}
+
+#[test]
+fn junit_names_a_failed_calibration_and_required_judges_as_failed_test_cases() {
+    let passing = Report::new(
+        run(RunStatus::Completed),
+        cases(),
+        vec![greet("a", 0, 1.0)],
+        80.0,
+    );
+    let xml = render(&passing, Format::Junit).unwrap();
+    assert!(!xml.contains("/gate"), "a passing gate adds nothing: {xml}");
+    let mut gated = passing.clone();
+    gated.gate = gated.gate.clone().with_calibration(gavel_report::CalibrationGate {
+        id: "cal-7".into(),
+        passed: false,
+        reason: Some("not fit to gate: coverage 49.5%".into()),
+    });
+    assert_eq!(gated.gate.exit_code(), 1);
+    let xml = render(&gated, Format::Junit).unwrap();
+    let elements = parse_xml(&xml);
+    let failure = elements
+        .iter()
+        .find(|e| e.name == "failure")
+        .unwrap_or_else(|| panic!("{xml}"));
+    assert_eq!(failure.attr("type"), Some("calibration"));
+    let message = failure.attr("message").unwrap_or_default();
+    assert!(message.contains("cal-7") && message.contains("coverage 49.5%"), "{message}");
     assert_eq!(
-        parse_xml(&xml)
-            .iter()
-            .filter(|e| e.name == "testcase")
-            .count(),
-        0
+        gated.gate.failures().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["judge calibration cal-7: not fit to gate: coverage 49.5%"]
     );
 }
 

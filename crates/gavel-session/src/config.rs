@@ -1,11 +1,12 @@
 //! What a run is asked to do: the typed input of a session.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use gavel_core::load::SuiteSource;
 use gavel_models::{CacheMode, ModelId};
-use gavel_report::Detail;
+use gavel_report::{CalibrationGate, Detail};
 use serde::{Deserialize, Serialize};
 
 /// Where a run's cases come from.
@@ -147,6 +148,28 @@ impl Default for GateConfig {
     }
 }
 
+/// A stored run's gate, changed on purpose: `gavel report`'s flags. The
+/// default changes nothing, so every door reports the gate the run was given.
+/// No flag lifts a failed judge calibration, an unfinished plan or a run that
+/// decided nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct Regate {
+    /// Gate at this minimum pass rate instead of the run's own (80, 80% or 0.8).
+    #[cfg_attr(feature = "cli", arg(long, value_parser = gavel_core::bounds::parse_rate))]
+    pub min_pass_rate: Option<f64>,
+    /// Gate only on cases with this tag (repeatable) instead of the run's own
+    /// gate tags.
+    #[cfg_attr(
+        feature = "cli",
+        arg(id = "gate_tags", long = "gate-tag", value_name = "TAG")
+    )]
+    pub tags: Vec<String>,
+    /// Require judges, whether or not the run did.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub require_judges: bool,
+}
+
 /// Everything one run needs, from any front door; with the `cli` feature, also
 /// `gavel run`'s flags.
 #[derive(Debug, Clone)]
@@ -231,15 +254,142 @@ pub(crate) struct StoredConfig {
     /// and `gavel report` apply the same rule.
     #[serde(default)]
     pub(crate) require_judges: bool,
-    /// The default judge model, when one was chosen.
+    /// The default judge model, when one was chosen (URL credentials masked).
     #[serde(default)]
     pub(crate) judge: Option<String>,
+    /// `--gate-tag` choices: the gate counts only cases with one of these tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) gate_tags: Vec<String>,
+    /// The suite's calibrated-judge requirement, decided when the run was
+    /// prepared (its judge is known then): every door gates on this decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) calibration: Option<CalibrationGate>,
+    /// `--strict`: a judge or target without credentials is an error.
+    #[serde(default)]
+    pub(crate) strict: bool,
+    /// `--no-cache`.
+    #[serde(default)]
+    pub(crate) no_cache: bool,
+    /// `--cache-only`.
+    #[serde(default)]
+    pub(crate) cache_only: bool,
+    /// `--embedder` (URL credentials masked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) embedder: Option<String>,
+    /// The budget in US dollars (`--max-cost`, else the suite's
+    /// `judge.max_cost`), held across every process that runs the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_cost: Option<f64>,
+    /// Each judge template override (`judge.templates`) as it was read: its
+    /// kind → the SHA-256 of its file. A resume or a worker refuses a
+    /// template edited since, so one run is never judged by two templates.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) templates: BTreeMap<String, String>,
     /// Target name → adapter kind.
     #[serde(default)]
     pub(crate) targets: serde_json::Map<String, serde_json::Value>,
     /// The version under test, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) commit: Option<String>,
+}
+
+impl StoredConfig {
+    /// The configuration stored with `run`.
+    pub(crate) fn of(run: &gavel_core::RunRecord) -> Result<StoredConfig, crate::SessionError> {
+        serde_json::from_value(run.config.clone()).map_err(|e| {
+            crate::SessionError::config("run", format!("run {}'s configuration: {e}", run.id))
+        })
+    }
+
+    /// `config` as the stored run was asked to run: its selection, deadline,
+    /// gate and model options, with what `config` adds on top (a worker's own
+    /// `--judge`, `--strict`, `--no-cache`, a tighter `--max-cost`).
+    pub(crate) fn apply(&self, config: &mut RunConfig) {
+        config.selection = self.selection.clone();
+        if let Some(timeout) = self.timeout_s.filter(|s| s.is_finite() && *s > 0.0) {
+            config.timeout = Duration::from_secs_f64(timeout);
+        }
+        config.gate = GateConfig {
+            min_pass_rate: self.min_pass_rate.unwrap_or(config.gate.min_pass_rate),
+            tags: self.gate_tags.clone(),
+            require_judges: self.require_judges || config.gate.require_judges,
+        };
+        let models = &mut config.models;
+        models.strict |= self.strict;
+        models.no_cache |= self.no_cache;
+        models.cache_only |= self.cache_only && !models.no_cache;
+        if models.embedder.is_none() {
+            models.embedder = self.embedder.clone().filter(|e| !masked(e));
+        }
+        if models.judge.is_none() {
+            models.judge = self
+                .judge
+                .as_deref()
+                .filter(|j| !masked(j))
+                .and_then(|j| j.parse().ok());
+        }
+        models.max_cost = match (models.max_cost, self.max_cost) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if config.commit.is_none() {
+            config.commit = self.commit.clone();
+        }
+    }
+}
+
+impl StoredConfig {
+    /// Refuses to go on with run `run_id` when a judge template file of
+    /// `settings` differs from the one the run was planned with.
+    pub(crate) fn check_templates(
+        &self,
+        run_id: &str,
+        settings: &gavel_core::JudgeSettings,
+    ) -> Result<(), crate::SessionError> {
+        let now = template_hashes(settings);
+        let changed: Vec<String> = self
+            .templates
+            .iter()
+            .filter(|(kind, hash)| now.get(*kind) != Some(*hash))
+            .map(|(kind, _)| {
+                let path = settings.templates.get(kind).map_or("", String::as_str);
+                format!("judge.templates.{kind} ({path})")
+            })
+            .collect();
+        if changed.is_empty() {
+            return Ok(());
+        }
+        Err(crate::SessionError::config(
+            "judge.templates",
+            format!(
+                "{} changed since run {run_id} was planned: its verdicts would be judged by two templates; restore the file or start a new run",
+                changed.join(", ")
+            ),
+        ))
+    }
+}
+
+/// The SHA-256 of each judge template override file, by kind (a file that
+/// cannot be read hashes as its error, so it differs from any content).
+pub(crate) fn template_hashes(settings: &gavel_core::JudgeSettings) -> BTreeMap<String, String> {
+    use sha2::Digest as _;
+    settings
+        .templates
+        .iter()
+        .map(|(kind, path)| {
+            let hash = match std::fs::read(path) {
+                Ok(bytes) => hex::encode(sha2::Sha256::digest(&bytes)),
+                Err(e) => format!("unreadable: {e}"),
+            };
+            (kind.clone(), hash)
+        })
+        .collect()
+}
+
+/// Whether `model` had credentials masked when stored: the process that runs
+/// it must name it itself.
+fn masked(model: &str) -> bool {
+    model.contains("***")
 }
 
 /// What a stored run was asked to run, as its label shows it.
@@ -251,6 +401,8 @@ pub struct RunLabels {
     pub targets: Vec<String>,
     /// The version under test (`--commit`), when given.
     pub commit: Option<String>,
+    /// The default judge model (its URL credentials masked), when one was chosen.
+    pub judge: Option<String>,
 }
 
 impl RunLabels {
@@ -261,6 +413,7 @@ impl RunLabels {
                 tags: c.selection.tags,
                 targets: c.selection.targets,
                 commit: c.commit,
+                judge: c.judge,
             },
             Err(_) => RunLabels::default(),
         }
@@ -284,6 +437,14 @@ mod tests {
             min_pass_rate: Some(80.0),
             require_judges: false,
             judge: None,
+            gate_tags: Vec::new(),
+            calibration: None,
+            strict: true,
+            no_cache: false,
+            cache_only: false,
+            embedder: None,
+            max_cost: Some(0.5),
+            templates: BTreeMap::new(),
             commit: Some("9f3c21a".into()),
             targets: serde_json::json!({"fast": "http", "slow": "http"})
                 .as_object()
@@ -295,5 +456,36 @@ mod tests {
         assert_eq!(back.selection.targets, ["fast"]);
         assert_eq!(back.targets.len(), 2);
         assert_eq!(back.commit.as_deref(), Some("9f3c21a"));
+        let mut config = RunConfig::new(Sources::default());
+        back.apply(&mut config);
+        assert!(config.models.strict);
+        assert_eq!(config.models.max_cost, Some(0.5));
+        assert_eq!(config.selection.targets, ["fast"]);
+    }
+
+    #[test]
+    fn a_worker_applies_the_stored_options_and_keeps_its_own_tighter_ones() {
+        let stored: StoredConfig = serde_json::from_value(serde_json::json!({
+            "min_pass_rate": 90.0,
+            "gate_tags": ["smoke"],
+            "no_cache": true,
+            "embedder": "openai-compatible:e@http://u:***@host/v1",
+            "judge": "openai:gpt-4o-mini",
+            "max_cost": 1.0,
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut config = RunConfig::new(Sources::default());
+        config.models.max_cost = Some(0.25);
+        config.models.cache_only = true;
+        stored.apply(&mut config);
+        assert_eq!(config.gate.min_pass_rate, 90.0);
+        assert_eq!(config.gate.tags, ["smoke"]);
+        assert_eq!(config.models.cache(), CacheMode::Off);
+        assert_eq!(config.models.max_cost, Some(0.25));
+        assert_eq!(config.models.embedder, None, "a masked embedder is not reused");
+        assert_eq!(
+            config.models.judge.map(|j| j.to_string()).as_deref(),
+            Some("openai:gpt-4o-mini")
+        );
     }
 }

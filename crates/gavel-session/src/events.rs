@@ -45,6 +45,9 @@ pub struct RunEnd {
     pub recorded: usize,
     /// Why the run failed, when it did.
     pub error: Option<String>,
+    /// The run's gate, as every door reports it (`None`: the run failed before
+    /// it could be gated).
+    pub gate: Option<gavel_report::Gate>,
 }
 
 /// One thing that happened in a run.

@@ -35,7 +35,7 @@ mod validate;
 pub mod worker;
 
 pub use calibrate::{Baseline, CalibrateConfig, Calibrated, calibrate};
-pub use config::{GateConfig, ModelOptions, RunConfig, RunLabels, Selection, Sources};
+pub use config::{GateConfig, ModelOptions, Regate, RunConfig, RunLabels, Selection, Sources};
 pub use distributed::wait;
 pub use error::SessionError;
 pub use events::{Event, ExecutionRef, RunEnd, RunStart, Sink, Sinks};

@@ -13,6 +13,7 @@ use gavel_store::{CaseVersion, PAGE_SIZE, Store};
 use serde_json::{Value, json};
 
 use crate::config::StoredConfig;
+use gavel_report::CalibrationGate;
 use crate::{Note, RunConfig, SessionError, Sources};
 
 /// The suite a run uses, with the stored case versions it came from.
@@ -224,7 +225,9 @@ pub(crate) fn new_run(
     config: &RunConfig,
     plan: &Plan,
     judge: Option<&str>,
+    calibration: Option<CalibrationGate>,
 ) -> RunRecord {
+    let mask = |m: &String| gavel_store::mask_url(m);
     let stored = StoredConfig {
         files: suite.files.clone(),
         selection: config.selection.clone(),
@@ -233,6 +236,14 @@ pub(crate) fn new_run(
         min_pass_rate: Some(config.gate.min_pass_rate),
         require_judges: config.gate.require_judges || suite.judge.required,
         judge: judge.map(gavel_store::mask_url),
+        gate_tags: config.gate.tags.clone(),
+        calibration,
+        strict: config.models.strict,
+        no_cache: config.models.no_cache,
+        cache_only: config.models.cache_only,
+        embedder: config.models.embedder.as_ref().map(mask),
+        max_cost: config.models.max_cost.or(suite.judge.max_cost),
+        templates: crate::config::template_hashes(&suite.judge),
         targets: suite
             .targets
             .iter()

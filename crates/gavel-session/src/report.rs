@@ -3,25 +3,42 @@
 use std::collections::VecDeque;
 
 use gavel_core::Execution;
-use gavel_report::{CalibrationGate, Detail, Report, ReportBuilder};
+use gavel_report::{Detail, Report, ReportBuilder};
 use gavel_store::{ExecutionPages, PAGE_SIZE, Store, StoreError};
 
 use crate::config::StoredConfig;
-use crate::{GateConfig, SessionError};
+use crate::{GateConfig, Regate, SessionError};
 
-/// Builds the report of stored run `run_id`, keeping `detail`. Its cases and
-/// executions are read a page at a time, in report order, and folded into the
-/// report case by case: with [`Detail::Summary`] it holds only the outcomes its
-/// summary lists and their cases. Judges are required when `gate` or the run's
-/// stored configuration says so.
+/// Builds the report of stored run `run_id` with its gate: the one gate of a
+/// run, decided here from the store for every door (`gavel run`, local or
+/// distributed, `gavel report`, the web UI and API, MCP, exports). The gate is
+/// the one the run was given (stored with it: minimum pass rate, gate tags,
+/// required judges, and the judge calibration decided when it was prepared),
+/// changed only where `regate` says so; it fails on an unfinished plan and
+/// never passes a run that decided nothing. Cases and executions are read a
+/// page at a time, in report order, and folded case by case: with
+/// [`Detail::Summary`] it holds only the outcomes its summary lists and their
+/// cases.
 pub async fn build(
     store: &Store,
     run_id: &str,
-    gate: &GateConfig,
-    calibration: Option<CalibrationGate>,
+    regate: &Regate,
     detail: Detail,
 ) -> Result<Report, SessionError> {
     let run = store.run(run_id).await?;
+    // Runs stored before the configuration was typed gate at the defaults.
+    let stored = StoredConfig::of(&run).ok();
+    let given = stored.as_ref();
+    let min_pass_rate = regate
+        .min_pass_rate
+        .or_else(|| given.and_then(|s| s.min_pass_rate))
+        .unwrap_or(GateConfig::default().min_pass_rate);
+    let tags = match &regate.tags {
+        tags if !tags.is_empty() => tags.clone(),
+        _ => given.map(|s| s.gate_tags.clone()).unwrap_or_default(),
+    };
+    let require_judges = regate.require_judges || given.is_some_and(|s| s.require_judges);
+    let calibration = given.and_then(|s| s.calibration.clone());
     let mut cases = store.case_pages(&run.id, PAGE_SIZE);
     if detail == Detail::Summary {
         cases = cases.first_of_id();
@@ -30,9 +47,7 @@ pub async fn build(
         pages: store.execution_pages(&run.id, PAGE_SIZE).await?,
         page: VecDeque::new(),
     };
-    let stored = serde_json::from_value::<StoredConfig>(run.config.clone());
-    let mut builder =
-        ReportBuilder::new(run, gate.min_pass_rate, detail).gate_tags(gate.tags.clone());
+    let mut builder = ReportBuilder::new(run, min_pass_rate, detail).gate_tags(tags);
     while let Some(page) = cases.next_page().await? {
         for case in page {
             let id = case.id.clone();
@@ -50,7 +65,7 @@ pub async fn build(
     if let Some(c) = calibration {
         report.gate = report.gate.clone().with_calibration(c);
     }
-    if gate.require_judges || stored.is_ok_and(|s| s.require_judges) {
+    if require_judges {
         report.require_judges();
     }
     Ok(report)

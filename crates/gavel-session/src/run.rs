@@ -13,24 +13,36 @@ use gavel_store::{CaseVersion, PAGE_SIZE, SnapshotCase, Store};
 use crate::events::{Event, ExecutionRef, RunEnd, RunStart, Sinks};
 use crate::prepare::{self, Loaded};
 use crate::record::StoreSink;
-use crate::{JudgeChoice, Note, RunConfig, SessionError, models};
+use crate::config::StoredConfig;
+use crate::{JudgeChoice, Note, Regate, RunConfig, SessionError, models};
 
 /// A run ready to start: suites loaded, judge chosen, plan compiled. Nothing is
 /// stored and no target is started until [`PreparedRun::execute`] or
 /// [`PreparedRun::enqueue`].
 pub struct PreparedRun {
     store: Store,
-    config: RunConfig,
-    suite: Suite,
-    plan: Plan,
+    pub(crate) config: RunConfig,
+    pub(crate) suite: Suite,
+    pub(crate) plan: Plan,
     run: RunRecord,
     /// The run is in the store (resumed, or stored by [`PreparedRun::store_run`]).
     stored: bool,
     versions: Vec<CaseVersion>,
-    judge: JudgeChoice,
-    pool: ModelPool,
-    baselines: Baselines,
+    pub(crate) judge: JudgeChoice,
+    pub(crate) pool: ModelPool,
+    pub(crate) baselines: Baselines,
     notes: Vec<Note>,
+}
+
+/// What a run is prepared from: its suite and plan, and its record when it is
+/// stored already.
+struct Restored {
+    suite: Suite,
+    versions: Vec<CaseVersion>,
+    plan: Plan,
+    run: Option<RunRecord>,
+    /// New model cache entries wait for the next recorded results.
+    staged: bool,
 }
 
 /// A run that ended, with its report and how it went.
@@ -50,40 +62,105 @@ pub struct Finished {
 
 impl PreparedRun {
     /// Loads, resolves and plans `config` against `store`; refuses (with a typed
-    /// error) anything that would fail the run before it starts.
+    /// error) anything that would fail the run before it starts. With
+    /// [`RunConfig::resume`], prepares that stored run again
+    /// ([`PreparedRun::stored`]) to finish what it left undone.
     pub async fn new(store: Store, config: RunConfig) -> Result<PreparedRun, SessionError> {
-        let mut notes = Vec::new();
-        let (run, suite, versions, plan, resumed, config) = match config.resume.clone() {
-            Some(id) => {
-                let (run, suite, stored, done) = prepare::resumed(&store, &id, &mut notes).await?;
-                let mut config = config;
-                config.selection = stored.selection;
-                config.gate.require_judges |= stored.require_judges;
-                if !config.sources.suites.is_empty() || config.sources.stored.is_some() {
-                    let mut disk = prepare::load(&store, &config.sources).await?.suite;
-                    let now = prepare::plan(&mut disk, &config, Default::default())?;
-                    let cases = store.cases(&run.id).await?;
-                    let changes = prepare::suite_changes(&suite, &cases, &disk, &now)?;
-                    if !changes.is_empty() {
-                        return Err(SessionError::config(
-                            "--resume",
-                            format!(
-                                "the suite changed since run {} was planned; resuming runs its stored snapshot, so drop the suite arguments to finish it as planned, or start a new run:\n  {}",
-                                run.id,
-                                changes.join("\n  ")
-                            ),
-                        ));
-                    }
-                }
-                let plan = prepare::plan_stored(&store, &run.id, &suite, &config, done).await?;
-                (Some(run), suite, Vec::new(), plan, true, config)
-            }
-            None => {
-                let (Loaded { suite, versions }, plan) =
-                    prepare::load_planned(&store, &config).await?;
-                (None, suite, versions, plan, false, config)
-            }
+        if let Some(id) = config.resume.clone() {
+            return PreparedRun::resume(store, config, &id).await;
+        }
+        let (Loaded { suite, versions }, plan) = prepare::load_planned(&store, &config).await?;
+        let loaded = Restored {
+            suite,
+            versions,
+            plan,
+            run: None,
+            staged: true,
         };
+        PreparedRun::finish(store, config, loaded, Vec::new()).await
+    }
+
+    /// Stored run `run_id` prepared again from its suite snapshot and its
+    /// stored configuration (selection, deadline, gate, judge, `--strict`, the
+    /// cache, the embedder, the budget; [`RunConfig`]'s own model options add to
+    /// them): what a `gavel worker` runs the run's claimed executions with. Its
+    /// plan holds every execution, recorded or not.
+    pub async fn stored(
+        store: Store,
+        run_id: &str,
+        mut config: RunConfig,
+    ) -> Result<PreparedRun, SessionError> {
+        let run = store.run(run_id).await?;
+        let suite = store.suite_settings(run_id).await?;
+        let stored = StoredConfig::of(&run)?;
+        stored.check_templates(run_id, &suite.judge)?;
+        stored.apply(&mut config);
+        let plan =
+            prepare::plan_stored(&store, run_id, &suite, &config, Default::default()).await?;
+        let loaded = Restored {
+            suite,
+            versions: Vec::new(),
+            plan,
+            run: Some(run),
+            staged: false,
+        };
+        PreparedRun::finish(store, config, loaded, Vec::new()).await
+    }
+
+    /// `--resume ID`: the stored run, planned without what it recorded (errors
+    /// run again); suite arguments given must match its snapshot.
+    async fn resume(
+        store: Store,
+        mut config: RunConfig,
+        id: &str,
+    ) -> Result<PreparedRun, SessionError> {
+        let mut notes = Vec::new();
+        let (run, suite, stored, done) = prepare::resumed(&store, id, &mut notes).await?;
+        stored.check_templates(&run.id, &suite.judge)?;
+        stored.apply(&mut config);
+        if !config.sources.suites.is_empty() || config.sources.stored.is_some() {
+            let mut disk = prepare::load(&store, &config.sources).await?.suite;
+            let now = prepare::plan(&mut disk, &config, Default::default())?;
+            let cases = store.cases(&run.id).await?;
+            let changes = prepare::suite_changes(&suite, &cases, &disk, &now)?;
+            if !changes.is_empty() {
+                return Err(SessionError::config(
+                    "--resume",
+                    format!(
+                        "the suite changed since run {} was planned; resuming runs its stored snapshot, so drop the suite arguments to finish it as planned, or start a new run:\n  {}",
+                        run.id,
+                        changes.join("\n  ")
+                    ),
+                ));
+            }
+        }
+        let plan = prepare::plan_stored(&store, &run.id, &suite, &config, done).await?;
+        let loaded = Restored {
+            suite,
+            versions: Vec::new(),
+            plan,
+            run: Some(run),
+            staged: true,
+        };
+        PreparedRun::finish(store, config, loaded, notes).await
+    }
+
+    /// Checks the suite's judge, chooses the judge, reads baselines, builds the
+    /// model pool; a new run's record is made here, with its calibration gate
+    /// decided once for every door that reports it.
+    async fn finish(
+        store: Store,
+        config: RunConfig,
+        loaded: Restored,
+        mut notes: Vec<Note>,
+    ) -> Result<PreparedRun, SessionError> {
+        let Restored {
+            suite,
+            versions,
+            plan,
+            run,
+            staged,
+        } = loaded;
         prepare::check_suite_judge(&suite)?;
         for w in &suite.warnings {
             notes.push(Note::warning(w.clone()));
@@ -97,18 +174,25 @@ impl PreparedRun {
             config.models.cache(),
             &suite.judge,
             &store,
-            true,
+            staged,
             config.jobs,
         );
-        let run =
-            run.unwrap_or_else(|| prepare::new_run(&suite, &config, &plan, judge.model.as_deref()));
+        let stored = run.is_some();
+        let run = match run {
+            Some(run) => run,
+            None => {
+                let calibration =
+                    crate::gate::calibration(&store, &suite.judge, judge.model.as_deref()).await?;
+                prepare::new_run(&suite, &config, &plan, judge.model.as_deref(), calibration)
+            }
+        };
         Ok(PreparedRun {
             store,
             config,
             suite,
             plan,
             run,
-            stored: resumed,
+            stored,
             versions,
             judge,
             pool,
@@ -239,6 +323,7 @@ impl PreparedRun {
                 status: RunStatus::Failed,
                 recorded: 0,
                 error: Some(error.to_string()),
+                gate: None,
             };
             store.fail_run(&run.id, &error.to_string()).await?;
             sinks.emit(&Event::RunFinished(&end));
@@ -311,13 +396,11 @@ impl PreparedRun {
         if let Err(e) = &outcome {
             store.fail_run(&run.id, &e.to_string()).await?;
         }
-        let calibration =
-            crate::gate::calibration(&store, &suite.judge, judge.model.as_deref()).await?;
         // The report reads every result (and case) back from the store: free
         // the run's models and its plan first.
         drop((pool, baselines, suite, embeddings, plan));
         let report =
-            crate::report::build(&store, &run.id, &config.gate, calibration, config.report).await?;
+            crate::report::build(&store, &run.id, &Regate::default(), config.report).await?;
         let (outcome, error) = match outcome {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(SessionError::Run(e))),
@@ -327,6 +410,7 @@ impl PreparedRun {
             status,
             recorded: outcome.map_or(0, |o| o.finished),
             error: error.as_ref().map(ToString::to_string),
+            gate: Some(report.gate.clone()),
         };
         sinks.emit(&Event::RunFinished(&end));
         Ok(Finished {

@@ -7,19 +7,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gavel_checks::Embeddings;
-use gavel_core::{Execution, ExecutionKey, Status, Suite, Transcript};
-use gavel_models::ModelPool;
-use gavel_runner::{
-    Baselines, CancellationToken, Plan, PlannedExecution, PreparedTargets, Recorder,
-};
+use gavel_core::{Execution, ExecutionKey, RunStatus, Status, Transcript};
+use gavel_runner::{CancellationToken, Plan, PlannedExecution, PreparedTargets, Recorder};
 use gavel_store::{Claim, Store};
 use tokio::sync::Mutex;
 
-use crate::config::StoredConfig;
 use crate::events::Sinks;
 use crate::record::StoreSink;
 use crate::run::{Execution as With, execute_plan};
-use crate::{GateConfig, JudgeChoice, ModelOptions, RunConfig, SessionError, Sources, models};
+use crate::{ModelOptions, PreparedRun, RunConfig, SessionError, Sources, models};
 
 /// How a worker works (also `gavel worker`'s flags).
 #[derive(Debug, Clone)]
@@ -69,17 +65,11 @@ pub fn default_name() -> String {
     )
 }
 
-/// What a worker keeps per run: its plan, compiled once, and started targets.
+/// What a worker keeps per run: the run prepared once from the store (as
+/// `--resume` prepares it), and its started targets.
 struct RunContext {
-    config: RunConfig,
-    suite: Suite,
-    /// The run's plan, its cases in a temporary file: each claimed case is
-    /// read back from the store and expanded when claimed.
-    plan: Plan,
+    prepared: PreparedRun,
     targets: PreparedTargets,
-    pool: ModelPool,
-    judge: JudgeChoice,
-    baselines: Baselines,
     embeddings: Option<Embeddings>,
 }
 
@@ -131,8 +121,11 @@ async fn lane(
         } else {
             let ran = async {
                 let context = context(store, config, runs, &run_id).await?;
+                let Some(budget) = budget(store, &context, &run_id).await? else {
+                    return Ok(());
+                };
                 tokio::select! {
-                    done = run_unit(store, &context, &unit, sinks) => done,
+                    done = run_unit(store, &context, &unit, budget, sinks) => done,
                     never = heartbeat(store, &unit, config.lease) => never,
                 }
             };
@@ -161,8 +154,8 @@ async fn lane(
     Ok(())
 }
 
-/// The run's plan and targets, prepared on first use from the run's stored
-/// suite snapshot and configuration.
+/// The run prepared on first use from its stored suite snapshot and
+/// configuration ([`PreparedRun::stored`]), with its targets started.
 async fn context(
     store: &Store,
     worker: &WorkerConfig,
@@ -173,66 +166,75 @@ async fn context(
     if let Some(context) = runs.get(run_id) {
         return Ok(context.clone());
     }
-    let suite = store.suite_settings(run_id).await?;
-    let run = store.run(run_id).await?;
-    let stored: StoredConfig = serde_json::from_value(run.config.clone())
-        .map_err(|e| SessionError::config("run", format!("run {run_id}'s configuration: {e}")))?;
     let mut config = RunConfig::new(Sources::default());
-    config.selection = stored.selection;
     config.models = worker.models.clone();
-    if let Some(timeout) = stored.timeout_s.filter(|s| s.is_finite() && *s > 0.0) {
-        config.timeout = Duration::from_secs_f64(timeout);
-    }
-    config.gate = GateConfig {
-        require_judges: stored.require_judges,
-        ..GateConfig::default()
-    };
-    let plan =
-        crate::prepare::plan_stored(store, run_id, &suite, &config, Default::default()).await?;
-    let pool = models::pool(
-        config.models.cache(),
-        &suite.judge,
-        store,
-        false,
-        worker.jobs,
-    );
+    config.jobs = worker.jobs;
+    let prepared = PreparedRun::stored(store.clone(), run_id, config).await?;
     let targets = {
-        let recorded = crate::replay::recordings(&suite, store).await?;
-        let extra = models::store_targets(&pool, store, &recorded);
-        PreparedTargets::prepare(&suite, &plan, &pool, &extra)
+        let recorded = crate::replay::recordings(&prepared.suite, store).await?;
+        let extra = models::store_targets(&prepared.pool, store, &recorded);
+        PreparedTargets::prepare(&prepared.suite, &prepared.plan, &prepared.pool, &extra)
             .await
             .map_err(SessionError::Targets)?
     };
-    let mut notes = Vec::new();
     let embeddings = crate::embeddings::for_plan(
-        config.models.embedder.as_deref(),
-        &suite.judge,
-        &plan,
+        prepared.config.models.embedder.as_deref(),
+        &prepared.suite.judge,
+        &prepared.plan,
         store,
-        &mut notes,
+        &mut Vec::new(),
     )?;
     let context = Arc::new(RunContext {
-        judge: models::default_judge(&config.models, &suite.judge).await,
-        baselines: models::baselines(&plan, store).await?,
-        config,
-        suite,
-        plan,
+        prepared,
         targets,
-        pool,
         embeddings,
     });
     runs.insert(run_id.to_owned(), context.clone());
     Ok(context)
 }
 
+/// What the run may still spend on a unit: `Some(None)` without a budget,
+/// `Some(Some(usd))` what is left of it, read from the store so that every
+/// worker of the run holds one budget. `None` once it is spent: the run is
+/// then stopped (budget-stopped), so no worker claims more of it.
+async fn budget(
+    store: &Store,
+    context: &RunContext,
+    run_id: &str,
+) -> Result<Option<Option<f64>>, SessionError> {
+    let Some(max) = context.prepared.config.models.max_cost else {
+        return Ok(Some(None));
+    };
+    let left = max - store.run_spent(run_id).await?;
+    if left > 0.0 {
+        return Ok(Some(Some(left)));
+    }
+    stop_for_budget(store, run_id).await?;
+    Ok(None)
+}
+
+/// Marks a running run budget-stopped.
+async fn stop_for_budget(store: &Store, run_id: &str) -> Result<(), SessionError> {
+    if store.run(run_id).await?.status == RunStatus::Running {
+        let now = gavel_core::now_rfc3339();
+        store
+            .finish_run(run_id, RunStatus::BudgetStopped, &now)
+            .await?;
+    }
+    Ok(())
+}
+
 /// Runs one claimed unit as a local run runs those executions: the planned
-/// items (compiled checks, variant inputs) of the run's plan, paired together.
+/// items (compiled checks, variant inputs) of the run's plan, paired together,
+/// within what is `left` of the run's budget.
 async fn run_unit(
     store: &Store,
     context: &RunContext,
     unit: &[Claim],
+    left: Option<f64>,
     sinks: &Sinks,
 ) -> Result<(), SessionError> {
+    let prepared = &context.prepared;
     // The unit's cases, each read back and expanded once.
     let mut planned: HashMap<ExecutionKey, PlannedExecution> = HashMap::new();
     let mut read = HashSet::new();
@@ -240,7 +242,7 @@ async fn run_unit(
     for claim in unit {
         if read.insert(claim.case_id.as_str()) {
             let case = store.saved_case(&claim.run_id, &claim.case_id).await?;
-            let expanded = context.plan.executions_of(case);
+            let expanded = prepared.plan.executions_of(case);
             planned.extend(
                 expanded
                     .map_err(SessionError::Plan)?
@@ -261,20 +263,21 @@ async fn run_unit(
     }
     let plan = Plan::of(items);
     let judges = models::RunJudges {
-        pool: &context.pool,
-        default: context.judge.clone(),
+        pool: &prepared.pool,
+        default: prepared.judge.clone(),
     };
-    let mut config = context.config.clone();
+    let mut config = prepared.config.clone();
     config.jobs = unit.len();
+    config.models.max_cost = left;
     let with = With {
         config: &config,
-        suite: &context.suite,
+        suite: &prepared.suite,
         judges: &judges,
-        baselines: &context.baselines,
+        baselines: &prepared.baselines,
         embeddings: context.embeddings.as_ref(),
     };
     let run_id = &unit[0].run_id;
-    execute_plan(
+    let ran = execute_plan(
         &plan,
         &context.targets,
         run_id,
@@ -285,6 +288,9 @@ async fn run_unit(
     )
     .await
     .map_err(SessionError::Run)?;
+    if ran.budget_stopped {
+        stop_for_budget(store, run_id).await?;
+    }
     Ok(())
 }
 

@@ -24,12 +24,12 @@ const NEXT_SEQ: &str = "SELECT COALESCE(MAX(seq), -1) + 1 FROM executions WHERE 
 /// insertion sequence), and returns every row's id with its key.
 const UPSERT_EXECUTIONS: &str = "INSERT INTO executions (id, run_id, seq, case_id, \
      case_name, target, repeat_index, tags_json, status, score, reason, started_at, \
-     duration_ms, session_id)";
+     duration_ms, session_id, cost_usd)";
 const UPSERT_EXECUTIONS_TAIL: &str = " ON CONFLICT (run_id, case_id, target, repeat_index) \
      DO UPDATE SET case_name = excluded.case_name, tags_json = excluded.tags_json, \
      status = excluded.status, score = excluded.score, reason = excluded.reason, \
      started_at = excluded.started_at, duration_ms = excluded.duration_ms, \
-     session_id = excluded.session_id \
+     session_id = excluded.session_id, cost_usd = excluded.cost_usd \
      RETURNING id, case_id, target, repeat_index";
 
 /// Children first: tool calls reference turns.
@@ -258,6 +258,17 @@ impl Store {
         Ok(())
     }
 
+    /// What run `run_id` has spent so far, in US dollars: the cost of every
+    /// recorded execution, whichever process recorded it.
+    pub async fn run_spent(&self, run_id: &str) -> Result<f64, StoreError> {
+        let spent: Option<f64> =
+            sqlx::query_scalar("SELECT SUM(cost_usd) FROM executions WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(spent.unwrap_or(0.0))
+    }
+
     /// Why a run failed, when it did and said.
     pub async fn run_error(&self, run_id: &str) -> Result<Option<String>, StoreError> {
         let error: Option<Option<String>> =
@@ -388,7 +399,7 @@ struct ExecutionValues<'a> {
 }
 
 /// The columns [`UPSERT_EXECUTIONS`] writes.
-const EXECUTION_COLUMNS: usize = 14;
+const EXECUTION_COLUMNS: usize = 15;
 
 impl<'a> ExecutionValues<'a> {
     /// The row's values for [`UPSERT_EXECUTIONS`], numbered `seq` in `run_id`.
@@ -409,6 +420,7 @@ impl<'a> ExecutionValues<'a> {
             e.started_at.as_str().into(),
             self.duration_ms.into(),
             e.transcript.session_id.as_str().into(),
+            e.cost_usd().into(),
         ]
     }
 

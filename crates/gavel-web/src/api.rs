@@ -317,8 +317,15 @@ async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult
     let versions = state.store.run_case_versions(&run.id).await?;
     let error = state.store.run_error(&run.id).await?;
     let started_by = state.store.run_started_by(&run.id).await?;
+    let summary = crate::summary::summarize(&state.store, &run).await?;
     Ok(Json(json!({
         "run": run,
+        "gate": {
+            "verdict": summary.gate,
+            "pass_rate": summary.pass_rate,
+            "min_pass_rate": summary.min_pass_rate,
+            "failures": summary.gate_failures,
+        },
         "error": error,
         "started_by": started_by,
         "cases": cases,

@@ -43,7 +43,7 @@ pub(crate) async fn runs_page(
 ) -> Page {
     let mut summaries = Vec::new();
     for run in state.store.runs(LISTED_RUNS).await? {
-        summaries.push(summary::summarize(&state.store, run).await?);
+        summaries.push(summary::summarize(&state.store, &run).await?);
     }
     let suites: Vec<String> = state
         .store
@@ -122,7 +122,7 @@ pub(crate) async fn run_detail(
                     .collect();
                 let listed = ser(&listed);
                 let running = run.status == RunStatus::Running;
-                let summary = summary::of(run, cases, executions.clone());
+                let summary = summary::summarize(&state.store, &run).await?;
                 render(
                     &state,
                     "run.html",
@@ -254,7 +254,7 @@ pub(crate) async fn compare(State(state): State<AppState>, Query(q): Query<Compa
     };
     let mut choices: Vec<(String, String)> = Vec::with_capacity(runs.len());
     for run in runs {
-        let s = summary::summarize(&state.store, run).await?;
+        let s = summary::summarize(&state.store, &run).await?;
         choices.push((s.run.id.clone(), summary::choice(&s)));
     }
     render(

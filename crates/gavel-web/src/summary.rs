@@ -2,13 +2,13 @@
 //! rate, the gate's result, cost, judge model and duration, through the same
 //! report (and gate) as `gavel report`.
 
-use gavel_core::{Execution, RunRecord, RunStatus};
-use gavel_report::Report;
-use gavel_store::{Store, StoreError};
-use serde::Serialize;
+use gavel_core::{RunRecord, RunStatus};
+use gavel_report::{Detail, Report};
+use gavel_session::SessionError;
 
-/// The gate a run without a stored minimum is held to (the session's default).
-const DEFAULT_MIN_PASS_RATE: f64 = 80.0;
+use crate::error::WebError;
+use gavel_store::Store;
+use serde::Serialize;
 
 /// One run, summed up.
 #[derive(Debug, Serialize)]
@@ -29,6 +29,9 @@ pub(crate) struct RunSummary {
     /// `passed`, `failed`, `errored`, `interrupted`, `budget-stopped`,
     /// `incomplete`, `undecided` or `running`.
     pub(crate) gate: &'static str,
+    /// Why the gate failed, one sentence per condition (a judge calibration
+    /// that does not qualify the judge, required judges, the pass rate).
+    pub(crate) gate_failures: Vec<String>,
     /// Summed cost of the agent's and the judges' calls, when any is known.
     pub(crate) cost_usd: Option<f64>,
     /// The judge model, as stored (its URL masked).
@@ -37,24 +40,20 @@ pub(crate) struct RunSummary {
     pub(crate) duration_ms: Option<u64>,
 }
 
-/// The summary of one run from its stored executions.
-pub(crate) async fn summarize(store: &Store, run: RunRecord) -> Result<RunSummary, StoreError> {
-    let executions = store.executions(&run.id).await?;
-    let cases = store.cases(&run.id).await?;
-    Ok(of(run, cases, executions))
+/// The summary of one run, gated by the session as every door gates it.
+pub(crate) async fn summarize(store: &Store, run: &RunRecord) -> Result<RunSummary, WebError> {
+    let regate = gavel_session::Regate::default();
+    let report = gavel_session::report::build(store, &run.id, &regate, Detail::Summary)
+        .await
+        .map_err(|e| match e {
+            SessionError::Store(e) => WebError::Store(e),
+            other => WebError::Internal(other.to_string()),
+        })?;
+    Ok(of(report))
 }
 
-/// The summary of a run and what it stored.
-pub(crate) fn of(
-    run: RunRecord,
-    cases: Vec<gavel_core::Case>,
-    executions: Vec<Execution>,
-) -> RunSummary {
-    let min_pass_rate = run.config["min_pass_rate"]
-        .as_f64()
-        .unwrap_or(DEFAULT_MIN_PASS_RATE);
-    let costs: Vec<f64> = executions.iter().filter_map(Execution::cost_usd).collect();
-    let report = Report::new(run, cases, executions, min_pass_rate);
+/// The summary of a run's report.
+fn of(report: Report) -> RunSummary {
     let overall = &report.summary.overall;
     let gate = match report.run.status {
         RunStatus::Running => "running",
@@ -69,7 +68,7 @@ pub(crate) fn of(
             _ => "undecided",
         },
     };
-    let config = &report.run.config;
+    let failures = report.gate.failures().iter().map(ToString::to_string).collect();
     RunSummary {
         label: label(&report.run),
         total: overall.total,
@@ -78,10 +77,11 @@ pub(crate) fn of(
         errors: overall.errors,
         skipped: overall.skipped,
         pass_rate: overall.pass_rate.map(|r| (r * 10.0).round() / 10.0),
-        min_pass_rate,
+        min_pass_rate: report.gate.min_pass_rate,
         gate,
-        cost_usd: (!costs.is_empty()).then(|| costs.iter().sum()),
-        judge: config["judge"].as_str().map(str::to_owned),
+        gate_failures: failures,
+        cost_usd: report.summary.cost_usd,
+        judge: gavel_session::RunLabels::of(&report.run).judge,
         duration_ms: report.wall_ms(),
         run: report.run,
     }

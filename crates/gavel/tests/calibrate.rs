@@ -9,6 +9,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
+mod otel;
 mod support;
 
 use support::Mock;
@@ -535,6 +536,195 @@ fn an_abstaining_judge_is_not_fit_to_gate_and_its_suite_fails() {
         stdout.contains("only 1 labelled items; at least 30 are needed"),
         "{stdout}"
     );
+}
+
+/// One gate, whatever the door: a suite gated on a calibration that does not
+/// qualify its judge fails (exit 1, the calibration named) through `gavel run`,
+/// `gavel report`, JUnit, `--distributed` with two workers, the web run page and
+/// its API, MCP `get_run` and the OpenTelemetry export.
+#[test]
+fn a_not_fit_calibration_fails_the_gate_through_every_door() {
+    let agent = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = format!("sqlite://{}", d.join("gavel.db").display());
+    let qags = calibration_dir().join("qags.jsonl");
+    let judge = JudgeServer::start(Script::PassOrAbstain, &qags);
+    let model = judge.model();
+    let (_, report) = calibrate(d, &db, &["--judge", &model, qags.to_str().unwrap()]);
+    assert_eq!(report["fit_to_gate"], false);
+    let id = report["calibration_id"].as_str().unwrap();
+    let path = d.join("suite.yaml");
+    std::fs::write(&path, gated_suite(&model, "", id, &agent)).unwrap();
+    let named = |text: &str| text.contains(id) && text.contains("coverage 49.5%");
+
+    // gavel run, and the JSON report's gate.
+    let (code, stderr, gate) = run_gated(d, &db, &path);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(named(&gate["failures"].to_string()), "{gate:#}");
+
+    // gavel report of that run, and its JUnit.
+    let xml = d.join("gate.xml");
+    let out = gavel(d, &["report", "latest", "--db", &db, "-o", xml.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(named(&text(&out.stderr)), "{}", text(&out.stderr));
+    let junit = std::fs::read_to_string(&xml).unwrap();
+    assert!(junit.contains("gate: calibration"), "{junit}");
+    assert!(named(&junit), "{junit}");
+    assert!(!junit.contains("failures=\"0\""), "{junit}");
+
+    // --distributed, waiting, with two workers.
+    let mut run = support::gavel_command(d)
+        .args(["run", path.to_str().unwrap(), "--db", &db, "--distributed", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            support::gavel_command(d)
+                .args(["worker", "--db", &db])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let out = run_to_end(&mut run);
+    for mut w in workers {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(named(&text(&out.stderr)), "{}", text(&out.stderr));
+
+    // MCP get_run.
+    let answer = mcp_get_run(d, &db);
+    assert_eq!(answer["gate"]["verdict"], "FAIL", "{answer:#}");
+    assert_eq!(answer["gate"]["exit_code"], 1);
+    assert!(named(&answer["gate"]["failures"].to_string()), "{answer:#}");
+
+    // The web run page and the API.
+    let run_id = latest_run(d, &db);
+    let (page, api) = web_run(d, &db, &run_id);
+    assert!(page.contains("gate-failed"), "{page}");
+    assert!(page.contains("run-gate-failures") && page.contains(id), "{page}");
+    assert_eq!(api["gate"]["verdict"], "failed", "{api:#}");
+    assert!(named(&api["gate"]["failures"].to_string()), "{api:#}");
+
+    // The OpenTelemetry export's run span.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let receiver = rt.block_on(otel::receiver());
+    let out = gavel(
+        d,
+        &["export", "otel", &run_id, "--db", &db, "--otel-endpoint", &receiver.uri()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let received = rt.block_on(otel::received(&receiver));
+    let gated = received
+        .spans
+        .iter()
+        .find_map(|s| otel::string(&s.attributes, "gavel.gate.result"));
+    assert_eq!(gated.as_deref(), Some("FAIL"));
+}
+
+/// Waits for `child` and collects its output.
+fn run_to_end(child: &mut std::process::Child) -> Output {
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    use std::io::Read as _;
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    Output {
+        status,
+        stdout: stdout.into_bytes(),
+        stderr: stderr.into_bytes(),
+    }
+}
+
+/// The latest run's id, from its JSON report.
+fn latest_run(dir: &Path, db: &str) -> String {
+    let json = dir.join("latest.json");
+    gavel(dir, &["report", "latest", "--db", db, "-o", json.to_str().unwrap()]);
+    read_json(&json)["run"]["id"].as_str().unwrap().to_owned()
+}
+
+/// `get_run` of the latest run over `gavel mcp`'s stdio: the tool's JSON answer.
+fn mcp_get_run(dir: &Path, db: &str) -> Value {
+    use std::io::{BufRead as _, Write as _};
+    let mut server = support::gavel_command(dir)
+        .args(["mcp", "--db", db])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "get_run", "arguments": {"run": "latest"}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut answer = None;
+    for line in std::io::BufReader::new(server.stdout.take().unwrap()).lines() {
+        let message: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if message["id"] == 2 {
+            answer = Some(message);
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = server.kill();
+    let _ = server.wait();
+    let answer = answer.expect("an answer to get_run");
+    let content = &answer["result"]["structuredContent"];
+    if content.is_object() {
+        return content.clone();
+    }
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    serde_json::from_str(text).unwrap()
+}
+
+/// `gavel serve`'s run page (HTML) and `/api/runs/ID` (JSON) of `run_id`.
+fn web_run(dir: &Path, db: &str, run_id: &str) -> (String, Value) {
+    let port = support::free_port();
+    let mut server = support::gavel_command(dir)
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--db", db])
+        .env_remove("GAVEL_WEB_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let get = |path: &str| -> Option<String> {
+        use std::io::{Read as _, Write as _};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        Some(out.split_once("\r\n\r\n")?.1.to_owned())
+    };
+    let mut page = None;
+    for _ in 0..600 {
+        page = get(&format!("/runs/{run_id}"));
+        if page.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let api = get(&format!("/api/runs/{run_id}")).unwrap_or_default();
+    let _ = server.kill();
+    let _ = server.wait();
+    let page = page.expect("gavel serve answered");
+    (page, serde_json::from_str(&api).unwrap_or(Value::Null))
 }
 
 #[test]

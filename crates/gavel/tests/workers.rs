@@ -265,3 +265,110 @@ async fn shared_rpm_on_sqlite() {
     ))
     .await;
 }
+
+/// `gavel run --distributed` (waiting) with `extra` flags, `workers` workers of
+/// one job each: the run's exit code, stderr and JSON report.
+fn distributed(
+    dir: &Path,
+    db: &str,
+    suite: &Path,
+    extra: &[&str],
+    workers: usize,
+) -> (Option<i32>, String, serde_json::Value) {
+    let report = dir.join("distributed.json");
+    let mut args = vec!["run", suite.to_str().unwrap(), "--distributed", "--quiet"];
+    args.extend(extra);
+    args.extend(["-o", report.to_str().unwrap()]);
+    let run = gavel(dir, db, &args).spawn().unwrap();
+    let mut started: Vec<Child> = (0..workers)
+        .map(|_| gavel(dir, db, &["worker", "-j", "1"]).spawn().unwrap())
+        .collect();
+    let out = run.wait_with_output().unwrap();
+    for w in &mut started {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| panic!("no report: {stderr}"));
+    (out.status.code(), stderr, json)
+}
+
+/// A suite of `n` identical chat cases against the mock, its agent priced so
+/// that each case costs something.
+fn priced(dir: &Path, mock: &support::Mock, n: usize) -> std::path::PathBuf {
+    let mut s = format!(
+        "name: budget\njudge:\n  prices:\n    \"openai-compatible:agent@{url}/v1\": {{input_per_mtok: 1000.0, output_per_mtok: 1000.0}}\ntargets:\n  agent: {{type: chat, model: \"openai-compatible:agent@{url}/v1\"}}\ncases:\n",
+        url = mock.url
+    );
+    for i in 0..n {
+        s.push_str(&format!(
+            "  - {{id: c{i:02}, input: Same question, checks: [{{type: contains, value: You said}}]}}\n"
+        ));
+    }
+    let path = dir.join(format!("priced-{n}.yaml"));
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+/// `--max-cost` holds across three workers (the spend is read from the store),
+/// and `--no-cache` given to `run --distributed` applies on them: every case
+/// asks the same question, so a cache would make all but the first free.
+#[test]
+fn max_cost_and_no_cache_hold_across_three_workers() {
+    let mock = support::Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = format!("sqlite://{}", d.join("gavel.db").display());
+    let one = priced(d, &mock, 1);
+    let out = gavel(d, &db, &["run", one.to_str().unwrap(), "-o", "one.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let one: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("one.json")).unwrap()).unwrap();
+    let each = one["summary"]["cost_usd"].as_f64().unwrap();
+
+    let suite = priced(d, &mock, 30);
+    let budget = format!("{}", each * 2.5);
+    let (code, stderr, r) = distributed(
+        d,
+        &db,
+        &suite,
+        &["--max-cost", &budget, "--no-cache"],
+        3,
+    );
+    assert_eq!(code, Some(3), "{stderr}");
+    assert_eq!(r["gate"]["verdict"], "INCOMPLETE", "{:#}", r["gate"]);
+    assert_eq!(r["gate"]["unfinished"]["reason"], "budget-stopped");
+    let ran = r["summary"]["passed"].as_u64().unwrap();
+    // The third case reaches the budget; each of the three workers may have
+    // had one more unit in flight when it did.
+    assert!((3..=5).contains(&ran), "{ran} cases ran: {:#}", r["summary"]);
+    let spent = r["summary"]["cost_usd"].as_f64().unwrap();
+    assert!(spent <= each * 5.0 + 1e-12, "spent {spent}, {each} each");
+}
+
+/// `--strict` given to `run --distributed` applies on the workers: a judged
+/// check without judge credentials is an error there, as it is locally.
+#[test]
+fn strict_applies_on_workers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = format!("sqlite://{}", d.join("gavel.db").display());
+    let suite = d.join("judged.yaml");
+    std::fs::write(
+        &suite,
+        "name: judged\ntargets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\ncases:\n  - id: a\n    input: hi\n    checks: [{type: judge, criteria: says ok}]\n  - id: b\n    input: hi\n    checks: [{type: judge, criteria: says ok}]\n",
+    )
+    .unwrap();
+    let (code, stderr, r) = distributed(d, &db, &suite, &[], 2);
+    assert_eq!(code, Some(3), "nothing was decided: {stderr}");
+    assert_eq!(r["gate"]["verdict"], "UNDECIDED", "{:#}", r["gate"]);
+    assert_eq!(r["summary"]["skipped"], 2);
+    let (code, stderr, r) = distributed(d, &db, &suite, &["--strict"], 2);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert_eq!(r["summary"]["errors"], 2, "{:#}", r["summary"]);
+}

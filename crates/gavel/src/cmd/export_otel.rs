@@ -3,7 +3,7 @@
 
 use clap::{Args, Subcommand};
 use gavel_otel::{OtelError, Requested};
-use gavel_session::GateConfig;
+use gavel_session::Regate;
 
 use super::{EXIT_OK, StoreLocation, plural};
 
@@ -33,7 +33,7 @@ enum ExportTo {
         /// A run id, a unique prefix of one, `latest` or `previous`.
         run: String,
         #[command(flatten)]
-        gate: GateConfig,
+        gate: Regate,
         #[command(flatten)]
         settings: Requested,
         #[command(flatten)]

@@ -3,7 +3,7 @@
 use clap::Args;
 use gavel::report::{Outputs, Report};
 use gavel::store::Store;
-use gavel_session::GateConfig;
+use gavel_session::Regate;
 
 use super::StoreLocation;
 
@@ -24,7 +24,7 @@ pub(crate) struct ReportArgs {
     #[command(flatten)]
     out: Outputs,
     #[command(flatten)]
-    gate: GateConfig,
+    gate: Regate,
 }
 
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
@@ -34,8 +34,8 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     }
     let run = store.find_run(&args.run).await?;
     let detail = args.out.detail();
-    let report = gavel_session::report::build(&store, &run.id, &args.gate, None, detail).await?;
-    emit(&report, &args.out, &args.gate)
+    let report = gavel_session::report::build(&store, &run.id, &args.gate, detail).await?;
+    emit(&report, &args.out)
 }
 
 /// Prints the trend over the latest `last` runs and writes it as JSON.
@@ -54,13 +54,11 @@ async fn trend(store: &Store, last: u32, out: &Outputs) -> anyhow::Result<u8> {
 
 /// Prints the terminal summary of `report`, writes the requested files and
 /// returns the gate's exit code.
-pub(crate) fn emit(report: &Report, out: &Outputs, gate: &GateConfig) -> anyhow::Result<u8> {
-    if !gate.tags.is_empty() {
-        eprintln!("gate on cases tagged {}", gate.tags.join(", "));
+pub(crate) fn emit(report: &Report, out: &Outputs) -> anyhow::Result<u8> {
+    if !report.gate.tags.is_empty() {
+        eprintln!("gate on cases tagged {}", report.gate.tags.join(", "));
     }
-    if let Some(c) = &report.gate.calibration
-        && let Some(why) = &c.reason
-    {
+    for why in report.gate.failures() {
         eprintln!("gate failed: {why}");
     }
     print!("{}", gavel::report::terminal(report, out.colored()));

@@ -85,7 +85,7 @@ async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8
     for note in &finished.notes {
         eprintln!("{note}");
     }
-    let code = super::report::emit(&finished.report, &args.out, &args.config.gate)?;
+    let code = super::report::emit(&finished.report, &args.out)?;
     if let Some(e) = &finished.error {
         eprintln!("error: {e}");
         return Ok(EXIT_INFRA);
@@ -127,8 +127,7 @@ async fn distributed(
     if cancel.is_cancelled() {
         return Ok(EXIT_INTERRUPTED);
     }
-    let gate = &args.config.gate;
-    let detail = args.out.detail();
-    let report = gavel_session::report::build(store, &run_id, gate, None, detail).await?;
-    super::report::emit(&report, &args.out, gate)
+    let regate = gavel_session::Regate::default();
+    let report = gavel_session::report::build(store, &run_id, &regate, args.out.detail()).await?;
+    super::report::emit(&report, &args.out)
 }
