@@ -20,6 +20,10 @@ pub enum SessionError {
         /// What is wrong with it.
         message: String,
     },
+    /// A suite written by others (stored through the web UI or its API) asks
+    /// for what only the server's operator may configure (docs/SECURITY.md).
+    #[error("{}", not_allowed(.0))]
+    NotAllowed(Vec<gavel_core::capability::Finding>),
     /// The selection left nothing to run.
     #[error("no case matched the selection (tags, skip-tags, filter)")]
     NothingSelected,
@@ -59,6 +63,7 @@ impl SessionError {
             SessionError::Load(_)
             | SessionError::Compile(_)
             | SessionError::Config { .. }
+            | SessionError::NotAllowed(_)
             | SessionError::NothingSelected
             | SessionError::Plan(_)
             | SessionError::Calibration(_) => true,
@@ -68,6 +73,16 @@ impl SessionError {
         }
     }
 }
+
+/// What is refused, one per line, and what to do instead.
+fn not_allowed(found: &[gavel_core::capability::Finding]) -> String {
+    let mut out: String = found.iter().map(|f| format!("{f}\n")).collect();
+    out.push_str(NOT_ALLOWED);
+    out
+}
+
+/// Why suites stored through the web may not run programs or call other models.
+pub const NOT_ALLOWED: &str = "only the server's operator may add this: put it in a suite file given to `gavel serve --with`, or use a model the server is configured with (docs/SECURITY.md)";
 
 /// Errors one per line, then their count.
 fn list(errors: &[impl std::fmt::Display]) -> String {

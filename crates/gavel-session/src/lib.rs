@@ -31,13 +31,14 @@ mod record;
 mod replay;
 pub mod report;
 mod run;
+pub mod trust;
 mod validate;
 pub mod worker;
 
 pub use calibrate::{Baseline, CalibrateConfig, Calibrated, calibrate};
 pub use config::{GateConfig, ModelOptions, RunConfig, RunLabels, Selection, Sources};
 pub use distributed::wait;
-pub use error::SessionError;
+pub use error::{NOT_ALLOWED, SessionError};
 pub use events::{Event, ExecutionRef, RunEnd, RunStart, Sink, Sinks};
 pub use gate::calibration;
 pub use judge::JudgeChoice;
