@@ -332,6 +332,14 @@ pub fn validate_case(
     case: &serde_json::Value,
     allowed: &crate::trust::Allowed,
 ) -> Result<(), SessionError> {
+    // A case names its targets; one written as targets' definitions would
+    // otherwise get the loader's bare type error.
+    if case.get("targets").is_some_and(Value::is_object) {
+        return Err(SessionError::config(
+            "targets",
+            "a case lists the names of the targets it runs against; targets themselves (a `command` target, an http target's `start`) are defined in the server operator's suite files (`gavel serve --with`)",
+        ));
+    }
     let text = serde_json::to_string(&json!({ "cases": [case] }))
         .map_err(|e| SessionError::config("case", e.to_string()))?;
     let suite = gavel_core::load::parse_suite_str(&text, "case.json".as_ref())

@@ -243,12 +243,21 @@ pub(crate) async fn save_case(
     let refuse = |field: &str, message: String| {
         SaveError::Fields(BTreeMap::from([(field.to_owned(), message)]))
     };
-    if let Err(e) = gavel_session::validate_case(&case) {
+    if let Err(e) = gavel_session::validate_case(&case, &state.runs.allowed()) {
         return Err(match e {
             gavel_session::SessionError::Config { field, message } => {
                 let message = format!("{field}: {message}");
                 refuse(&field, message)
             }
+            gavel_session::SessionError::NotAllowed(found) => SaveError::Fields(
+                found
+                    .into_iter()
+                    .map(|f| {
+                        let message = format!("{f}: {}", gavel_session::NOT_ALLOWED);
+                        (f.field, message)
+                    })
+                    .collect(),
+            ),
             other => refuse("case", other.to_string()),
         });
     }

@@ -262,7 +262,8 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
     }
     let (_mock, mock_url) = mock_openai();
     let judge = format!("openai-compatible:mock@{mock_url}/v1");
-    let ui = support::start_with(None, SLOW_AGENT).await;
+    // The operator configured the mock (`gavel serve --judge`): editors may pick it.
+    let ui = support::start_judged(None, SLOW_AGENT, Some(judge.parse().unwrap())).await;
     let (_driver, client) = chromium().await;
 
     // 1. Sign in as an editor (accounts exist, so nothing is open without it).
