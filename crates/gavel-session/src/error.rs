@@ -74,15 +74,11 @@ impl SessionError {
     }
 }
 
-/// What is refused, one per line, and what to do instead.
+/// What is refused, one per line, each with what to do instead.
 fn not_allowed(found: &[gavel_core::capability::Finding]) -> String {
-    let mut out: String = found.iter().map(|f| format!("{f}\n")).collect();
-    out.push_str(NOT_ALLOWED);
-    out
+    let lines: Vec<String> = found.iter().map(crate::trust::refusal).collect();
+    lines.join("\n")
 }
-
-/// Why suites stored through the web may not run programs or call other models.
-pub const NOT_ALLOWED: &str = "only the server's operator may add this: put it in a suite file given to `gavel serve --with`, or use a model the server is configured with (docs/SECURITY.md)";
 
 /// Errors one per line, then their count.
 fn list(errors: &[impl std::fmt::Display]) -> String {

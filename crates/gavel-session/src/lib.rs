@@ -38,7 +38,7 @@ pub mod worker;
 pub use calibrate::{Baseline, CalibrateConfig, Calibrated, calibrate};
 pub use config::{GateConfig, ModelOptions, RunConfig, RunLabels, Selection, Sources};
 pub use distributed::wait;
-pub use error::{NOT_ALLOWED, SessionError};
+pub use error::SessionError;
 pub use events::{Event, ExecutionRef, RunEnd, RunStart, Sink, Sinks};
 pub use gate::calibration;
 pub use judge::JudgeChoice;

@@ -123,6 +123,20 @@ impl Allowed {
     }
 }
 
+/// What refusing `found` says: the field, what it does, and what to do instead.
+pub fn refusal(found: &Finding) -> String {
+    let instead = match found.capability {
+        Capability::Model(_) => MODELS_ALLOWED,
+        _ => {
+            "only the server's operator may add this, in a suite file given to `gavel serve --with` (docs/SECURITY.md)"
+        }
+    };
+    format!("{found}: {instead}")
+}
+
+/// Which models suites written by others may call.
+pub const MODELS_ALLOWED: &str = "pick a model this server is configured with: `openai:`, `anthropic:` or `gemini:`, or one named by its `gavel serve --with` files, `--judge` or OPENAI_COMPATIBLE_BASE_URL (docs/SECURITY.md)";
+
 /// A base URL compared without its trailing slashes.
 fn normal_base(url: &str) -> String {
     url.trim().trim_end_matches('/').to_owned()

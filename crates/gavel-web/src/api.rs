@@ -252,10 +252,7 @@ pub(crate) async fn save_case(
             gavel_session::SessionError::NotAllowed(found) => SaveError::Fields(
                 found
                     .into_iter()
-                    .map(|f| {
-                        let message = format!("{f}: {}", gavel_session::NOT_ALLOWED);
-                        (f.field, message)
-                    })
+                    .map(|f| (f.field.clone(), gavel_session::trust::refusal(&f)))
                     .collect(),
             ),
             other => refuse("case", other.to_string()),

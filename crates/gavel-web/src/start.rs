@@ -171,8 +171,8 @@ fn judge_model(
     if !state.runs.allowed().permits(&model) {
         let shown = gavel_store::mask_url(judge);
         return Err(format!(
-            "{whose} `{shown}` is not a model this server is configured with ({})",
-            gavel_session::NOT_ALLOWED
+            "{whose} `{shown}`: {}",
+            gavel_session::trust::MODELS_ALLOWED
         ));
     }
     Ok(Some(model))

@@ -241,7 +241,7 @@ async fn the_start_form_refuses_a_judge_the_server_was_not_given_keeping_the_for
             "/runs/preview?suite=s&judge=openai-compatible:any@http://127.0.0.1:9/v1",
         )
         .await;
-    assert!(part.contains("not a model this server is configured with"), "{part}");
+    assert!(part.contains("pick a model this server is configured with"), "{part}");
 }
 
 #[tokio::test]
