@@ -48,18 +48,12 @@ impl Capability {
             Capability::OracleCommand => {
                 "a grounding oracle's `command` runs a program on the server".into()
             }
-            Capability::CommandTarget => {
-                "a `command` target runs a program on the server".into()
-            }
+            Capability::CommandTarget => "a `command` target runs a program on the server".into(),
             Capability::Process => {
                 "a target's `start`/`restart` command runs a program on the server".into()
             }
-            Capability::McpStdio => {
-                "a stdio MCP server runs a program on the server".into()
-            }
-            Capability::Database => {
-                "a database query opens a database from the server".into()
-            }
+            Capability::McpStdio => "a stdio MCP server runs a program on the server".into(),
+            Capability::Database => "a database query opens a database from the server".into(),
             Capability::FileRead => "reads a file on the server".into(),
             Capability::Environment => {
                 "`${VAR}` sends the server's environment variables (its keys) to a target".into()
@@ -220,13 +214,19 @@ fn procedural(scan: &mut Scan<'_>, field: &str, p: &ProceduralSpec) {
 
 fn consensus(scan: &mut Scan<'_>, field: &str, c: &ConsensusSpec) {
     for (i, judge) in c.judges.iter().enumerate() {
-        scan.model(at(field, &format!("judges[{i}].model")), judge.model.as_ref());
+        scan.model(
+            at(field, &format!("judges[{i}].model")),
+            judge.model.as_ref(),
+        );
     }
 }
 
 fn reactive(scan: &mut Scan<'_>, field: &str, r: &ReactiveSpec) {
     for (i, s) in r.specialists.iter().enumerate() {
-        scan.model(at(field, &format!("specialists[{i}].model")), s.model.as_ref());
+        scan.model(
+            at(field, &format!("specialists[{i}].model")),
+            s.model.as_ref(),
+        );
     }
     scan.model(at(field, "router_model"), r.router_model.as_ref());
     if let Some(deep) = &r.deep_dive {
@@ -290,7 +290,10 @@ fn http(scan: &mut Scan<'_>, field: &str, h: &HttpTarget) {
     }
     for (name, value) in &h.headers {
         if reads_env(value) {
-            scan.add(at(field, &format!("headers.{name}")), Capability::Environment);
+            scan.add(
+                at(field, &format!("headers.{name}")),
+                Capability::Environment,
+            );
         }
     }
     if h.fork.as_ref().is_some_and(|f| reads_env(&f.url)) {
@@ -366,20 +369,32 @@ checks:
         assert_eq!(
             fields(&found),
             vec![
-                ("checks[0].model", &Capability::Model("openai-compatible:any@http://127.0.0.1:9/v1".into())),
+                (
+                    "checks[0].model",
+                    &Capability::Model("openai-compatible:any@http://127.0.0.1:9/v1".into())
+                ),
                 ("checks[1].stages[0].check", &Capability::Script),
-                ("checks[1].stages[1].model", &Capability::Model("openai:gpt-4o".into())),
+                (
+                    "checks[1].stages[1].model",
+                    &Capability::Model("openai:gpt-4o".into())
+                ),
                 ("rounds[0].checks[1]", &Capability::Script),
                 ("rounds[1].checks[0].oracle", &Capability::OracleCommand),
                 ("rounds[1].checks[1]", &Capability::Database),
             ]
         );
-        assert!(found[3].to_string().contains("runs a program"), "{}", found[3]);
+        assert!(
+            found[3].to_string().contains("runs a program"),
+            "{}",
+            found[3]
+        );
     }
 
     #[test]
     fn plain_checks_ask_for_nothing() {
-        let c = one_case("id: c\ninput: hi\nchecks:\n  - {type: regex, pattern: a}\n  - {type: judge, criteria: ok}\n");
+        let c = one_case(
+            "id: c\ninput: hi\nchecks:\n  - {type: regex, pattern: a}\n  - {type: judge, criteria: ok}\n",
+        );
         assert!(case(&c).is_empty());
     }
 
@@ -418,11 +433,17 @@ cases:
             vec![
                 ("targets.cmd", &Capability::CommandTarget),
                 ("targets.recorded.file", &Capability::FileRead),
-                ("targets.tools.model", &Capability::Model("openai:gpt-4o".into())),
+                (
+                    "targets.tools.model",
+                    &Capability::Model("openai:gpt-4o".into())
+                ),
                 ("targets.tools.servers[0]", &Capability::McpStdio),
                 ("targets.web.start", &Capability::Process),
                 ("targets.web.url", &Capability::Environment),
-                ("targets.web.headers.Authorization", &Capability::Environment),
+                (
+                    "targets.web.headers.Authorization",
+                    &Capability::Environment
+                ),
             ]
         );
     }

@@ -48,7 +48,10 @@ impl Allowed {
     }
 
     /// These models, and openai-compatible servers at `compatible_base`.
-    pub fn of(models: impl IntoIterator<Item = ModelId>, compatible_base: Option<String>) -> Allowed {
+    pub fn of(
+        models: impl IntoIterator<Item = ModelId>,
+        compatible_base: Option<String>,
+    ) -> Allowed {
         let models: Vec<ModelId> = models.into_iter().collect();
         let compatible_bases = models
             .iter()
@@ -153,7 +156,10 @@ mod tests {
     #[test]
     fn only_configured_compatible_servers_and_local_models_are_allowed() {
         let allowed = Allowed::of(
-            [id("openai-compatible:llama@http://127.0.0.1:11434/v1/"), id("local:gemma")],
+            [
+                id("openai-compatible:llama@http://127.0.0.1:11434/v1/"),
+                id("local:gemma"),
+            ],
             Some("http://10.0.0.5:8000/v1".into()),
         );
         assert!(allowed.permits(&id("openai:gpt-4o")));
@@ -164,11 +170,17 @@ mod tests {
         assert!(allowed.permits(&id("local:gemma")));
         assert!(!allowed.permits(&id("local:/etc/passwd")));
         let err = allowed
-            .check_model("judge", "openai-compatible:any@http://user:pw@evil.example/v1")
+            .check_model(
+                "judge",
+                "openai-compatible:any@http://user:pw@evil.example/v1",
+            )
             .unwrap_err();
         let text = err.to_string();
         assert!(err.is_bad_input(), "{text}");
-        assert!(text.contains("judge: model") && !text.contains("pw@"), "{text}");
+        assert!(
+            text.contains("judge: model") && !text.contains("pw@"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -230,7 +230,9 @@ async fn restore(
             gavel_session::SessionError::NotAllowed(_) => "may not be stored here",
             _ => "no longer compiles",
         };
-        return Err(WebError::BadRequest(format!("version {version} {why}: {e}")));
+        return Err(WebError::BadRequest(format!(
+            "version {version} {why}: {e}"
+        )));
     }
     Ok(state.store.restore_case(suite, key, version, who).await?)
 }

@@ -849,8 +849,8 @@ async fn a_viewer_sees_no_control_and_a_refused_script_keeps_what_was_typed() {
         return;
     }
     let ui = support::start_with(None, SLOW_AGENT).await;
-    let doc = gavel_store::SuiteDoc::from_value(json!({"cases": [{"id": "a", "input": "hi"}]}))
-        .unwrap();
+    let doc =
+        gavel_store::SuiteDoc::from_value(json!({"cases": [{"id": "a", "input": "hi"}]})).unwrap();
     ui.store.import_suite("s", &doc, "test").await.unwrap();
     for (name, role) in [("vi", Role::Viewer), ("ed", Role::Editor)] {
         gavel_web::add_user(&ui.store, name, role, "a-long-password", "test")
@@ -872,11 +872,22 @@ async fn a_viewer_sees_no_control_and_a_refused_script_keeps_what_was_typed() {
         client.goto(&format!("{}{page}", ui.base)).await.unwrap();
         until(&client, "return document.readyState === 'complete'").await;
         let verdict = client.execute(&absent(gone), vec![]).await.unwrap();
-        assert_eq!(verdict, Value::Bool(true), "{gone} shown to a viewer on {page}");
+        assert_eq!(
+            verdict,
+            Value::Bool(true),
+            "{gone} shown to a viewer on {page}"
+        );
     }
     let text = css(&client, "#read-only").await.text().await.unwrap();
     assert!(text.contains("needs the editor role"), "{text}");
-    assert!(css(&client, "#case-yaml").await.text().await.unwrap().contains("hi"));
+    assert!(
+        css(&client, "#case-yaml")
+            .await
+            .text()
+            .await
+            .unwrap()
+            .contains("hi")
+    );
     shot(&client, "viewer-case").await;
     click(&client, "#sign-out").await;
 
@@ -913,7 +924,13 @@ async fn a_viewer_sees_no_control_and_a_refused_script_keeps_what_was_typed() {
         .await
         .unwrap();
     shot(&client, "refused-script").await;
-    assert!(ui.store.case_history("s", "typed").await.unwrap().is_empty());
+    assert!(
+        ui.store
+            .case_history("s", "typed")
+            .await
+            .unwrap()
+            .is_empty()
+    );
     client.close().await.unwrap();
 }
 

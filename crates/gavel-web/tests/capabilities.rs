@@ -80,9 +80,7 @@ async fn an_editor_cannot_store_code_databases_or_foreign_models_through_the_api
     )
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    assert!(
-        refusal(&body, "checks[0].stages[0].model").contains("server's provider credentials")
-    );
+    assert!(refusal(&body, "checks[0].stages[0].model").contains("server's provider credentials"));
 
     // A case cannot bring its own targets: a `command` target is not a case field.
     let (status, body) = api_save(
@@ -93,7 +91,10 @@ async fn an_editor_cannot_store_code_databases_or_foreign_models_through_the_api
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     let message = body["fields"]["targets"].as_str().unwrap_or_default();
-    assert!(message.contains("`command` target") && message.contains("--with"), "{body}");
+    assert!(
+        message.contains("`command` target") && message.contains("--with"),
+        "{body}"
+    );
 
     // Nothing was stored, nothing ran; an allowed model is stored.
     assert!(ui.store.export_suite("s").await.is_err());
@@ -176,7 +177,10 @@ async fn a_stored_suite_that_runs_code_is_refused_at_start_even_if_stored_before
         "cases": [{"id": "a", "input": "hi", "targets": ["x"]}],
     }))
     .unwrap();
-    ui.store.import_suite("head", &doc, "mallory").await.unwrap();
+    ui.store
+        .import_suite("head", &doc, "mallory")
+        .await
+        .unwrap();
 
     for (suite, field) in [
         ("old", "cases[0].checks[0]"),
@@ -210,8 +214,9 @@ async fn a_stored_suite_that_runs_code_is_refused_at_start_even_if_stored_before
 async fn the_start_form_refuses_a_judge_the_server_was_not_given_keeping_the_form() {
     let ui = start(None).await;
     let ed = ui.signed_in_as("ed", Role::Editor).await;
-    let doc = SuiteDoc::from_value(json!({"cases": [{"id": "a", "input": "hi", "criteria": "polite"}]}))
-        .unwrap();
+    let doc =
+        SuiteDoc::from_value(json!({"cases": [{"id": "a", "input": "hi", "criteria": "polite"}]}))
+            .unwrap();
     ui.store.import_suite("s", &doc, "test").await.unwrap();
     let r = ui
         .client
@@ -230,10 +235,16 @@ async fn the_start_form_refuses_a_judge_the_server_was_not_given_keeping_the_for
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let page = r.text().await.unwrap();
     assert!(page.contains("id=\"error-judge\""), "{page}");
-    assert!(page.contains("server&#x27;s provider credentials"), "{page}");
+    assert!(
+        page.contains("server&#x27;s provider credentials"),
+        "{page}"
+    );
     assert!(page.contains("value=\"typed-tag\""), "{page}");
     assert!(page.contains("value=\"3\""), "{page}");
-    assert!(ui.store.runs(10).await.unwrap().is_empty(), "no run started");
+    assert!(
+        ui.store.runs(10).await.unwrap().is_empty(),
+        "no run started"
+    );
     // The estimate says so before the form is sent.
     let (_, part) = ui
         .get_as(
@@ -241,7 +252,10 @@ async fn the_start_form_refuses_a_judge_the_server_was_not_given_keeping_the_for
             "/runs/preview?suite=s&judge=openai-compatible:any@http://127.0.0.1:9/v1",
         )
         .await;
-    assert!(part.contains("pick a model this server is configured with"), "{part}");
+    assert!(
+        part.contains("pick a model this server is configured with"),
+        "{part}"
+    );
 }
 
 #[tokio::test]
@@ -263,12 +277,18 @@ async fn viewers_see_no_control_they_cannot_use_and_editors_do() {
         assert_eq!(status, StatusCode::OK, "{path}");
         assert!(!page.contains(control), "a viewer sees {control} on {path}");
         let (_, page) = ui.get_as(&ed.cookie, path).await;
-        assert!(page.contains(control), "an editor misses {control} on {path}");
+        assert!(
+            page.contains(control),
+            "an editor misses {control} on {path}"
+        );
     }
     // The viewer reads the case and is told why there is no form.
     let (_, page) = ui.get_as(&vi.cookie, "/suites/s/cases/a").await;
     assert!(page.contains("id=\"case-yaml\""), "{page}");
     assert!(page.contains("needs the editor role"), "{page}");
     let (_, page) = ui.get_as(&vi.cookie, "/runs").await;
-    assert!(page.contains("starting a run needs the editor role"), "{page}");
+    assert!(
+        page.contains("starting a run needs the editor role"),
+        "{page}"
+    );
 }

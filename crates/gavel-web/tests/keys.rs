@@ -42,7 +42,11 @@ async fn a_provider_key_goes_only_to_the_base_url_the_operator_configured() {
     let r = ui
         .client
         .post(format!("{}/runs", ui.base))
-        .form(&[("_csrf", csrf.as_str()), ("suite", "s"), ("judge", elsewhere.as_str())])
+        .form(&[
+            ("_csrf", csrf.as_str()),
+            ("suite", "s"),
+            ("judge", elsewhere.as_str()),
+        ])
         .send()
         .await
         .unwrap();
@@ -94,8 +98,10 @@ async fn a_provider_key_goes_only_to_the_base_url_the_operator_configured() {
     }
     let bearer = format!("Bearer {KEY}");
     assert!(
-        seen.iter()
-            .any(|r| r.headers.get("authorization").is_some_and(|v| v == bearer.as_str())),
+        seen.iter().any(|r| r
+            .headers
+            .get("authorization")
+            .is_some_and(|v| v == bearer.as_str())),
         "the configured judge was called with the key"
     );
     let foreign_seen = foreign.received_requests().await.unwrap_or_default();

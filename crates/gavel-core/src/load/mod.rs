@@ -94,13 +94,18 @@ pub fn capabilities(text: &str, path: &Path) -> Result<Vec<Finding>, LoadError> 
         });
     }
     let mut index = 0;
-    parse::cases(without_bom(text), &parts.shown, parts.shape, &mut |case, _| {
-        found.extend(capability::case(&case).into_iter().map(|f| Finding {
-            field: format!("cases[{index}].{}", f.field),
-            ..f
-        }));
-        index += 1;
-    })?;
+    parse::cases(
+        without_bom(text),
+        &parts.shown,
+        parts.shape,
+        &mut |case, _| {
+            found.extend(capability::case(&case).into_iter().map(|f| Finding {
+                field: format!("cases[{index}].{}", f.field),
+                ..f
+            }));
+            index += 1;
+        },
+    )?;
     Ok(found)
 }
 

@@ -444,7 +444,10 @@ mod tests {
             .unwrap()
             .api_key
         };
-        assert_eq!(bound("http://127.0.0.1:11434/v1").as_deref(), Some("local-key"));
+        assert_eq!(
+            bound("http://127.0.0.1:11434/v1").as_deref(),
+            Some("local-key")
+        );
         assert_eq!(bound("http://evil.example/v1"), None);
 
         let query = resolve(
