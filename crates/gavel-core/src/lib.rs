@@ -14,6 +14,7 @@
 pub mod agent_check;
 pub mod bounds;
 pub mod calibration;
+pub mod capability;
 pub mod case;
 pub mod check;
 pub mod check_kind;

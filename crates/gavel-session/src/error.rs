@@ -20,6 +20,10 @@ pub enum SessionError {
         /// What is wrong with it.
         message: String,
     },
+    /// A suite written by others (stored through the web UI or its API) asks
+    /// for what only the server's operator may configure (docs/SECURITY.md).
+    #[error("{}", not_allowed(.0))]
+    NotAllowed(Vec<gavel_core::capability::Finding>),
     /// The selection left nothing to run.
     #[error("no case matched the selection (tags, skip-tags, filter)")]
     NothingSelected,
@@ -59,6 +63,7 @@ impl SessionError {
             SessionError::Load(_)
             | SessionError::Compile(_)
             | SessionError::Config { .. }
+            | SessionError::NotAllowed(_)
             | SessionError::NothingSelected
             | SessionError::Plan(_)
             | SessionError::Calibration(_) => true,
@@ -67,6 +72,12 @@ impl SessionError {
             _ => false,
         }
     }
+}
+
+/// What is refused, one per line, each with what to do instead.
+fn not_allowed(found: &[gavel_core::capability::Finding]) -> String {
+    let lines: Vec<String> = found.iter().map(crate::trust::refusal).collect();
+    lines.join("\n")
 }
 
 /// Errors one per line, then their count.

@@ -31,6 +31,7 @@ mod record;
 mod replay;
 pub mod report;
 mod run;
+pub mod trust;
 mod validate;
 pub mod worker;
 

@@ -335,15 +335,28 @@ pub(crate) fn suite_changes(
     Ok(out)
 }
 
-/// Checks one case as `gavel validate` would: it loads, and its checks compile
-/// against the default judge settings. The error's field is the case field at
-/// fault (`rounds[0].checks[1].pattern`), else `case`.
-pub fn validate_case(case: &serde_json::Value) -> Result<(), SessionError> {
+/// Checks one case someone wants to store as `gavel validate` would: it loads,
+/// it asks for nothing `allowed` refuses ([`SessionError::NotAllowed`]), and
+/// its checks compile against the default judge settings. The error's field is
+/// the case field at fault (`rounds[0].checks[1].pattern`), else `case`.
+pub fn validate_case(
+    case: &serde_json::Value,
+    allowed: &crate::trust::Allowed,
+) -> Result<(), SessionError> {
+    // A case names its targets; one written as targets' definitions would
+    // otherwise get the loader's bare type error.
+    if case.get("targets").is_some_and(Value::is_object) {
+        return Err(SessionError::config(
+            "targets",
+            "a case lists the names of the targets it runs against; targets themselves (a `command` target, an http target's `start`) are defined in the server operator's suite files (`gavel serve --with`)",
+        ));
+    }
     let text = serde_json::to_string(&json!({ "cases": [case] }))
         .map_err(|e| SessionError::config("case", e.to_string()))?;
     let suite = gavel_core::load::parse_suite_str(&text, "case.json".as_ref())
         .map_err(SessionError::Load)?;
     for case in &suite.cases {
+        allowed.check_case(case)?;
         gavel_checks::compile(case, &suite.judge).map_err(|e| match e {
             gavel_checks::CheckError::Invalid { field, message, .. } => {
                 SessionError::config(field, message)

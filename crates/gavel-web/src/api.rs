@@ -243,12 +243,18 @@ pub(crate) async fn save_case(
     let refuse = |field: &str, message: String| {
         SaveError::Fields(BTreeMap::from([(field.to_owned(), message)]))
     };
-    if let Err(e) = gavel_session::validate_case(&case) {
+    if let Err(e) = gavel_session::validate_case(&case, &state.runs.allowed()) {
         return Err(match e {
             gavel_session::SessionError::Config { field, message } => {
                 let message = format!("{field}: {message}");
                 refuse(&field, message)
             }
+            gavel_session::SessionError::NotAllowed(found) => SaveError::Fields(
+                found
+                    .into_iter()
+                    .map(|f| (f.field.clone(), gavel_session::trust::refusal(&f)))
+                    .collect(),
+            ),
             other => refuse("case", other.to_string()),
         });
     }

@@ -224,10 +224,14 @@ async fn restore(
 ) -> Result<u32, WebError> {
     let history = history_of(state, suite, key).await?;
     if let Some(case) = &find(&history, version)?.case
-        && let Err(e) = gavel_session::validate_case(case)
+        && let Err(e) = gavel_session::validate_case(case, &state.runs.allowed())
     {
+        let why = match e {
+            gavel_session::SessionError::NotAllowed(_) => "may not be stored here",
+            _ => "no longer compiles",
+        };
         return Err(WebError::BadRequest(format!(
-            "version {version} no longer compiles: {e}"
+            "version {version} {why}: {e}"
         )));
     }
     Ok(state.store.restore_case(suite, key, version, who).await?)

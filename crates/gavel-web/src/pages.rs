@@ -408,11 +408,17 @@ fn case_page(
     errors: &FieldErrors,
     latest: Option<serde_json::Value>,
 ) -> Page {
+    // What a viewer reads instead of the builder.
+    let case_yaml = form
+        .to_case()
+        .ok()
+        .and_then(|case| serde_saphyr::to_string(&case).ok())
+        .unwrap_or_default();
     render(
         state,
         "case.html",
         context! {
-            suite => suite, key => key,
+            suite => suite, key => key, case_yaml => case_yaml,
             form => ser(form),
             errors => ser(errors),
             latest => ser(&latest),

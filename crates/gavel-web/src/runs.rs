@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use gavel_core::load::SuiteSource;
 use gavel_core::{RunRecord, RunStatus};
+use gavel_session::trust::Allowed;
 use gavel_session::{ModelOptions, NoteLevel, PreparedRun, RunConfig, Selection, Sinks, Sources};
 use gavel_store::Store;
 
@@ -67,6 +68,13 @@ impl Runs {
         self.defaults.models.judge.as_ref()
     }
 
+    /// What suites and cases stored here may ask for: the models the
+    /// operator's files and flags configure, and nothing that runs code or
+    /// reads the server's files (docs/SECURITY.md).
+    pub(crate) fn allowed(&self) -> Allowed {
+        Allowed::operator(&self.defaults.with, self.judge())
+    }
+
     /// What a run of the stored suite `suite` loads: it, then the files every
     /// run adds.
     pub(crate) fn sources(&self, suite: &str) -> Sources {
@@ -92,6 +100,7 @@ impl Runs {
     ) -> Result<String, StartError> {
         // The suite must exist: a clear 404 rather than a failed run.
         self.store.export_suite(&request.suite).await?;
+        let allowed = self.allowed();
         let mut models = self.defaults.models.clone();
         if let Some(judge) = request
             .judge
@@ -99,9 +108,22 @@ impl Runs {
             .map(str::trim)
             .filter(|j| !j.is_empty())
         {
-            models.judge = Some(judge.parse().map_err(|e| {
-                StartError::Web(WebError::BadRequest(format!("judge `{judge}`: {e}")))
-            })?);
+            models.judge = Some(
+                allowed
+                    .check_model("judge", judge)
+                    .map_err(|e| StartError::Web(WebError::BadRequest(e.to_string())))?,
+            );
+        }
+        // What was stored, even before stored suites were checked, runs no
+        // program and calls no model the operator did not configure.
+        match allowed.check_stored(&self.store, &request.suite).await {
+            Ok(()) => {}
+            Err(e) if e.is_bad_input() => {
+                return Err(StartError::Refused(
+                    self.refuse(request, e.to_string(), who).await,
+                ));
+            }
+            Err(e) => return Err(StartError::Web(WebError::Launch(e.to_string()))),
         }
         let defaults = RunConfig::new(Sources::default());
         let config = RunConfig {

@@ -165,10 +165,17 @@ fn judge_model(
         (None, None, Some(judge)) => (judge.as_str(), "the suite's judge"),
         (None, None, None) => return Ok(None),
     };
-    judge
+    let model: ModelId = judge
         .parse()
-        .map(Some)
-        .map_err(|e| format!("{whose} `{judge}`: {e}"))
+        .map_err(|e| format!("{whose} `{judge}`: {e}"))?;
+    if !state.runs.allowed().permits(&model) {
+        let shown = gavel_store::mask_url(judge);
+        return Err(format!(
+            "{whose} `{shown}`: {}",
+            gavel_session::trust::MODELS_ALLOWED
+        ));
+    }
+    Ok(Some(model))
 }
 
 /// `GET /runs/preview?suite=…&judge=…`: the targets and estimate part of the

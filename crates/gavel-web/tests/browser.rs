@@ -216,6 +216,20 @@ async fn estimate(client: &Client, text: &str) -> String {
     css(client, "#estimate").await.text().await.unwrap()
 }
 
+/// Signs `name` in through the sign-in page, from `/suites`.
+async fn sign_in(client: &Client, ui: &Ui, name: &str, password: &str) {
+    client.goto(&format!("{}/suites", ui.base)).await.unwrap();
+    until(client, "return location.pathname === '/login'").await;
+    type_into(client, "#f-name", name).await;
+    type_into(client, "#f-password", password).await;
+    click(client, "#sign-in").await;
+    until(client, "return location.pathname === '/suites'").await;
+    let script = format!(
+        "const me = document.querySelector('#me'); return !!me && me.textContent.trim() === '{name}'"
+    );
+    until(client, &script).await;
+}
+
 /// Starts a run of suite `pm` on its target `agent` from the runs page, judged
 /// by `judge`, after reading what a priced judge would cost; returns its id.
 async fn start_run(client: &Client, ui: &Ui, judge: &str) -> String {
@@ -262,24 +276,15 @@ async fn a_product_manager_builds_runs_and_compares_without_yaml() {
     }
     let (_mock, mock_url) = mock_openai();
     let judge = format!("openai-compatible:mock@{mock_url}/v1");
-    let ui = support::start_with(None, SLOW_AGENT).await;
+    // The operator configured the mock (`gavel serve --judge`): editors may pick it.
+    let ui = support::start_judged(None, SLOW_AGENT, Some(judge.parse().unwrap())).await;
     let (_driver, client) = chromium().await;
 
     // 1. Sign in as an editor (accounts exist, so nothing is open without it).
     gavel_web::add_user(&ui.store, "pat", Role::Editor, "pat-password-1", "test")
         .await
         .unwrap();
-    client.goto(&format!("{}/suites", ui.base)).await.unwrap();
-    until(&client, "return location.pathname === '/login'").await;
-    type_into(&client, "#f-name", "pat").await;
-    type_into(&client, "#f-password", "pat-password-1").await;
-    click(&client, "#sign-in").await;
-    until(&client, "return location.pathname === '/suites'").await;
-    until(
-        &client,
-        "const me = document.querySelector('#me'); return !!me && me.textContent.trim() === 'pat'",
-    )
-    .await;
+    sign_in(&client, &ui, "pat", "pat-password-1").await;
 
     // 2. A two-round case: a contains check, an expected tool, judge criteria.
     client.goto(&format!("{}/suites", ui.base)).await.unwrap();
@@ -834,6 +839,98 @@ async fn an_xss_corpus_executes_nothing_on_any_page() {
             assert!(text.contains("data-xss"), "payloads show as text on {page}");
         }
     }
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_viewer_sees_no_control_and_a_refused_script_keeps_what_was_typed() {
+    if let Some(why) = missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let ui = support::start_with(None, SLOW_AGENT).await;
+    let doc =
+        gavel_store::SuiteDoc::from_value(json!({"cases": [{"id": "a", "input": "hi"}]})).unwrap();
+    ui.store.import_suite("s", &doc, "test").await.unwrap();
+    for (name, role) in [("vi", Role::Viewer), ("ed", Role::Editor)] {
+        gavel_web::add_user(&ui.store, name, role, "a-long-password", "test")
+            .await
+            .unwrap();
+    }
+    let (_driver, client) = chromium().await;
+    let absent = |selector: &str| format!("return document.querySelector(\"{selector}\") === null");
+
+    // A viewer reads everything and is shown no control it cannot use.
+    sign_in(&client, &ui, "vi", "a-long-password").await;
+    for (page, gone) in [
+        ("/runs", "#start-run"),
+        ("/suites", "#new-suite"),
+        ("/suites/s", "#new-case"),
+        ("/suites/s", "#run-suite"),
+        ("/suites/s/cases/a", "#save-case"),
+    ] {
+        client.goto(&format!("{}{page}", ui.base)).await.unwrap();
+        until(&client, "return document.readyState === 'complete'").await;
+        let verdict = client.execute(&absent(gone), vec![]).await.unwrap();
+        assert_eq!(
+            verdict,
+            Value::Bool(true),
+            "{gone} shown to a viewer on {page}"
+        );
+    }
+    let text = css(&client, "#read-only").await.text().await.unwrap();
+    assert!(text.contains("needs the editor role"), "{text}");
+    assert!(
+        css(&client, "#case-yaml")
+            .await
+            .text()
+            .await
+            .unwrap()
+            .contains("hi")
+    );
+    shot(&client, "viewer-case").await;
+    click(&client, "#sign-out").await;
+
+    // An editor's script check is refused by its field; what was typed stays.
+    sign_in(&client, &ui, "ed", "a-long-password").await;
+    client
+        .goto(&format!("{}/suites/s/cases/new", ui.base))
+        .await
+        .unwrap();
+    type_into(&client, "#f-id", "typed").await;
+    type_into(&client, "#f-rounds-0-input", "a message typed with care").await;
+    css(&client, "#f-add")
+        .await
+        .select_by_value("other")
+        .await
+        .unwrap();
+    click(&client, "button[value='add-check']").await;
+    type_into(&client, "#f-checks-0-value", "type: script\nshell: id").await;
+    click(&client, "#save-case").await;
+    let error = css(&client, "#error-checks-0").await.text().await.unwrap();
+    assert!(error.contains("runs a program on the server"), "{error}");
+    assert!(error.contains("gavel serve --with"), "{error}");
+    let kept = css(&client, "#f-rounds-0-input")
+        .await
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(kept.as_deref(), Some("a message typed with care"));
+    client
+        .execute(
+            "document.getElementById('error-checks-0').scrollIntoView({block: 'center'})",
+            vec![],
+        )
+        .await
+        .unwrap();
+    shot(&client, "refused-script").await;
+    assert!(
+        ui.store
+            .case_history("s", "typed")
+            .await
+            .unwrap()
+            .is_empty()
+    );
     client.close().await.unwrap();
 }
 

@@ -426,17 +426,20 @@ server.serve_forever()
 "#,
     )
     .unwrap();
+    // A started process comes from the operator's files (`--with`), never
+    // from a stored suite (docs/SECURITY.md).
+    let targets = json!({"targets": {"agent": {
+        "type": "http",
+        "url": format!("http://127.0.0.1:{port}/"),
+        "body": {"message": "{{ message }}"},
+        "response": {"output": "/output"},
+        "start": {
+            "command": ["python3", agent.to_str().unwrap(), port.to_string()],
+            "ready_line": "ready",
+        },
+    }}});
+    std::fs::write(ui.dir.path().join("targets.yaml"), targets.to_string()).unwrap();
     let doc = gavel_store::SuiteDoc::from_value(json!({
-        "targets": {"agent": {
-            "type": "http",
-            "url": format!("http://127.0.0.1:{port}/"),
-            "body": {"message": "{{ message }}"},
-            "response": {"output": "/output"},
-            "start": {
-                "command": ["python3", agent.to_str().unwrap(), port.to_string()],
-                "ready_line": "ready",
-            },
-        }},
         "cases": [{"id": "a", "input": "hi", "checks": [{"type": "contains", "value": "ok"}]}],
     }))
     .unwrap();
@@ -755,7 +758,7 @@ async fn the_start_form_offers_the_suites_targets_and_estimates_the_judge_cost()
     let (_, part) = ui.get("/runs/preview?suite=est&judge=nonsense").await;
     assert!(part.contains("not estimated: judge `nonsense`"), "{part}");
     let (_, part) = ui
-        .get("/runs/preview?suite=est&judge=openai-compatible:m@http://127.0.0.1:9/v1")
+        .get("/runs/preview?suite=est&judge=anthropic:claude-unpriced-9")
         .await;
     assert!(part.contains("price is not known"), "{part}");
 }
@@ -767,8 +770,9 @@ async fn a_running_run_streams_its_results_as_server_sent_events() {
     // Three cases, each answered after 300 ms: the run is still going while
     // the first results arrive.
     let agent = "while IFS= read -r line; do sleep 0.3; printf '{\"output\": \"ok\"}\\n'; done";
+    let targets = json!({"targets": {"slow": {"type": "command", "command": ["sh", "-c", agent]}}});
+    std::fs::write(ui.dir.path().join("targets.yaml"), targets.to_string()).unwrap();
     let doc = gavel_store::SuiteDoc::from_value(json!({
-        "targets": {"slow": {"type": "command", "command": ["sh", "-c", agent]}},
         "cases": [
             {"id": "a", "input": "1", "checks": [{"type": "contains", "value": "ok"}]},
             {"id": "b", "input": "2", "checks": [{"type": "contains", "value": "no"}]},
@@ -846,8 +850,14 @@ async fn a_suite_with_an_otel_setting_exports_its_web_runs() {
     let receiver = otel::receiver().await;
     let ui = start(None).await;
     let csrf = ui.csrf().await;
+    // An export endpoint comes from the operator's files (docs/SECURITY.md).
+    let with = format!(
+        "{}otel:\n  endpoint: {}\n",
+        support::ECHO_TARGETS,
+        receiver.uri()
+    );
+    std::fs::write(ui.dir.path().join("targets.yaml"), with).unwrap();
     let doc = gavel_store::SuiteDoc::from_value(json!({
-        "otel": {"endpoint": receiver.uri()},
         "cases": [{"id": "hello", "input": "hi", "checks": [{"type": "contains", "value": "ok"}]}],
     }))
     .unwrap();

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::capability::{self, Capability, Finding};
 use crate::{Case, LoadError, Location, Round, Suite, SuiteDefaults, TargetSpec};
 use parse::{Header, Shape};
 
@@ -63,6 +64,49 @@ pub fn parse_suite_str(text: &str, path: &Path) -> Result<Suite, Vec<LoadError>>
         text: text.to_owned(),
         path: path.to_owned(),
     }])
+}
+
+/// Every capability one suite text asks for ([`crate::capability`]): its
+/// targets, judge settings, default checks, datasets, export, and each case
+/// (fields under `cases[i]`, in document order). Nothing else is read and no
+/// case is resolved: the check a front door makes before it runs a suite
+/// others wrote.
+pub fn capabilities(text: &str, path: &Path) -> Result<Vec<Finding>, LoadError> {
+    let parts = parse_file(text, path, Text::Given(text))?;
+    let header = &parts.header;
+    let mut found: Vec<Finding> = header
+        .targets
+        .iter()
+        .flat_map(|(name, spec)| capability::target(name, spec))
+        .collect();
+    found.extend(capability::settings(&header.judge));
+    found.extend(capability::check_list("defaults", &header.defaults.checks));
+    found.extend((0..header.datasets.len()).map(|i| Finding {
+        field: format!("datasets[{i}].file"),
+        capability: Capability::FileRead,
+    }));
+    if let Some(crate::otel::OtelSetting::With(otel)) = &header.otel
+        && otel.endpoint.is_some()
+    {
+        found.push(Finding {
+            field: "otel.endpoint".into(),
+            capability: Capability::Telemetry,
+        });
+    }
+    let mut index = 0;
+    parse::cases(
+        without_bom(text),
+        &parts.shown,
+        parts.shape,
+        &mut |case, _| {
+            found.extend(capability::case(&case).into_iter().map(|f| Finding {
+                field: format!("cases[{index}].{}", f.field),
+                ..f
+            }));
+            index += 1;
+        },
+    )?;
+    Ok(found)
 }
 
 /// Reads every file's settings: the first of two passes, which [`Loading::cases`]

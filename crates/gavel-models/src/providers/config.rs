@@ -140,14 +140,18 @@ pub(crate) fn resolve(
             )
         }
         Provider::OpenAiCompatible => {
-            let key = explicit_key.or_else(|| var("OPENAI_COMPATIBLE_API_KEY"));
             let base = explicit_base.or_else(|| id.base_url.clone()).ok_or_else(|| {
                 ModelError::new(
                     ErrorKind::Permanent,
                     format!("{name}: an openai-compatible model needs a base URL (openai-compatible:NAME@BASE_URL)"),
                 )
             })?;
-            (base, "the base URL", key)
+            // The environment's key goes only to the base URL the environment
+            // binds it to, when it names one.
+            let env_key = var("OPENAI_COMPATIBLE_API_KEY").filter(|_| {
+                var("OPENAI_COMPATIBLE_BASE_URL").is_none_or(|bound| same_base(&bound, &base))
+            });
+            (base, "the base URL", explicit_key.or(env_key))
         }
         Provider::Anthropic => {
             let key = explicit_key
@@ -218,6 +222,11 @@ fn pick_base(
         (None, Some(url)) => (Some(url), var),
         (None, None) => (None, "the base URL"),
     }
+}
+
+/// Whether two base URLs are the same, trailing slashes aside.
+fn same_base(a: &str, b: &str) -> bool {
+    a.trim().trim_end_matches('/') == b.trim().trim_end_matches('/')
 }
 
 /// `base` with its path ending in `/` (a query string is kept after it).
@@ -421,6 +430,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(with_key.api_key.as_deref(), Some("local-key"));
+
+        // A key bound to a base URL goes there and nowhere else.
+        let bound = |url: &str| {
+            resolve(
+                &id(&format!("openai-compatible:m@{url}")),
+                &ProviderConfig::from_env(),
+                env_of(&[
+                    ("OPENAI_COMPATIBLE_API_KEY", "local-key"),
+                    ("OPENAI_COMPATIBLE_BASE_URL", "http://127.0.0.1:11434/v1/"),
+                ]),
+            )
+            .unwrap()
+            .api_key
+        };
+        assert_eq!(
+            bound("http://127.0.0.1:11434/v1").as_deref(),
+            Some("local-key")
+        );
+        assert_eq!(bound("http://evil.example/v1"), None);
 
         let query = resolve(
             &id("openai:gpt-4o"),

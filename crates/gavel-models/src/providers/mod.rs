@@ -32,7 +32,7 @@ use crate::{ChatModel, ModelError, ModelId};
 /// | family | API key | base URL (default) |
 /// | --- | --- | --- |
 /// | `openai` | `OPENAI_API_KEY` | `OPENAI_BASE_URL` (`https://api.openai.com/v1`) |
-/// | `openai-compatible` | `OPENAI_COMPATIBLE_API_KEY`, optional: no `Authorization` header without it | the URL in the id |
+/// | `openai-compatible` | `OPENAI_COMPATIBLE_API_KEY`, optional: no `Authorization` header without it; sent only to `OPENAI_COMPATIBLE_BASE_URL` when that is set | the URL in the id |
 /// | `anthropic` | `ANTHROPIC_API_KEY` | `ANTHROPIC_BASE_URL` (`https://api.anthropic.com`) |
 /// | `gemini` | `GEMINI_API_KEY`, else `GOOGLE_API_KEY` | `GEMINI_BASE_URL` (`https://generativelanguage.googleapis.com`) |
 ///

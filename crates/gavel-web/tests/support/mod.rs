@@ -20,7 +20,7 @@ pub(crate) struct Ui {
 
 /// Runs started from the UI use this targets file by default: an agent `echo`
 /// answering `ok`.
-const ECHO_TARGETS: &str = "targets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\n";
+pub(crate) const ECHO_TARGETS: &str = "targets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']\n";
 
 /// Serves the UI (with `token`, if any) over a fresh store.
 pub(crate) async fn start(token: Option<&str>) -> Ui {
@@ -29,6 +29,16 @@ pub(crate) async fn start(token: Option<&str>) -> Ui {
 
 /// Serves the UI over a fresh store, its runs using the targets file `targets_yaml`.
 pub(crate) async fn start_with(token: Option<&str>, targets_yaml: &str) -> Ui {
+    start_judged(token, targets_yaml, None).await
+}
+
+/// Serves the UI as [`start_with`] does, its runs judged by `judge` unless
+/// one is chosen (`gavel serve --judge`).
+pub(crate) async fn start_judged(
+    token: Option<&str>,
+    targets_yaml: &str,
+    judge: Option<gavel_models::ModelId>,
+) -> Ui {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
         .await
@@ -44,7 +54,10 @@ pub(crate) async fn start_with(token: Option<&str>, targets_yaml: &str) -> Ui {
         allowed_hosts: vec!["gavel.internal".into()],
         runs: RunDefaults {
             with: vec![targets],
-            ..RunDefaults::default()
+            models: gavel_session::ModelOptions {
+                judge,
+                ..Default::default()
+            },
         },
     };
     let app = gavel_web::app(store.clone(), &config).unwrap();
@@ -77,5 +90,59 @@ impl Ui {
         let (_, page) = self.get("/runs").await;
         let at = page.find("name=\"_csrf\" value=\"").unwrap() + 20;
         page[at..at + 64].to_owned()
+    }
+}
+
+/// A browser signed in through `/login`: its session cookie and CSRF token.
+pub(crate) struct Browser {
+    pub(crate) cookie: String,
+    pub(crate) csrf: String,
+}
+
+/// The value of the first `name="_csrf"` field of a page.
+fn first_csrf(page: &str) -> String {
+    let at = page.find("name=\"_csrf\" value=\"").expect("a CSRF field") + 20;
+    page[at..at + 64].to_owned()
+}
+
+impl Ui {
+    /// Adds the account `name` with `role` and signs it in.
+    pub(crate) async fn signed_in_as(&self, name: &str, role: gavel_store::Role) -> Browser {
+        const PASSWORD: &str = "a long enough password";
+        gavel_web::add_user(&self.store, name, role, PASSWORD, "test")
+            .await
+            .unwrap();
+        let (_, page) = self.get("/login").await;
+        let r = self
+            .client
+            .post(format!("{}/login", self.base))
+            .form(&[
+                ("_csrf", first_csrf(&page).as_str()),
+                ("name", name),
+                ("password", PASSWORD),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{name} signs in");
+        let set = r.headers()["set-cookie"].to_str().unwrap();
+        let cookie = set.split(';').next().unwrap().to_owned();
+        let (_, page) = self.get_as(&cookie, "/account").await;
+        Browser {
+            csrf: first_csrf(&page),
+            cookie,
+        }
+    }
+
+    /// `GET path` with a session cookie.
+    pub(crate) async fn get_as(&self, cookie: &str, path: &str) -> (StatusCode, String) {
+        let r = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("cookie", cookie)
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.text().await.unwrap())
     }
 }
