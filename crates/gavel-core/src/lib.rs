@@ -59,11 +59,26 @@ pub use verdict::Verdict;
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),
 /// which sorts as text in every store.
 pub fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc();
+    rfc3339(time::OffsetDateTime::now_utc())
+}
+
+/// A time given in epoch milliseconds, written as [`now_rfc3339`] writes the
+/// present (out of range: the nearest end of the range `time` can write).
+pub fn rfc3339_of_ms(ms: i64) -> String {
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap_or(if ms < 0 {
+            time::OffsetDateTime::UNIX_EPOCH
+        } else {
+            time::macros::datetime!(9999-12-31 23:59:59.999 UTC)
+        });
+    rfc3339(at)
+}
+
+fn rfc3339(at: time::OffsetDateTime) -> String {
     let format = time::macros::format_description!(
         "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
     );
-    now.format(&format).unwrap_or_default()
+    at.format(&format).unwrap_or_default()
 }
 
 /// `""` for one, `"s"` otherwise: the plural ending of a counted English noun.

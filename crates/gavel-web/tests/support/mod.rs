@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 
 use gavel_store::Store;
-use gavel_web::{Config, RunDefaults};
+use gavel_web::{AccountPolicy, Config, RunDefaults};
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 
@@ -29,6 +29,15 @@ pub(crate) async fn start(token: Option<&str>) -> Ui {
 
 /// Serves the UI over a fresh store, its runs using the targets file `targets_yaml`.
 pub(crate) async fn start_with(token: Option<&str>, targets_yaml: &str) -> Ui {
+    start_configured(token, targets_yaml, AccountPolicy::default()).await
+}
+
+/// Serves the UI over a fresh store with these sign-in limits and token lifetimes.
+pub(crate) async fn start_with_policy(accounts: AccountPolicy) -> Ui {
+    start_configured(None, ECHO_TARGETS, accounts).await
+}
+
+async fn start_configured(token: Option<&str>, targets_yaml: &str, accounts: AccountPolicy) -> Ui {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
         .await
@@ -46,8 +55,10 @@ pub(crate) async fn start_with(token: Option<&str>, targets_yaml: &str) -> Ui {
             with: vec![targets],
             ..RunDefaults::default()
         },
+        accounts,
     };
     let app = gavel_web::app(store.clone(), &config).unwrap();
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await });
     Ui {
         base: format!("http://{addr}"),
