@@ -107,12 +107,12 @@ async fn a_hundred_wrong_passwords_lock_the_name_until_an_admin_lifts_it() {
     let mut statuses = Vec::new();
     for i in 0..100 {
         let r = ui.try_sign_in("vi", &format!("guess {i:03}"), "/").await;
+        statuses.push(r.status().as_u16());
         if r.status() == StatusCode::TOO_MANY_REQUESTS {
             assert!(retry_after(&r) > 60, "a lock, not a back-off");
             let page = r.text().await.unwrap();
             assert!(page.contains("locked for 15 min"), "{page}");
         }
-        statuses.push(r.status().as_u16());
     }
     let refused = statuses.iter().filter(|&&s| s == 429).count();
     assert_eq!(statuses[..10], [401; 10], "ten tries are checked");
@@ -152,7 +152,8 @@ async fn a_hundred_wrong_passwords_lock_the_name_until_an_admin_lifts_it() {
 
 #[tokio::test]
 async fn failures_back_off_before_any_password_is_checked() {
-    // A back-off of an hour: the next try certainly falls inside it.
+    // A first back-off of an hour (capped at a minute): the next try falls
+    // inside it.
     let policy = AccountPolicy {
         backoff: Duration::from_secs(3600),
         ..AccountPolicy::default()
@@ -164,11 +165,8 @@ async fn failures_back_off_before_any_password_is_checked() {
     }
     let r = ui.try_sign_in("vi", PASSWORD, "/").await;
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert!(
-        retry_after(&r) > 3000 && retry_after(&r) <= 3600,
-        "{}",
-        retry_after(&r)
-    );
+    // An hour's back-off, capped at a minute.
+    assert!((1..=60).contains(&retry_after(&r)), "{}", retry_after(&r));
     let page = r.text().await.unwrap();
     assert!(
         page.contains("too many failed sign-ins for this name: try again in"),
@@ -234,7 +232,8 @@ async fn after_sign_in_only_paths_of_this_site_are_followed() {
     assert_eq!(r.headers()["location"], "/runs?x=1");
     // The form carries only a safe `next` either.
     let (_, page) = ui.get("/login?next=%2F%09%2Fevil.example").await;
-    assert!(page.contains("name=\"next\" value=\"/\""), "{page}");
+    assert!(!page.contains("evil"), "{page}");
+    assert!(page.contains("name=\"next\" value=\"&#x2f;\""), "{page}");
 }
 
 #[tokio::test]
@@ -376,8 +375,8 @@ async fn tool_arguments_are_escaped_once() {
         .unwrap();
     let call = ToolCall {
         name: "search".into(),
-        arguments: json!({"q": "<b>a & b</b>"}),
-        result: Some(json!(["<i>x</i>"])),
+        arguments: json!({"q": "<q-x>a & b</q-x>"}),
+        result: Some(json!(["<i-x>x</i-x>"])),
         agent: None,
     };
     let execution = Execution {
@@ -406,13 +405,13 @@ async fn tool_arguments_are_escaped_once() {
     let (status, page) = ui.get(&format!("/runs/{run}")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(!page.contains("\\u003c"), "JSON-escaped: {page}");
-    assert!(!page.contains("<b>a"), "unescaped");
+    assert!(!page.contains("<q-x>") && !page.contains("<i-x>"), "unescaped");
     // `"` and `<`, `>`, `&` escaped once, as HTML (and `/` too, by minijinja).
     assert!(
-        page.contains("<code>{&quot;q&quot;:&quot;&lt;b&gt;a &amp; b&lt;"),
+        page.contains("<code>{&quot;q&quot;:&quot;&lt;q-x&gt;a &amp; b&lt;"),
         "{page}"
     );
-    assert!(page.contains("<code>[&quot;&lt;i&gt;x&lt;"), "{page}");
+    assert!(page.contains("<code>[&quot;&lt;i-x&gt;x&lt;"), "{page}");
 }
 
 /// Every `pattern="…"` of the templates compiles as Chrome compiles it: with
