@@ -65,12 +65,13 @@ pub fn now_rfc3339() -> String {
 /// A time given in epoch milliseconds, written as [`now_rfc3339`] writes the
 /// present (out of range: the nearest end of the range `time` can write).
 pub fn rfc3339_of_ms(ms: i64) -> String {
-    let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .unwrap_or(if ms < 0 {
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap_or(
+        if ms < 0 {
             time::OffsetDateTime::UNIX_EPOCH
         } else {
             time::macros::datetime!(9999-12-31 23:59:59.999 UTC)
-        });
+        },
+    );
     rfc3339(at)
 }
 

@@ -71,7 +71,9 @@ pub struct SignInFailures {
 
 type Row = (String, String, i64, i64, i64);
 
-fn failures_of((kind, subject, failures, last_ms, blocked_until_ms): Row) -> Result<SignInFailures, StoreError> {
+fn failures_of(
+    (kind, subject, failures, last_ms, blocked_until_ms): Row,
+) -> Result<SignInFailures, StoreError> {
     Ok(SignInFailures {
         subject: SignInSubject::of(&kind, subject)?,
         failures: u32::try_from(failures).unwrap_or(u32::MAX),
@@ -115,13 +117,11 @@ impl Store {
         let forget_ms = i64::try_from(forget.as_millis()).unwrap_or(i64::MAX);
         let stale = now.saturating_sub(forget_ms);
         let mut tx = self.begin_write().await?;
-        sqlx::query(
-            "DELETE FROM sign_in_failures WHERE last_ms <= $1 AND blocked_until_ms <= $2",
-        )
-        .bind(stale)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query("DELETE FROM sign_in_failures WHERE last_ms <= $1 AND blocked_until_ms <= $2")
+            .bind(stale)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
         let before: Option<(i64, i64)> = sqlx::query_as(
             "SELECT failures, last_ms FROM sign_in_failures WHERE kind = $1 AND subject = $2",
         )
@@ -129,10 +129,10 @@ impl Store {
         .bind(subject.subject())
         .fetch_optional(&mut *tx)
         .await?;
-        let counted = before.filter(|&(_, last)| last > stale).map_or(0, |(n, _)| n);
-        let failures = u32::try_from(counted)
-            .unwrap_or(u32::MAX)
-            .saturating_add(1);
+        let counted = before
+            .filter(|&(_, last)| last > stale)
+            .map_or(0, |(n, _)| n);
+        let failures = u32::try_from(counted).unwrap_or(u32::MAX).saturating_add(1);
         let blocked_ms = i64::try_from(block(failures).as_millis()).unwrap_or(i64::MAX);
         let until = now.saturating_add(blocked_ms);
         sqlx::query(
@@ -159,7 +159,10 @@ impl Store {
 
     /// Forgets `subject`'s failures (a good sign-in, or an admin lifting a
     /// lock); whether it had any.
-    pub async fn clear_sign_in_failures(&self, subject: &SignInSubject) -> Result<bool, StoreError> {
+    pub async fn clear_sign_in_failures(
+        &self,
+        subject: &SignInSubject,
+    ) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM sign_in_failures WHERE kind = $1 AND subject = $2")
             .bind(subject.kind())
             .bind(subject.subject())

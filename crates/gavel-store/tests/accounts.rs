@@ -134,11 +134,11 @@ async fn sign_in_failures_story(url: String) -> TestResult {
         assert_eq!(recorded.failures, n);
     }
     store.record_sign_in_failure(&here, hour, block).await?;
-    let found = store
-        .sign_in_failures(&[ana.clone(), here.clone()])
-        .await?;
-    let counts: Vec<(SignInSubject, u32)> =
-        found.iter().map(|f| (f.subject.clone(), f.failures)).collect();
+    let found = store.sign_in_failures(&[ana.clone(), here.clone()]).await?;
+    let counts: Vec<(SignInSubject, u32)> = found
+        .iter()
+        .map(|f| (f.subject.clone(), f.failures))
+        .collect();
     assert_eq!(counts, [(ana.clone(), 3), (here.clone(), 1)]);
     assert!(found[0].blocked_until_ms >= found[0].last_ms + 180_000);
     let blocked = store.blocked_sign_ins().await?;

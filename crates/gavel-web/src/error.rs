@@ -66,8 +66,8 @@ impl IntoResponse for WebError {
 /// The answer to a failure inside the server: its details go to the log under
 /// a new error id, the client gets only the id.
 pub(crate) fn internal(error: &dyn std::error::Error) -> Response {
-    let id = crate::auth::random_hex(6)
-        .unwrap_or_else(|_| uuid::Uuid::now_v7().simple().to_string());
+    let id =
+        crate::auth::random_hex(6).unwrap_or_else(|_| uuid::Uuid::now_v7().simple().to_string());
     tracing::error!(error_id = %id, "request failed: {}", full_chain(error));
     let body = serde_json::json!({
         "error": format!("internal error {id}: the server's log has the details"),

@@ -45,9 +45,9 @@ use gavel_store::Store;
 
 pub use accounts::{AccountError, MAX_PASSWORD, MIN_PASSWORD, add_user, check_password};
 pub use error::WebError;
-pub use policy::AccountPolicy;
 #[cfg(feature = "cli")]
 pub use new_account::NewAccount;
+pub use policy::AccountPolicy;
 pub use runs::RunDefaults;
 pub use throttle::address_key;
 

@@ -195,7 +195,12 @@ async fn users_page(
     error: Option<&str>,
     code: StatusCode,
 ) -> Response {
-    let listed = async { Ok::<_, StoreError>((state.store.users().await?, state.store.blocked_sign_ins().await?)) };
+    let listed = async {
+        Ok::<_, StoreError>((
+            state.store.users().await?,
+            state.store.blocked_sign_ins().await?,
+        ))
+    };
     let (users, blocked) = match listed.await {
         Ok(listed) => listed,
         Err(e) => return WebError::from(e).into_response(),
@@ -336,7 +341,11 @@ struct UnlockForm {
 
 /// `POST /users/locks/unlock`: forgets the failed sign-ins of an account name
 /// (`kind=account`) or a client address (`kind=address`), lifting its lock.
-async fn unlock(State(state): State<AppState>, actor: Actor, Form(f): Form<UnlockForm>) -> Response {
+async fn unlock(
+    State(state): State<AppState>,
+    actor: Actor,
+    Form(f): Form<UnlockForm>,
+) -> Response {
     let subject = match f.kind.as_str() {
         "account" => SignInSubject::Account(f.subject),
         "address" => SignInSubject::Address(f.subject),

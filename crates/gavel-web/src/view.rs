@@ -54,9 +54,8 @@ pub(crate) fn templates() -> Result<Environment<'static>, WebError> {
 /// `tojson` escapes `<` as `\u003c` itself and marks the text safe, so pages
 /// would show `\u003c` where the agent sent `<`).
 fn json_text(value: Value) -> Result<String, minijinja::Error> {
-    serde_json::to_string(&value).map_err(|e| {
-        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
-    })
+    serde_json::to_string(&value)
+        .map_err(|e| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string()))
 }
 
 /// Any serializable value as a template value.

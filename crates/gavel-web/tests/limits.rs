@@ -93,7 +93,11 @@ impl Ui {
 }
 
 fn retry_after(r: &reqwest::Response) -> u64 {
-    r.headers()["retry-after"].to_str().unwrap().parse().unwrap()
+    r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -271,7 +275,11 @@ async fn api_tokens_expire_and_a_password_reset_revokes_them() {
     assert_eq!(days_ahead(&listed[0]), (true, true), "{listed:?}");
 
     let r = ui
-        .post_as(&admin, "/users/vi/password", &[("password", "another password")])
+        .post_as(
+            &admin,
+            "/users/vi/password",
+            &[("password", "another password")],
+        )
         .await;
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     assert_eq!(
@@ -405,7 +413,10 @@ async fn tool_arguments_are_escaped_once() {
     let (status, page) = ui.get(&format!("/runs/{run}")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(!page.contains("\\u003c"), "JSON-escaped: {page}");
-    assert!(!page.contains("<q-x>") && !page.contains("<i-x>"), "unescaped");
+    assert!(
+        !page.contains("<q-x>") && !page.contains("<i-x>"),
+        "unescaped"
+    );
     // `"` and `<`, `>`, `&` escaped once, as HTML (and `/` too, by minijinja).
     assert!(
         page.contains("<code>{&quot;q&quot;:&quot;&lt;q-x&gt;a &amp; b&lt;"),

@@ -79,7 +79,10 @@ async fn users_unlock_lifts_locks_and_tokens_are_listed_and_revoked() {
 
     let (code, tokens) = gavel(&["users", "tokens", "vi"]);
     assert_eq!(code, Some(0), "{tokens}");
-    assert!(tokens.contains(&id) && tokens.contains("expires 20"), "{tokens}");
+    assert!(
+        tokens.contains(&id) && tokens.contains("expires 20"),
+        "{tokens}"
+    );
     assert_eq!(gavel(&["users", "revoke", "vi", &id]).0, Some(0));
     assert!(store.api_tokens("vi").await.unwrap().is_empty());
     let (code, again) = gavel(&["users", "revoke", "vi", &id]);
@@ -162,8 +165,18 @@ fn a_burst_of_sign_ins_keeps_the_memory_flat() {
             let (url, csrf) = (format!("{}/login", server.base), csrf.clone());
             std::thread::spawn(move || {
                 start.wait();
-                let form = [("_csrf", csrf.as_str()), ("name", "ana"), ("password", PASSWORD)];
-                client.post(url).form(&form).send().unwrap().status().as_u16()
+                let form = format!(
+                    "_csrf={csrf}&name=ana&password={}",
+                    PASSWORD.replace(' ', "+")
+                );
+                client
+                    .post(url)
+                    .header("content-type", "application/x-www-form-urlencoded")
+                    .body(form)
+                    .send()
+                    .unwrap()
+                    .status()
+                    .as_u16()
             })
         })
         .collect();
