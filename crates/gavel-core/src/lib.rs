@@ -99,3 +99,17 @@ pub fn json_type(value: &serde_json::Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn epoch_milliseconds_are_written_as_now_is() {
+        assert_eq!(super::rfc3339_of_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            super::rfc3339_of_ms(1_764_300_000_123),
+            "2025-11-28T03:20:00.123Z"
+        );
+        assert_eq!(super::rfc3339_of_ms(i64::MAX), "9999-12-31T23:59:59.999Z");
+        assert_eq!(super::now_rfc3339().len(), 24);
+    }
+}
