@@ -60,11 +60,27 @@ pub use verdict::Verdict;
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),
 /// which sorts as text in every store.
 pub fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc();
+    rfc3339(time::OffsetDateTime::now_utc())
+}
+
+/// A time given in epoch milliseconds, written as [`now_rfc3339`] writes the
+/// present (out of range: the nearest end of the range `time` can write).
+pub fn rfc3339_of_ms(ms: i64) -> String {
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap_or(
+        if ms < 0 {
+            time::OffsetDateTime::UNIX_EPOCH
+        } else {
+            time::macros::datetime!(9999-12-31 23:59:59.999 UTC)
+        },
+    );
+    rfc3339(at)
+}
+
+fn rfc3339(at: time::OffsetDateTime) -> String {
     let format = time::macros::format_description!(
         "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
     );
-    now.format(&format).unwrap_or_default()
+    at.format(&format).unwrap_or_default()
 }
 
 /// `""` for one, `"s"` otherwise: the plural ending of a counted English noun.
@@ -82,5 +98,19 @@ pub fn json_type(value: &serde_json::Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn epoch_milliseconds_are_written_as_now_is() {
+        assert_eq!(super::rfc3339_of_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            super::rfc3339_of_ms(1_764_300_000_123),
+            "2025-11-28T03:20:00.123Z"
+        );
+        assert_eq!(super::rfc3339_of_ms(i64::MAX), "9999-12-31T23:59:59.999Z");
+        assert_eq!(super::now_rfc3339().len(), 24);
     }
 }

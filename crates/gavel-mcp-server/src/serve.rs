@@ -1,5 +1,10 @@
 //! The two transports: stdio (the client starts `gavel mcp`) and Streamable HTTP
 //! (`gavel mcp --http ADDR`, loopback only: the store is not for the network).
+//! Over HTTP, as the MCP specification asks, a request whose `Origin` is not
+//! this server (`http://localhost:PORT`, `http://127.0.0.1:PORT`,
+//! `http://[::1]:PORT`) gets 403, so no web page can read the store through a
+//! browser; a request without `Origin` (not from a browser) is served, and the
+//! `Host` must be a loopback name (DNS rebinding).
 
 use std::net::SocketAddr;
 
@@ -55,7 +60,16 @@ pub async fn serve_http(
     if !addr.ip().is_loopback() {
         return Err(ServeError::NotLoopback(addr));
     }
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_allowed_origins(own_origins(bound.port()))
+        .enforce_origin_validation();
     let service: StreamableHttpService<EvalServer, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(EvalServer::new(store.clone())),
@@ -63,15 +77,14 @@ pub async fn serve_http(
             config,
         );
     let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServeError::Bind { addr, source })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind { addr, source })?;
     ready(bound);
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { stop.cancelled_owned().await })
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))
+}
+
+/// The origins of this server on `port`: its loopback names.
+fn own_origins(port: u16) -> [String; 3] {
+    ["localhost", "127.0.0.1", "[::1]"].map(|host| format!("http://{host}:{port}"))
 }

@@ -50,6 +50,7 @@ mod queue;
 mod rate;
 mod read;
 mod rows;
+mod sign_in;
 mod tx;
 mod users;
 mod write;
@@ -70,6 +71,7 @@ pub use lifecycle::CaseChange;
 pub use open::{DEFAULT_URL, Engine};
 pub use pages::{ExecutionPages, PAGE_SIZE};
 pub use queue::{Claim, QueueProgress};
+pub use sign_in::{SignInFailures, SignInSubject};
 pub use users::{ApiToken, Role, User, check_user_name};
 pub use write::SnapshotCase;
 

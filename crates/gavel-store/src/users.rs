@@ -82,6 +82,8 @@ pub struct ApiToken {
     pub created_at: String,
     /// Who made it.
     pub created_by: String,
+    /// When it stops working (RFC 3339 UTC).
+    pub expires_at: String,
 }
 
 /// Longest user name accepted.
@@ -249,7 +251,8 @@ impl Store {
         Ok(())
     }
 
-    /// Sets an account's password hash and ends its sessions.
+    /// Sets an account's password hash, ends its sessions and revokes its API
+    /// tokens: whoever held the old password may have made one.
     pub async fn set_password(&self, name: &str, password_hash: &str) -> Result<(), StoreError> {
         let mut tx = self.begin_write().await?;
         let done = sqlx::query("UPDATE users SET password_hash = $2 WHERE name = $1")
@@ -261,6 +264,10 @@ impl Store {
             return Err(StoreError::NotFound(format!("user `{name}`")));
         }
         sqlx::query("DELETE FROM user_sessions WHERE user_name = $1")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM api_tokens WHERE user_name = $1")
             .bind(name)
             .execute(&mut *tx)
             .await?;
@@ -313,21 +320,28 @@ impl Store {
         Ok(())
     }
 
-    /// Stores a new API token of `user` under its hash; returns its id.
+    /// Stores a new API token of `user` under its hash, working for `ttl`;
+    /// returns its id.
     pub async fn create_api_token(
         &self,
         user: &str,
         label: &str,
         token_hash: &str,
         by: &str,
+        ttl: Duration,
     ) -> Result<String, StoreError> {
         if self.user(user).await?.is_none() {
             return Err(StoreError::NotFound(format!("user `{user}`")));
         }
+        sqlx::query("DELETE FROM api_tokens WHERE expires_ms <= $1")
+            .bind(epoch_ms(Duration::ZERO))
+            .execute(&self.pool)
+            .await?;
         let id = uuid::Uuid::now_v7().to_string();
         sqlx::query(
-            "INSERT INTO api_tokens (id, user_name, label, token_hash, created_at, created_by) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO api_tokens \
+             (id, user_name, label, token_hash, created_at, created_by, expires_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(id.as_str())
         .bind(user)
@@ -335,44 +349,63 @@ impl Store {
         .bind(token_hash)
         .bind(gavel_core::now_rfc3339())
         .bind(by)
+        .bind(epoch_ms(ttl))
         .execute(&self.pool)
         .await?;
         Ok(id)
     }
 
-    /// A user's API tokens, oldest first.
+    /// A user's API tokens, oldest first, expired ones left out (tokens made
+    /// before tokens expired, undated yet, are listed as expiring `-`).
     pub async fn api_tokens(&self, user: &str) -> Result<Vec<ApiToken>, StoreError> {
-        let rows: Vec<(String, String, String, String, String)> = sqlx::query_as(
-            "SELECT id, user_name, label, created_at, created_by FROM api_tokens \
-             WHERE user_name = $1 ORDER BY created_at, id",
+        let rows: Vec<(String, String, String, String, String, Option<i64>)> = sqlx::query_as(
+            "SELECT id, user_name, label, created_at, created_by, expires_ms FROM api_tokens \
+             WHERE user_name = $1 AND (expires_ms IS NULL OR expires_ms > $2) \
+             ORDER BY created_at, id",
         )
         .bind(user)
+        .bind(epoch_ms(Duration::ZERO))
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(id, user, label, created_at, created_by)| ApiToken {
-                id,
-                user,
-                label,
-                created_at,
-                created_by,
-            })
+            .map(
+                |(id, user, label, created_at, created_by, expires_ms)| ApiToken {
+                    id,
+                    user,
+                    label,
+                    created_at,
+                    created_by,
+                    expires_at: expires_ms
+                        .map_or_else(|| "-".to_owned(), gavel_core::rfc3339_of_ms),
+                },
+            )
             .collect())
     }
 
-    /// The enabled account an API token (by its hash) belongs to.
+    /// The enabled account an unexpired API token (by its hash) belongs to.
     pub async fn token_user(&self, token_hash: &str) -> Result<Option<User>, StoreError> {
         let row: Option<UserRow> = sqlx::query_as(concat!(
             "SELECT ",
             user_columns!(),
             " FROM api_tokens t JOIN users u ON u.name = t.user_name \
-             WHERE t.token_hash = $1 AND u.disabled = 0"
+             WHERE t.token_hash = $1 AND t.expires_ms > $2 AND u.disabled = 0"
         ))
         .bind(token_hash)
+        .bind(epoch_ms(Duration::ZERO))
         .fetch_optional(&self.pool)
         .await?;
         row.map(user_of).transpose()
+    }
+
+    /// Gives the tokens made before tokens expired (none has an expiry) `ttl`
+    /// from now; returns how many there were.
+    pub async fn date_undated_tokens(&self, ttl: Duration) -> Result<u64, StoreError> {
+        let done = sqlx::query("UPDATE api_tokens SET expires_ms = $1 WHERE expires_ms IS NULL")
+            .bind(epoch_ms(ttl))
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
     }
 
     /// Revokes one of `user`'s tokens; `NotFound` when it has no such token.

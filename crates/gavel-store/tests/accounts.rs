@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use gavel_store::{CaseChange, Role, Store, StoreError, SuiteDoc};
+use gavel_store::{CaseChange, Role, SignInSubject, Store, StoreError, SuiteDoc};
 use serde_json::json;
 
 mod support;
@@ -58,8 +58,16 @@ async fn accounts_story(url: String) -> TestResult {
     store.end_session("s-live").await?;
     assert_eq!(store.session_user("s-live").await?, None);
 
-    // Tokens: found by hash, listed without it, revoked by their owner only.
-    let id = store.create_api_token("bo", "ci", "hash-t", "ana").await?;
+    // Tokens: found by hash, listed without it, revoked by their owner only,
+    // dead once expired.
+    let day = Duration::from_secs(86_400);
+    let id = store
+        .create_api_token("bo", "ci", "hash-t", "ana", day)
+        .await?;
+    store
+        .create_api_token("bo", "old", "hash-x", "ana", Duration::ZERO)
+        .await?;
+    assert_eq!(store.token_user("hash-x").await?, None, "expired");
     assert_eq!(
         store.token_user("hash-t").await?.map(|u| u.name),
         Some("bo".into())
@@ -69,6 +77,7 @@ async fn accounts_story(url: String) -> TestResult {
         (tokens.len(), tokens[0].label.as_str(), tokens[0].id == id),
         (1, "ci", true)
     );
+    assert!(tokens[0].expires_at > tokens[0].created_at, "{tokens:?}");
     assert!(matches!(
         store.revoke_api_token("ana", &id).await,
         Err(StoreError::NotFound(_))
@@ -87,7 +96,8 @@ async fn accounts_story(url: String) -> TestResult {
     store.revoke_api_token("bo", &id).await?;
     assert!(store.api_tokens("bo").await?.is_empty());
 
-    // The last admin stays one; a new password ends the sessions.
+    // The last admin stays one; a new password ends the sessions and revokes
+    // the tokens.
     let last = store.update_user("ana", Role::Editor, false).await;
     assert!(
         matches!(&last, Err(StoreError::Invalid { message, .. }) if message.contains("last admin")),
@@ -96,10 +106,55 @@ async fn accounts_story(url: String) -> TestResult {
     store
         .create_session("s-ana", "ana", Duration::from_secs(60))
         .await?;
+    store
+        .create_api_token("ana", "ci", "hash-a", "ana", day)
+        .await?;
+    assert!(store.token_user("hash-a").await?.is_some());
     store.set_password("ana", "$argon2id$new").await?;
     assert_eq!(store.session_user("s-ana").await?, None);
+    assert_eq!(store.token_user("hash-a").await?, None);
+    assert!(store.api_tokens("ana").await?.is_empty());
     let (_, hash) = store.user_for_sign_in("ana").await?.ok_or("no ana")?;
     assert_eq!(hash, "$argon2id$new");
+    Ok(())
+}
+
+async fn sign_in_failures_story(url: String) -> TestResult {
+    let store = Store::open(&url).await?;
+    let ana = SignInSubject::Account("ana".into());
+    let here = SignInSubject::Address("10.0.0.1".into());
+    let hour = Duration::from_secs(3600);
+    // Blocked from the third failure on, for as many minutes as failures.
+    let block = |n: u32| match n {
+        0..=2 => Duration::ZERO,
+        n => Duration::from_secs(60 * u64::from(n)),
+    };
+    for n in 1..=3 {
+        let recorded = store.record_sign_in_failure(&ana, hour, block).await?;
+        assert_eq!(recorded.failures, n);
+    }
+    store.record_sign_in_failure(&here, hour, block).await?;
+    let found = store.sign_in_failures(&[ana.clone(), here.clone()]).await?;
+    let counts: Vec<(SignInSubject, u32)> = found
+        .iter()
+        .map(|f| (f.subject.clone(), f.failures))
+        .collect();
+    assert_eq!(counts, [(ana.clone(), 3), (here.clone(), 1)]);
+    assert!(found[0].blocked_until_ms >= found[0].last_ms + 180_000);
+    let blocked = store.blocked_sign_ins().await?;
+    assert_eq!(
+        blocked.iter().map(|b| &b.subject).collect::<Vec<_>>(),
+        [&ana],
+        "only what is refused now"
+    );
+    // Forgotten after the window: the count starts again.
+    let again = store
+        .record_sign_in_failure(&here, Duration::ZERO, block)
+        .await?;
+    assert_eq!(again.failures, 1);
+    assert!(store.clear_sign_in_failures(&ana).await?);
+    assert!(!store.clear_sign_in_failures(&ana).await?);
+    assert!(store.blocked_sign_ins().await?.is_empty());
     Ok(())
 }
 
@@ -206,6 +261,16 @@ async fn accounts_on_sqlite() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accounts_on_postgres() -> TestResult {
     on_postgres(accounts_story).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_failures_on_sqlite() -> TestResult {
+    on_sqlite(sign_in_failures_story).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_failures_on_postgres() -> TestResult {
+    on_postgres(sign_in_failures_story).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,13 +1,16 @@
 //! Accounts: passwords hashed with argon2 (Argon2id, the crate's default
-//! parameters), checked on sign-in, and API tokens made and stored as SHA-256.
-//! `gavel users add` and the admin's users page both go through [`add_user`].
+//! parameters: 19 MiB a hash), checked on sign-in, and API tokens made and
+//! stored as SHA-256. `gavel users add` and the admin's users page both go
+//! through [`add_user`]. At most [`Hashing`]'s share of hashes run at once.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use argon2::Argon2;
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use gavel_store::{Role, Store, StoreError, User};
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::auth;
 
@@ -17,6 +20,12 @@ pub const MIN_PASSWORD: usize = 8;
 pub const MAX_PASSWORD: usize = 1024;
 /// API tokens start with this, so that they are easy to spot in a leak.
 const TOKEN_PREFIX: &str = "gvl_";
+/// Most password hashes at once: each holds 19 MiB while it runs.
+const MAX_HASHES: usize = 4;
+/// How long a sign-in waits for its turn to hash before it is told to come back.
+pub(crate) const HASH_WAIT: Duration = Duration::from_secs(5);
+/// The `Retry-After` of a sign-in that found no turn.
+pub(crate) const BUSY_RETRY_S: u64 = 2;
 
 /// Why an account could not be made, changed or checked.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +42,41 @@ pub enum AccountError {
     /// Hashing failed (the OS gave no randomness, or a worker thread died).
     #[error("hashing the password failed: {0}")]
     Hash(String),
+    /// Too many passwords were being checked to take one more in time.
+    #[error("the server is busy checking other sign-ins: try again in {BUSY_RETRY_S} s")]
+    Busy,
+}
+
+/// A turn to hash a password: one of at most [`MAX_HASHES`] (fewer on fewer
+/// cores) in this process, so a burst of sign-ins queues instead of holding
+/// 19 MiB each at once.
+pub(crate) struct Hashing {
+    _turn: SemaphorePermit<'static>,
+}
+
+impl Hashing {
+    fn turns() -> &'static Semaphore {
+        static TURNS: OnceLock<Semaphore> = OnceLock::new();
+        TURNS.get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            Semaphore::new(cores.clamp(1, MAX_HASHES))
+        })
+    }
+
+    /// A turn, however long it takes.
+    async fn wait() -> Result<Hashing, AccountError> {
+        let permit = Self::turns().acquire().await;
+        permit
+            .map(|turn| Hashing { _turn: turn })
+            .map_err(|e| AccountError::Hash(e.to_string()))
+    }
+
+    /// A turn within `wait`, else [`AccountError::Busy`].
+    pub(crate) async fn within(wait: Duration) -> Result<Hashing, AccountError> {
+        tokio::time::timeout(wait, Self::wait())
+            .await
+            .map_err(|_| AccountError::Busy)?
+    }
 }
 
 impl AccountError {
@@ -64,7 +108,9 @@ pub fn check_password(password: &str) -> Result<(), AccountError> {
 pub(crate) async fn hash_password(password: &str) -> Result<String, AccountError> {
     check_password(password)?;
     let password = password.to_owned();
+    let turn = Hashing::wait().await?;
     tokio::task::spawn_blocking(move || {
+        let _turn = turn;
         Argon2::default()
             .hash_password(password.as_bytes())
             .map(|h| h.to_string())
@@ -122,11 +168,13 @@ pub(crate) async fn set_password(
 }
 
 /// The enabled account whose password this is; `None` for a wrong name or
-/// password (the same answer, after the same work, for both).
+/// password (the same answer, after the same work, for both). Takes its turn
+/// to hash; [`crate::throttle::sign_in`] is what handlers call.
 pub(crate) async fn sign_in(
     store: &Store,
     name: &str,
     password: &str,
+    turn: Hashing,
 ) -> Result<Option<User>, AccountError> {
     let found = if password.len() > MAX_PASSWORD {
         None
@@ -134,24 +182,28 @@ pub(crate) async fn sign_in(
         store.user_for_sign_in(name).await?
     };
     let password = password.to_owned();
-    tokio::task::spawn_blocking(move || match found {
-        Some((user, hash)) => verify(&password, &hash).then_some(user),
-        None => {
-            verify(&password, decoy_hash());
-            None
+    tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        match found {
+            Some((user, hash)) => verify(&password, &hash).then_some(user),
+            None => {
+                verify(&password, decoy_hash());
+                None
+            }
         }
     })
     .await
     .map_err(|e| AccountError::Hash(e.to_string()))
 }
 
-/// Makes an API token for `user`: returns its id and the token, which is shown
-/// once and stored only as its SHA-256.
+/// Makes an API token for `user`, working for `ttl`: returns its id and the
+/// token, which is shown once and stored only as its SHA-256.
 pub(crate) async fn new_api_token(
     store: &Store,
     user: &str,
     label: &str,
     by: &str,
+    ttl: Duration,
 ) -> Result<(String, String), AccountError> {
     let secret = auth::random_hex(32).map_err(|e| AccountError::Hash(e.to_string()))?;
     let token = format!("{TOKEN_PREFIX}{secret}");
@@ -160,7 +212,7 @@ pub(crate) async fn new_api_token(
         l => l,
     };
     let id = store
-        .create_api_token(user, label, &auth::sha256_hex(&token), by)
+        .create_api_token(user, label, &auth::sha256_hex(&token), by, ttl)
         .await?;
     Ok((id, token))
 }
@@ -174,6 +226,7 @@ impl axum::response::IntoResponse for AccountError {
             }
             AccountError::Hash(e) => crate::WebError::Internal(e).into_response(),
             AccountError::Read(e) => crate::WebError::Internal(e.to_string()).into_response(),
+            AccountError::Busy => crate::WebError::Busy(BUSY_RETRY_S).into_response(),
         }
     }
 }

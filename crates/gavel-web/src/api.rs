@@ -230,9 +230,25 @@ impl From<gavel_store::StoreError> for SaveError {
     }
 }
 
-/// Checks a case with the same compile as `gavel validate` and saves it as a
-/// new version by `author`, replacing the case keyed `key`; returns the version.
-/// Nothing is stored when the case is refused.
+/// The one rule for the id of a case saved through the UI or the API: required,
+/// letters, digits, `-`, `_` and `.` only.
+pub(crate) fn check_case_id(id: &str) -> Result<(), &'static str> {
+    if id.is_empty() {
+        Err("an id is required")
+    } else if !id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        Err("use letters, digits, `-`, `_` and `.` only")
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a case with the same compile as `gavel validate` and its id with
+/// [`check_case_id`], and saves it as a new version by `author`, replacing the
+/// case keyed `key`; returns the version. Nothing is stored when the case is
+/// refused.
 pub(crate) async fn save_case(
     state: &AppState,
     suite: &str,
@@ -259,6 +275,9 @@ pub(crate) async fn save_case(
         });
     }
     let id = case.get("id").and_then(Value::as_str).unwrap_or_default();
+    if let Err(why) = check_case_id(id) {
+        return Err(refuse("id", format!("id: {why}")));
+    }
     if key != Some(id) {
         let taken = match state.store.latest_cases(suite).await {
             Ok(cases) => cases.iter().any(|v| v.key == id && v.case.is_some()),

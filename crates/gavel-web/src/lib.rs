@@ -8,7 +8,9 @@
 //! request's `Origin` this same host; users sign in and act within their role
 //! ([`auth`] has the model); every state-changing request from a browser carries
 //! the CSRF token; everything from agents and models is escaped (minijinja
-//! autoescapes every `.html` template).
+//! autoescapes every `.html` template). Failed sign-ins back off and lock
+//! ([`throttle`]), API tokens expire ([`AccountPolicy`]), and a server failure
+//! answers only an error id that the log carries with its details.
 
 mod accounts;
 mod api;
@@ -22,11 +24,13 @@ mod live;
 #[cfg(feature = "cli")]
 mod new_account;
 mod pages;
+mod policy;
 mod runs;
 mod security;
 mod signin;
 mod start;
 mod summary;
+mod throttle;
 mod users;
 mod view;
 
@@ -43,7 +47,9 @@ pub use accounts::{AccountError, MAX_PASSWORD, MIN_PASSWORD, add_user, check_pas
 pub use error::WebError;
 #[cfg(feature = "cli")]
 pub use new_account::NewAccount;
+pub use policy::AccountPolicy;
 pub use runs::RunDefaults;
+pub use throttle::address_key;
 
 /// What the UI asks for when a person starts a run.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -94,6 +100,9 @@ pub struct Config {
     /// What runs started from the UI use besides the stored suite.
     #[cfg_attr(feature = "cli", command(flatten))]
     pub runs: RunDefaults,
+    /// Sign-in limits and API token lifetimes.
+    #[cfg_attr(feature = "cli", command(flatten))]
+    pub accounts: AccountPolicy,
 }
 
 /// Shared by every handler.
@@ -112,6 +121,7 @@ pub(crate) struct AppState {
     accounts: Arc<AtomicBool>,
     secure_cookies: bool,
     hosts: Arc<hosts::HostPolicy>,
+    policy: Arc<AccountPolicy>,
     templates: Arc<minijinja::Environment<'static>>,
 }
 
@@ -130,6 +140,7 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
         accounts: Arc::default(),
         secure_cookies: config.secure_cookies,
         hosts: Arc::new(hosts::HostPolicy::new(config.bind, &config.allowed_hosts)),
+        policy: Arc::new(config.accounts.clone()),
         templates: Arc::new(view::templates()?),
     };
     let mut router = Router::new()
@@ -174,15 +185,42 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
     Ok(router)
 }
 
-/// Serves until the process ends. Refuses a non-loopback bind without a token
-/// or an account.
-pub async fn serve(store: Store, config: Config) -> Result<(), WebError> {
+/// Serves until the process ends; `ready` is told the address once it is
+/// listened on. Refuses a non-loopback bind without a token or an account.
+/// API tokens made before tokens expired get the configured lifetime from now.
+pub async fn serve(
+    store: Store,
+    config: Config,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), WebError> {
     security::check_bind(&config, &store).await?;
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .map_err(|e| WebError::Bind(config.bind, e))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| WebError::Bind(config.bind, e))?;
+    let dated = store
+        .date_undated_tokens(config.accounts.token_ttl())
+        .await?;
+    if dated > 0 {
+        tracing::warn!(
+            "{dated} API token{} made before tokens expired now expire in {} days",
+            gavel_core::plural(usize::try_from(dated).unwrap_or(usize::MAX)),
+            config.accounts.token_days
+        );
+    }
+    // Port 0 picked a port: the Host check wants the real one.
+    let config = Config {
+        bind: bound,
+        ..config
+    };
     let router = app(store, &config)?;
-    axum::serve(listener, router)
-        .await
-        .map_err(|e| WebError::Bind(config.bind, e))
+    ready(bound);
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .await
+    .map_err(|e| WebError::Bind(config.bind, e))
 }

@@ -1,10 +1,13 @@
 //! Signing in and out: `/login` (a name and password form, or the shared
 //! bootstrap token as `?token=`), `/logout`. A session is a random cookie
 //! (HttpOnly, SameSite=Lax, Secure behind TLS) whose SHA-256 the store keeps.
+//! Passwords are checked within the sign-in limits ([`throttle`]); after
+//! signing in, the browser goes back only to a path of this site.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
@@ -13,8 +16,9 @@ use serde::Deserialize;
 
 use crate::auth::{self, Actor, Proof};
 use crate::security::{SESSION_COOKIE, TOKEN_COOKIE, same_secret};
+use crate::throttle::{self, Attempt};
 use crate::view::render;
-use crate::{AppState, WebError, accounts};
+use crate::{AppState, WebError};
 
 /// How long a session lasts after signing in.
 const SESSION_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -61,9 +65,19 @@ fn form(
     (code, page).into_response()
 }
 
-/// `next` when it is a path of this site, else `/`: no open redirects.
-fn local_path(next: &str) -> &str {
-    let local = next.starts_with('/') && !next.starts_with("//") && !next.contains('\\');
+/// `next` when it is a path of this site, else `/`: no open redirects. A path
+/// starts with one `/` (not `//` or `/\`, which browsers read as another host),
+/// is printable ASCII, and holds no backslash or control character, as sent
+/// or percent-decoded (browsers drop tabs and newlines: `/\t/host` is `//host`).
+pub(crate) fn local_path(next: &str) -> &str {
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(next).collect();
+    let local = next.bytes().all(|b| b.is_ascii_graphic())
+        && next.starts_with('/')
+        && [next.as_bytes(), &decoded[..]].iter().all(|path| {
+            !path.starts_with(b"//")
+                && !path.contains(&b'\\')
+                && !path.iter().any(u8::is_ascii_control)
+        });
     if local { next } else { "/" }
 }
 
@@ -77,18 +91,26 @@ pub(crate) struct LoginForm {
     next: String,
 }
 
-/// `POST /login`: checks the password and starts a session.
+/// `POST /login`: checks the password, within the sign-in limits, and starts
+/// a session. A blocked name or address gets 429 and `Retry-After`.
 pub(crate) async fn login(
     State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     Form(f): Form<LoginForm>,
 ) -> Response {
     let name = f.name.trim();
-    let user = match accounts::sign_in(&state.store, name, &f.password).await {
-        Ok(Some(user)) => user,
-        Ok(None) => {
+    let address = throttle::client_address(&state, peer.as_deref(), &headers);
+    let user = match throttle::sign_in(&state, name, &f.password, address).await {
+        Ok(Attempt::In(user)) => user,
+        Ok(Attempt::Wrong) => {
             let error = Some("wrong name or password");
             return form(&state, &f.next, name, error, StatusCode::UNAUTHORIZED);
+        }
+        Ok(Attempt::Refused(refusal)) => {
+            let code = StatusCode::TOO_MANY_REQUESTS;
+            let page = form(&state, &f.next, name, Some(&refusal.message), code);
+            return ([(header::RETRY_AFTER, refusal.retry_after)], page).into_response();
         }
         Err(e) => return e.into_response(),
     };
@@ -153,4 +175,33 @@ fn session_cookie(state: &AppState, headers: &HeaderMap, value: &str, max_age: u
     );
     // Hex and ASCII only: always a valid header value.
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_path;
+
+    #[test]
+    fn only_paths_of_this_site_are_followed() {
+        for here in ["/", "/runs/1?x=a%2Fb", "/suites/a%20b/cases/new"] {
+            assert_eq!(local_path(here), here);
+        }
+        for away in [
+            "",
+            "runs",
+            "//evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/%09/evil.example",
+            "/%2F/evil.example",
+            "/%5Cevil.example",
+            "/%0d%0aSet-Cookie:x",
+            "/\r\nSet-Cookie:x",
+            "/a b",
+            "/é",
+            "https://evil.example/",
+        ] {
+            assert_eq!(local_path(away), "/", "{away:?}");
+        }
+    }
 }

@@ -1,14 +1,17 @@
 //! Account pages and their API: your own account (`/account`: password, API
 //! tokens) and, for admins, everyone's (`/users`: make accounts, change roles,
-//! disable, reset passwords, issue tokens). Who may do what is the guard's
-//! ([`crate::auth::required_role`]); these handlers act as the [`Actor`].
+//! disable, reset passwords, issue tokens, lift sign-in locks). Who may do what
+//! is the guard's ([`crate::auth::required_role`]); these handlers act as the
+//! [`Actor`].
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{delete, get, post, put};
-use axum::{Form, Json, Router};
-use gavel_store::{Role, StoreError};
+use axum::{Extension, Form, Json, Router};
+use gavel_store::{Role, SignInSubject, StoreError};
 use minijinja::context;
 use serde::Deserialize;
 use serde_json::json;
@@ -16,6 +19,7 @@ use serde_json::json;
 use crate::accounts::{self, AccountError};
 use crate::auth::{Actor, Proof};
 use crate::pages::path_segment;
+use crate::throttle::{self, Attempt};
 use crate::view::{render, ser};
 use crate::{AppState, WebError};
 
@@ -30,6 +34,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/users/{name}", post(update_user))
         .route("/users/{name}/password", post(reset_password))
         .route("/users/{name}/tokens", post(add_user_token))
+        .route("/users/locks/unlock", post(unlock))
 }
 
 /// The API.
@@ -83,6 +88,7 @@ async fn account_page(
             can_write => actor.role >= Role::Editor,
             tokens => ser(&tokens),
             new_token => new_token,
+            token_days => state.policy.token_days,
             error => error,
         },
     );
@@ -97,28 +103,40 @@ struct PasswordForm {
     password: String,
 }
 
-/// `POST /account/password`: a new password for yourself (ends your sessions).
+/// `POST /account/password`: a new password for yourself (ends your sessions
+/// and revokes your API tokens). The current password is checked within the
+/// sign-in limits.
 async fn change_password(
     State(state): State<AppState>,
     actor: Actor,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
     Form(f): Form<PasswordForm>,
 ) -> Response {
     if !has_account(&actor) {
         return no_account(&actor).into_response();
     }
+    let address = throttle::client_address(&state, peer.as_deref(), &headers);
     let changed = async {
-        if accounts::sign_in(&state.store, &actor.name, &f.current)
-            .await?
-            .is_none()
-        {
-            return Err(AccountError::Password(
-                "the current password is wrong".into(),
-            ));
+        match throttle::sign_in(&state, &actor.name, &f.current, address).await? {
+            Attempt::In(_) => {}
+            Attempt::Wrong => {
+                return Err(AccountError::Password(
+                    "the current password is wrong".into(),
+                ));
+            }
+            Attempt::Refused(refusal) => return Ok(Some(refusal)),
         }
-        accounts::set_password(&state.store, &actor.name, &f.password).await
+        accounts::set_password(&state.store, &actor.name, &f.password).await?;
+        Ok(None)
     };
     match changed.await {
-        Ok(()) => Redirect::to("/login").into_response(),
+        Ok(None) => Redirect::to("/login").into_response(),
+        Ok(Some(refusal)) => {
+            let code = StatusCode::TOO_MANY_REQUESTS;
+            let page = account_page(&state, &actor, None, Some(&refusal.message), code).await;
+            ([(header::RETRY_AFTER, refusal.retry_after)], page).into_response()
+        }
         Err(e @ AccountError::Password(_)) => {
             let message = e.to_string();
             account_page(
@@ -149,7 +167,8 @@ async fn add_own_token(
     if !has_account(&actor) {
         return no_account(&actor).into_response();
     }
-    match accounts::new_api_token(&state.store, &actor.name, &f.label, &actor.name).await {
+    let ttl = state.policy.token_ttl();
+    match accounts::new_api_token(&state.store, &actor.name, &f.label, &actor.name, ttl).await {
         Ok((_, token)) => account_page(&state, &actor, Some(&token), None, StatusCode::OK).await,
         Err(e) => e.into_response(),
     }
@@ -176,15 +195,34 @@ async fn users_page(
     error: Option<&str>,
     code: StatusCode,
 ) -> Response {
-    let users = match state.store.users().await {
-        Ok(users) => users,
+    let listed = async {
+        Ok::<_, StoreError>((
+            state.store.users().await?,
+            state.store.blocked_sign_ins().await?,
+        ))
+    };
+    let (users, blocked) = match listed.await {
+        Ok(listed) => listed,
         Err(e) => return WebError::from(e).into_response(),
     };
+    let locks: Vec<_> = blocked
+        .iter()
+        .map(|b| {
+            context! {
+                kind => b.subject.kind(),
+                subject => b.subject.subject(),
+                failures => b.failures,
+                locked => state.policy.locks(&b.subject, b.failures),
+                until => gavel_core::rfc3339_of_ms(b.blocked_until_ms),
+            }
+        })
+        .collect();
     let page = render(
         state,
         "users.html",
         context! {
             users => ser(&users),
+            locks => locks,
             roles => Role::ALL.map(Role::as_str),
             new_token => new_token.map(|(user, token)| context! { user => user, token => token }),
             error => error,
@@ -265,7 +303,8 @@ struct ResetForm {
     password: String,
 }
 
-/// `POST /users/{name}/password`: sets someone's password (ends their sessions).
+/// `POST /users/{name}/password`: sets someone's password (ends their sessions
+/// and revokes their API tokens).
 async fn reset_password(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -285,9 +324,42 @@ async fn add_user_token(
     Path(name): Path<String>,
     Form(f): Form<TokenForm>,
 ) -> Response {
-    match accounts::new_api_token(&state.store, &name, &f.label, &actor.name).await {
+    let ttl = state.policy.token_ttl();
+    match accounts::new_api_token(&state.store, &name, &f.label, &actor.name, ttl).await {
         Ok((_, token)) => users_page(&state, Some((&name, &token)), None, StatusCode::OK).await,
         Err(e) => e.into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+struct UnlockForm {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    subject: String,
+}
+
+/// `POST /users/locks/unlock`: forgets the failed sign-ins of an account name
+/// (`kind=account`) or a client address (`kind=address`), lifting its lock.
+async fn unlock(
+    State(state): State<AppState>,
+    actor: Actor,
+    Form(f): Form<UnlockForm>,
+) -> Response {
+    let subject = match f.kind.as_str() {
+        "account" => SignInSubject::Account(f.subject),
+        "address" => SignInSubject::Address(f.subject),
+        other => {
+            let message = format!("`{other}` is neither `account` nor `address`");
+            return WebError::BadRequest(message).into_response();
+        }
+    };
+    match state.store.clear_sign_in_failures(&subject).await {
+        Ok(_) => {
+            tracing::warn!("{subject}: sign-in lock lifted by `{}`", actor.name);
+            Redirect::to("/users").into_response()
+        }
+        Err(e) => WebError::from(e).into_response(),
     }
 }
 
@@ -321,7 +393,8 @@ async fn api_add_token(
     if !has_account(&actor) {
         return no_account(&actor).into_response();
     }
-    match accounts::new_api_token(&state.store, &actor.name, &body.label, &actor.name).await {
+    let ttl = state.policy.token_ttl();
+    match accounts::new_api_token(&state.store, &actor.name, &body.label, &actor.name, ttl).await {
         Ok((id, token)) => (
             StatusCode::CREATED,
             Json(json!({ "id": id, "token": token })),

@@ -42,11 +42,20 @@ pub(crate) fn templates() -> Result<Environment<'static>, WebError> {
     let mut env = Environment::new();
     env.add_filter("when", |t: String| crate::summary::short_time(&t));
     env.add_filter("usd", |c: Option<f64>| gavel_report::format_cost(c));
+    env.add_filter("json", json_text);
     for (name, source) in TEMPLATES {
         env.add_template(name, source)
             .map_err(|e| WebError::Render(name, e))?;
     }
     Ok(env)
+}
+
+/// A value as JSON text, left for autoescape to escape once (minijinja's
+/// `tojson` escapes `<` as `\u003c` itself and marks the text safe, so pages
+/// would show `\u003c` where the agent sent `<`).
+fn json_text(value: Value) -> Result<String, minijinja::Error> {
+    serde_json::to_string(&value)
+        .map_err(|e| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string()))
 }
 
 /// Any serializable value as a template value.

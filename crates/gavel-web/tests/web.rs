@@ -476,13 +476,18 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
         secure_cookies: false,
         allowed_hosts: vec![],
         runs: RunDefaults::default(),
+        accounts: Default::default(),
     };
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
         .await
         .unwrap();
-    let refused = gavel_web::serve(store, open).await.unwrap_err();
+    let mut told = None;
+    let refused = gavel_web::serve(store, open, |at| told = Some(at))
+        .await
+        .unwrap_err();
     assert!(refused.to_string().contains("auth token"), "{refused}");
+    assert_eq!(told, None, "no address is announced before the refusal");
 
     let ui = start(Some("s3cret")).await;
     let (status, _) = ui.get("/runs").await;

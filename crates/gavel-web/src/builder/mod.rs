@@ -199,16 +199,8 @@ impl CaseForm {
             }),
         };
         let id = self.id.trim();
-        if id.is_empty() {
-            errors.insert("id".into(), "an id is required".into());
-        } else if !id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            errors.insert(
-                "id".into(),
-                "use letters, digits, `-`, `_` and `.` only".into(),
-            );
+        if let Err(why) = crate::api::check_case_id(id) {
+            errors.insert("id".into(), why.into());
         }
         case.insert("id".into(), Value::from(id));
         for (key, value) in [("name", &self.name), ("description", &self.description)] {

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 
 use gavel_store::Store;
-use gavel_web::{Config, RunDefaults};
+use gavel_web::{AccountPolicy, Config, RunDefaults};
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 
@@ -29,7 +29,7 @@ pub(crate) async fn start(token: Option<&str>) -> Ui {
 
 /// Serves the UI over a fresh store, its runs using the targets file `targets_yaml`.
 pub(crate) async fn start_with(token: Option<&str>, targets_yaml: &str) -> Ui {
-    start_judged(token, targets_yaml, None).await
+    start_configured(token, targets_yaml, None, AccountPolicy::default()).await
 }
 
 /// Serves the UI as [`start_with`] does, its runs judged by `judge` unless
@@ -38,6 +38,20 @@ pub(crate) async fn start_judged(
     token: Option<&str>,
     targets_yaml: &str,
     judge: Option<gavel_models::ModelId>,
+) -> Ui {
+    start_configured(token, targets_yaml, judge, AccountPolicy::default()).await
+}
+
+/// Serves the UI over a fresh store with these sign-in limits and token lifetimes.
+pub(crate) async fn start_with_policy(accounts: AccountPolicy) -> Ui {
+    start_configured(None, ECHO_TARGETS, None, accounts).await
+}
+
+async fn start_configured(
+    token: Option<&str>,
+    targets_yaml: &str,
+    judge: Option<gavel_models::ModelId>,
+    accounts: AccountPolicy,
 ) -> Ui {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
@@ -59,8 +73,10 @@ pub(crate) async fn start_judged(
                 ..Default::default()
             },
         },
+        accounts,
     };
     let app = gavel_web::app(store.clone(), &config).unwrap();
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await });
     Ui {
         base: format!("http://{addr}"),

@@ -21,8 +21,10 @@ pub(crate) struct ServeArgs {
 pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
     let store = args.store.open().await?;
     let db = args.store.shown();
-    eprintln!("gavel UI on http://{} · store {db}", args.config.bind);
-    gavel_web::serve(store, args.config).await?;
+    gavel_web::serve(store, args.config, |bound| {
+        eprintln!("gavel UI on http://{bound} · store {db}");
+    })
+    .await?;
     Ok(EXIT_OK)
 }
 
