@@ -603,4 +603,34 @@ mod tests {
             (Status::Fail, "not-contains \"[ERROR]\"")
         );
     }
+
+    #[test]
+    fn checks_of_one_round_never_share_a_name() {
+        let c = case(
+            "rounds:\n  - input: a\n    checks: [{type: contains, value: x}]\n  - input: b\n    checks: [{type: contains, value: x}]\nchecks:\n  - {type: contains, value: x}\n  - {type: handoff-correctness, handoffs: [triage, billing]}\n  - {type: handoff-correctness, handoffs: [triage, billing], exact: true}\n  - {type: select-best}\n  - {type: select-best}\n",
+        );
+        let plan = compile(&c).unwrap();
+        let turns = vec![turn(0, "x"), turn(1, "x")];
+        let names: Vec<(String, Option<usize>)> = run_all(&plan, &transcript(turns))
+            .into_iter()
+            .map(|v| (v.check, v.round))
+            .collect();
+        let named = |n: &str, r| (n.to_owned(), r);
+        assert_eq!(
+            names,
+            [
+                named("contains \"x\"", Some(0)),
+                named("contains \"x\"", Some(1)),
+                // The case's check reads the last round's answer, as round 2's does.
+                named("contains \"x\" #2", Some(1)),
+                named("handoff-correctness triage → billing", None),
+                named("handoff-correctness triage → billing (exact)", None),
+            ]
+        );
+        let best: Vec<String> = plan.select_best().iter().map(|s| s.name()).collect();
+        assert_eq!(
+            best,
+            ["select-best among targets", "select-best among targets #2"]
+        );
+    }
 }
