@@ -187,11 +187,17 @@ mod tests {
     async fn judges_grade_the_transformed_answer() {
         let body = "input: q\ncriteria: Names the house\ntransform: {pointer: /answer}\nchecks: [{type: contains, value: Beach}]\n";
         let plan = crate::testing::compile(&case(body)).unwrap();
-        let raw = transcript(vec![turn(0, r#"{"answer": "Beach House", "note": "RAWMARK"}"#)]);
+        let raw = transcript(vec![turn(
+            0,
+            r#"{"answer": "Beach House", "note": "RAWMARK"}"#,
+        )]);
         let model = passing();
         let models = Models::new(model.clone());
         let verdicts = plan.run(&raw, &models.runtime()).await;
-        let statuses: Vec<_> = verdicts.iter().map(|v| (v.kind.as_str(), v.status)).collect();
+        let statuses: Vec<_> = verdicts
+            .iter()
+            .map(|v| (v.kind.as_str(), v.status))
+            .collect();
         assert_eq!(
             statuses,
             [("contains", Status::Pass), ("judge", Status::Pass)],
@@ -205,7 +211,12 @@ mod tests {
         let failing = Scripted::new([reply(r#"{"status":"ok","reasoning":"vague","score":0}"#)]);
         let models = Models::new(failing);
         let v = plan.run(&raw, &models.runtime()).await.remove(1);
-        assert_eq!((v.status, v.score), (Status::Fail, Some(0.0)), "{}", v.reason);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Fail, Some(0.0)),
+            "{}",
+            v.reason
+        );
 
         // A re-judgement reads the stored (raw) transcript and transforms it once too.
         let models = Models::new(passing());
@@ -224,7 +235,9 @@ mod tests {
             let number = prompt[..prompt.find("GOOD").unwrap()]
                 .matches("## Answer ")
                 .count();
-            reply(&format!(r#"{{"reasoning":"GOOD is best","best":{number}}}"#))
+            reply(&format!(
+                r#"{{"reasoning":"GOOD is best","best":{number}}}"#
+            ))
         });
         let models = Models::new(model.clone());
         let outputs = [
@@ -247,7 +260,11 @@ mod tests {
         };
         let verdicts = crate::select_best(spec, &input, &models.runtime()).await;
         let statuses: Vec<_> = verdicts.iter().map(|v| v.status).collect();
-        assert_eq!(statuses, [Status::Fail, Status::Pass, Status::Error], "{verdicts:?}");
+        assert_eq!(
+            statuses,
+            [Status::Fail, Status::Pass, Status::Error],
+            "{verdicts:?}"
+        );
         assert!(
             verdicts[2]
                 .reason
@@ -258,8 +275,14 @@ mod tests {
         let requests = model.requests();
         assert_eq!(requests.len(), 1);
         let prompt = &requests[0].messages[0].content;
-        assert!(prompt.contains("weak answer") && prompt.contains("GOOD answer"), "{prompt}");
-        assert!(!prompt.contains("RAWMARK") && !prompt.contains("not json"), "{prompt}");
+        assert!(
+            prompt.contains("weak answer") && prompt.contains("GOOD answer"),
+            "{prompt}"
+        );
+        assert!(
+            !prompt.contains("RAWMARK") && !prompt.contains("not json"),
+            "{prompt}"
+        );
     }
 
     #[tokio::test]
@@ -281,16 +304,25 @@ mod tests {
             r#"{"answer": "The Villa", "note": "RAWMARK"}"#,
         );
         let v = crate::pairwise(&spec, &raw, &models.runtime()).await;
-        assert_eq!((v.status, v.score), (Status::Pass, Some(0.5)), "{}", v.reason);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Pass, Some(0.5)),
+            "{}",
+            v.reason
+        );
         let prompt = &model.requests()[0].messages[0].content;
-        assert!(prompt.contains("Beach House") && prompt.contains("The Villa"), "{prompt}");
+        assert!(
+            prompt.contains("Beach House") && prompt.contains("The Villa"),
+            "{prompt}"
+        );
         assert!(!prompt.contains("RAWMARK"), "{prompt}");
 
         let broken = input(r#"{"answer": "Beach House"}"#, "plain text");
         let v = crate::pairwise(&spec, &broken, &models.runtime()).await;
         assert_eq!(v.status, Status::Error);
         assert!(
-            v.reason.starts_with("transform of the answer failed: the output is not JSON")
+            v.reason
+                .starts_with("transform of the answer failed: the output is not JSON")
                 && v.reason.ends_with("(target `b`)"),
             "{}",
             v.reason

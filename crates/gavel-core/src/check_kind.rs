@@ -294,11 +294,16 @@ mod tests {
             assert_eq!(kind.as_str().parse(), Ok(kind));
             for alias in kind.aliases() {
                 assert_eq!(alias.parse(), Ok(kind));
-                assert_eq!(serde_json::from_value(serde_json::json!(alias)).ok(), Some(kind));
+                assert_eq!(
+                    serde_json::from_value(serde_json::json!(alias)).ok(),
+                    Some(kind)
+                );
             }
             // Words go into SQL lists and file names unquoted.
             assert!(
-                kind.as_str().bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                kind.as_str()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'-'),
                 "{kind}"
             );
         }
@@ -333,8 +338,8 @@ mod tests {
 
     #[test]
     fn every_check_spec_type_is_a_kind_and_every_written_kind_a_spec() {
-        let schema = serde_json::to_value(schemars::schema_for!(crate::CheckSpec))
-            .unwrap_or_default();
+        let schema =
+            serde_json::to_value(schemars::schema_for!(crate::CheckSpec)).unwrap_or_default();
         // The variants of the spec, each a schema whose `type` is one word.
         let variants = schema["oneOf"].as_array().cloned().unwrap_or_default();
         let written: BTreeSet<String> = variants

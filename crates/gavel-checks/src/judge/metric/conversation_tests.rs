@@ -179,7 +179,8 @@ async fn role_adherence_skips_a_conversation_that_names_no_agent() {
         .remove(0);
     assert_eq!((v.status, v.score), (Status::Skipped, None), "{}", v.reason);
     assert!(
-        v.reason.starts_with("the target named no agent on any turn"),
+        v.reason
+            .starts_with("the target named no agent on any turn"),
         "{}",
         v.reason
     );

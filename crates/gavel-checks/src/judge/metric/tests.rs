@@ -533,15 +533,26 @@ async fn an_empty_claim_list_is_an_error_not_a_pass() {
     ];
     for (body, reason) in &cases {
         let v = on_nothing(body, empty).await;
-        assert_eq!((v.status, v.score), (Status::Error, None), "{body}: {}", v.reason);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Error, None),
+            "{body}: {}",
+            v.reason
+        );
         assert!(v.reason.contains(reason), "{body}: {}", v.reason);
     }
     let body = "input: A long article.\nchecks: [{type: summarization}]\n";
-    let no_claims = r#"{"status":"ok","claims":[],"key_points":[{"text":"p","reason":"r","verdict":"yes"}]}"#;
+    let no_claims =
+        r#"{"status":"ok","claims":[],"key_points":[{"text":"p","reason":"r","verdict":"yes"}]}"#;
     let v = on_nothing(body, no_claims).await;
     assert_eq!(v.status, Status::Error, "{}", v.reason);
-    assert!(v.reason.contains("it lists no claims of the summary"), "{}", v.reason);
-    let no_points = r#"{"status":"ok","claims":[{"text":"c","reason":"r","verdict":"yes"}],"key_points":[]}"#;
+    assert!(
+        v.reason.contains("it lists no claims of the summary"),
+        "{}",
+        v.reason
+    );
+    let no_points =
+        r#"{"status":"ok","claims":[{"text":"c","reason":"r","verdict":"yes"}],"key_points":[]}"#;
     let v = on_nothing(body, no_points).await;
     assert_eq!(v.status, Status::Error, "{}", v.reason);
     assert!(v.reason.contains("it lists no key points"), "{}", v.reason);
