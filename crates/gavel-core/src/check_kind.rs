@@ -299,7 +299,7 @@ mod tests {
                     Some(kind)
                 );
             }
-            // Words go into SQL lists and file names unquoted.
+            // Words go into SQL lists unquoted.
             assert!(
                 kind.as_str()
                     .bytes()
