@@ -31,6 +31,11 @@ impl PlannedAwaited {
         self.check.kind()
     }
 
+    /// The round its verdicts are of (`None`: the whole transcript).
+    pub(crate) fn round(&self, rounds: usize) -> Option<usize> {
+        self.scope.round(None, rounds)
+    }
+
     /// The `error` verdict of a check whose outputs the case's `transform` could
     /// not rewrite.
     pub(crate) fn untransformed(&self, rounds: usize, why: &str) -> Verdict {

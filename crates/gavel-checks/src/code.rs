@@ -25,7 +25,8 @@ pub(crate) type CompiledCode = (Reads, Box<dyn CodeCheck>);
 
 /// Compiles a deterministic check kind, with what it reads at the case level;
 /// `None` when `spec` is not a deterministic kind. Field paths in errors are
-/// relative to the check.
+/// relative to the check. The match is exhaustive: a new kind says here whether
+/// it is deterministic.
 pub(crate) fn compile(
     spec: &CheckSpec,
     expected: &Expected<'_>,
@@ -81,7 +82,33 @@ pub(crate) fn compile(
         CheckSpec::ArgumentValidity(spec) => ArgumentsCheck::compile(spec).map(whole),
         CheckSpec::HandoffCorrectness(spec) => HandoffCheck::compile(spec).map(whole),
         CheckSpec::CollaborationEfficiency(spec) => CollaborationCheck::compile(spec).map(whole),
-        _ => return None,
+        CheckSpec::BranchIsolation { judge: true, .. }
+        | CheckSpec::Grounding(_)
+        | CheckSpec::Database(_)
+        | CheckSpec::Script(_)
+        | CheckSpec::Similar { .. }
+        | CheckSpec::StepScore(_)
+        | CheckSpec::Judge { .. }
+        | CheckSpec::Rubric { .. }
+        | CheckSpec::Pairwise { .. }
+        | CheckSpec::SelectBest { .. }
+        | CheckSpec::Procedural(_)
+        | CheckSpec::Consensus(_)
+        | CheckSpec::Reactive(_)
+        | CheckSpec::Dag(_)
+        | CheckSpec::GEval(_)
+        | CheckSpec::Factuality(_)
+        | CheckSpec::ClosedQa(_)
+        | CheckSpec::AnswerRelevance(_)
+        | CheckSpec::ContextRecall(_)
+        | CheckSpec::ContextRelevance(_)
+        | CheckSpec::ContextFaithfulness(_)
+        | CheckSpec::Summarization(_)
+        | CheckSpec::TaskCompletion(_)
+        | CheckSpec::ConversationCompleteness(_)
+        | CheckSpec::TurnRelevancy(_)
+        | CheckSpec::ContextRetention(_)
+        | CheckSpec::RoleAdherence(_) => return None,
     };
     Some(compiled)
 }
@@ -101,6 +128,11 @@ impl Planned {
             scope,
             check,
         }
+    }
+
+    /// The round its verdicts are of (`None`: the whole transcript).
+    pub(crate) fn round(&self, rounds: usize) -> Option<usize> {
+        self.scope.round(None, rounds)
     }
 
     /// The `error` verdict of a check whose outputs the case's `transform` could

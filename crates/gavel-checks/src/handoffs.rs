@@ -74,8 +74,13 @@ impl HandoffCheck {
 }
 
 impl CodeCheck for HandoffCheck {
+    /// `handoff-correctness a → b`, `… (exact)` with `exact`.
     fn name(&self) -> String {
-        format!("handoff-correctness {}", self.spec.handoffs.join(" → "))
+        let exact = if self.spec.exact { " (exact)" } else { "" };
+        format!(
+            "handoff-correctness {}{exact}",
+            self.spec.handoffs.join(" → ")
+        )
     }
 
     fn kind(&self) -> CheckKind {

@@ -31,6 +31,30 @@ pub(crate) fn bracket_list(items: &[String]) -> String {
     format!("[{}]", short(&items.join(", ")))
 }
 
+/// A display name with its number among a case's checks of that name and
+/// round (`name #2`), so that no two verdicts of an execution share a name.
+pub(crate) fn numbered(mut name: String, number: Option<usize>) -> String {
+    if let Some(n) = number {
+        name.push_str(" #");
+        name.push_str(&n.to_string());
+    }
+    name
+}
+
+/// Numbers repeated display names: `None` for a name and round seen first, then
+/// 2, 3, … for each repeat.
+#[derive(Default)]
+pub(crate) struct Repeats(std::collections::HashMap<(String, Option<usize>), usize>);
+
+impl Repeats {
+    /// The number of this `name` in `round`, when it is a repeat.
+    pub(crate) fn number(&mut self, name: &str, round: Option<usize>) -> Option<usize> {
+        let seen = self.0.entry((name.to_owned(), round)).or_default();
+        *seen += 1;
+        (*seen > 1).then_some(*seen)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

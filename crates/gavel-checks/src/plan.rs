@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use gavel_core::{Case, CheckSpec, JudgeSettings, Transcript, Verdict};
 
@@ -15,6 +16,7 @@ use crate::error::{CheckError, FieldError};
 use crate::expected::Expected;
 use crate::judge::compile::{Env, Level, Templates};
 use crate::judge::{PairwiseSpec, SelectBestSpec};
+use crate::names::{Repeats, numbered};
 use crate::registry::{Entry, Site, SpecError};
 use crate::runtime::JudgeRuntime;
 use crate::similar::SimilarCheck;
@@ -37,8 +39,9 @@ pub struct CheckPlan {
     select_best: Vec<SelectBestSpec>,
     /// How many rounds the case has (at least 1).
     rounds: usize,
-    /// The case's `transform` of every output, applied before any check reads it.
-    transform: Option<OutputTransform>,
+    /// The case's `transform` of every output, applied (once) before any check
+    /// reads it; pairwise and select-best specs hold it too.
+    transform: Option<Arc<OutputTransform>>,
 }
 
 impl fmt::Debug for CheckPlan {
@@ -93,18 +96,8 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
             message,
         }
     })?;
-    let env = Env::new(case, settings, templates);
     let rounds = case.rounds.len().max(1);
     let branches = case.branches();
-    let mut plan = CheckPlan {
-        checks: Vec::new(),
-        probes: Vec::new(),
-        judges: Vec::new(),
-        pairwise: Vec::new(),
-        select_best: Vec::new(),
-        rounds,
-        transform: None,
-    };
     // Judge errors carry absolute field paths; the location is the field's own
     // `file:line:column` when the case's YAML file shows it.
     let invalid_at = |e: FieldError| CheckError::Invalid {
@@ -115,12 +108,22 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         message: e.message,
     };
 
-    if let Some(spec) = &case.transform {
-        let transform = OutputTransform::compile(spec).map_err(|e| {
+    let transform = match &case.transform {
+        Some(spec) => Some(Arc::new(OutputTransform::compile(spec).map_err(|e| {
             invalid_at(FieldError::new(format!("transform.{}", e.field), e.message))
-        })?;
-        plan.transform = Some(transform);
-    }
+        })?)),
+        None => None,
+    };
+    let env = Env::new(case, settings, templates, transform.clone());
+    let mut plan = CheckPlan {
+        checks: Vec::new(),
+        probes: Vec::new(),
+        judges: Vec::new(),
+        pairwise: Vec::new(),
+        select_best: Vec::new(),
+        rounds,
+        transform,
+    };
     let script_case = crate::script::ScriptCase {
         id: &case.id,
         context: case.context.as_ref(),
@@ -183,6 +186,7 @@ pub fn compile(case: &Case, settings: &JudgeSettings) -> Result<CheckPlan, Check
         plan.add_implicit_judge(case, &env, &level, Scope::LastTurn)
             .map_err(invalid_at)?;
     }
+    plan.number_repeated_names();
     Ok(plan)
 }
 
@@ -242,6 +246,28 @@ impl CheckPlan {
             }
         }
         Ok(turn_judged)
+    }
+
+    /// Numbers the checks that share a display name and a round (`name #2`):
+    /// two verdicts of one execution never share a name, so reports keyed by
+    /// name (the JSON `scores`) keep each.
+    fn number_repeated_names(&mut self) {
+        let rounds = self.rounds;
+        let mut repeats = Repeats::default();
+        for c in &mut self.checks {
+            let number = repeats.number(&c.name, c.round(rounds));
+            c.name = numbered(std::mem::take(&mut c.name), number);
+        }
+        for c in self.probes.iter_mut().chain(&mut self.judges) {
+            let number = repeats.number(&c.name, c.round(rounds));
+            c.name = numbered(std::mem::take(&mut c.name), number);
+        }
+        for p in &mut self.pairwise {
+            p.number = repeats.number(&p.name(), p.round);
+        }
+        for s in &mut self.select_best {
+            s.number = repeats.number(&s.name(), s.round);
+        }
     }
 
     /// The pointwise judge a level's own `criteria` add.
@@ -323,7 +349,7 @@ impl CheckPlan {
             verdicts.extend(gated);
             return verdicts;
         }
-        verdicts.extend(self.run_judges(transcript, judges).await);
+        verdicts.extend(self.judge(transcript, judges).await);
         verdicts
     }
 
@@ -336,17 +362,18 @@ impl CheckPlan {
         transcript: &Transcript,
         judges: &JudgeRuntime<'_>,
     ) -> Vec<Verdict> {
-        let transcript = match self.transformed(transcript) {
-            Ok(transcript) => transcript,
-            Err(why) => {
-                return self
-                    .judges
-                    .iter()
-                    .map(|j| j.untransformed(self.rounds, &why))
-                    .collect();
-            }
-        };
-        let transcript = transcript.as_ref();
+        match self.transformed(transcript) {
+            Ok(transcript) => self.judge(&transcript, judges).await,
+            Err(why) => self
+                .judges
+                .iter()
+                .map(|j| j.untransformed(self.rounds, &why))
+                .collect(),
+        }
+    }
+
+    /// The judges on a transcript already transformed.
+    async fn judge(&self, transcript: &Transcript, judges: &JudgeRuntime<'_>) -> Vec<Verdict> {
         let graded = self
             .judges
             .iter()
@@ -574,6 +601,36 @@ mod tests {
         assert_eq!(
             (v.status, v.check.as_str()),
             (Status::Fail, "not-contains \"[ERROR]\"")
+        );
+    }
+
+    #[test]
+    fn checks_of_one_round_never_share_a_name() {
+        let c = case(
+            "rounds:\n  - input: a\n    checks: [{type: contains, value: x}]\n  - input: b\n    checks: [{type: contains, value: x}]\nchecks:\n  - {type: contains, value: x}\n  - {type: handoff-correctness, handoffs: [triage, billing]}\n  - {type: handoff-correctness, handoffs: [triage, billing], exact: true}\n  - {type: select-best}\n  - {type: select-best}\n",
+        );
+        let plan = compile(&c).unwrap();
+        let turns = vec![turn(0, "x"), turn(1, "x")];
+        let names: Vec<(String, Option<usize>)> = run_all(&plan, &transcript(turns))
+            .into_iter()
+            .map(|v| (v.check, v.round))
+            .collect();
+        let named = |n: &str, r| (n.to_owned(), r);
+        assert_eq!(
+            names,
+            [
+                named("contains \"x\"", Some(0)),
+                named("contains \"x\"", Some(1)),
+                // The case's check reads the last round's answer, as round 2's does.
+                named("contains \"x\" #2", Some(1)),
+                named("handoff-correctness triage → billing", None),
+                named("handoff-correctness triage → billing (exact)", None),
+            ]
+        );
+        let best: Vec<String> = plan.select_best().iter().map(|s| s.name()).collect();
+        assert_eq!(
+            best,
+            ["select-best among targets", "select-best among targets #2"]
         );
     }
 }

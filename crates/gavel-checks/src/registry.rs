@@ -1,7 +1,8 @@
 //! The one place a check kind meets its compiler: [`compile`] turns a check spec
 //! into a compiled check of one of the shapes a [`CheckPlan`](crate::CheckPlan)
-//! runs. A new kind is one arm here (or, when deterministic, in
-//! [`code::compile`](crate::code::compile)) and its own module.
+//! runs. A new kind is one arm here (when deterministic, also one in
+//! [`code::compile`](crate::code::compile), which panel stages share) and its
+//! own module.
 
 use gavel_core::CheckSpec;
 use gavel_core::agent_check::{Claim, GroundingSpec};
@@ -54,7 +55,8 @@ pub(crate) struct Site<'a> {
     pub(crate) expected: &'a Expected<'a>,
 }
 
-/// Compiles one check spec, with what it reads at the case level.
+/// Compiles one check spec, with what it reads at the case level. The match is
+/// exhaustive (no catch-all arm): a new kind does not compile without its arm.
 pub(crate) fn compile(spec: &CheckSpec, site: &Site<'_>) -> Result<(Reads, Entry), SpecError> {
     use SpecError::{Absolute, Relative};
     let field = site.field;
@@ -166,18 +168,40 @@ pub(crate) fn compile(spec: &CheckSpec, site: &Site<'_>) -> Result<(Reads, Entry
                 .map_err(Relative)?;
             (Reads::Turn, Entry::Probe(Box::new(check)))
         }
-        _ => match crate::code::compile(spec, site.expected) {
-            Some(compiled) => {
-                let (reads, check) = compiled.map_err(Relative)?;
-                (reads, Entry::Code(check))
+        CheckSpec::Equals { .. }
+        | CheckSpec::Contains { .. }
+        | CheckSpec::Icontains { .. }
+        | CheckSpec::ContainsAny { .. }
+        | CheckSpec::IcontainsAny { .. }
+        | CheckSpec::NotContains { .. }
+        | CheckSpec::Regex { .. }
+        | CheckSpec::IsJson { .. }
+        | CheckSpec::JsonSchema { .. }
+        | CheckSpec::RequiredKeys { .. }
+        | CheckSpec::NumericFields { .. }
+        | CheckSpec::ToolsCalled { .. }
+        | CheckSpec::Latency { .. }
+        | CheckSpec::Cost { .. }
+        | CheckSpec::Stream { .. }
+        | CheckSpec::BranchIsolation { judge: false, .. }
+        | CheckSpec::ToolVerification(_)
+        | CheckSpec::Trajectory(_)
+        | CheckSpec::ArgumentValidity(_)
+        | CheckSpec::HandoffCorrectness(_)
+        | CheckSpec::CollaborationEfficiency(_) => {
+            match crate::code::compile(spec, site.expected) {
+                Some(compiled) => {
+                    let (reads, check) = compiled.map_err(Relative)?;
+                    (reads, Entry::Code(check))
+                }
+                None => {
+                    return Err(Relative(FieldError::new(
+                        "",
+                        format!("internal error: `{}` has no compiler", spec.kind()),
+                    )));
+                }
             }
-            None => {
-                return Err(Relative(FieldError::new(
-                    "",
-                    format!("internal error: `{}` has no compiler", spec.kind()),
-                )));
-            }
-        },
+        }
     };
     Ok(entry)
 }

@@ -283,7 +283,8 @@ fn read_verdict(stdout: &str, threshold: f64, mut evidence: Value) -> Finding {
     let score = match answer.get("score") {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_f64().filter(|s| s.is_finite()) {
-            Some(s) => Some(s),
+            Some(s) if (0.0..=1.0).contains(&s) => Some(s),
+            Some(s) => return bad(&format!("`score` {s} is outside 0-1"), evidence),
             None => return bad("`score` is not a finite number", evidence),
         },
     };
@@ -434,6 +435,14 @@ mod tests {
             (
                 "{type: script, shell: 'echo \"{\\\"score\\\": \\\"high\\\"}\"'}",
                 "the script's output is not a verdict (`score` is not a finite number)",
+            ),
+            (
+                "{type: script, shell: 'echo \"{\\\"score\\\": 7}\"'}",
+                "the script's output is not a verdict (`score` 7 is outside 0-1)",
+            ),
+            (
+                "{type: script, shell: 'echo \"{\\\"pass\\\": true, \\\"score\\\": -0.5}\"'}",
+                "the script's output is not a verdict (`score` -0.5 is outside 0-1)",
             ),
         ];
         for (check, reason) in cases {

@@ -13,10 +13,12 @@ use crate::error::FieldError;
 use crate::names::short;
 
 /// A compiled transform.
+#[derive(Debug, PartialEq)]
 pub(crate) struct OutputTransform {
     how: How,
 }
 
+#[derive(Debug, PartialEq)]
 enum How {
     Pointer(String),
     /// The expression's source, compiled on use (a compiled expression borrows its
@@ -58,6 +60,13 @@ impl OutputTransform {
             })?;
         }
         Ok(out)
+    }
+
+    /// One answer rewritten (a compared answer of `pairwise` or `select-best`),
+    /// or why it could not be.
+    pub(crate) fn answer(&self, output: &str) -> Result<String, String> {
+        self.rewrite(output)
+            .map_err(|why| format!("transform of the answer failed: {why}"))
     }
 
     fn rewrite(&self, output: &str) -> Result<String, String> {
@@ -105,6 +114,7 @@ fn environment() -> Environment<'static> {
 mod tests {
     use gavel_core::Status;
 
+    use crate::judge::testing::{Models, Scripted, reply};
     use crate::testing::{case, compile_err, run_all, transcript, turn};
 
     fn verdicts(body: &str, output: &str) -> Vec<gavel_core::Verdict> {
@@ -166,5 +176,156 @@ mod tests {
         );
         let e = compile_err("input: q\ntransform: {expression: 'output |'}\n");
         assert!(e.contains("transform.expression: "), "{e}");
+    }
+
+    /// A judge that passes the answer and keeps every request.
+    fn passing() -> std::sync::Arc<Scripted> {
+        Scripted::with(|_| reply(r#"{"status":"ok","reasoning":"named","score":1}"#))
+    }
+
+    #[tokio::test]
+    async fn judges_grade_the_transformed_answer() {
+        let body = "input: q\ncriteria: Names the house\ntransform: {pointer: /answer}\nchecks: [{type: contains, value: Beach}]\n";
+        let plan = crate::testing::compile(&case(body)).unwrap();
+        let raw = transcript(vec![turn(
+            0,
+            r#"{"answer": "Beach House", "note": "RAWMARK"}"#,
+        )]);
+        let model = passing();
+        let models = Models::new(model.clone());
+        let verdicts = plan.run(&raw, &models.runtime()).await;
+        let statuses: Vec<_> = verdicts
+            .iter()
+            .map(|v| (v.kind.as_str(), v.status))
+            .collect();
+        assert_eq!(
+            statuses,
+            [("contains", Status::Pass), ("judge", Status::Pass)],
+            "{verdicts:?}"
+        );
+        let prompt = &model.requests()[0].messages[0].content;
+        assert!(prompt.contains("Beach House"), "{prompt}");
+        assert!(!prompt.contains("RAWMARK"), "{prompt}");
+
+        // A judge's fail is the judge's, not a transform error.
+        let failing = Scripted::new([reply(r#"{"status":"ok","reasoning":"vague","score":0}"#)]);
+        let models = Models::new(failing);
+        let v = plan.run(&raw, &models.runtime()).await.remove(1);
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Fail, Some(0.0)),
+            "{}",
+            v.reason
+        );
+
+        // A re-judgement reads the stored (raw) transcript and transforms it once too.
+        let models = Models::new(passing());
+        let v = plan.run_judges(&raw, &models.runtime()).await.remove(0);
+        assert_eq!(v.status, Status::Pass, "{}", v.reason);
+    }
+
+    #[tokio::test]
+    async fn select_best_compares_the_transformed_answers() {
+        let body = "input: q\ntransform: {pointer: /answer}\nchecks: [{type: select-best}]\n";
+        let plan = crate::testing::compile(&case(body)).unwrap();
+        let spec = &plan.select_best()[0];
+        // Picks the answer shown with GOOD, by its number.
+        let model = Scripted::with(|r| {
+            let prompt = &r.messages[0].content;
+            let number = prompt[..prompt.find("GOOD").unwrap()]
+                .matches("## Answer ")
+                .count();
+            reply(&format!(
+                r#"{{"reasoning":"GOOD is best","best":{number}}}"#
+            ))
+        });
+        let models = Models::new(model.clone());
+        let outputs = [
+            r#"{"answer": "weak answer", "note": "RAWMARK"}"#,
+            r#"{"answer": "GOOD answer", "note": "RAWMARK"}"#,
+            "not json",
+        ];
+        let input = crate::SelectBestInput {
+            case_id: "c",
+            group: "repeat 0",
+            candidates: ["a", "b", "c"]
+                .iter()
+                .zip(outputs)
+                .map(|(label, output)| crate::Candidate {
+                    label,
+                    input: "q",
+                    output: Some(output),
+                })
+                .collect(),
+        };
+        let verdicts = crate::select_best(spec, &input, &models.runtime()).await;
+        let statuses: Vec<_> = verdicts.iter().map(|v| v.status).collect();
+        assert_eq!(
+            statuses,
+            [Status::Fail, Status::Pass, Status::Error],
+            "{verdicts:?}"
+        );
+        assert!(
+            verdicts[2]
+                .reason
+                .starts_with("transform of the answer failed: the output is not JSON"),
+            "{}",
+            verdicts[2].reason
+        );
+        let requests = model.requests();
+        assert_eq!(requests.len(), 1);
+        let prompt = &requests[0].messages[0].content;
+        assert!(
+            prompt.contains("weak answer") && prompt.contains("GOOD answer"),
+            "{prompt}"
+        );
+        assert!(
+            !prompt.contains("RAWMARK") && !prompt.contains("not json"),
+            "{prompt}"
+        );
+    }
+
+    #[tokio::test]
+    async fn pairwise_compares_the_transformed_answers() {
+        let body = "input: q\ntransform: {pointer: /answer}\nchecks: [{type: pairwise, against: {target: b}}]\n";
+        let plan = crate::testing::compile(&case(body)).unwrap();
+        let spec = plan.pairwise().remove(0);
+        let model = Scripted::with(|_| reply(r#"{"reasoning":"as good","winner":"tie"}"#));
+        let models = Models::new(model.clone());
+        let input = |output, other| crate::PairwiseInput {
+            prompt: "q",
+            output,
+            other,
+            other_label: "target `b`",
+            criteria: "",
+        };
+        let raw = input(
+            r#"{"answer": "Beach House", "note": "RAWMARK"}"#,
+            r#"{"answer": "The Villa", "note": "RAWMARK"}"#,
+        );
+        let v = crate::pairwise(&spec, &raw, &models.runtime()).await;
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Pass, Some(0.5)),
+            "{}",
+            v.reason
+        );
+        let prompt = &model.requests()[0].messages[0].content;
+        assert!(
+            prompt.contains("Beach House") && prompt.contains("The Villa"),
+            "{prompt}"
+        );
+        assert!(!prompt.contains("RAWMARK"), "{prompt}");
+
+        let broken = input(r#"{"answer": "Beach House"}"#, "plain text");
+        let v = crate::pairwise(&spec, &broken, &models.runtime()).await;
+        assert_eq!(v.status, Status::Error);
+        assert!(
+            v.reason
+                .starts_with("transform of the answer failed: the output is not JSON")
+                && v.reason.ends_with("(target `b`)"),
+            "{}",
+            v.reason
+        );
     }
 }

@@ -39,7 +39,7 @@ pub use calibration::{
 };
 pub use case::{Case, CriteriaJudge, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::{CheckSpec, OneOrMany};
-pub use check_kind::{CheckKind, UnknownCheckKind};
+pub use check_kind::{CheckKind, EvaluatorType, UnknownCheckKind, UnknownEvaluatorType};
 pub use error::{LoadError, Location};
 pub use evidence::{
     Evidence, Favoured, JudgeScore, ModelCalls, PairwiseOrder, PairwiseReading, Reading,

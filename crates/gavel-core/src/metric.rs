@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::check_kind::Metric;
+
 /// What a `script` check writes to the script's standard input.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -36,95 +38,6 @@ pub struct ScriptSpec {
     /// (default 0.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
-}
-
-/// The metrics gavel computes with a judge, each with its own shipped template.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Metric {
-    /// G-Eval: evaluation steps generated from the criteria, then a 1-5 score.
-    GEval,
-    /// The answer against the reference: categories A-E.
-    Factuality,
-    /// Does the answer meet the criteria for the question: yes or no.
-    ClosedQa,
-    /// The share of the answer's statements relevant to the question.
-    AnswerRelevance,
-    /// The share of the reference's claims the retrieved context supports.
-    ContextRecall,
-    /// The share of retrieved chunks relevant to the question.
-    ContextRelevance,
-    /// The share of the answer's claims the retrieved context supports.
-    ContextFaithfulness,
-    /// The summary's claims supported by the source and its key points covered.
-    Summarization,
-    /// How far the agent completed its task, from the conversation and its tool calls.
-    TaskCompletion,
-    /// The share of the user's intentions over the conversation the agent satisfied.
-    ConversationCompleteness,
-    /// The share of the agent's answers relevant to the conversation so far.
-    TurnRelevancy,
-    /// The share of the agent's answers that keep what the user said earlier.
-    ContextRetention,
-    /// The share of answers that stay in the role of the agent that gave them.
-    RoleAdherence,
-}
-
-impl Metric {
-    /// Every metric.
-    pub const ALL: [Metric; 13] = [
-        Metric::GEval,
-        Metric::Factuality,
-        Metric::ClosedQa,
-        Metric::AnswerRelevance,
-        Metric::ContextRecall,
-        Metric::ContextRelevance,
-        Metric::ContextFaithfulness,
-        Metric::Summarization,
-        Metric::TaskCompletion,
-        Metric::ConversationCompleteness,
-        Metric::TurnRelevancy,
-        Metric::ContextRetention,
-        Metric::RoleAdherence,
-    ];
-
-    /// The metric's check kind.
-    pub fn kind(self) -> crate::CheckKind {
-        use crate::CheckKind;
-        match self {
-            Metric::GEval => CheckKind::GEval,
-            Metric::Factuality => CheckKind::Factuality,
-            Metric::ClosedQa => CheckKind::ClosedQa,
-            Metric::AnswerRelevance => CheckKind::AnswerRelevance,
-            Metric::ContextRecall => CheckKind::ContextRecall,
-            Metric::ContextRelevance => CheckKind::ContextRelevance,
-            Metric::ContextFaithfulness => CheckKind::ContextFaithfulness,
-            Metric::Summarization => CheckKind::Summarization,
-            Metric::TaskCompletion => CheckKind::TaskCompletion,
-            Metric::ConversationCompleteness => CheckKind::ConversationCompleteness,
-            Metric::TurnRelevancy => CheckKind::TurnRelevancy,
-            Metric::ContextRetention => CheckKind::ContextRetention,
-            Metric::RoleAdherence => CheckKind::RoleAdherence,
-        }
-    }
-
-    /// The check type as written in suite files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Metric::GEval => "g-eval",
-            Metric::Factuality => "factuality",
-            Metric::ClosedQa => "closed-qa",
-            Metric::AnswerRelevance => "answer-relevance",
-            Metric::ContextRecall => "context-recall",
-            Metric::ContextRelevance => "context-relevance",
-            Metric::ContextFaithfulness => "context-faithfulness",
-            Metric::Summarization => "summarization",
-            Metric::TaskCompletion => "task-completion",
-            Metric::ConversationCompleteness => "conversation-completeness",
-            Metric::TurnRelevancy => "turn-relevancy",
-            Metric::ContextRetention => "context-retention",
-            Metric::RoleAdherence => "role-adherence",
-        }
-    }
 }
 
 /// A metric check's settings.

@@ -6,93 +6,27 @@
 //! only the per-verdict model is read with each engine's own JSON function. A tag
 //! is matched in SQL as a substring of the stored JSON array, then exactly here.
 
-use gavel_core::{RunRecord, Status};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use gavel_core::{CheckKind, EvaluatorType, RunRecord, Status};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, FromRow, Row};
 
 use crate::rows::{RunRow, from_json, run_columns, to_i64};
 use crate::{Engine, Store, StoreError};
 
-/// Who or what produced an evaluation.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum EvaluatorType {
-    /// A model judged: judge, rubric, pairwise, step-score, DAG and panel checks.
-    Llm,
-    /// A person labelled the execution (calibration labels).
-    Human,
-    /// A deterministic check (contains, regex, tools-called, latency, …).
-    Rule,
-    /// A trained model scored without judging: embedding similarity.
-    Classifier,
-}
-
-/// Check kinds whose verdict is a model's judgment.
-pub const LLM_KINDS: &[&str] = &[
-    "judge",
-    "llm-judge",
-    "rubric",
-    "pairwise",
-    "select-best",
-    "g-eval",
-    "factuality",
-    "closed-qa",
-    "answer-relevance",
-    "context-recall",
-    "context-relevance",
-    "context-faithfulness",
-    "summarization",
-    "task-completion",
-    "conversation-completeness",
-    "turn-relevancy",
-    "context-retention",
-    "role-adherence",
-    "step-score",
-    "dag",
-    "procedural",
-    "consensus",
-    "reactive",
-];
-
-/// Check kinds scored by a classifier model.
-pub const CLASSIFIER_KINDS: &[&str] = &["similar"];
-
-impl EvaluatorType {
-    /// The word used in queries and results: `llm`, `human`, `rule`, `classifier`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvaluatorType::Llm => "llm",
-            EvaluatorType::Human => "human",
-            EvaluatorType::Rule => "rule",
-            EvaluatorType::Classifier => "classifier",
-        }
-    }
-
-    /// The evaluator type of a verdict of check kind `kind`.
-    pub fn of_kind(kind: &str) -> EvaluatorType {
-        if LLM_KINDS.contains(&kind) {
-            EvaluatorType::Llm
-        } else if CLASSIFIER_KINDS.contains(&kind) {
-            EvaluatorType::Classifier
-        } else {
-            EvaluatorType::Rule
-        }
-    }
-
-    fn parse(word: &str) -> Option<EvaluatorType> {
-        [
-            EvaluatorType::Llm,
-            EvaluatorType::Human,
-            EvaluatorType::Rule,
-            EvaluatorType::Classifier,
-        ]
+/// The words of the check kinds (and their older words) whose verdicts come from
+/// `evaluator`, quoted for an SQL `IN (…)` list; derived from
+/// [`CheckKind::ALL`], so a new kind is listed by its declaration alone.
+fn kind_words(evaluator: EvaluatorType) -> String {
+    let words = CheckKind::ALL
         .into_iter()
-        .find(|t| t.as_str() == word)
+        .filter(|k| k.evaluator() == evaluator)
+        .flat_map(|k| std::iter::once(k.as_str()).chain(k.aliases().iter().copied()));
+    let quoted: Vec<String> = words.map(|w| format!("'{w}'")).collect();
+    if quoted.is_empty() {
+        // `IN ()` is not SQL; no kind's word is empty.
+        return "''".to_owned();
     }
+    quoted.join(", ")
 }
 
 /// Which evaluations to read; every field set must match.
@@ -250,13 +184,6 @@ fn count(n: u64, what: &str) -> Result<i64, StoreError> {
 
 /// The filtered union of verdicts and human labels, and its parameters.
 fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
-    let quoted = |kinds: &[&str]| {
-        kinds
-            .iter()
-            .map(|k| format!("'{k}'"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     // The serialised `Evidence::model`.
     let model = match engine {
         Engine::Sqlite => "json_extract(v.evidence_json, '$.model')",
@@ -277,8 +204,8 @@ fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
          FROM labels l JOIN executions e ON e.run_id = l.run_id AND e.case_id = l.case_id \
              AND e.target = l.target AND e.repeat_index = l.repeat_index \
              JOIN runs r ON r.id = e.run_id",
-        llm = quoted(LLM_KINDS),
-        classifier = quoted(CLASSIFIER_KINDS),
+        llm = kind_words(EvaluatorType::Llm),
+        classifier = kind_words(EvaluatorType::Classifier),
     );
     let mut params: Vec<String> = Vec::new();
     let mut conditions: Vec<String> = Vec::new();
@@ -340,8 +267,10 @@ impl Evaluation {
                     .map_err(|e| StoreError::corrupt(what("status"), e))?,
             ),
         };
-        let evaluator = EvaluatorType::parse(&raw.evaluator)
-            .ok_or_else(|| StoreError::corrupt(what("evaluator"), raw.evaluator.clone()))?;
+        let evaluator = raw
+            .evaluator
+            .parse::<EvaluatorType>()
+            .map_err(|e| StoreError::corrupt(what("evaluator"), e))?;
         Ok(Evaluation {
             tags: from_json(&raw.tags_json, || what("tags_json"))?,
             run_id: raw.run_id,
@@ -402,15 +331,23 @@ impl FromRow<'_, AnyRow> for RawEvaluation {
 
 #[cfg(test)]
 mod tests {
-    use super::EvaluatorType;
+    use super::*;
 
     #[test]
-    fn kinds_map_to_evaluator_types() {
-        assert_eq!(EvaluatorType::of_kind("rubric"), EvaluatorType::Llm);
-        assert_eq!(EvaluatorType::of_kind("consensus"), EvaluatorType::Llm);
-        assert_eq!(EvaluatorType::of_kind("similar"), EvaluatorType::Classifier);
-        assert_eq!(EvaluatorType::of_kind("contains"), EvaluatorType::Rule);
-        assert_eq!(EvaluatorType::parse("human"), Some(EvaluatorType::Human));
-        assert_eq!(EvaluatorType::parse("robot"), None);
+    fn kind_lists_follow_the_kinds_declaration() {
+        let llm = kind_words(EvaluatorType::Llm);
+        for word in ["'rubric'", "'consensus'", "'llm-judge'", "'role-adherence'"] {
+            assert!(llm.contains(word), "{llm}");
+        }
+        assert!(!llm.contains("'contains'"), "{llm}");
+        assert_eq!(kind_words(EvaluatorType::Classifier), "'similar'");
+        assert_eq!(kind_words(EvaluatorType::Human), "''");
+        let listed = llm.split(", ").count();
+        let judged = CheckKind::ALL
+            .iter()
+            .filter(|k| k.evaluator() == EvaluatorType::Llm)
+            .map(|k| 1 + k.aliases().len())
+            .sum::<usize>();
+        assert_eq!(listed, judged);
     }
 }

@@ -61,9 +61,8 @@ use sqlx::AnyPool;
 
 pub use cases::CasePages;
 pub use error::StoreError;
-pub use evaluations::{
-    CLASSIFIER_KINDS, Evaluation, EvaluationFilter, EvaluationPage, EvaluatorType, LLM_KINDS, Page,
-};
+pub use evaluations::{Evaluation, EvaluationFilter, EvaluationPage, Page};
+pub use gavel_core::EvaluatorType;
 pub use gavel_core::secrets::mask_url;
 pub use labels::Label;
 pub use library::{CaseVersion, DocShape, ImportSummary, SuiteDoc, SuiteInfo, case_key};

@@ -17,6 +17,7 @@ use crate::check::{AwaitedCheck, Input};
 use crate::error::FieldError;
 use crate::finding::VerdictHead;
 use crate::runtime::JudgeRuntime;
+use crate::transform::OutputTransform;
 
 /// A compiled judge of one turn.
 #[derive(Debug, Clone)]
@@ -261,11 +262,19 @@ pub(crate) struct Env<'a> {
     pub(crate) retrieved_context: Option<&'a Value>,
     /// What grades a level's own `criteria`.
     criteria_judge: CriteriaJudge,
+    /// The case's `transform`, which comparisons apply to the answers they compare.
+    transform: Option<Arc<OutputTransform>>,
 }
 
 impl<'a> Env<'a> {
-    pub(crate) fn new(case: &'a Case, settings: &JudgeSettings, templates: Arc<Templates>) -> Self {
+    pub(crate) fn new(
+        case: &'a Case,
+        settings: &JudgeSettings,
+        templates: Arc<Templates>,
+        transform: Option<Arc<OutputTransform>>,
+    ) -> Self {
         Env {
+            transform,
             templates,
             scale: settings.scale.unwrap_or(Scale::ZeroToOne),
             context: case.context.as_ref(),
@@ -489,6 +498,8 @@ impl<'a> Env<'a> {
                     round: level.round,
                     template: self.templates.pairwise.clone(),
                     biased_ties_pass: *biased_ties_pass,
+                    transform: self.transform.clone(),
+                    number: None,
                 }))
             }
             CheckSpec::SelectBest {
@@ -505,6 +516,8 @@ impl<'a> Env<'a> {
                     model: model.clone(),
                     round: level.round,
                     template: self.templates.metric(TemplateKind::SelectBest),
+                    transform: self.transform.clone(),
+                    number: None,
                 }))
             }
             other => match other.metric() {

@@ -34,6 +34,8 @@ const MAX_CHUNKS: usize = 50;
 const GEVAL_TOP_LOGPROBS: u8 = 5;
 /// Characters of an agent's name shown to the judge.
 const AGENT_CHARS: usize = 64;
+/// Why role adherence skips a conversation whose turns name no agent.
+const NO_AGENTS: &str = "the target named no agent on any turn, so no answer has a role to keep (http and command targets read it at `response.agent`, `/agent` by default)";
 /// Factuality categories that pass by default (D, a disagreement, fails).
 const FACTUALITY_PASS: [&str; 4] = ["A", "B", "C", "E"];
 /// What each factuality category means.
@@ -206,6 +208,12 @@ impl MetricJudge {
         judged: &Judged<'_>,
         rt: &JudgeRuntime<'_>,
     ) -> Verdict {
+        let turns: Vec<&Turn> = judged.history.iter().chain([judged.turn]).collect();
+        if self.metric == Metric::RoleAdherence && turns.iter().all(|t| t.agent.is_none()) {
+            let mut v = head.verdict(Status::Skipped, NO_AGENTS);
+            v.threshold = Some(self.threshold);
+            return v;
+        }
         let mut evidence = Evidence::default();
         let detail = &mut evidence.detail;
         detail.insert("metric".into(), json!(self.kind()));
@@ -220,7 +228,6 @@ impl MetricJudge {
                 .collect::<Vec<_>>()
                 .into(),
         );
-        let turns: Vec<&Turn> = judged.history.iter().chain([judged.turn]).collect();
         if reads_conversation(self.metric) {
             vars.insert("turns".into(), conversation(&turns));
             vars.insert(
@@ -452,7 +459,8 @@ impl MetricJudge {
                         text.push_str(&summary);
                     }
                 }
-                let (score, reason) = lowest.unwrap_or((1.0, String::new()));
+                // Every metric has a list, and `read` refuses an empty one.
+                let (score, reason) = lowest.unwrap_or_default();
                 (score, score >= threshold, reason)
             }
         }
@@ -654,6 +662,12 @@ fn read(metric: Metric, value: &Value, items: Option<(usize, &str)>) -> Result<R
                             .collect()
                     })
                     .unwrap_or_default();
+                if judged.is_empty() {
+                    let (what, _) = ruled_on(metric, name);
+                    return Err(format!(
+                        "it lists no {what}: with nothing checked there is no score"
+                    ));
+                }
                 if let Some((count, what)) = expected
                     && judged.len() != count
                 {
@@ -670,9 +684,9 @@ fn read(metric: Metric, value: &Value, items: Option<(usize, &str)>) -> Result<R
     Ok(Reading::Graded(graded))
 }
 
-/// The share of items judged "yes" and a sentence saying so, naming the "no"s.
-fn summarise(metric: Metric, label: &str, items: &[Item]) -> (f64, String) {
-    let (what, yes) = match (metric, label) {
+/// What a metric's list (`label`) holds, and what its "yes" means.
+fn ruled_on(metric: Metric, label: &str) -> (&'static str, &'static str) {
+    match (metric, label) {
         (Metric::AnswerRelevance, _) => ("statements", "relevant to the question"),
         (Metric::ContextRecall, _) => ("reference claims", "supported by the retrieved context"),
         (Metric::ContextRelevance, _) => ("retrieved chunks", "relevant to the question"),
@@ -683,10 +697,12 @@ fn summarise(metric: Metric, label: &str, items: &[Item]) -> (f64, String) {
         (Metric::RoleAdherence, _) => ("agent answers", "in their agent's role"),
         (_, "key_points") => ("key points of the source", "covered"),
         _ => ("claims of the summary", "supported by the source"),
-    };
-    if items.is_empty() {
-        return (1.0, format!("no {what} to check"));
     }
+}
+
+/// The share of items judged "yes" and a sentence saying so, naming the "no"s.
+fn summarise(metric: Metric, label: &str, items: &[Item]) -> (f64, String) {
+    let (what, yes) = ruled_on(metric, label);
     let good = items.iter().filter(|i| i.yes).count();
     let score = good as f64 / items.len() as f64;
     let mut text = format!("{good} of {} {what} {yes}", items.len());

@@ -19,6 +19,8 @@
 //! no threshold: the score did not decide it) unless the check sets
 //! `biased_ties_pass: true`. Identical answers (trimmed) are a tie without any call.
 
+use std::sync::Arc;
+
 use gavel_core::CheckKind;
 use gavel_core::judge::PairwiseAgainst;
 use gavel_core::{
@@ -30,7 +32,9 @@ use super::answer::{self, PairwiseAnswer, Winner};
 use super::prompt::{fence, neutralise};
 use super::{Calls, Failure, JudgeTemplate, Question, TemplateKind, ask};
 use crate::finding::VerdictHead;
+use crate::names::numbered;
 use crate::runtime::JudgeRuntime;
+use crate::transform::OutputTransform;
 
 /// The kind of pairwise verdicts.
 pub(crate) const KIND: CheckKind = CheckKind::Pairwise;
@@ -54,6 +58,10 @@ pub struct PairwiseSpec {
     pub template: JudgeTemplate,
     /// Whether a tie on which the two orders disagree passes (default: it fails).
     pub biased_ties_pass: bool,
+    /// The case's `transform`, applied to both answers before they are compared.
+    pub(crate) transform: Option<Arc<OutputTransform>>,
+    /// Its number among the case's checks of one name and round, from the second.
+    pub(crate) number: Option<usize>,
 }
 
 impl PairwiseSpec {
@@ -67,16 +75,20 @@ impl PairwiseSpec {
             round: None,
             template: JudgeTemplate::builtin(TemplateKind::Pairwise),
             biased_ties_pass: false,
+            transform: None,
+            number: None,
         }
     }
 
-    /// Display name: `pairwise vs target "b"` or `pairwise vs run "latest"`.
+    /// Display name: `pairwise vs target "b"` or `pairwise vs run "latest"`
+    /// (`… #2` for the second of one name in a case's round).
     pub fn name(&self) -> String {
-        match (&self.against.target, &self.against.run) {
+        let name = match (&self.against.target, &self.against.run) {
             (Some(target), _) => format!("pairwise vs target {target:?}"),
             (None, Some(run)) => format!("pairwise vs run {run:?}"),
             (None, None) => "pairwise".to_owned(),
-        }
+        };
+        numbered(name, self.number)
     }
 }
 
@@ -105,13 +117,39 @@ fn describe(favoured: Favoured) -> &'static str {
     }
 }
 
-/// Compares the output with the other answer in both orders. Never panics, never
-/// passes by default: a failed call gives `error` (or `skipped` without a model).
+/// Compares the output with the other answer in both orders, each rewritten by
+/// the case's `transform` first. Never panics, never passes by default: a failed
+/// call, or an answer the transform cannot read, gives `error` (a missing model
+/// `skipped`).
 pub async fn pairwise(
     spec: &PairwiseSpec,
     input: &PairwiseInput<'_>,
     rt: &JudgeRuntime<'_>,
 ) -> Verdict {
+    let Some(transform) = &spec.transform else {
+        return compare(spec, input, rt).await;
+    };
+    let rewritten = transform.answer(input.output).and_then(|output| {
+        let other = transform
+            .answer(input.other)
+            .map_err(|why| format!("{} ({})", why, input.other_label))?;
+        Ok((output, other))
+    });
+    match rewritten {
+        Ok((output, other)) => {
+            let input = PairwiseInput {
+                output: &output,
+                other: &other,
+                ..*input
+            };
+            compare(spec, &input, rt).await
+        }
+        Err(why) => Verdict::new(spec.name(), KIND, Status::Error, why).in_round(spec.round),
+    }
+}
+
+/// [`pairwise`] on the answers as given.
+async fn compare(spec: &PairwiseSpec, input: &PairwiseInput<'_>, rt: &JudgeRuntime<'_>) -> Verdict {
     let name = spec.name();
     let head = VerdictHead {
         name: &name,

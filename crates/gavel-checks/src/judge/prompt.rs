@@ -55,23 +55,16 @@ impl TemplateKind {
 
     /// The templates of the metric checks and `select-best`, overridable like the
     /// others (a calibration's fingerprint covers [`ALL`](Self::ALL) only).
-    pub const METRICS: [TemplateKind; 15] = [
-        TemplateKind::SelectBest,
-        TemplateKind::GEvalSteps,
-        TemplateKind::Metric(Metric::GEval),
-        TemplateKind::Metric(Metric::Factuality),
-        TemplateKind::Metric(Metric::ClosedQa),
-        TemplateKind::Metric(Metric::AnswerRelevance),
-        TemplateKind::Metric(Metric::ContextRecall),
-        TemplateKind::Metric(Metric::ContextRelevance),
-        TemplateKind::Metric(Metric::ContextFaithfulness),
-        TemplateKind::Metric(Metric::Summarization),
-        TemplateKind::Metric(Metric::TaskCompletion),
-        TemplateKind::Metric(Metric::ConversationCompleteness),
-        TemplateKind::Metric(Metric::TurnRelevancy),
-        TemplateKind::Metric(Metric::ContextRetention),
-        TemplateKind::Metric(Metric::RoleAdherence),
-    ];
+    pub const METRICS: [TemplateKind; 2 + Metric::ALL.len()] = {
+        let mut kinds = [TemplateKind::SelectBest; 2 + Metric::ALL.len()];
+        kinds[1] = TemplateKind::GEvalSteps;
+        let mut i = 0;
+        while i < Metric::ALL.len() {
+            kinds[2 + i] = TemplateKind::Metric(Metric::ALL[i]);
+            i += 1;
+        }
+        kinds
+    };
 
     /// The key in `judge.templates`.
     pub fn as_str(self) -> &'static str {

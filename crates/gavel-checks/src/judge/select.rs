@@ -18,6 +18,8 @@
 //! order); the evidence records the seed, the order shown and the position
 //! chosen, which the report counts as the judge's position bias.
 
+use std::sync::Arc;
+
 use gavel_core::judge::{SELECT_BEST_MAX_ANSWERS as MAX_CANDIDATES, SelectAmong};
 use gavel_core::{CheckKind, Evidence, Reading, SelectBestReading, Status, Verdict};
 use rand::SeedableRng;
@@ -28,7 +30,9 @@ use sha2::{Digest, Sha256};
 use super::prompt::{fence, neutralise};
 use super::{Calls, JudgeTemplate, Question, TemplateKind, ask};
 use crate::finding::VerdictHead;
+use crate::names::numbered;
 use crate::runtime::JudgeRuntime;
+use crate::transform::OutputTransform;
 
 /// The kind of select-best verdicts.
 const KIND: CheckKind = CheckKind::SelectBest;
@@ -49,6 +53,10 @@ pub struct SelectBestSpec {
     pub round: Option<usize>,
     /// The prompt template.
     pub template: JudgeTemplate,
+    /// The case's `transform`, applied to every answer before they are compared.
+    pub(crate) transform: Option<Arc<OutputTransform>>,
+    /// Its number among the case's checks of one name and round, from the second.
+    pub(crate) number: Option<usize>,
 }
 
 impl SelectBestSpec {
@@ -60,15 +68,19 @@ impl SelectBestSpec {
             model: None,
             round: None,
             template: JudgeTemplate::builtin(TemplateKind::SelectBest),
+            transform: None,
+            number: None,
         }
     }
 
-    /// Display name: `select-best among targets` or `select-best among repeats`.
+    /// Display name: `select-best among targets` or `select-best among repeats`
+    /// (`… #2` for the second of one name in a case's round).
     pub fn name(&self) -> String {
-        match self.among {
-            SelectAmong::Targets => "select-best among targets".to_owned(),
-            SelectAmong::Repeats => "select-best among repeats".to_owned(),
-        }
+        let name = match self.among {
+            SelectAmong::Targets => "select-best among targets",
+            SelectAmong::Repeats => "select-best among repeats",
+        };
+        numbered(name.to_owned(), self.number)
     }
 }
 
@@ -108,10 +120,48 @@ fn seed(case_id: &str, group: &str) -> u64 {
     u64::from_be_bytes(bytes)
 }
 
-/// Asks the judge for the best of the answered candidates, shown in a shuffled
-/// order; one verdict per candidate, in the candidates' order. The judge's cost
-/// is on the first answered candidate's verdict, so a run counts it once.
+/// Asks the judge for the best of the answered candidates, each rewritten by the
+/// case's `transform` and shown in a shuffled order; one verdict per candidate,
+/// in the candidates' order. An answer the transform cannot read is `error` and
+/// not compared. The judge's cost is on the first answered candidate's verdict,
+/// so a run counts it once.
 pub async fn select_best(
+    spec: &SelectBestSpec,
+    input: &SelectBestInput<'_>,
+    rt: &JudgeRuntime<'_>,
+) -> Vec<Verdict> {
+    let Some(transform) = &spec.transform else {
+        return compare(spec, input, rt).await;
+    };
+    let outputs: Vec<Option<Result<String, String>>> = input
+        .candidates
+        .iter()
+        .map(|c| c.output.map(|o| transform.answer(o)))
+        .collect();
+    let rewritten = SelectBestInput {
+        case_id: input.case_id,
+        group: input.group,
+        candidates: input
+            .candidates
+            .iter()
+            .zip(&outputs)
+            .map(|(c, output)| Candidate {
+                output: output.as_ref().and_then(|o| o.as_deref().ok()),
+                ..*c
+            })
+            .collect(),
+    };
+    let mut verdicts = compare(spec, &rewritten, rt).await;
+    for (v, output) in verdicts.iter_mut().zip(&outputs) {
+        if let Some(Err(why)) = output {
+            *v = Verdict::new(&v.check, KIND, Status::Error, why.as_str()).in_round(spec.round);
+        }
+    }
+    verdicts
+}
+
+/// [`select_best`] on the answers as given.
+async fn compare(
     spec: &SelectBestSpec,
     input: &SelectBestInput<'_>,
     rt: &JudgeRuntime<'_>,

@@ -156,7 +156,8 @@ async fn role_adherence_shows_each_agents_role() {
     assert!(prompt.contains("The agent (triage):"), "{prompt}");
     let (v, _) = judged(check, &[&items(&[("1", "no"), ("2", "no")])]).await;
     assert_eq!((v.status, v.score), (Status::Fail, Some(0.0)));
-    skips_and_errors(&format!("input: q\nchecks: [{check}]\n"), &[FLAGGED_ITEMS]).await;
+    let (v, _) = judged(check, &[FLAGGED_ITEMS]).await;
+    assert_eq!(v.status, Status::Error, "{}", v.reason);
     let e = compile_err("input: q\nchecks: [{type: role-adherence}]\n");
     assert!(e.contains("role-adherence needs `roles`"), "{e}");
     let e = compile_err("input: q\nchecks: [{type: turn-relevancy, roles: {a: b}}]\n");
@@ -164,4 +165,24 @@ async fn role_adherence_shows_each_agents_role() {
         e.contains("checks[0].roles: only role-adherence has roles"),
         "{e}"
     );
+}
+
+#[tokio::test]
+async fn role_adherence_skips_a_conversation_that_names_no_agent() {
+    let body = "input: q\nchecks: [{type: role-adherence, roles: {triage: Asks}}]\n";
+    let plan = crate::compile(&case(body), &JudgeSettings::default()).unwrap();
+    let model = Scripted::new([reply(&items(&[("1", "yes")]))]);
+    let models = Models::new(model.clone());
+    let v = plan
+        .run(&transcript(vec![turn(0, "x")]), &models.runtime())
+        .await
+        .remove(0);
+    assert_eq!((v.status, v.score), (Status::Skipped, None), "{}", v.reason);
+    assert!(
+        v.reason
+            .starts_with("the target named no agent on any turn"),
+        "{}",
+        v.reason
+    );
+    assert!(model.requests().is_empty(), "the judge was not asked");
 }

@@ -508,3 +508,55 @@ async fn metric_templates_are_overridable_and_thresholds_checked() {
     let e = compile_err("input: q\nchecks: [{type: answer-relevance, pass_categories: [A]}]\n");
     assert!(e.contains("only factuality has categories"), "{e}");
 }
+
+/// An answer of empty lists (three times: an unusable answer is asked again).
+async fn on_nothing(body: &str, empty: &str) -> Verdict {
+    graded(body, "x", &[empty, empty, empty]).await
+}
+
+#[tokio::test]
+async fn an_empty_claim_list_is_an_error_not_a_pass() {
+    let empty = r#"{"status":"ok","items":[]}"#;
+    let cases = [
+        (
+            "input: q\nchecks: [{type: answer-relevance}]\n".to_owned(),
+            "it lists no statements",
+        ),
+        (
+            format!("{RAG}checks: [{{type: context-recall}}]\n"),
+            "it lists no reference claims",
+        ),
+        (
+            format!("{RAG}checks: [{{type: faithfulness}}]\n"),
+            "it lists no claims",
+        ),
+    ];
+    for (body, reason) in &cases {
+        let v = on_nothing(body, empty).await;
+        assert_eq!(
+            (v.status, v.score),
+            (Status::Error, None),
+            "{body}: {}",
+            v.reason
+        );
+        assert!(v.reason.contains(reason), "{body}: {}", v.reason);
+    }
+    let body = "input: A long article.\nchecks: [{type: summarization}]\n";
+    let no_claims =
+        r#"{"status":"ok","claims":[],"key_points":[{"text":"p","reason":"r","verdict":"yes"}]}"#;
+    let v = on_nothing(body, no_claims).await;
+    assert_eq!(v.status, Status::Error, "{}", v.reason);
+    assert!(
+        v.reason.contains("it lists no claims of the summary"),
+        "{}",
+        v.reason
+    );
+    let no_points =
+        r#"{"status":"ok","claims":[{"text":"c","reason":"r","verdict":"yes"}],"key_points":[]}"#;
+    let v = on_nothing(body, no_points).await;
+    assert_eq!(v.status, Status::Error, "{}", v.reason);
+    assert!(v.reason.contains("it lists no key points"), "{}", v.reason);
+    // One listed item is graded as usual.
+    let v = graded(body, "x", &[r#"{"status":"ok","claims":[{"text":"c","reason":"r","verdict":"yes"}],"key_points":[{"text":"p","reason":"r","verdict":"yes"}]}"#]).await;
+    assert_eq!(v.status, Status::Pass, "{}", v.reason);
+}
