@@ -96,6 +96,14 @@ impl HttpAdapter {
             let field = || format!("headers.{key}");
             let header = HeaderName::from_bytes(key.as_bytes())
                 .map_err(|_| TargetError::config(name, field(), "not a valid header name"))?;
+            if template == gavel_core::secrets::REDACTED {
+                // A literal value is not stored with the run (`Suite::scrub_secrets`).
+                return Err(TargetError::config(
+                    name,
+                    field(),
+                    "its literal value is not stored with the run, so a resumed or distributed run cannot send it: write it as ${VAR}",
+                ));
+            }
             let value = error::expand_secret(name, field, template)?;
             if gavel_core::secrets::is_secret_header(header.as_str()) {
                 gavel_core::secrets::register(&value);

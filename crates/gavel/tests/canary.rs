@@ -28,21 +28,21 @@ use serde_json::{Value, json};
 use support::{Mock, free_port, gavel_command};
 
 /// The provider API key (`OPENAI_COMPATIBLE_API_KEY`).
-const KEY: &str = "sk-canary-provider-7f3e9a";
+const KEY: &str = "sk-cnry-7f3e9a51d2c8b4";
 /// The agent token (`CANARY_AGENT_TOKEN`: an http header and a command's env).
-const TOKEN: &str = "tok-canary-agent-51d2c8";
+const TOKEN: &str = "tok-q8z1x5v9m2n7b3";
 /// The PostgreSQL password in the store URL (the test server trusts every login).
-const DB_PASSWORD: &str = "pw-canary-db-93ab1f";
+const DB_PASSWORD: &str = "pw-r4t8y2u6i0o9";
 /// A key the run never uses (`OPENAI_API_KEY`), printed by script checks.
-const UNUSED_KEY: &str = "sk-unused-openai-c41d9b7e";
+const UNUSED_KEY: &str = "sk-zz-c41d9b7e2a6f";
 /// The password in the `basic` http target's URL, sent as Basic auth.
-const BASIC_PASSWORD: &str = "pw-basic-agent-6e20f4";
+const BASIC_PASSWORD: &str = "pw-bs-6e20f4a9c7";
 /// `Authorization: Basic` of `agentuser:BASIC_PASSWORD` (base64).
-const BASIC_AUTH: &str = "YWdlbnR1c2VyOnB3LWJhc2ljLWFnZW50LTZlMjBmNA==";
+const BASIC_AUTH: &str = "YWdlbnR1c2VyOnB3LWJzLTZlMjBmNGE5Yzc=";
 /// The password in the judge's URL (the judge is also the `selfjudge` agent's model).
-const JUDGE_PASSWORD: &str = "pw-judge-url-93d1a7";
+const JUDGE_PASSWORD: &str = "pw-jg-93d1a7e5b2";
 /// A header value written literally in the suite.
-const LITERAL_HEADER: &str = "lit-header-value-0b5e8c";
+const LITERAL_HEADER: &str = "lit-hv-0b5e8c3f71";
 
 /// Every canary, by name.
 const CANARIES: &[(&str, &str)] = &[
@@ -56,7 +56,9 @@ const CANARIES: &[(&str, &str)] = &[
     ("literal header", LITERAL_HEADER),
 ];
 
-/// The shortest piece of a canary that counts as a leak.
+/// The shortest piece of a canary that counts as a leak. (Every canary is
+/// made of no words: a piece such as `provider` would be redacted, and found,
+/// in ordinary text.)
 const PIECE: usize = 8;
 
 /// The command agent: prints its env's token in every answer.
@@ -167,7 +169,23 @@ fn leaks(bytes: &[u8]) -> Vec<&'static str> {
 
 fn assert_clean(channel: &str, bytes: &[u8]) {
     let found = leaks(bytes);
-    assert!(found.is_empty(), "{channel} holds (part of) the {found:?}");
+    assert!(
+        found.is_empty(),
+        "{channel} holds (part of) the {found:?}: {}",
+        first_leak(bytes)
+    );
+}
+
+/// Where the first leaked piece stands in `bytes`, with some context.
+fn first_leak(bytes: &[u8]) -> String {
+    let at = CANARIES
+        .iter()
+        .flat_map(|(_, canary)| canary.as_bytes().windows(PIECE))
+        .filter_map(|piece| bytes.windows(PIECE).position(|w| w == piece))
+        .min()
+        .unwrap_or(0);
+    let from = at.saturating_sub(200);
+    String::from_utf8_lossy(&bytes[from..(at + 100).min(bytes.len())]).into_owned()
 }
 
 /// gavel with the canaries in its environment and trace logging on.
@@ -287,6 +305,12 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
 /// before it is ready: the run fails, and says why without them.
 fn start_failure(dir: &Path) {
     let port = free_port();
+    let script = dir.join("start.sh");
+    std::fs::write(
+        &script,
+        "echo token $AGENT_TOKEN\necho key $OPENAI_API_KEY >&2\nexit 3\n",
+    )
+    .unwrap();
     let suite = dir.join("start.yaml");
     std::fs::write(
         &suite,
@@ -298,12 +322,13 @@ targets:
     type: http
     url: http://127.0.0.1:{port}/chat
     start:
-      command: [sh, -c, "echo token $AGENT_TOKEN; echo key $OPENAI_API_KEY >&2; exit 3"]
+      command: [sh, "{}"]
       env: {{AGENT_TOKEN: "${{CANARY_AGENT_TOKEN}}"}}
       ready_url: http://127.0.0.1:{port}/health
 cases:
   - {{id: a, input: hi}}
-"#
+"#,
+            script.display()
         ),
     )
     .unwrap();
