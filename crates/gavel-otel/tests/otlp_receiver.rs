@@ -400,7 +400,14 @@ async fn settings_turn_off_span_events_and_redact_content() {
     .await;
     // No agent-derived text: explanations, reasons and error messages included.
     let text = String::from_utf8_lossy(&got.bytes);
-    for said in ["answered the request", "right search", "flight: 1 != 2", "B-1001", "hello", "LHR"] {
+    for said in [
+        "answered the request",
+        "right search",
+        "flight: 1 != 2",
+        "B-1001",
+        "hello",
+        "LHR",
+    ] {
         assert!(!text.contains(said), "{said:?} was exported");
     }
     assert!(
@@ -413,7 +420,10 @@ async fn settings_turn_off_span_events_and_redact_content() {
         .iter()
         .filter(|s| s.status.as_ref().is_some_and(|st| st.message == "error"))
         .count();
-    assert_eq!(errored, 2, "the broken case and its turn say `error`, no more");
+    assert_eq!(
+        errored, 2,
+        "the broken case and its turn say `error`, no more"
+    );
     assert!(got.spans.iter().all(|s| s.events.is_empty()));
     assert!(!got.logs.is_empty(), "the log records still go out");
     for s in &got.spans {

@@ -21,7 +21,11 @@ pub(crate) fn reject_key(model: &str, headers: &HeaderMap) -> Option<Response> {
     let key = key.strip_prefix("Bearer ").unwrap_or(key);
     let pad = rest
         .strip_prefix("-pad-")
-        .map(|n| n.chars().take_while(char::is_ascii_digit).collect::<String>())
+        .map(|n| {
+            n.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
         .and_then(|n| n.parse::<usize>().ok());
     Some(match pad {
         Some(pad) => (

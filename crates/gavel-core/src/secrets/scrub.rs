@@ -40,10 +40,14 @@ impl Suite {
             .values_mut()
             .for_each(TargetSpec::scrub_secrets);
         let judge = &mut self.judge;
-        [&mut judge.model, &mut judge.agent_model, &mut judge.embedder]
-            .into_iter()
-            .flatten()
-            .for_each(scrub_url);
+        [
+            &mut judge.model,
+            &mut judge.agent_model,
+            &mut judge.embedder,
+        ]
+        .into_iter()
+        .flatten()
+        .for_each(scrub_url);
         if let Some(endpoint) = self.otel.as_mut().and_then(|o| o.endpoint.as_mut()) {
             scrub_url(endpoint);
         }
@@ -130,10 +134,23 @@ mod tests {
         .unwrap();
         suite.scrub_secrets();
         let text = serde_json::to_string(&suite).unwrap();
-        for secret in ["judge-pw-literal", "url-pw-literal", "literal-token-1", "pw-literal-2", "literal-key-3"] {
+        for secret in [
+            "judge-pw-literal",
+            "url-pw-literal",
+            "literal-token-1",
+            "pw-literal-2",
+            "literal-key-3",
+        ] {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
-        for kept in ["${KEY}", "Bearer ${TOKEN}", "${AGENT_TOKEN}", "application/json", "8080", "http://u:***@h/v1"] {
+        for kept in [
+            "${KEY}",
+            "Bearer ${TOKEN}",
+            "${AGENT_TOKEN}",
+            "application/json",
+            "8080",
+            "http://u:***@h/v1",
+        ] {
             assert!(text.contains(kept), "{kept} missing from {text}");
         }
     }

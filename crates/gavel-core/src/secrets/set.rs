@@ -127,9 +127,9 @@ impl Secrets {
     /// `bytes` redacted like [`Secrets::redact`].
     pub fn redact_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
         match &self.matcher {
-            Some(m) if m.is_match(bytes) => Cow::Owned(
-                m.replace_all_bytes(bytes, &vec![REDACTED.as_bytes(); m.patterns_len()]),
-            ),
+            Some(m) if m.is_match(bytes) => {
+                Cow::Owned(m.replace_all_bytes(bytes, &vec![REDACTED.as_bytes(); m.patterns_len()]))
+            }
             _ => Cow::Borrowed(bytes),
         }
     }
@@ -200,7 +200,10 @@ mod tests {
                 }
             }
         }
-        assert_eq!(set.redact(&format!("a {} b", &secret[..12])), "a [redacted] b");
+        assert_eq!(
+            set.redact(&format!("a {} b", &secret[..12])),
+            "a [redacted] b"
+        );
     }
 
     #[test]
@@ -235,7 +238,13 @@ mod tests {
         ] {
             assert!(is_secret_name(name), "{name}");
         }
-        for name in ["PATH", "HOME", "AWS_ACCESS_KEY_ID", "KEYBOARD", "TOKENIZERS_PARALLELISM"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "AWS_ACCESS_KEY_ID",
+            "KEYBOARD",
+            "TOKENIZERS_PARALLELISM",
+        ] {
             assert!(!is_secret_name(name), "{name}");
         }
     }

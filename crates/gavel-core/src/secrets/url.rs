@@ -128,11 +128,14 @@ pub fn register_url(url: &str) {
 /// The user and password (empty if none) of `url`'s userinfo, as written.
 fn credentials(url: &str) -> Option<(&str, &str)> {
     let after_scheme = url.find("://")? + 3;
-    let userinfo = secret_parts(url)
-        .into_iter()
-        .next()
-        .filter(|part| part.start >= after_scheme && !url[after_scheme..part.start].contains(['?', '#', '/']))?;
-    match userinfo.start.checked_sub(1).filter(|&colon| url.as_bytes()[colon] == b':' && colon >= after_scheme) {
+    let userinfo = secret_parts(url).into_iter().next().filter(|part| {
+        part.start >= after_scheme && !url[after_scheme..part.start].contains(['?', '#', '/'])
+    })?;
+    match userinfo
+        .start
+        .checked_sub(1)
+        .filter(|&colon| url.as_bytes()[colon] == b':' && colon >= after_scheme)
+    {
         Some(colon) => Some((&url[after_scheme..colon], &url[userinfo])),
         None => Some((&url[userinfo], "")),
     }
@@ -218,8 +221,14 @@ mod tests {
         register_url("http://basic-user:basic-pw%2199@h/v1");
         // base64("basic-user:basic-pw!99") and of the raw "basic-user:basic-pw%2199"
         let text = "Basic YmFzaWMtdXNlcjpiYXNpYy1wdyE5OQ== Basic YmFzaWMtdXNlcjpiYXNpYy1wdyUyMTk5";
-        assert_eq!(super::super::redact(text), "Basic [redacted] Basic [redacted]");
-        assert_eq!(credentials("http://tok-only-123@h/"), Some(("tok-only-123", "")));
+        assert_eq!(
+            super::super::redact(text),
+            "Basic [redacted] Basic [redacted]"
+        );
+        assert_eq!(
+            credentials("http://tok-only-123@h/"),
+            Some(("tok-only-123", ""))
+        );
         assert_eq!(credentials("http://u:p@h/"), Some(("u", "p")));
         assert_eq!(credentials("http://h/?token=abc"), None);
     }

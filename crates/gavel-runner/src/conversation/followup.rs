@@ -73,8 +73,14 @@ async fn ask_model(
     let model = rt.models.model(None).map_err(|e| e.message)?;
     let mut user = format!(
         "The user's request:\n{}\n\nThe assistant's answer:\n{}\n",
-        gavel_checks::fence("user_request", &gavel_core::secrets::excerpt(request, SHOWN_CHARS)),
-        gavel_checks::fence("assistant_answer", &gavel_core::secrets::excerpt(output, SHOWN_CHARS)),
+        gavel_checks::fence(
+            "user_request",
+            &gavel_core::secrets::excerpt(request, SHOWN_CHARS)
+        ),
+        gavel_checks::fence(
+            "assistant_answer",
+            &gavel_core::secrets::excerpt(output, SHOWN_CHARS)
+        ),
     );
     if let Some(context) = &case.context {
         user.push_str(&format!(
