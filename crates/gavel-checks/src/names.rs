@@ -3,12 +3,10 @@
 /// Characters of an argument shown in a check's display name.
 const NAME_ARG_CHARS: usize = 40;
 
-/// Shortens text to `max` characters, marking the cut with `…`.
+/// Shortens text to `max` characters, marking the cut with `…`; secrets are
+/// redacted before the cut ([`gavel_core::secrets::excerpt`]).
 pub(crate) fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    gavel_core::secrets::excerpt(text, max)
 }
 
 /// Shortens a display-name argument (~40 characters).

@@ -59,7 +59,8 @@ pub struct OtelSettings {
     /// `http/protobuf` (default), `http/json` or `grpc` (`--otel-protocol`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<Protocol>,
-    /// Leave message texts and tool arguments and results out (`--otel-redact`).
+    /// Leave every agent-derived text out: messages, tool arguments and
+    /// results, evaluation explanations, error messages (`--otel-redact`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redact: bool,
     /// Also attach verdicts as span events (default true; `--otel-no-span-events`).

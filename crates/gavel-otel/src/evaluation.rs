@@ -25,13 +25,19 @@ pub(crate) struct Evaluation {
 }
 
 impl Evaluation {
-    /// The convention's attributes.
-    pub(crate) fn attributes(&self) -> Vec<KeyValue> {
+    /// The convention's attributes; with `redact`, no explanation (it quotes
+    /// what the agent said).
+    pub(crate) fn attributes(&self, redact: bool) -> Vec<KeyValue> {
         let mut kvs = vec![
             text("gen_ai.evaluation.name", self.name.clone()),
             text("gen_ai.evaluation.score.label", self.label.clone()),
-            text("gen_ai.evaluation.explanation", self.explanation.clone()),
         ];
+        if !redact {
+            kvs.push(text(
+                "gen_ai.evaluation.explanation",
+                self.explanation.clone(),
+            ));
+        }
         if let Some(s) = self.score {
             kvs.push(KeyValue::new("gen_ai.evaluation.score.value", s));
         }
@@ -44,6 +50,8 @@ pub(crate) struct Targets<'a> {
     pub(crate) tracer: &'a SdkTracer,
     pub(crate) logger: Option<&'a SdkLogger>,
     pub(crate) span_events: bool,
+    /// Leave agent-derived text (explanations) out (`--otel-redact`).
+    pub(crate) redact: bool,
 }
 
 /// Attaches every verdict of `e` (and its per-tool parts) to `spans`.
@@ -135,7 +143,7 @@ fn per_tool(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> Vec<(usize, E
 
 /// Sends one evaluation: the log record, and the span event when enabled.
 fn emit(targets: &Targets<'_>, cx: &Context, at: SystemTime, eval: &Evaluation, kind: &str) {
-    let mut attrs = eval.attributes();
+    let mut attrs = eval.attributes(targets.redact);
     attrs.push(text("gavel.check.kind", kind.to_string()));
     let span = cx.span();
     if let Some(logger) = targets.logger {

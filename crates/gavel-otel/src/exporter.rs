@@ -138,6 +138,7 @@ impl Exporter {
             tracer: &self.tracer,
             logger: self.logger.as_ref(),
             span_events: self.settings.span_events,
+            redact: self.settings.redact_content,
         };
         attach(&targets, e, &mut spans);
         spans.end();

@@ -21,7 +21,8 @@ pub struct Settings {
     pub endpoint: Option<String>,
     /// The transport.
     pub protocol: Protocol,
-    /// Leave out message texts and tool-call arguments and results.
+    /// Leave out every agent-derived text: messages, tool-call arguments and
+    /// results, evaluation explanations and error messages.
     pub redact_content: bool,
     /// Also attach each `gen_ai.evaluation.result` as a span event (on by default).
     pub span_events: bool,
@@ -60,8 +61,9 @@ pub struct Requested {
     /// OTEL_EXPORTER_OTLP_PROTOCOL and the suite's.
     #[cfg_attr(feature = "cli", arg(long = "otel-protocol", value_name = "PROTOCOL"))]
     pub protocol: Option<Protocol>,
-    /// Leave message texts and tool-call arguments and results out of the
-    /// export (also GAVEL_OTEL_REDACT=1), whatever the suite says.
+    /// Leave every agent-derived text (messages, tool-call arguments and
+    /// results, evaluation explanations, error messages) out of the export
+    /// (also GAVEL_OTEL_REDACT=1), whatever the suite says.
     #[cfg_attr(feature = "cli", arg(long = "otel-redact"))]
     pub redact: bool,
     /// Send verdicts as log records only, not also as span events.

@@ -80,7 +80,7 @@ impl ExecutionSpans {
                 ),
             ));
         }
-        if let Some(reason) = &e.reason {
+        if let Some(reason) = e.reason.as_ref().filter(|_| !redact) {
             attrs.push(text("gavel.reason", reason.clone()));
         }
         let links = run
@@ -98,7 +98,7 @@ impl ExecutionSpans {
         let root = Context::new().with_span(root);
         if e.status == gavel_core::Status::Error {
             root.span()
-                .set_status(Status::error(e.reason.clone().unwrap_or_default()));
+                .set_status(error_status(e.reason.as_deref(), redact));
         }
         let mut spans = ExecutionSpans {
             root,
@@ -147,7 +147,8 @@ impl ExecutionSpans {
             .start_with_context(tracer, &self.root);
         let cx = self.root.with_span(span);
         if let Some(f) = &turn.failure {
-            cx.span().set_status(Status::error(f.message.clone()));
+            cx.span()
+                .set_status(error_status(Some(f.message.as_str()), redact));
         }
         let n = turn.tool_calls.len();
         for (i, call) in turn.tool_calls.iter().enumerate() {
@@ -220,6 +221,15 @@ impl ExecutionSpans {
             cx.span().end_with_timestamp(at.end);
         }
         self.root.span().end_with_timestamp(self.whole.end);
+    }
+}
+
+/// An error status: with `redact`, its message (agent or provider text) is
+/// left out.
+fn error_status(message: Option<&str>, redact: bool) -> Status {
+    match message {
+        Some(m) if !redact => Status::error(m.to_owned()),
+        _ => Status::error("error"),
     }
 }
 

@@ -77,6 +77,18 @@ struct Received {
 
 /// Exports a stored run of two executions and decodes the requests.
 async fn export(settings: impl FnOnce(String) -> Settings) -> Received {
+    let executions = vec![
+        execution("book", "session-1"),
+        execution("cancel", "session-2"),
+    ];
+    export_executions(settings, executions).await
+}
+
+/// Exports a stored run of `executions` and decodes the requests.
+async fn export_executions(
+    settings: impl FnOnce(String) -> Settings,
+    executions: Vec<Execution>,
+) -> Received {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200))
@@ -90,10 +102,6 @@ async fn export(settings: impl FnOnce(String) -> Settings) -> Received {
         80.0,
         None,
     );
-    let executions = vec![
-        execution("book", "session-1"),
-        execution("cancel", "session-2"),
-    ];
     tokio::task::spawn_blocking(move || {
         gavel_otel::export_stored(exporter, &run(), &executions, Some(&gate))
     })
@@ -367,13 +375,55 @@ async fn verdicts_are_evaluation_events_and_logs_on_the_spans_they_judged() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn settings_turn_off_span_events_and_redact_content() {
-    let got = export(|uri| Settings {
-        endpoint: Some(uri),
-        redact_content: true,
-        span_events: false,
-        ..Settings::default()
-    })
+    // A third execution errored, its reason and its turn's failure quoting the agent.
+    let mut broken = execution("broken", "session-3");
+    broken.status = gavel_core::Status::Error;
+    broken.reason = Some("the agent said B-1001".into());
+    broken.transcript.turns[1].failure = Some(gavel_core::TargetFailure {
+        message: "HTTP 500: B-1001".into(),
+        transient: false,
+    });
+    let executions = vec![
+        execution("book", "session-1"),
+        execution("cancel", "session-2"),
+        broken,
+    ];
+    let got = export_executions(
+        |uri| Settings {
+            endpoint: Some(uri),
+            redact_content: true,
+            span_events: false,
+            ..Settings::default()
+        },
+        executions,
+    )
     .await;
+    // No agent-derived text: explanations, reasons and error messages included.
+    let text = String::from_utf8_lossy(&got.bytes);
+    for said in [
+        "answered the request",
+        "right search",
+        "flight: 1 != 2",
+        "B-1001",
+        "hello",
+        "LHR",
+    ] {
+        assert!(!text.contains(said), "{said:?} was exported");
+    }
+    assert!(
+        got.logs
+            .iter()
+            .all(|l| attr(&l.attributes, "gen_ai.evaluation.explanation").is_none())
+    );
+    let errored = got
+        .spans
+        .iter()
+        .filter(|s| s.status.as_ref().is_some_and(|st| st.message == "error"))
+        .count();
+    assert_eq!(
+        errored, 2,
+        "the broken case and its turn say `error`, no more"
+    );
     assert!(got.spans.iter().all(|s| s.events.is_empty()));
     assert!(!got.logs.is_empty(), "the log records still go out");
     for s in &got.spans {

@@ -129,7 +129,12 @@ pub fn hierarchy_warnings(suite: &Suite, judge: Option<&str>) -> Vec<String> {
     agents
         .into_iter()
         .filter(|a| *a == judge)
-        .map(|a| format!("the judge model {a} is also the agent's model: a judge should be a different, stronger model"))
+        .map(|a| {
+            format!(
+                "the judge model {} is also the agent's model: a judge should be a different, stronger model",
+                gavel_core::secrets::mask_url(a)
+            )
+        })
         .collect()
 }
 

@@ -254,10 +254,13 @@ impl PreparedRun {
         self.store
             .save_run_case_versions(&self.run.id, &self.versions)
             .await?;
-        let snapshot = Suite {
+        // `${VAR}` references are kept; literal header values and URL
+        // passwords are not (a resume or a worker reads the snapshot).
+        let mut snapshot = Suite {
             cases: Vec::new(),
             ..self.suite.clone()
         };
+        snapshot.scrub_secrets();
         self.store.save_suite(&self.run.id, &snapshot).await?;
         self.stored = true;
         Ok(())

@@ -64,7 +64,7 @@ impl CommandAdapter {
             .map(|(k, v)| {
                 Ok((
                     k.clone(),
-                    error::expand_secret(name, || format!("env.{k}"), v)?,
+                    error::expand_env_value(name, || format!("env.{k}"), k, v)?,
                 ))
             })
             .collect::<Result<Vec<_>, TargetError>>()?;

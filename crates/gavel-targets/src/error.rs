@@ -77,6 +77,22 @@ pub(crate) fn expand_secret(
         .map_err(|e| TargetError::config(target, field(), e.to_string()))
 }
 
+/// Expands a process's `env` value `key` like [`expand_secret`]; written out
+/// under a name that marks a secret ([`gavel_core::secrets::is_secret_name`]),
+/// the value is registered too.
+pub(crate) fn expand_env_value(
+    target: &str,
+    field: impl FnOnce() -> String,
+    key: &str,
+    value: &str,
+) -> Result<String, TargetError> {
+    let expanded = expand_secret(target, field, value)?;
+    if gavel_core::secrets::is_secret_name(key) {
+        gavel_core::secrets::register(&expanded);
+    }
+    Ok(expanded)
+}
+
 /// Parses a timeout in seconds (`None` → `default`), rejecting non-positive or
 /// non-finite values.
 pub(crate) fn timeout(

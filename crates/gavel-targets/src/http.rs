@@ -70,18 +70,6 @@ impl fmt::Debug for HttpAdapter {
     }
 }
 
-/// Headers whose values are plain protocol words, not secrets; every other header
-/// value is registered for redaction.
-const NOT_SECRET_HEADERS: &[&str] = &[
-    "accept",
-    "accept-encoding",
-    "accept-language",
-    "cache-control",
-    "connection",
-    "content-type",
-    "user-agent",
-];
-
 impl HttpAdapter {
     pub(crate) fn build(name: &str, spec: &HttpTarget) -> Result<Self, TargetError> {
         let url_text = error::expand(name, || "url".into(), &spec.url)?;
@@ -108,8 +96,16 @@ impl HttpAdapter {
             let field = || format!("headers.{key}");
             let header = HeaderName::from_bytes(key.as_bytes())
                 .map_err(|_| TargetError::config(name, field(), "not a valid header name"))?;
+            if template == gavel_core::secrets::REDACTED {
+                // A literal value is not stored with the run (`Suite::scrub_secrets`).
+                return Err(TargetError::config(
+                    name,
+                    field(),
+                    "its literal value is not stored with the run, so a resumed or distributed run cannot send it: write it as ${VAR}",
+                ));
+            }
             let value = error::expand_secret(name, field, template)?;
-            if !NOT_SECRET_HEADERS.contains(&header.as_str()) {
+            if gavel_core::secrets::is_secret_header(header.as_str()) {
                 gavel_core::secrets::register(&value);
             }
             // The message never includes the value: it may hold a secret.

@@ -172,10 +172,12 @@ where
     })
 }
 
-/// `s` cut to at most `max` bytes on a character boundary, marked with `…` if cut.
+/// `s` with its secrets redacted, then cut to at most `max` bytes on a character
+/// boundary, marked with `…` if cut: the cut never leaves part of a secret.
 pub(crate) fn truncate(s: &str, max: usize) -> String {
+    let s = gavel_core::secrets::redact(s);
     if s.len() <= max {
-        return s.to_owned();
+        return s.into_owned();
     }
     let mut end = max;
     while !s.is_char_boundary(end) {

@@ -109,7 +109,7 @@ pub async fn start(name: &str, spec: &StartSpec) -> Result<Started, TargetError>
         .map(|(k, v)| {
             Ok((
                 k.clone(),
-                error::expand_secret(name, || format!("start.env.{k}"), v)?,
+                error::expand_env_value(name, || format!("start.env.{k}"), k, v)?,
             ))
         })
         .collect::<Result<Vec<_>, TargetError>>()?;
@@ -117,6 +117,7 @@ pub async fn start(name: &str, spec: &StartSpec) -> Result<Started, TargetError>
         None => None,
         Some(u) => {
             let text = error::expand(name, || "start.ready_url".into(), u)?;
+            gavel_core::secrets::register_url(&text);
             Some(
                 Url::parse(&text)
                     .map_err(|e| TargetError::config(name, "start.ready_url", e.to_string()))?,

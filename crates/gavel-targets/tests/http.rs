@@ -309,6 +309,15 @@ fn bad_specs_name_the_target_and_field() {
         "target `agent`: headers.Authorization: `Bearer ${GAVEL_TEST_SURELY_UNSET_TOKEN}`: \
          environment variable GAVEL_TEST_SURELY_UNSET_TOKEN is not set"
     );
+    // A literal header value the stored suite snapshot left out (a resume).
+    let err = build_error(json!({
+        "type": "http", "url": "http://127.0.0.1/",
+        "headers": {"X-Key": "[redacted]"},
+    }));
+    assert!(
+        err.starts_with("target `agent`: headers.X-Key: its literal value is not stored"),
+        "{err}"
+    );
     let cases = [
         (
             json!({"type": "http", "url": "not a url"}),

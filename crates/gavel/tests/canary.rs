@@ -1,11 +1,19 @@
 //! Canary secrets in every channel: a provider key and an agent token, both from
 //! the environment, are echoed back by the judge, a `chat` agent, an `http` agent
-//! (its header) and a `command` agent (its env), and a database password rides
-//! in the PostgreSQL URL. Not one byte of any canary may reach the SQLite file,
-//! a `pg_dump` of the PostgreSQL database, any report format (terminal, JSON,
-//! JUnit, Markdown, HTML, live and rebuilt by `gavel report`), stdout or stderr
-//! at trace level, the web UI's pages and API answers, the OpenTelemetry export
-//! (`--otel` and `gavel export otel`) or `gavel mcp`'s answers.
+//! (its header) and a `command` agent (its env); a key the run never uses
+//! (`OPENAI_API_KEY`) is printed by `script` checks, on stderr and in a verdict
+//! after 160 characters of padding; an http agent's URL password goes out as
+//! Basic auth and is echoed; a literal header value and the judge URL's
+//! password sit in the suite (the judge is also an agent's model, which gavel
+//! warns about); the provider refuses the key with a 401 quoting it, and an
+//! http agent answers 500 quoting its token, after every padding that makes the
+//! 200-character error excerpt cut the secret; and a database password rides
+//! in the PostgreSQL URL. No piece of 8 bytes or more of any canary may reach
+//! the SQLite file, a `pg_dump` of the PostgreSQL database, any report format
+//! (terminal, JSON, JUnit, Markdown, HTML, live and rebuilt by `gavel report`),
+//! stdout or stderr at trace level, the web UI's pages and API answers, the
+//! OpenTelemetry export (`--otel` and `gavel export otel`) or `gavel mcp`'s
+//! answers; nor may a failed `start` process's output.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod otel;
@@ -20,73 +28,171 @@ use serde_json::{Value, json};
 use support::{Mock, free_port, gavel_command};
 
 /// The provider API key (`OPENAI_COMPATIBLE_API_KEY`).
-const KEY: &str = "sk-canary-provider-7f3e9a";
+const KEY: &str = "sk-cnry-7f3e9a51d2c8b4";
 /// The agent token (`CANARY_AGENT_TOKEN`: an http header and a command's env).
-const TOKEN: &str = "tok-canary-agent-51d2c8";
+const TOKEN: &str = "tok-q8z1x5v9m2n7b3";
 /// The PostgreSQL password in the store URL (the test server trusts every login).
-const DB_PASSWORD: &str = "pw-canary-db-93ab1f";
+const DB_PASSWORD: &str = "pw-r4t8y2u6i0o9";
+/// A key the run never uses (`OPENAI_API_KEY`), printed by script checks.
+const UNUSED_KEY: &str = "sk-zz-c41d9b7e2a6f";
+/// The password in the `basic` http target's URL, sent as Basic auth.
+const BASIC_PASSWORD: &str = "pw-bs-6e20f4a9c7";
+/// `Authorization: Basic` of `agentuser:BASIC_PASSWORD` (base64).
+const BASIC_AUTH: &str = "YWdlbnR1c2VyOnB3LWJzLTZlMjBmNGE5Yzc=";
+/// The password in the judge's URL (the judge is also the `selfjudge` agent's model).
+const JUDGE_PASSWORD: &str = "pw-jg-93d1a7e5b2";
+/// A header value written literally in the suite.
+const LITERAL_HEADER: &str = "lit-hv-0b5e8c3f71";
+
+/// Every canary, by name.
+const CANARIES: &[(&str, &str)] = &[
+    ("provider key", KEY),
+    ("agent token", TOKEN),
+    ("db password", DB_PASSWORD),
+    ("unused key", UNUSED_KEY),
+    ("basic password", BASIC_PASSWORD),
+    ("basic auth", BASIC_AUTH),
+    ("judge password", JUDGE_PASSWORD),
+    ("literal header", LITERAL_HEADER),
+];
+
+/// The shortest piece of a canary that counts as a leak. (Every canary is
+/// made of no words: a piece such as `provider` would be redacted, and found,
+/// in ordinary text.)
+const PIECE: usize = 8;
 
 /// The command agent: prints its env's token in every answer.
 const AGENT: &str =
     r#"while IFS= read -r line; do printf '{"output": "my token is %s"}\n' "$AGENT_TOKEN"; done"#;
 
-/// The suite; `dir` holds the command agent's script.
+/// A script check that prints the secrets on stderr and fails.
+const STDERR_SCRIPT: &str = r#"cat >/dev/null
+echo "the key is $OPENAI_API_KEY, the token $CANARY_AGENT_TOKEN" >&2
+exit 1"#;
+
+/// A script check whose verdict quotes the unused key after 160 characters.
+const VERDICT_SCRIPT: &str = r#"cat >/dev/null
+pad=$(printf '%0160d' 0)
+printf '{"pass": false, "reason": "%s%s"}\n' "$pad" "$OPENAI_API_KEY""#;
+
+/// Paddings before the key in the provider's 401 body (`k` × N, then the key):
+/// 160, and every one that makes the 200-character excerpt cut the key.
+fn key_paddings() -> impl Iterator<Item = usize> {
+    std::iter::once(160).chain(200 - KEY.len() + 1..200)
+}
+
+/// Paddings before `authorization=Bearer TOKEN` in the http agent's 500 body:
+/// every one that makes the 200-byte excerpt hold the token whole or cut it.
+fn token_paddings() -> impl Iterator<Item = usize> {
+    let before = "authorization=Bearer ".len();
+    200 - before - TOKEN.len()..200 - before
+}
+
+/// The suite; `dir` holds the command agent's and the checks' scripts.
 fn suite_yaml(url: &str, dir: &Path) -> String {
-    let script = dir.join("agent.sh");
-    std::fs::write(&script, AGENT).unwrap();
-    let script = script.display();
+    let script = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let agent = script("agent.sh", AGENT);
+    let stderr = script("stderr.sh", STDERR_SCRIPT);
+    let verdict = script("verdict.sh", VERDICT_SCRIPT);
+    let host = url.strip_prefix("http://").unwrap();
+    let judge = format!("openai-compatible:judge-echo-key@http://judge:{JUDGE_PASSWORD}@{host}/v1");
+    let mut cut = String::new();
+    for n in key_paddings() {
+        cut.push_str(&format!(
+            "  cut-key-{n}: {{type: chat, model: \"openai-compatible:reject-key-pad-{n}@{url}/v1\"}}\n"
+        ));
+    }
+    for n in token_paddings() {
+        cut.push_str(&format!(
+            "  cut-token-{n}: {{type: http, url: \"{url}/echo-headers/500/{n}\", headers: {{Authorization: \"Bearer ${{CANARY_AGENT_TOKEN}}\"}}}}\n"
+        ));
+    }
     format!(
         r#"
 name: canary
 judge:
-  model: openai-compatible:judge-echo-key@{url}/v1
+  model: {judge}
 targets:
   chat:
     type: chat
     model: openai-compatible:agent-echo-key@{url}/v1
     system: You manage properties.
+  selfjudge:
+    type: chat
+    model: {judge}
+  refused:
+    type: chat
+    model: openai-compatible:reject-key@{url}/v1
   http:
     type: http
     url: {url}/v1/chat/completions
-    headers: {{Authorization: "Bearer ${{CANARY_AGENT_TOKEN}}"}}
+    headers: {{Authorization: "Bearer ${{CANARY_AGENT_TOKEN}}", X-Literal: "{LITERAL_HEADER}"}}
     body: {{model: http-echo-key, messages: [{{role: user, content: "{{{{ message }}}}"}}]}}
     response: {{output: /choices/0/message/content}}
+  basic:
+    type: http
+    url: http://agentuser:{BASIC_PASSWORD}@{host}/echo-headers/200/0
+    body: {{message: "{{{{ message }}}}"}}
   command:
     type: command
-    command: [sh, "{script}"]
+    command: [sh, "{agent}"]
     env: {{AGENT_TOKEN: "${{CANARY_AGENT_TOKEN}}"}}
-cases:
+{cut}cases:
   - id: echo
     input: Count my listings.
     checks:
       - {{type: judge, criteria: Answers the question.}}
       - {{type: equals, value: There are 3 listings.}}
+      - {{type: script, command: [sh, "{stderr}"]}}
+      - {{type: script, command: [sh, "{verdict}"]}}
 "#
     )
 }
 
-/// Every canary found in `bytes`, by name.
+/// Every canary of which `bytes` hold a piece of [`PIECE`] bytes or more, by name.
 fn leaks(bytes: &[u8]) -> Vec<&'static str> {
-    [
-        ("provider key", KEY),
-        ("agent token", TOKEN),
-        ("db password", DB_PASSWORD),
-    ]
-    .into_iter()
-    .filter(|(_, canary)| bytes.windows(canary.len()).any(|w| w == canary.as_bytes()))
-    .map(|(name, _)| name)
-    .collect()
+    CANARIES
+        .iter()
+        .filter(|(_, canary)| {
+            canary
+                .as_bytes()
+                .windows(PIECE)
+                .any(|piece| bytes.windows(PIECE).any(|w| w == piece))
+        })
+        .map(|(name, _)| *name)
+        .collect()
 }
 
 fn assert_clean(channel: &str, bytes: &[u8]) {
     let found = leaks(bytes);
-    assert!(found.is_empty(), "{channel} holds the {found:?}");
+    assert!(
+        found.is_empty(),
+        "{channel} holds (part of) the {found:?}: {}",
+        first_leak(bytes)
+    );
+}
+
+/// Where the first leaked piece stands in `bytes`, with some context.
+fn first_leak(bytes: &[u8]) -> String {
+    let at = CANARIES
+        .iter()
+        .flat_map(|(_, canary)| canary.as_bytes().windows(PIECE))
+        .filter_map(|piece| bytes.windows(PIECE).position(|w| w == piece))
+        .min()
+        .unwrap_or(0);
+    let from = at.saturating_sub(200);
+    String::from_utf8_lossy(&bytes[from..(at + 100).min(bytes.len())]).into_owned()
 }
 
 /// gavel with the canaries in its environment and trace logging on.
 fn gavel(dir: &Path) -> Command {
     let mut cmd = gavel_command(dir);
     cmd.env("OPENAI_COMPATIBLE_API_KEY", KEY)
+        .env("OPENAI_API_KEY", UNUSED_KEY)
         .env("CANARY_AGENT_TOKEN", TOKEN)
         .env("GAVEL_LOG", "trace")
         .env("RUST_LOG", "trace")
@@ -131,6 +237,10 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
     assert_clean(&format!("{what}: gavel run's terminal and trace log"), &out);
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("TRACE"), "trace logging is on");
+    assert!(
+        text.contains("is also the agent's model"),
+        "the self-judge warning is printed"
+    );
     assert_clean(
         &format!("{what}: the live OTel export"),
         &otel::received(&live).await.bytes,
@@ -141,8 +251,18 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
     }
     // The agents and the judge did echo the secrets: the reports show them redacted.
     let json: Value = serde_json::from_slice(&std::fs::read(&reports[0]).unwrap()).unwrap();
-    let redacted = json.to_string().matches("[redacted]").count();
+    let text = json.to_string();
+    let redacted = text.matches("[redacted]").count();
     assert!(redacted >= 4, "only {redacted} redactions in {json}");
+    // The provider's refusals and the agent's errors were recorded, cut.
+    for seen in [
+        "HTTP 401",
+        "answered HTTP 500",
+        "kkkkk[redacted]",
+        "authorization=Bearer [redacted]",
+    ] {
+        assert!(text.contains(seen), "no {seen:?} in {json}");
+    }
     let run_id = json["run"]["id"].as_str().unwrap().to_owned();
 
     // Rebuilt from the store, and exported after the fact.
@@ -179,6 +299,55 @@ async fn run_everything(dir: &Path, suite: &Path, db: &str, what: &str) -> Strin
         &exported,
     );
     run_id
+}
+
+/// A run whose http target's `start` process prints the secrets and exits
+/// before it is ready: the run fails, and says why without them.
+fn start_failure(dir: &Path) {
+    let port = free_port();
+    let script = dir.join("start.sh");
+    std::fs::write(
+        &script,
+        "echo token $AGENT_TOKEN\necho key $OPENAI_API_KEY >&2\nexit 3\n",
+    )
+    .unwrap();
+    let suite = dir.join("start.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            r#"
+name: start-canary
+targets:
+  web:
+    type: http
+    url: http://127.0.0.1:{port}/chat
+    start:
+      command: [sh, "{}"]
+      env: {{AGENT_TOKEN: "${{CANARY_AGENT_TOKEN}}"}}
+      ready_url: http://127.0.0.1:{port}/health
+cases:
+  - {{id: a, input: hi}}
+"#,
+            script.display()
+        ),
+    )
+    .unwrap();
+    let db = format!("sqlite://{}", dir.join("start.db").display());
+    let (code, out) = output(gavel(dir).args([
+        "run",
+        suite.to_str().unwrap(),
+        "--db",
+        &db,
+        "--color",
+        "never",
+    ]));
+    let text = String::from_utf8_lossy(&out);
+    assert_ne!(code, Some(0), "{text}");
+    assert!(
+        text.contains("exited") && text.contains("token [redacted]"),
+        "the start process's output is shown, redacted: {text}"
+    );
+    assert_clean("a failed start process's output", &out);
 }
 
 /// One HTTP GET to `gavel serve`; the whole answer (head and body).
@@ -337,13 +506,15 @@ async fn no_canary_reaches_any_channel_on_sqlite() {
     tokio::task::spawn_blocking(move || {
         served(&d, &u, &r);
         mcp_answers(&d, &u, &r);
+        start_failure(&d);
     })
     .await
     .unwrap();
-    // The file and whatever journal it left.
+    // The files and whatever journals they left.
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         let path = entry.unwrap().path();
-        if path.to_string_lossy().contains("g.db") {
+        // Not the suite and scripts, which hold the canaries by design.
+        if path.is_file() && path.extension().is_none_or(|e| e != "sh" && e != "yaml") {
             assert_clean(&path.display().to_string(), &std::fs::read(&path).unwrap());
         }
     }

@@ -14,7 +14,9 @@
 //! is seen, with 429 and `Retry-After: 0`; `…unstable…` chat models answer 503
 //! the first time instead: faults injected for retry tests. `…echo-key…` models
 //! echo the request's `Authorization` header in their answer (in a judge's
-//! reasoning too), for secret-leak tests. `…logprobs…` models answer with token
+//! reasoning too), for secret-leak tests, and `…reject-key…` models refuse the
+//! key with HTTP 401, quoting it; `POST /echo-headers/{status}/{pad}` echoes every
+//! request header (see [`leak`]). `…logprobs…` models answer with token
 //! log probabilities when asked (see [`logprobs`]).
 //!
 //! `mock-openai [--addr 127.0.0.1:0] [--latency-ms N] [--reply TEXT]` prints
@@ -25,6 +27,7 @@
 //! time window with it).
 
 mod embeddings;
+mod leak;
 mod logprobs;
 mod schema;
 mod tools;
@@ -82,6 +85,7 @@ async fn main() -> std::process::ExitCode {
         .route("/chat/completions", post(complete))
         .route("/v1/embeddings", post(embeddings::embed))
         .route("/embeddings", post(embeddings::embed))
+        .route("/echo-headers/{status}/{pad}", post(leak::echo_headers))
         .route("/stats", get(stats))
         .route("/arrivals", get(arrivals))
         .route("/health", get(|| async { Json(json!({"status": "ok"})) }))
@@ -138,6 +142,10 @@ async fn complete(
     }
     if let Some(fault) = injected_fault(&request) {
         return fault;
+    }
+    if let Some(refusal) = leak::reject_key(request["model"].as_str().unwrap_or_default(), &headers)
+    {
+        return refusal;
     }
     if !mock.latency.is_zero() {
         // tokio's timer works in whole milliseconds and rounds up, which made answers

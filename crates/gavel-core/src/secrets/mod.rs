@@ -1,93 +1,88 @@
 //! One redaction rule for every secret gavel knows.
 //!
-//! Secrets are registered where gavel learns them (API keys, header and env
-//! values expanded from `${VAR}`, URL passwords and key-like query parameters)
-//! and every text that leaves the process (stored, logged, reported, served) goes
-//! through [`redact`], which replaces each registered value with
-//! [`REDACTED`].
+//! The process holds one [`Secrets`] set: built from every environment variable
+//! whose name marks a secret ([`is_secret_name`]) when first used, then grown
+//! where gavel learns more (API keys, header and env values expanded from
+//! `${VAR}`, URL passwords and key-like query parameters, and the Basic-auth
+//! form of a URL's credentials). Every text that leaves the process (stored,
+//! logged, reported, served, exported) goes through [`redact`], which replaces
+//! each secret, and every piece of one at least [`MIN_SECRET_LEN`] bytes long,
+//! with [`REDACTED`]. Excerpts are cut after redaction ([`excerpt`]).
 //!
 //! ```
 //! use gavel_core::secrets;
 //! secrets::register("sk-doc-example-1234");
 //! assert_eq!(secrets::redact("key sk-doc-example-1234 sent"), "key [redacted] sent");
+//! assert_eq!(secrets::redact("cut: sk-doc-exa"), "cut: [redacted]");
 //! ```
 
 mod apply;
+mod scrub;
+mod set;
 mod url;
 mod writer;
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
-use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
 
+pub use scrub::is_secret_header;
+pub use set::{Secrets, is_secret_name};
 pub use url::{mask_url, register_url};
 pub use writer::Redacting;
 
 /// What every secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-/// Values shorter than this (in bytes) are not registered: redacting them would
+/// Values shorter than this (in bytes) are not secrets: redacting them would
 /// blank common words and numbers, and they are too short to be credentials.
-pub const MIN_SECRET_LEN: usize = 6;
+/// It is also the shortest piece of a secret that is redacted: a cut secret
+/// leaves fewer bytes than this, or none.
+pub const MIN_SECRET_LEN: usize = 8;
 
-/// The registered values and the matcher built from them.
-struct Registry {
-    values: BTreeSet<String>,
-    matcher: Option<Arc<AhoCorasick>>,
+/// The process's secrets.
+static PROCESS: LazyLock<RwLock<Arc<Secrets>>> =
+    LazyLock::new(|| RwLock::new(Arc::new(Secrets::from_env())));
+
+/// The process's secrets as they are now (the environment's, and every one
+/// registered since).
+pub fn process() -> Arc<Secrets> {
+    PROCESS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
 }
-
-static REGISTRY: RwLock<Registry> = RwLock::new(Registry {
-    values: BTreeSet::new(),
-    matcher: None,
-});
 
 /// Registers `value` (trimmed) as a secret for the rest of the process; values
 /// shorter than [`MIN_SECRET_LEN`] are ignored.
 pub fn register(value: &str) {
-    let value = value.trim();
-    if value.len() < MIN_SECRET_LEN {
+    register_all([value]);
+}
+
+/// Registers every one of `values` like [`register`], rebuilding the matcher once.
+pub fn register_all<'a>(values: impl IntoIterator<Item = &'a str> + Clone) {
+    if process().with(values.clone()).is_none() {
         return;
     }
-    if REGISTRY
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .values
-        .contains(value)
-    {
-        return;
-    }
-    let mut registry = REGISTRY.write().unwrap_or_else(PoisonError::into_inner);
-    if registry.values.insert(value.to_owned()) {
-        // Leftmost-longest: `Bearer KEY` wins over `KEY` when both are registered.
-        registry.matcher = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&registry.values)
-            .ok()
-            .map(Arc::new);
+    let mut current = PROCESS.write().unwrap_or_else(PoisonError::into_inner);
+    if let Some(grown) = current.with(values) {
+        *current = Arc::new(grown);
     }
 }
 
-/// The current matcher, if any secret is registered.
-fn matcher() -> Option<Arc<AhoCorasick>> {
-    REGISTRY
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .matcher
-        .clone()
-}
-
-/// `text` with every registered secret replaced by [`REDACTED`] (borrowed when
-/// nothing matched).
+/// `text` with every secret of the process redacted ([`Secrets::redact`]).
 pub fn redact(text: &str) -> Cow<'_, str> {
-    match matcher() {
-        Some(m) if m.is_match(text) => {
-            Cow::Owned(m.replace_all(text, &vec![REDACTED; m.patterns_len()]))
-        }
-        _ => Cow::Borrowed(text),
+    match process().redact(text) {
+        Cow::Owned(clean) => Cow::Owned(clean),
+        Cow::Borrowed(_) => Cow::Borrowed(text),
     }
+}
+
+/// The first `max_chars` characters of `text`, redacted first
+/// ([`Secrets::excerpt`]).
+pub fn excerpt(text: &str, max_chars: usize) -> String {
+    process().excerpt(text, max_chars)
 }
 
 /// Redacts `text` in place.
@@ -99,33 +94,45 @@ pub fn redact_in_place(text: &mut String) {
 
 /// Redacts every string (keys included) of a JSON value in place.
 pub fn redact_json(value: &mut Value) {
-    if matcher().is_none() {
-        return;
+    let secrets = process();
+    if !secrets.is_empty() {
+        redact_json_with(&secrets, value);
     }
+}
+
+/// Redacts every string of `value` with `secrets`.
+fn redact_json_with(secrets: &Secrets, value: &mut Value) {
     match value {
-        Value::String(text) => redact_in_place(text),
-        Value::Array(items) => items.iter_mut().for_each(redact_json),
+        Value::String(text) => {
+            if let Cow::Owned(clean) = secrets.redact(text) {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| redact_json_with(secrets, item)),
         Value::Object(map) => {
-            let dirty = map.keys().any(|k| matches!(redact(k), Cow::Owned(_)));
+            let dirty = map
+                .keys()
+                .any(|k| matches!(secrets.redact(k), Cow::Owned(_)));
             if dirty {
                 *map = std::mem::take(map)
                     .into_iter()
-                    .map(|(k, v)| (redact(&k).into_owned(), v))
+                    .map(|(k, v)| (secrets.redact(&k).into_owned(), v))
                     .collect();
             }
-            map.values_mut().for_each(redact_json);
+            map.values_mut()
+                .for_each(|item| redact_json_with(secrets, item));
         }
         _ => {}
     }
 }
 
-/// `bytes` with every registered secret replaced by [`REDACTED`].
+/// `bytes` with every secret of the process redacted.
 pub(crate) fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
-    match matcher() {
-        Some(m) if m.is_match(bytes) => {
-            Cow::Owned(m.replace_all_bytes(bytes, &vec![REDACTED.as_bytes(); m.patterns_len()]))
-        }
-        _ => Cow::Borrowed(bytes),
+    match process().redact_bytes(bytes) {
+        Cow::Owned(clean) => Cow::Owned(clean),
+        Cow::Borrowed(_) => Cow::Borrowed(bytes),
     }
 }
 
@@ -137,17 +144,17 @@ mod tests {
     #[test]
     fn registered_values_are_redacted_and_short_ones_ignored() {
         register("core-unit-secret-1");
-        register("abc12");
-        let text = "a core-unit-secret-1 b core-unit-secret-1 abc12";
-        assert_eq!(redact(text), "a [redacted] b [redacted] abc12");
+        register("abc1234");
+        let text = "a core-unit-secret-1 b core-unit-secret-1 abc1234";
+        assert_eq!(redact(text), "a [redacted] b [redacted] abc1234");
         assert!(matches!(redact("nothing here"), Cow::Borrowed(_)));
     }
 
     #[test]
-    fn longest_registered_value_wins() {
-        register("core-overlap-7");
+    fn an_authorization_scheme_is_not_the_secret() {
         register("Bearer core-overlap-7");
-        assert_eq!(redact("h: Bearer core-overlap-7!"), "h: [redacted]!");
+        assert_eq!(redact("h: Bearer core-overlap-7!"), "h: Bearer [redacted]!");
+        assert_eq!(redact("core-overlap-7"), "[redacted]");
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use std::ops::Range;
 
+use base64::prelude::{BASE64_STANDARD, Engine as _};
+
 /// Query parameters whose values are secrets, matched case-insensitively as a
 /// substring of the parameter name (`api_key`, `access_token`, `X-Amz-Signature`).
 const SECRET_PARAMS: &[&str] = &[
@@ -76,9 +78,24 @@ fn secret_parts(url: &str) -> Vec<Range<usize>> {
 /// assert_eq!(mask_url("http://h/v1?api_key=k&a=1"), "http://h/v1?api_key=***&a=1");
 /// ```
 pub fn mask_url(url: &str) -> String {
+    masked(url, secret_parts(url))
+}
+
+/// `url` with the secret parts that are written out (not `$VAR`) masked as
+/// `***`, or `None` when there are none.
+pub(super) fn mask_literal_parts(url: &str) -> Option<String> {
+    let parts: Vec<Range<usize>> = secret_parts(url)
+        .into_iter()
+        .filter(|part| !url[part.clone()].contains('$'))
+        .collect();
+    (!parts.is_empty()).then(|| masked(url, parts))
+}
+
+/// `url` with `parts` replaced by `***`.
+fn masked(url: &str, parts: Vec<Range<usize>>) -> String {
     let mut out = String::with_capacity(url.len());
     let mut at = 0;
-    for part in secret_parts(url) {
+    for part in parts {
         out.push_str(&url[at..part.start]);
         out.push_str("***");
         at = part.end;
@@ -88,15 +105,39 @@ pub fn mask_url(url: &str) -> String {
 }
 
 /// Registers the secrets of `url` (see [`mask_url`]) with [`super::register`],
-/// raw and percent-decoded.
+/// raw and percent-decoded, and the `Authorization: Basic` value an HTTP client
+/// makes of its user and password.
 pub fn register_url(url: &str) {
+    let mut values = Vec::new();
     for part in secret_parts(url) {
         let raw = &url[part];
-        super::register(raw);
-        let decoded = percent_decode(raw);
-        if decoded != raw {
-            super::register(&decoded);
+        values.push(percent_decode(raw));
+        values.push(raw.to_owned());
+    }
+    if let Some((user, password)) = credentials(url) {
+        for pair in [
+            format!("{user}:{password}"),
+            format!("{}:{}", percent_decode(user), percent_decode(password)),
+        ] {
+            values.push(BASE64_STANDARD.encode(pair));
         }
+    }
+    super::register_all(values.iter().map(String::as_str));
+}
+
+/// The user and password (empty if none) of `url`'s userinfo, as written.
+fn credentials(url: &str) -> Option<(&str, &str)> {
+    let after_scheme = url.find("://")? + 3;
+    let userinfo = secret_parts(url).into_iter().next().filter(|part| {
+        part.start >= after_scheme && !url[after_scheme..part.start].contains(['?', '#', '/'])
+    })?;
+    match userinfo
+        .start
+        .checked_sub(1)
+        .filter(|&colon| url.as_bytes()[colon] == b':' && colon >= after_scheme)
+    {
+        Some(colon) => Some((&url[after_scheme..colon], &url[userinfo])),
+        None => Some((&url[userinfo], "")),
     }
 }
 
@@ -173,5 +214,22 @@ mod tests {
             super::super::redact(text),
             "[redacted] [redacted] [redacted] rwc-mode"
         );
+    }
+
+    #[test]
+    fn basic_auth_of_url_credentials_is_registered() {
+        register_url("http://basic-user:basic-pw%2199@h/v1");
+        // base64("basic-user:basic-pw!99") and of the raw "basic-user:basic-pw%2199"
+        let text = "Basic YmFzaWMtdXNlcjpiYXNpYy1wdyE5OQ== Basic YmFzaWMtdXNlcjpiYXNpYy1wdyUyMTk5";
+        assert_eq!(
+            super::super::redact(text),
+            "Basic [redacted] Basic [redacted]"
+        );
+        assert_eq!(
+            credentials("http://tok-only-123@h/"),
+            Some(("tok-only-123", ""))
+        );
+        assert_eq!(credentials("http://u:p@h/"), Some(("u", "p")));
+        assert_eq!(credentials("http://h/?token=abc"), None);
     }
 }

@@ -237,17 +237,14 @@ pub(crate) fn provider_message_value(body: &Value) -> String {
     }
 }
 
-/// The first [`EXCERPT_CHARS`] characters of `text`, on one line.
+/// The first [`EXCERPT_CHARS`] characters of `text`, on one line, secrets
+/// redacted before the cut ([`gavel_core::secrets::excerpt`]).
 pub(crate) fn excerpt(text: &str) -> String {
     let text = text.trim();
     if text.is_empty() {
         return "(empty body)".to_owned();
     }
-    let mut out: String = text.chars().take(EXCERPT_CHARS).collect();
-    if text.chars().nth(EXCERPT_CHARS).is_some() {
-        out.push('…');
-    }
-    one_line(&out)
+    one_line(&gavel_core::secrets::excerpt(text, EXCERPT_CHARS))
 }
 
 /// `text` with line breaks and other control characters turned into spaces.

@@ -73,8 +73,14 @@ async fn ask_model(
     let model = rt.models.model(None).map_err(|e| e.message)?;
     let mut user = format!(
         "The user's request:\n{}\n\nThe assistant's answer:\n{}\n",
-        gavel_checks::fence("user_request", &truncate(request, SHOWN_CHARS)),
-        gavel_checks::fence("assistant_answer", &truncate(output, SHOWN_CHARS)),
+        gavel_checks::fence(
+            "user_request",
+            &gavel_core::secrets::excerpt(request, SHOWN_CHARS)
+        ),
+        gavel_checks::fence(
+            "assistant_answer",
+            &gavel_core::secrets::excerpt(output, SHOWN_CHARS)
+        ),
     );
     if let Some(context) = &case.context {
         user.push_str(&format!(
@@ -121,11 +127,4 @@ async fn ask_model(
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
     Ok(needs.then_some(Clarification { proposed }))
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }
