@@ -316,10 +316,12 @@ async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult
     let cases = state.store.cases(&run.id).await?;
     let versions = state.store.run_case_versions(&run.id).await?;
     let error = state.store.run_error(&run.id).await?;
+    let warnings = state.store.run_warnings(&run.id).await?;
     let started_by = state.store.run_started_by(&run.id).await?;
     Ok(Json(json!({
         "run": run,
         "error": error,
+        "warnings": warnings,
         "started_by": started_by,
         "cases": cases,
         "case_versions": versions
