@@ -420,6 +420,11 @@ pub struct ReplayTarget {
     /// A stored run: an id, a unique prefix of one, `latest` or `previous`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// The recorded target whose conversations this target replays, when the
+    /// recording holds several (default: the one of this target's name, else
+    /// the only one recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 /// The format of a recording file.

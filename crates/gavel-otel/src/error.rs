@@ -19,12 +19,15 @@ pub enum OtelError {
         /// What the exporter builder said.
         message: String,
     },
-    /// Flushing or shutting down a provider failed (the receiver refused or was unreachable).
-    #[error("OpenTelemetry export of {signal} did not complete: {message}")]
+    /// An export failed: the receiver refused it or was unreachable (or the
+    /// pipeline could not be shut down).
+    #[error("OpenTelemetry export of {signal} to {receiver} failed: {message}")]
     Export {
         /// `traces` or `logs`.
         signal: &'static str,
-        /// What the SDK said.
+        /// Where it was sent (any password in the URL masked).
+        receiver: String,
+        /// What the exporter said.
         message: String,
     },
     /// The stored run could not be read, or the run could not be prepared or executed.

@@ -19,6 +19,7 @@ use crate::attrs::{int, text};
 use crate::evaluation::{Targets, attach};
 use crate::timeline::{self, parse_time};
 use crate::trace::{ExecutionSpans, RunContext};
+use crate::watch::{Failure, Watched, receiver};
 use crate::{OtelError, Protocol, Requested, Settings};
 
 /// Spans and log records waiting to be sent, at most: a run of thousands of
@@ -34,6 +35,8 @@ pub struct Exporter {
     tracer: SdkTracer,
     logger_provider: Option<SdkLoggerProvider>,
     logger: Option<SdkLogger>,
+    /// The first failed export of traces, then of logs.
+    failures: [Failure; 2],
     settings: Settings,
 }
 
@@ -55,7 +58,8 @@ impl Exporter {
     /// protocol is gRPC (the channel runs on it).
     pub fn new(settings: Settings) -> Result<Exporter, OtelError> {
         let resource = resource();
-        let spans = span_exporter(&settings)?;
+        let failures = [Failure::default(), Failure::default()];
+        let spans = Watched::new(span_exporter(&settings)?, failures[0].clone());
         let tracer_provider = SdkTracerProvider::builder()
             .with_span_processor(
                 BatchSpanProcessor::builder(spans)
@@ -70,7 +74,7 @@ impl Exporter {
             .build();
         let tracer = tracer_provider.tracer(SCOPE);
         let logger_provider = if settings.logs {
-            let logs = log_exporter(&settings)?;
+            let logs = Watched::new(log_exporter(&settings)?, failures[1].clone());
             Some(
                 SdkLoggerProvider::builder()
                     .with_log_processor(
@@ -94,6 +98,7 @@ impl Exporter {
             tracer,
             logger_provider,
             logger,
+            failures,
             settings,
         })
     }
@@ -169,25 +174,35 @@ impl Exporter {
         s.end_with_timestamp(end);
     }
 
-    /// Sends everything queued and stops the pipeline. Blocks until the
+    /// Sends everything queued and stops the pipeline; the first export that
+    /// failed (traces first), with the receiver it went to. Blocks until the
     /// receiver answered or the export timed out: call it off the async
     /// executor (`tokio::task::spawn_blocking`).
     pub fn shutdown(&self) -> Result<(), OtelError> {
-        let traces = self
-            .tracer_provider
-            .shutdown()
-            .map_err(|e| OtelError::Export {
-                signal: "traces",
-                message: e.to_string(),
-            });
-        let logs = match &self.logger_provider {
-            Some(p) => p.shutdown().map_err(|e| OtelError::Export {
-                signal: "logs",
-                message: e.to_string(),
+        let traces = self.tracer_provider.shutdown();
+        let logs = self.logger_provider.as_ref().map(|p| p.shutdown());
+        self.failed("traces", &self.failures[0], traces)?;
+        match logs {
+            Some(logs) => self.failed("logs", &self.failures[1], logs),
+            None => Ok(()),
+        }
+    }
+
+    /// `signal`'s first failed export, else its shutdown's failure.
+    fn failed(
+        &self,
+        signal: &'static str,
+        failure: &Failure,
+        shutdown: opentelemetry_sdk::error::OTelSdkResult,
+    ) -> Result<(), OtelError> {
+        match failure.first().or(shutdown.err().map(|e| e.to_string())) {
+            Some(message) => Err(OtelError::Export {
+                signal,
+                receiver: receiver(&self.settings, signal),
+                message,
             }),
             None => Ok(()),
-        };
-        traces.and(logs)
+        }
     }
 }
 

@@ -28,9 +28,10 @@ mod settings;
 mod sink;
 mod timeline;
 mod trace;
+mod watch;
 
 pub use error::OtelError;
 pub use exporter::{Exporter, RunSpan, export_run, export_stored};
-pub use run::{execute, sink};
+pub use run::{Executed, execute, sink};
 pub use settings::{Protocol, Requested, Settings, UnknownProtocol};
 pub use sink::OtelSink;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use gavel_core::otel::OtelSettings;
 use gavel_runner::CancellationToken;
-use gavel_session::{Finished, Note, PreparedRun, Sinks};
+use gavel_session::{Finished, PreparedRun, Sinks};
 
 use crate::{Exporter, OtelError, OtelSink, Requested, Settings};
 
@@ -21,25 +21,38 @@ pub fn sink(
         .transpose()
 }
 
+/// A run executed with its export.
+pub struct Executed {
+    /// What the session returned: the run is stored and its status stands.
+    pub finished: Finished,
+    /// Why the export failed, when it did (an [`OtelError::Export`] naming
+    /// the receiver): front doors warn, and `gavel run` exits 3 unless the
+    /// gate failed (docs/OTEL.md).
+    pub export_failed: Option<OtelError>,
+}
+
 /// Executes `prepared` with `sinks` and `export` (from [`sink`]), then ends the
-/// export with the stored run and its gate. An export that fails becomes a
-/// warning in [`Finished::notes`]: the run is stored and its status stands.
+/// export with the stored run and its gate.
 pub async fn execute(
     prepared: PreparedRun,
     sinks: Sinks,
     export: Option<Arc<OtelSink>>,
     cancel: &CancellationToken,
-) -> Result<Finished, OtelError> {
+) -> Result<Executed, OtelError> {
     let sinks = match &export {
         Some(sink) => sinks.with(sink.clone()),
         None => sinks,
     };
-    let mut finished = prepared.execute(&sinks, cancel).await?;
-    if let Some(sink) = export {
-        let (run, gate) = (finished.run.clone(), finished.report.gate.clone());
-        if let Err(e) = sink.finish_async(run, gate).await {
-            finished.notes.push(Note::warning(e.to_string()));
+    let finished = prepared.execute(&sinks, cancel).await?;
+    let export_failed = match export {
+        Some(sink) => {
+            let (run, gate) = (finished.run.clone(), finished.report.gate.clone());
+            sink.finish_async(run, gate).await.err()
         }
-    }
-    Ok(finished)
+        None => None,
+    };
+    Ok(Executed {
+        finished,
+        export_failed,
+    })
 }

@@ -468,3 +468,34 @@ async fn no_secret_is_exported() {
     }
     assert_eq!(seen.get("chat judge-m"), Some(&2));
 }
+
+/// The SDK's batch processors answer `Ok` from `shutdown` after a failed
+/// export: gavel keeps the failure and reports it, naming the receiver.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_export_is_an_error_naming_the_receiver() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(415))
+        .mount(&server)
+        .await;
+    let exporter = Exporter::new(protobuf(server.uri())).unwrap();
+    let executions = vec![execution("book", "session-1")];
+    let result = tokio::task::spawn_blocking(move || {
+        gavel_otel::export_stored(exporter, &run(), &executions, None)
+    })
+    .await
+    .unwrap();
+    match result {
+        Err(gavel_otel::OtelError::Export {
+            signal,
+            receiver,
+            message,
+        }) => {
+            assert_eq!(signal, "traces");
+            assert_eq!(receiver, format!("{}/v1/traces", server.uri()));
+            assert!(message.contains("415"), "{message}");
+        }
+        other => panic!("expected an export error, got {other:?}"),
+    }
+    assert!(!server.received_requests().await.unwrap().is_empty());
+}

@@ -121,7 +121,10 @@ pub(crate) fn json_text(value: &Value) -> String {
     }
 }
 
-/// The first round's input: from the case snapshot, else the first turn's message.
+/// The first round's input: the first message the agent got, as its first
+/// transcript recorded it (a replayed case's is the recording's, whatever the
+/// suite says), else the case snapshot's; a structured (non-text) input as the
+/// case gives it.
 pub(crate) fn input_of(report: &Report, outcome: &Outcome) -> Value {
     let from_case = report.case(&outcome.case_id).and_then(|c| {
         c.rounds
@@ -129,15 +132,17 @@ pub(crate) fn input_of(report: &Report, outcome: &Outcome) -> Value {
             .map(|r| r.input.clone())
             .or_else(|| c.input.clone())
     });
-    from_case
-        .or_else(|| {
-            let first = outcome
-                .executions
-                .iter()
-                .find_map(|e| e.transcript.turns.first())?;
-            Some(Value::String(first.input.clone()))
-        })
-        .unwrap_or(Value::Null)
+    let sent = outcome
+        .executions
+        .iter()
+        .find_map(|e| e.transcript.turns.first())
+        .map(|t| t.input.clone())
+        .filter(|input| !input.is_empty());
+    match (from_case, sent) {
+        (Some(structured), _) if !structured.is_string() => structured,
+        (_, Some(sent)) => Value::String(sent),
+        (from_case, None) => from_case.unwrap_or(Value::Null),
+    }
 }
 
 /// The case's expected output (else the last round's that has one), or null.

@@ -13,7 +13,7 @@ use gavel_models::{
     CacheError, CacheMode, CacheStore, ChatModel, ErrorKind, ModelError, ModelId, ModelPool,
     ModelSettings, SharedBuckets,
 };
-use gavel_targets::replay::{Recordings, Replay};
+use gavel_targets::replay::{Conversations, Replay};
 use gavel_targets::{Target, TargetError};
 
 use crate::ModelOptions;
@@ -77,7 +77,7 @@ pub fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
 pub(crate) fn store_targets<'a>(
     pool: &'a ModelPool,
     store: &'a Store,
-    recorded: &'a BTreeMap<String, Arc<Recordings>>,
+    recorded: &'a BTreeMap<String, Arc<Conversations>>,
 ) -> impl Fn(&str, &TargetSpec) -> Option<Result<Arc<dyn Target>, TargetError>> + Sync + 'a {
     move |name, spec| match spec {
         TargetSpec::Replay(_) => recorded

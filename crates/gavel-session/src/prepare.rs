@@ -31,7 +31,7 @@ pub async fn load_suite(store: &Store, sources: &Sources) -> Result<Suite, Sessi
 pub(crate) async fn load(store: &Store, sources: &Sources) -> Result<Loaded, SessionError> {
     let (inputs, versions) = inputs(store, sources).await?;
     let mut suite = gavel_core::load::load(&inputs).map_err(SessionError::Load)?;
-    crate::replay::expand(&mut suite, store).await?;
+    crate::replay::expand(&mut suite, Some(store)).await?;
     has_targets(&suite)?;
     Ok(Loaded { suite, versions })
 }
@@ -53,7 +53,7 @@ pub(crate) async fn load_planned(
         .any(|t| matches!(t, gavel_core::TargetSpec::Replay(_)));
     if replays {
         let mut suite = loading.collect().map_err(SessionError::Load)?;
-        crate::replay::expand(&mut suite, store).await?;
+        crate::replay::expand(&mut suite, Some(store)).await?;
         has_targets(&suite)?;
         let plan = plan(&mut suite, config, Default::default())?;
         return Ok((Loaded { suite, versions }, plan));

@@ -8,84 +8,122 @@ use std::sync::Arc;
 use gavel_core::target::ReplayTarget;
 use gavel_core::{Execution, Round, Suite, TargetSpec, Transcript};
 use gavel_store::Store;
-use gavel_targets::replay::{self, Recordings};
+use gavel_targets::replay::{self, ConversationKey, Conversations, Recordings};
 use serde_json::Value;
 
 use crate::SessionError;
 
-/// The recordings of every `replay` target of `suite`, by target name.
+/// The recorded conversations of every `replay` target of `suite`, by target
+/// name: each target's own (docs/REPLAY.md, "Which conversation a case grades").
 pub(crate) async fn recordings(
     suite: &Suite,
     store: &Store,
-) -> Result<BTreeMap<String, Arc<Recordings>>, SessionError> {
+) -> Result<BTreeMap<String, Arc<Conversations>>, SessionError> {
+    Ok(read_all(suite, Some(store))
+        .await?
+        .into_iter()
+        .map(|(name, read)| (name, Arc::new(read.conversations)))
+        .collect())
+}
+
+/// One replay target's recording, read.
+struct Read {
+    /// The conversations the target answers with.
+    conversations: Conversations,
+    /// The id of the stored run read, for a `run:` target.
+    run: Option<String>,
+}
+
+/// Reads every replay target's recording; stored runs need `store`.
+async fn read_all(
+    suite: &Suite,
+    store: Option<&Store>,
+) -> Result<BTreeMap<String, Read>, SessionError> {
     let mut out = BTreeMap::new();
     for (name, spec) in &suite.targets {
         let TargetSpec::Replay(spec) = spec else {
             continue;
         };
-        out.insert(name.clone(), Arc::new(read(name, spec, store).await?));
+        out.insert(name.clone(), read(name, spec, store).await?);
     }
     Ok(out)
 }
 
-async fn read(name: &str, spec: &ReplayTarget, store: &Store) -> Result<Recordings, SessionError> {
+async fn read(
+    name: &str,
+    spec: &ReplayTarget,
+    store: Option<&Store>,
+) -> Result<Read, SessionError> {
     let field = format!("targets.{name}");
     let file =
         replay::check(name, spec).map_err(|e| SessionError::config(&field, e.to_string()))?;
-    match (file, &spec.run) {
-        (Some(file), _) => replay::read(Path::new(file), spec.format)
-            .map_err(|e| SessionError::config(format!("{field}.file"), e.to_string())),
-        (None, Some(run)) => {
+    let (recordings, run) = match (file, &spec.run, store) {
+        (Some(file), _, _) => {
+            let recordings = replay::read(Path::new(file), spec.format)
+                .map_err(|e| SessionError::config(format!("{field}.file"), e.to_string()))?;
+            (recordings, None)
+        }
+        (None, Some(run), Some(store)) => {
             let record = store.find_run(run).await.map_err(|e| {
                 SessionError::config(format!("{field}.run"), format!("`{run}`: {e}"))
             })?;
             let executions = store.executions(&record.id).await?;
-            Ok(Recordings {
+            let recordings = Recordings {
                 conversations: stored(executions),
                 origin: format!("run {}", record.id),
-            })
+            };
+            (recordings, Some(record.id))
         }
-        (None, None) => Err(SessionError::config(
-            field,
-            "a replay target needs `file` or `run`",
-        )),
-    }
+        (None, Some(run), None) => {
+            return Err(SessionError::config(
+                format!("{field}.run"),
+                format!("`{run}`: a stored run is read from a store, and none was opened"),
+            ));
+        }
+        (None, None, _) => {
+            return Err(SessionError::config(
+                field,
+                "a replay target needs `file` or `run`",
+            ));
+        }
+    };
+    let conversations = recordings
+        .select(name, spec.target.as_deref())
+        .map_err(|e| SessionError::config(format!("{field}.target"), e.to_string()))?;
+    Ok(Read { conversations, run })
 }
 
-/// A stored run's executions as conversations: `CASE`, `CASE#N` for repeat
-/// N > 0; a case run against several targets is `CASE@TARGET` (`CASE@TARGET#N`)
-/// for each target but the first by name.
-fn stored(executions: Vec<Execution>) -> BTreeMap<String, Transcript> {
-    let mut first: BTreeMap<String, String> = BTreeMap::new();
-    for e in &executions {
-        let t = first
-            .entry(e.case_id.clone())
-            .or_insert_with(|| e.target.clone());
-        if e.target < *t {
-            t.clone_from(&e.target);
-        }
-    }
+/// A stored run's executions as conversations recorded on their targets:
+/// `CASE`, `CASE#N` for repeat N > 0.
+fn stored(executions: Vec<Execution>) -> BTreeMap<ConversationKey, Transcript> {
     executions
         .into_iter()
         .map(|e| {
-            let mut key = e.case_id.clone();
-            if first.get(&e.case_id) != Some(&e.target) {
-                key = format!("{key}@{}", e.target);
-            }
-            if e.repeat_index > 0 {
-                key = format!("{key}#{}", e.repeat_index);
-            }
-            (key, e.transcript)
+            let id = match e.repeat_index {
+                0 => e.case_id,
+                n => format!("{}#{n}", e.case_id),
+            };
+            (ConversationKey::new(id, Some(e.target)), e.transcript)
         })
         .collect()
+}
+
+/// Whether reading `suite`'s recordings needs a store (a `run:` target).
+pub(crate) fn needs_store(suite: &Suite) -> bool {
+    suite
+        .targets
+        .values()
+        .any(|t| matches!(t, TargetSpec::Replay(r) if r.run.is_some()))
 }
 
 /// Pins every `run:` reference to the run's id (so `latest` still means the
 /// same run once this one is stored), then replaces each `each_conversation`
 /// case by one copy per recorded conversation of its targets that no case of
-/// the suite names: the copy takes the conversation's id and one round per
-/// recorded user message, and keeps the case's own checks and settings.
-pub(crate) async fn expand(suite: &mut Suite, store: &Store) -> Result<(), SessionError> {
+/// the suite names (nor an earlier template copied): the copy takes the
+/// conversation's id, the template's targets that recorded it, one round per
+/// recorded user message (of the longest of its recordings), and keeps the
+/// case's own checks and settings.
+pub(crate) async fn expand(suite: &mut Suite, store: Option<&Store>) -> Result<(), SessionError> {
     let has_replay = suite
         .targets
         .values()
@@ -93,13 +131,11 @@ pub(crate) async fn expand(suite: &mut Suite, store: &Store) -> Result<(), Sessi
     if !has_replay {
         return Ok(());
     }
-    let recorded = recordings(suite, store).await?;
-    for (name, recordings) in &recorded {
-        if let (Some(TargetSpec::Replay(spec)), Some(id)) = (
-            suite.targets.get_mut(name),
-            recordings.origin.strip_prefix("run "),
-        ) {
-            spec.run = Some(id.to_owned());
+    let recorded = read_all(suite, store).await?;
+    for (name, read) in &recorded {
+        if let (Some(TargetSpec::Replay(spec)), Some(id)) = (suite.targets.get_mut(name), &read.run)
+        {
+            spec.run = Some(id.clone());
         }
     }
     if !suite.cases.iter().any(|c| c.each_conversation) {
@@ -111,42 +147,54 @@ pub(crate) async fn expand(suite: &mut Suite, store: &Store) -> Result<(), Sessi
         .filter(|c| !c.each_conversation)
         .map(|c| c.id.clone())
         .collect();
-    let mut taken = named.clone();
+    let mut copied = BTreeSet::new();
     let mut cases = Vec::with_capacity(suite.cases.len());
     for case in std::mem::take(&mut suite.cases) {
         if !case.each_conversation {
             cases.push(case);
             continue;
         }
+        // Conversation id → the template's targets that recorded it, in order.
+        let mut found: BTreeMap<&str, Vec<(&String, &Read)>> = BTreeMap::new();
         for target in &case.targets {
-            let Some(recordings) = recorded.get(target) else {
+            let Some(read) = recorded.get(target) else {
                 continue;
             };
-            for (id, transcript) in &recordings.conversations {
-                if named.contains(id) {
-                    continue;
-                }
-                let id = match taken.contains(id) {
-                    true => format!("{id}@{target}"),
-                    false => id.clone(),
-                };
-                let mut copy = case.clone();
-                copy.each_conversation = false;
-                copy.id = id.clone();
-                copy.name = id.clone();
-                copy.targets = vec![target.clone()];
-                copy.source = format!("{} ({})", case.source, recordings.origin);
-                copy.rounds = transcript
-                    .turns
-                    .iter()
-                    .map(|t| round(Value::String(t.input.clone())))
-                    .collect();
-                if copy.rounds.is_empty() {
-                    copy.rounds.push(round(Value::String(String::new())));
-                }
-                taken.insert(id);
-                cases.push(copy);
+            for id in read.conversations.by_id.keys() {
+                found.entry(id.as_str()).or_default().push((target, read));
             }
+        }
+        for (id, on) in found {
+            if named.contains(id) || !copied.insert(id.to_owned()) {
+                continue;
+            }
+            let longest = on
+                .iter()
+                .filter_map(|(_, read)| read.conversations.by_id.get(id))
+                .max_by_key(|t| t.turns.len());
+            let origins: BTreeSet<&str> = on
+                .iter()
+                .map(|(_, read)| read.conversations.origin.as_str())
+                .collect();
+            let mut copy = case.clone();
+            copy.each_conversation = false;
+            copy.id = id.to_owned();
+            copy.name = id.to_owned();
+            copy.targets = on.iter().map(|(target, _)| (*target).clone()).collect();
+            copy.source = format!(
+                "{} ({})",
+                case.source,
+                origins.into_iter().collect::<Vec<_>>().join(", ")
+            );
+            copy.rounds = longest
+                .into_iter()
+                .flat_map(|t| &t.turns)
+                .map(|t| round(Value::String(t.input.clone())))
+                .collect();
+            if copy.rounds.is_empty() {
+                copy.rounds.push(round(Value::String(String::new())));
+            }
+            cases.push(copy);
         }
     }
     suite.cases = cases;

@@ -1,15 +1,35 @@
-//! `gavel validate`'s check of whole suites: they load, and every case's checks
-//! compile. Nothing runs.
+//! `gavel validate`'s check of whole suites: they load, the recordings of
+//! their `replay` targets read, and every case's checks compile. Nothing runs.
 
 use gavel_core::Suite;
 use gavel_core::load::SuiteSource;
 
-use crate::SessionError;
+use crate::{SessionError, StoreLocation};
 
-/// Loads `sources` through the one loader and compiles every case's checks,
-/// reporting every compile error at once (`SessionError::Compile`).
-pub fn validate(sources: &[SuiteSource]) -> Result<Suite, SessionError> {
-    let suite = gavel_core::load::load(sources).map_err(SessionError::Load)?;
+/// Loads `sources` through the one loader, reads the recordings of its
+/// `replay` targets and expands `each_conversation` cases as a run does (a
+/// stored run from the store at `location`, opened only for one), then
+/// compiles every case's checks, reporting every compile error at once
+/// (`SessionError::Compile`).
+pub async fn validate(
+    sources: &[SuiteSource],
+    location: &StoreLocation,
+) -> Result<Suite, SessionError> {
+    let mut suite = gavel_core::load::load(sources).map_err(SessionError::Load)?;
+    let store = match crate::replay::needs_store(&suite) {
+        true => Some(location.open().await?),
+        false => None,
+    };
+    let expanded = crate::replay::expand(&mut suite, store.as_ref()).await;
+    if let Some(store) = store {
+        store.close().await;
+    }
+    expanded?;
+    compile(suite)
+}
+
+/// `suite` if every case's checks compile, else every compile error.
+fn compile(suite: Suite) -> Result<Suite, SessionError> {
     let errors: Vec<_> = suite
         .cases
         .iter()
@@ -33,6 +53,6 @@ pub fn convert_promptfoo(
         text: conversion.yaml.clone(),
         path: shown.to_path_buf(),
     };
-    validate(&[converted])?;
+    compile(gavel_core::load::load(&[converted]).map_err(SessionError::Load)?)?;
     Ok(conversion)
 }

@@ -279,6 +279,37 @@ impl Store {
         error.ok_or_else(|| StoreError::NotFound(format!("run `{run_id}`")))
     }
 
+    /// Adds a warning to a run: something went wrong beside its results (an
+    /// export that failed), shown with the run in the UI and API.
+    pub async fn warn_run(&self, run_id: &str, warning: &str) -> Result<(), StoreError> {
+        let warning = gavel_core::secrets::redact(warning).replace('\n', " ");
+        let done = sqlx::query(
+            "UPDATE runs SET warnings = COALESCE(warnings || $3, '') || $2 WHERE id = $1",
+        )
+        .bind(run_id)
+        .bind(warning)
+        .bind("\n")
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("run `{run_id}`")));
+        }
+        Ok(())
+    }
+
+    /// A run's warnings, in the order they were added.
+    pub async fn run_warnings(&self, run_id: &str) -> Result<Vec<String>, StoreError> {
+        let warnings: Option<Option<String>> =
+            sqlx::query_scalar("SELECT warnings FROM runs WHERE id = $1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        let warnings = warnings.ok_or_else(|| StoreError::NotFound(format!("run `{run_id}`")))?;
+        Ok(warnings
+            .map(|w| w.lines().map(str::to_owned).collect())
+            .unwrap_or_default())
+    }
+
     /// Begins a transaction that will write. SQLite takes the write lock at once
     /// (`BEGIN IMMEDIATE`), so concurrent writers wait on the busy timeout instead of
     /// failing to upgrade a read lock; PostgreSQL's row locks need nothing special.

@@ -341,6 +341,7 @@ async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult
     let cases = state.store.cases(&run.id).await?;
     let versions = state.store.run_case_versions(&run.id).await?;
     let error = state.store.run_error(&run.id).await?;
+    let warnings = state.store.run_warnings(&run.id).await?;
     let started_by = state.store.run_started_by(&run.id).await?;
     let summary = crate::summary::summarize(&state.store, &run).await?;
     Ok(Json(json!({
@@ -352,6 +353,7 @@ async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult
             "failures": summary.gate_failures,
         },
         "error": error,
+        "warnings": warnings,
         "started_by": started_by,
         "cases": cases,
         "case_versions": versions

@@ -102,6 +102,7 @@ pub(crate) async fn run_detail(
                 let labels = state.store.run_labels(&run.id).await?;
                 let versions = state.store.run_case_versions(&run.id).await?;
                 let error = state.store.run_error(&run.id).await?;
+                let warnings = state.store.run_warnings(&run.id).await?;
                 let started_by = state.store.run_started_by(&run.id).await?;
                 let labelled: HashMap<String, Vec<&Label>> =
                     labels.iter().fold(HashMap::new(), |mut map, l| {
@@ -130,6 +131,7 @@ pub(crate) async fn run_detail(
                         run => ser(&summary.run),
                         s => ser(&summary),
                         error => error,
+                        warnings => warnings,
                         started_by => started_by,
                         running => running,
                         show => q.show,

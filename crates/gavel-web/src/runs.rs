@@ -185,14 +185,18 @@ impl Runs {
             let run_id = prepared.run_id().to_owned();
             let cancel = gavel_runner::CancellationToken::new();
             match gavel_otel::execute(prepared, sinks, export, &cancel).await {
-                // A failed export, for one: the server's log keeps it.
-                Ok(finished) => {
-                    for note in finished
+                // A failed export, for one: kept with the run, and in the server's log.
+                Ok(executed) => {
+                    let warnings = executed
+                        .finished
                         .notes
                         .iter()
                         .filter(|n| n.level == NoteLevel::Warning)
-                    {
-                        eprintln!("run {run_id}: {note}");
+                        .map(|n| n.text.clone())
+                        .chain(executed.export_failed.map(|e| e.to_string()));
+                    for warning in warnings {
+                        eprintln!("run {run_id}: warning: {warning}");
+                        let _ = store.warn_run(&run_id, &warning).await;
                     }
                 }
                 // The session marked the run failed; keep why.

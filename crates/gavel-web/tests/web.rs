@@ -913,3 +913,50 @@ async fn a_suite_with_an_otel_setting_exports_its_web_runs() {
         .unwrap();
     assert!(got.spans.iter().any(|s| s.span_id == evaluation.span_id));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_web_run_whose_export_fails_keeps_the_warning() {
+    // A port nothing listens on: bound, then let go.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let ui = start(None).await;
+    let csrf = ui.csrf().await;
+    let doc = gavel_store::SuiteDoc::from_value(json!({
+        "otel": {"endpoint": closed},
+        "cases": [{"id": "hello", "input": "hi", "checks": [{"type": "contains", "value": "ok"}]}],
+    }))
+    .unwrap();
+    ui.store.import_suite("unsent", &doc, "test").await.unwrap();
+    let r = ui
+        .client
+        .post(format!("{}/api/runs", ui.base))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"suite": "unsent"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let body: Value = r.json().await.unwrap();
+    let id = body["id"].as_str().unwrap();
+    finished(&ui.store, id).await;
+    // The export ends once the run is stored: wait for its warning.
+    let mut warnings = Vec::new();
+    for _ in 0..600 {
+        warnings = ui.store.run_warnings(id).await.unwrap();
+        if !warnings.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let expected = format!("OpenTelemetry export of traces to {closed}/v1/traces failed");
+    assert!(
+        warnings.iter().any(|w| w.contains(&expected)),
+        "{warnings:?}"
+    );
+    let (_, page) = ui.get(&format!("/api/runs/{id}")).await;
+    assert!(page.contains(&expected), "{page}");
+    let (_, page) = ui.get(&format!("/runs/{id}")).await;
+    assert!(page.contains("id=\"run-warnings\""), "{page}");
+}

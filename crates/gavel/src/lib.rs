@@ -53,14 +53,14 @@ pub fn assert_passed(case: &Case, execution: &Execution) {
 
 /// Executes `prepared` as `gavel run` does, with the OpenTelemetry export its
 /// suite's `otel:` setting asks for (feature `otel`, part of `cli`): sent as the
-/// run goes and ended with its gate; an export that fails is a warning in
-/// [`session::Finished::notes`], the run's status stands.
+/// run goes and ended with its gate; an export that fails is
+/// [`otel::Executed::export_failed`], the run's status stands.
 #[cfg(feature = "otel")]
 pub async fn execute(
     prepared: session::PreparedRun,
     sinks: session::Sinks,
     cancel: &runner::CancellationToken,
-) -> Result<session::Finished, otel::OtelError> {
+) -> Result<otel::Executed, otel::OtelError> {
     let export = otel::sink(&otel::Requested::default(), prepared.suite().otel.as_ref())?;
     otel::execute(prepared, sinks, export, cancel).await
 }

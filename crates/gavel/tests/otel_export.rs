@@ -149,6 +149,121 @@ async fn a_judged_run_exports_linked_evaluation_logs_and_no_key_live_and_after_t
     }
 }
 
+/// Runs gavel (with the judge's key) for its exit code and standard error.
+async fn exit_of(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let dir = dir.to_path_buf();
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let out = gavel_command(&dir)
+            .args(&args)
+            .env("OPENAI_COMPATIBLE_API_KEY", otel::CANARY)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_export_that_fails_warns_naming_the_receiver_and_exits_3() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(&suite, otel::suite(&mock.url)).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    // A port nothing listens on: bound, then let go.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let refusing = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(415))
+        .mount(&refusing)
+        .await;
+    let warned = |stderr: &str, endpoint: &str| {
+        let line =
+            format!("warning: OpenTelemetry export of traces to {endpoint}/v1/traces failed");
+        assert!(stderr.contains(&line), "no `{line}` in: {stderr}");
+    };
+
+    // Live: the run passed its gate and is stored; the failed export makes it 3.
+    let suite = suite.to_str().unwrap();
+    let run = [
+        "run",
+        suite,
+        "--db",
+        &db,
+        "--quiet",
+        "--otel",
+        "--otel-endpoint",
+    ];
+    let (code, stderr) = exit_of(dir.path(), &[&run[..], &[closed.as_str()]].concat()).await;
+    assert_eq!(code, Some(3), "{stderr}");
+    warned(&stderr, &closed);
+
+    // After the fact: nothing listening, a name that never resolves, a 415.
+    let unresolvable = "http://otlp-receiver.invalid:4318".to_owned();
+    for endpoint in [&closed, &unresolvable, &refusing.uri()] {
+        let (code, stderr) = exit_of(
+            dir.path(),
+            &[
+                "export",
+                "otel",
+                "latest",
+                "--db",
+                &db,
+                "--otel-endpoint",
+                endpoint,
+            ],
+        )
+        .await;
+        assert_eq!(code, Some(3), "{endpoint}: {stderr}");
+        warned(&stderr, endpoint);
+        assert!(!stderr.contains("exported "), "{stderr}");
+    }
+    let (_, stderr) = exit_of(
+        dir.path(),
+        &[
+            "export",
+            "otel",
+            "latest",
+            "--db",
+            &db,
+            "--otel-endpoint",
+            &refusing.uri(),
+        ],
+    )
+    .await;
+    assert!(
+        stderr.contains("415"),
+        "the receiver's answer is named: {stderr}"
+    );
+
+    // A failed gate keeps its exit code 1, with the warning.
+    let failing = dir.path().join("failing.yaml");
+    std::fs::write(
+        &failing,
+        otel::suite(&mock.url).replace("value: February", "value: nowhere"),
+    )
+    .unwrap();
+    let failing = failing.to_str().unwrap();
+    let run = [
+        "run",
+        failing,
+        "--db",
+        &db,
+        "--quiet",
+        "--otel",
+        "--otel-endpoint",
+    ];
+    let (code, stderr) = exit_of(dir.path(), &[&run[..], &[closed.as_str()]].concat()).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    warned(&stderr, &closed);
+}
+
 #[test]
 fn a_bad_protocol_is_refused_at_the_flag() {
     let dir = tempfile::tempdir().unwrap();

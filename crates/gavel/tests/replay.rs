@@ -112,19 +112,25 @@ fn write_lines(path: &Path, requests: &[Value]) {
 /// Runs the live suite into `db`, exporting it over OTLP/JSON; returns the
 /// trace export requests the receiver got.
 async fn live_run(dir: &Path, mock: &Mock, db: &str) -> Vec<Value> {
+    live_run_of(dir, &live_suite(&mock.url), 2, db).await
+}
+
+/// Runs `suite` (whose `passes` executions all pass) into `db`, exporting it
+/// over OTLP/JSON; returns the trace export requests the receiver got.
+async fn live_run_of(dir: &Path, suite: &str, passes: u64, db: &str) -> Vec<Value> {
     let receiver = MockServer::start().await;
     wiremock::Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200))
         .mount(&receiver)
         .await;
-    let suite = dir.join("live.yaml");
-    std::fs::write(&suite, live_suite(&mock.url)).unwrap();
+    let file = dir.join(format!("live-{}.yaml", uuid::Uuid::now_v7()));
+    std::fs::write(&file, suite).unwrap();
     let endpoint = receiver.uri();
     let (report, stderr) = gavel(
         dir,
         &[
             "run",
-            suite.to_str().unwrap(),
+            file.to_str().unwrap(),
             "--db",
             db,
             "--otel",
@@ -136,7 +142,7 @@ async fn live_run(dir: &Path, mock: &Mock, db: &str) -> Vec<Value> {
         ],
     )
     .await;
-    assert_eq!(report["summary"]["passed"], 2, "{stderr}\n{report:#}");
+    assert_eq!(report["summary"]["passed"], passes, "{stderr}\n{report:#}");
     receiver
         .received_requests()
         .await
@@ -316,4 +322,191 @@ async fn a_stored_run_is_regraded_on_postgres() {
         regrade_stored_run(dir.path(), &mock, &url).await;
     })
     .await;
+}
+
+/// One suite on two chat targets whose answers differ: the mock's echo names
+/// the model (`You said: … (agent-old)`).
+fn two_target_suite(url: &str) -> String {
+    format!(
+        r#"
+name: two-targets
+targets:
+  old: {{type: chat, model: "openai-compatible:agent-old@{url}/v1"}}
+  new: {{type: chat, model: "openai-compatible:agent-new@{url}/v1"}}
+cases:
+  - id: hello
+    input: Say hello.
+    checks:
+      - {{type: contains, value: hello}}
+  - id: bye
+    input: Say bye.
+    checks:
+      - {{type: contains, value: bye}}
+"#
+    )
+}
+
+/// Cases regrading the two-target recording through replay targets `old` and
+/// `new`: each must read its own target's answers. The `each_conversation`
+/// template runs on `also` too.
+fn regrade_two(also: &str) -> String {
+    format!(
+        r#"
+cases:
+  - id: hello
+    input: What the suite says, not what was recorded
+    targets: [old, new]
+    checks:
+      - {{type: contains, value: "(agent-old)"}}
+      - {{type: pairwise, against: {{target: new}}, biased_ties_pass: true}}
+  - id: rest
+    targets: [old, new{also}]
+    each_conversation: true
+    checks:
+      - {{type: contains, value: "(agent-new)"}}
+"#
+    )
+}
+
+/// The regrade of the two-target recording: `old` and `new` each graded their
+/// own transcripts, the pairwise check compared two different answers, and
+/// the `each_conversation` copy of `bye` is one case on both targets.
+fn assert_each_target_graded_its_own(report: &Value) {
+    let actual = |case: &str, target: &str| result(report, case, target)["actual"].clone();
+    assert!(
+        actual("hello", "old").to_string().contains("(agent-old)"),
+        "{report:#}"
+    );
+    assert!(
+        actual("hello", "new").to_string().contains("(agent-new)"),
+        "{report:#}"
+    );
+    assert_eq!(
+        verdict(report, "hello", "old", "contains")["status"],
+        "pass"
+    );
+    assert_eq!(
+        verdict(report, "hello", "new", "contains")["status"],
+        "fail"
+    );
+    let pairwise = verdict(report, "hello", "old", "pairwise");
+    assert!(
+        !pairwise.to_string().contains("identical"),
+        "the pairwise check compared an answer with itself: {pairwise:#}"
+    );
+    assert_eq!(
+        pairwise["evidence"]["position_bias"], true,
+        "the judge compared the two answers in both orders (the mock always picks A): {pairwise:#}"
+    );
+    // The report's input is the recorded message, not the suite's text.
+    assert_eq!(result(report, "hello", "new")["input"], "Say hello.");
+    assert_eq!(verdict(report, "bye", "old", "contains")["status"], "fail");
+    assert_eq!(verdict(report, "bye", "new", "contains")["status"], "pass");
+    let ids: Vec<&str> = report["detailed_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["id"].as_str())
+        .collect();
+    assert!(!ids.iter().any(|i| i.contains('@')), "{ids:?}");
+}
+
+/// Runs gavel in `dir` for its exit code and stderr (`validate`).
+fn status(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = gavel_command(dir).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_case_recorded_on_two_targets_is_regraded_per_target_from_a_stored_run_and_otlp() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let traces = live_run_of(dir.path(), &two_target_suite(&mock.url), 4, &db).await;
+    let traces_file = dir.path().join("traces.json");
+    write_lines(&traces_file, &traces);
+
+    // From the stored run.
+    let stored = dir.path().join("stored.yaml");
+    let targets = "  old: {type: replay, run: latest}\n  new: {type: replay, run: latest}\n  picked: {type: replay, run: latest, target: new}";
+    std::fs::write(
+        &stored,
+        replay_suite(&mock.url, targets) + &regrade_two(", picked"),
+    )
+    .unwrap();
+    let (code, stderr) = status(
+        dir.path(),
+        &["validate", stored.to_str().unwrap(), "--db", &db],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (report, stderr) = gavel(dir.path(), &["run", stored.to_str().unwrap(), "--db", &db]).await;
+    assert_each_target_graded_its_own(&report);
+    assert_eq!(
+        verdict(&report, "bye", "picked", "contains")["status"],
+        "pass",
+        "`target:` picks the recorded target: {stderr}"
+    );
+
+    // From gavel's own OTLP export of the live run.
+    let traced = dir.path().join("traced.yaml");
+    let file = traces_file.display();
+    let targets =
+        format!("  old: {{type: replay, file: {file}}}\n  new: {{type: replay, file: {file}}}");
+    std::fs::write(
+        &traced,
+        replay_suite(&mock.url, &targets) + &regrade_two(""),
+    )
+    .unwrap();
+    let (report, _) = gavel(dir.path(), &["run", traced.to_str().unwrap(), "--db", &db]).await;
+    assert_each_target_graded_its_own(&report);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn validate_reads_recordings_as_run_does() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    live_run_of(dir.path(), &two_target_suite(&mock.url), 4, &db).await;
+    let case = "\ncases:\n  - id: hello\n    checks:\n      - {type: contains, value: hello}\n";
+    // A stored run of two targets, neither called `lost`: which one is unsaid.
+    let lost = dir.path().join("lost.yaml");
+    std::fs::write(
+        &lost,
+        replay_suite(&mock.url, "  lost: {type: replay, run: latest}") + case,
+    )
+    .unwrap();
+    for command in ["validate", "run"] {
+        let (code, stderr) = status(dir.path(), &[command, lost.to_str().unwrap(), "--db", &db]);
+        assert_eq!(code, Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("targets.lost.target") && stderr.contains("`new`, `old`"),
+            "{command}: {stderr}"
+        );
+    }
+    // A recording that does not parse.
+    let broken = dir.path().join("broken.ndjson");
+    std::fs::write(
+        &broken,
+        "{\"conversation_id\": \"hello\", \"ouput\": \"x\"}\n",
+    )
+    .unwrap();
+    let suite = dir.path().join("broken.yaml");
+    let target = format!("  logged: {{type: replay, file: {}}}", broken.display());
+    std::fs::write(&suite, replay_suite(&mock.url, &target) + case).unwrap();
+    let fresh = dir.path().join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    let (code, stderr) = status(&fresh, &["validate", suite.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("broken.ndjson:1") && stderr.contains("ouput"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&fresh).unwrap().count(),
+        0,
+        "validate opened no store for a file recording"
+    );
 }

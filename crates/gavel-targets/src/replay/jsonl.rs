@@ -1,6 +1,7 @@
 //! gavel's JSONL transcripts: each line one turn (`conversation_id` plus the
-//! turn's fields) or one whole conversation (`id` and `turns`). Turns of a
-//! conversation are kept in file order.
+//! turn's fields) or one whole conversation (`id` and `turns`), either with an
+//! optional `target` it was recorded on. Turns of a conversation are kept in
+//! file order.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use gavel_core::{StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::RecordingError;
+use super::{ConversationKey, RecordingError};
 
 /// One recorded turn.
 #[derive(Deserialize)]
@@ -48,6 +49,9 @@ struct ConversationLine {
     /// The session id it had with the agent (default: the id).
     #[serde(default)]
     session_id: Option<String>,
+    /// The target it was recorded on.
+    #[serde(default)]
+    target: Option<String>,
     turns: Vec<RecordedTurn>,
 }
 
@@ -75,8 +79,8 @@ impl RecordedTurn {
 pub(super) fn parse(
     text: &str,
     file: &str,
-) -> Result<BTreeMap<String, Transcript>, RecordingError> {
-    let mut out: BTreeMap<String, Transcript> = BTreeMap::new();
+) -> Result<BTreeMap<ConversationKey, Transcript>, RecordingError> {
+    let mut out: BTreeMap<ConversationKey, Transcript> = BTreeMap::new();
     for (index, line) in text.lines().enumerate() {
         let line_no = index + 1;
         if line.trim().is_empty() {
@@ -89,12 +93,12 @@ pub(super) fn parse(
         let value: Value = serde_json::from_str(line).map_err(at)?;
         let field =
             |e: serde_json::Error| RecordingError::new(format!("{file}:{line_no}"), e.to_string());
-        let (id, session, turns) = match value {
+        let (id, target, session, turns) = match value {
             Value::Object(c) if c.contains_key("turns") => {
                 let c: ConversationLine =
                     serde_json::from_value(Value::Object(c)).map_err(field)?;
                 let session = c.session_id.unwrap_or_else(|| c.id.clone());
-                (c.id, session, c.turns)
+                (c.id, c.target, session, c.turns)
             }
             Value::Object(mut t) => {
                 let id = match t
@@ -109,8 +113,18 @@ pub(super) fn parse(
                         ));
                     }
                 };
+                let target = match t.remove("target") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(target)) => Some(target),
+                    Some(_) => {
+                        return Err(RecordingError::new(
+                            format!("{file}:{line_no}"),
+                            "`target` must be a string: the target the turn was recorded on",
+                        ));
+                    }
+                };
                 let turn: RecordedTurn = serde_json::from_value(Value::Object(t)).map_err(field)?;
-                (id.clone(), id, vec![turn])
+                (id.clone(), target, id, vec![turn])
             }
             _ => {
                 return Err(RecordingError::new(
@@ -125,7 +139,8 @@ pub(super) fn parse(
                 "the conversation id is empty",
             ));
         }
-        let transcript = out.entry(id).or_insert_with(|| Transcript {
+        let key = ConversationKey::new(id, target);
+        let transcript = out.entry(key).or_insert_with(|| Transcript {
             session_id: session,
             turns: Vec::new(),
         });
@@ -152,7 +167,7 @@ mod tests {
 "#;
         let got = parse(text, "t.jsonl").unwrap();
         assert_eq!(got.len(), 2);
-        let a = &got["a"];
+        let a = &got[&ConversationKey::new("a", None)];
         assert_eq!(a.session_id, "a");
         assert_eq!(a.turns.len(), 2);
         assert_eq!((a.turns[0].round, a.turns[1].round), (0, 1));
@@ -161,13 +176,32 @@ mod tests {
             a.turns[1].failure.as_ref().unwrap().message,
             "agent crashed"
         );
-        let b = &got["b"];
+        let b = &got[&ConversationKey::new("b", None)];
         assert_eq!(b.session_id, "s-b");
         assert_eq!(b.turns[0].tool_calls[0].arguments["city"], "Oslo");
         // Multi-agent recordings name the agent of each turn and tool call.
         assert_eq!(b.turns[0].agent.as_deref(), Some("forecaster"));
         assert_eq!(b.turns[0].tool_calls[0].agent.as_deref(), Some("router"));
         assert_eq!(a.turns[0].agent, None);
+    }
+
+    #[test]
+    fn one_conversation_id_on_two_targets_is_two_conversations() {
+        let text = r#"{"conversation_id": "c", "target": "old", "input": "Hi", "output": "Hello"}
+{"id": "c", "target": "new", "turns": [{"input": "Hi", "output": "Hey there"}]}
+{"conversation_id": "c", "input": "Hi", "output": "Yo"}
+"#;
+        let got = parse(text, "t.jsonl").unwrap();
+        let output = |target: Option<&str>| {
+            got[&ConversationKey::new("c", target.map(str::to_owned))].turns[0]
+                .output
+                .clone()
+        };
+        assert_eq!(output(Some("old")), "Hello");
+        assert_eq!(output(Some("new")), "Hey there");
+        assert_eq!(output(None), "Yo");
+        let e = parse("{\"conversation_id\": \"c\", \"target\": 3}\n", "t.jsonl").unwrap_err();
+        assert!(e.message.contains("`target`"), "{e}");
     }
 
     #[test]

@@ -1,15 +1,17 @@
 //! The `replay` target: recorded conversations graded without calling an agent.
 //!
-//! [`read`] turns a recording file into [`Recordings`]: gavel's JSONL
-//! transcripts ([`jsonl`]) or OpenTelemetry GenAI spans in OTLP JSON ([`otlp`]).
-//! A stored run becomes recordings in the session, which has the store. The
-//! runner asks [`Target::recorded`] for a case's conversation instead of
-//! sending messages; see docs/REPLAY.md for how conversations map to cases.
+//! [`read`] turns a recording file into [`Recordings`], keyed by conversation
+//! and recorded target: gavel's JSONL transcripts ([`jsonl`]) or OpenTelemetry
+//! GenAI spans in OTLP JSON ([`otlp`]). A stored run becomes recordings in the
+//! session, which has the store. [`Recordings::select`] picks the
+//! [`Conversations`] one replay target answers with; the runner asks
+//! [`Target::recorded`] for a case's conversation instead of sending
+//! messages. See docs/REPLAY.md for how conversations map to cases.
 
 mod jsonl;
 mod otlp;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -18,13 +20,112 @@ use gavel_core::{TargetFailure, Transcript};
 
 use crate::{Session, Target, TargetError, permanent};
 
-/// Recorded conversations by conversation id, each a transcript whose
+/// Where a recorded conversation sits: its id and, when the recording says,
+/// the target it was recorded on (`gavel.target` in gavel's OTLP export, a
+/// stored execution's target, `target` in JSONL).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ConversationKey {
+    /// The conversation id (a case id for gavel's own recordings).
+    pub id: String,
+    /// The target it was recorded on, when known.
+    pub target: Option<String>,
+}
+
+impl ConversationKey {
+    /// The conversation `id` recorded on `target`.
+    pub fn new(id: impl Into<String>, target: Option<String>) -> ConversationKey {
+        ConversationKey {
+            id: id.into(),
+            target,
+        }
+    }
+}
+
+/// Recorded conversations by id and target, each a transcript whose
 /// `session_id` is the recorded session (conversation) id.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Recordings {
-    /// Conversations by id, in id order.
-    pub conversations: BTreeMap<String, Transcript>,
+    /// Conversations by id, then target.
+    pub conversations: BTreeMap<ConversationKey, Transcript>,
     /// Where they came from, for messages (a file path or `run ID`).
+    pub origin: String,
+}
+
+impl Recordings {
+    /// The targets the recording names, in name order.
+    pub fn targets(&self) -> BTreeSet<&str> {
+        self.conversations
+            .keys()
+            .filter_map(|k| k.target.as_deref())
+            .collect()
+    }
+
+    /// The conversations replay target `name` answers with, by id: those
+    /// recorded on `pick` (the spec's `target`) when given, else on the
+    /// target called `name` when the recording names it, else on the only
+    /// target it names; conversations recorded with no target, always. A
+    /// recording of several targets, none called `name`, needs `pick`.
+    pub fn select(self, name: &str, pick: Option<&str>) -> Result<Conversations, RecordingError> {
+        let targets = self.targets();
+        let listed = || {
+            targets
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let chosen = match pick {
+            Some(p) if targets.contains(p) => Some(p.to_owned()),
+            Some(p) => {
+                return Err(RecordingError::new(
+                    &self.origin,
+                    format!(
+                        "no conversation was recorded on target `{p}` (recorded: {})",
+                        match targets.is_empty() {
+                            true => "none named".to_owned(),
+                            false => listed(),
+                        }
+                    ),
+                ));
+            }
+            None if targets.contains(name) => Some(name.to_owned()),
+            None if targets.len() <= 1 => targets.first().map(|t| (*t).to_owned()),
+            None => {
+                return Err(RecordingError::new(
+                    &self.origin,
+                    format!(
+                        "conversations were recorded on targets {}: set `target:` to the one `{name}` replays",
+                        listed()
+                    ),
+                ));
+            }
+        };
+        let several = targets.len() > 1;
+        let origin = match &chosen {
+            Some(t) if pick.is_some() || several => format!("{} (target `{t}`)", self.origin),
+            _ => self.origin,
+        };
+        // A conversation of the chosen target wins over one with no target.
+        let mut by_id = BTreeMap::new();
+        for (key, transcript) in self.conversations {
+            if key.target.is_some() && key.target != chosen {
+                continue;
+            }
+            if key.target.is_some() || !by_id.contains_key(&key.id) {
+                by_id.insert(key.id, transcript);
+            }
+        }
+        Ok(Conversations { by_id, origin })
+    }
+}
+
+/// The recorded conversations one replay target answers with, by id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversations {
+    /// Transcripts by conversation id, in id order.
+    pub by_id: BTreeMap<String, Transcript>,
+    /// Where they came from, for messages (a file path or `run ID`, and the
+    /// recorded target when the recording holds several).
     pub origin: String,
 }
 
@@ -80,16 +181,16 @@ pub fn read(path: &Path, format: Option<ReplayFormat>) -> Result<Recordings, Rec
     })
 }
 
-/// A `replay` target: answers every case from its recordings.
+/// A `replay` target: answers every case from its recorded conversations.
 #[derive(Debug)]
 pub struct Replay {
-    recordings: Arc<Recordings>,
+    conversations: Arc<Conversations>,
 }
 
 impl Replay {
-    /// A replay target over `recordings`.
-    pub fn new(recordings: Arc<Recordings>) -> Replay {
-        Replay { recordings }
+    /// A replay target over `conversations`.
+    pub fn new(conversations: Arc<Conversations>) -> Replay {
+        Replay { conversations }
     }
 
     /// Reads the recording file a spec names (a spec with `run` is built by the
@@ -102,9 +203,12 @@ impl Replay {
                 "stored runs are read by the session: build this target with Replay::new",
             )
         })?;
-        read(Path::new(file), spec.format)
-            .map(|r| Replay::new(Arc::new(r)))
-            .map_err(|e| TargetError::config(name, "file", e.to_string()))
+        let recordings = read(Path::new(file), spec.format)
+            .map_err(|e| TargetError::config(name, "file", e.to_string()))?;
+        recordings
+            .select(name, spec.target.as_deref())
+            .map(|c| Replay::new(Arc::new(c)))
+            .map_err(|e| TargetError::config(name, "target", e.to_string()))
     }
 }
 
@@ -145,16 +249,81 @@ impl Target for Replay {
 
     fn recorded(&self, conversation: &str) -> Option<Result<Transcript, TargetFailure>> {
         Some(
-            self.recordings
-                .conversations
+            self.conversations
+                .by_id
                 .get(conversation)
                 .cloned()
                 .ok_or_else(|| {
                     permanent(format!(
                         "no recorded conversation `{conversation}` in {}",
-                        self.recordings.origin
+                        self.conversations.origin
                     ))
                 }),
         )
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use gavel_core::Turn;
+
+    fn said(output: &str) -> Transcript {
+        Transcript {
+            session_id: "s".into(),
+            turns: vec![Turn {
+                output: output.into(),
+                ..Turn::default()
+            }],
+        }
+    }
+
+    /// `c` on targets `a` and `b`, and `u` recorded with no target.
+    fn two_targets() -> Recordings {
+        let key = |id: &str, t: Option<&str>| ConversationKey::new(id, t.map(str::to_owned));
+        Recordings {
+            conversations: BTreeMap::from([
+                (key("c", Some("a")), said("from a")),
+                (key("c", Some("b")), said("from b")),
+                (key("c", None), said("untargeted")),
+                (key("u", None), said("anyone's")),
+            ]),
+            origin: "rec.jsonl".into(),
+        }
+    }
+
+    fn output(c: &Conversations, id: &str) -> String {
+        c.by_id[id].turns[0].output.clone()
+    }
+
+    #[test]
+    fn each_target_replays_its_own_conversations() {
+        let a = two_targets().select("a", None).unwrap();
+        let b = two_targets().select("b", None).unwrap();
+        assert_eq!(
+            (output(&a, "c"), output(&b, "c")),
+            ("from a".into(), "from b".into())
+        );
+        assert_eq!(output(&a, "u"), "anyone's");
+        let picked = two_targets().select("regrade", Some("b")).unwrap();
+        assert_eq!(output(&picked, "c"), "from b");
+        assert!(picked.origin.contains("`b`"), "{}", picked.origin);
+    }
+
+    #[test]
+    fn several_recorded_targets_none_named_need_a_pick() {
+        let e = two_targets().select("regrade", None).unwrap_err();
+        assert!(
+            e.message.contains("`a`, `b`") && e.message.contains("`target:`"),
+            "{e}"
+        );
+        let e = two_targets().select("a", Some("c")).unwrap_err();
+        assert!(e.message.contains("`c`"), "{e}");
+        // One recorded target: whatever this target is called.
+        let mut one = two_targets();
+        one.conversations
+            .retain(|k, _| k.target.as_deref() != Some("b"));
+        assert_eq!(output(&one.select("regrade", None).unwrap(), "c"), "from a");
     }
 }

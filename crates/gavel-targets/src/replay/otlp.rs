@@ -14,15 +14,16 @@
 //!   `gen_ai.usage.*` tokens or the sum over the `chat` spans under it;
 //! - a span with status ERROR is a turn that broke (`error`);
 //! - the conversation is `gavel.case.id` on the trace's root (gavel's own
-//!   exports, `#N` appended for repeat N > 0), else `gen_ai.conversation.id`,
-//!   else the trace id; its turns are ordered by start time.
+//!   exports, `#N` appended for repeat N > 0, recorded on the root's
+//!   `gavel.target`), else `gen_ai.conversation.id`, else the trace id; its
+//!   turns are ordered by start time.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gavel_core::{TargetFailure, ToolCall, Transcript, Turn, Usage};
 use serde_json::{Map, Value};
 
-use super::RecordingError;
+use super::{ConversationKey, RecordingError};
 
 const OPERATION: &str = "gen_ai.operation.name";
 /// The attribute naming the agent of an `invoke_agent` (or tool) span.
@@ -67,7 +68,7 @@ impl Span {
 pub(super) fn parse(
     text: &str,
     file: &str,
-) -> Result<BTreeMap<String, Transcript>, RecordingError> {
+) -> Result<BTreeMap<ConversationKey, Transcript>, RecordingError> {
     let mut spans = Vec::new();
     let first_line_is_json = text
         .lines()
@@ -229,7 +230,7 @@ fn any_value(v: &Value) -> Value {
 }
 
 /// The spans of every trace, grouped into conversations.
-fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
+fn conversations(spans: Vec<Span>) -> BTreeMap<ConversationKey, Transcript> {
     let index: HashMap<(&str, &str), usize> = spans
         .iter()
         .enumerate()
@@ -275,7 +276,7 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
         .filter(|&i| is(i, "invoke_agent"))
         .map(|i| spans[i].trace.as_str())
         .collect();
-    let mut turns: Vec<(String, String, u64, Turn)> = Vec::new();
+    let mut turns: Vec<(ConversationKey, String, u64, Turn)> = Vec::new();
     for i in 0..spans.len() {
         let op = match agent_traces.contains(spans[i].trace.as_str()) {
             true => "invoke_agent",
@@ -338,7 +339,7 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
         turns.push((key, session, s.start, turn));
     }
     turns.sort_by_key(|t| t.2);
-    let mut out: BTreeMap<String, Transcript> = BTreeMap::new();
+    let mut out: BTreeMap<ConversationKey, Transcript> = BTreeMap::new();
     for (key, session, _, mut turn) in turns {
         let t = out.entry(key).or_insert_with(|| Transcript {
             session_id: session,
@@ -351,7 +352,7 @@ fn conversations(spans: Vec<Span>) -> BTreeMap<String, Transcript> {
 }
 
 /// The conversation key and session id of turn span `i` with ancestors `up`.
-fn conversation(spans: &[Span], i: usize, up: &[usize]) -> (String, String) {
+fn conversation(spans: &[Span], i: usize, up: &[usize]) -> (ConversationKey, String) {
     let chain = || {
         std::iter::once(i)
             .chain(up.iter().copied())
@@ -367,7 +368,8 @@ fn conversation(spans: &[Span], i: usize, up: &[usize]) -> (String, String) {
         None => session.unwrap_or(&spans[i].trace).to_owned(),
     };
     let session = session.map_or_else(|| key.clone(), str::to_owned);
-    (key, session)
+    let target = root.text("gavel.target").map(str::to_owned);
+    (ConversationKey::new(key, target), session)
 }
 
 /// A JSON value held in a string attribute, else the string itself.
@@ -530,7 +532,7 @@ mod tests {
             request(turn("aa", 1_000_000_000, "Stock of A1?", "3 left"))
         );
         let got = parse(&text, "t.json").unwrap();
-        let conv = &got["conv-7"];
+        let conv = &got[&ConversationKey::new("conv-7", None)];
         assert_eq!(conv.session_id, "conv-7");
         assert_eq!(conv.turns.len(), 2);
         let first = &conv.turns[0];
@@ -556,9 +558,37 @@ mod tests {
         ]}]}]})
         .to_string();
         let got = parse(&text, "t.json").unwrap();
-        let turn = &got["t"].turns[0];
+        let turn = &got[&ConversationKey::new("t", None)].turns[0];
         assert_eq!(turn.input, "Hi");
         assert_eq!(turn.failure.as_ref().unwrap().message, "rate limited");
+    }
+
+    /// gavel's own export of one case run on two targets: one conversation each.
+    #[test]
+    fn gavels_case_on_two_targets_is_two_conversations() {
+        let trace = |trace: &str, target: &str, answer: &str| {
+            json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+                {"traceId": trace, "spanId": "r", "name": "case stock", "startTimeUnixNano": 1, "endTimeUnixNano": 9,
+                 "attributes": [kv("gavel.case.id", json!("stock")), kv("gavel.target", json!(target)),
+                                kv("gen_ai.conversation.id", json!("s-1"))]},
+                {"traceId": trace, "spanId": "a", "parentSpanId": "r", "name": "invoke_agent", "startTimeUnixNano": 2, "endTimeUnixNano": 8,
+                 "attributes": [kv("gen_ai.operation.name", json!("invoke_agent")),
+                                kv("gavel.input", json!("Stock?")), kv("gavel.output", json!(answer))]}
+            ]}]}]})
+            .to_string()
+        };
+        let text = format!(
+            "{}\n{}\n",
+            trace("t1", "old", "3 left"),
+            trace("t2", "new", "none left")
+        );
+        let got = parse(&text, "t.json").unwrap();
+        assert_eq!(got.len(), 2, "{:?}", got.keys());
+        let turns =
+            |target: &str| &got[&ConversationKey::new("stock", Some(target.to_owned()))].turns;
+        assert_eq!(turns("old").len(), 1);
+        assert_eq!(turns("old")[0].output, "3 left");
+        assert_eq!(turns("new")[0].output, "none left");
     }
 
     #[test]

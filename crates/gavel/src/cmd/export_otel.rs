@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use gavel_otel::{OtelError, Requested};
 use gavel_session::Regate;
 
-use super::{EXIT_OK, StoreLocation, plural};
+use super::{EXIT_INFRA, EXIT_OK, StoreLocation, plural};
 
 /// Prints an export that could not start or finish; its exit code.
 pub(crate) fn otel_error(e: &OtelError) -> u8 {
@@ -14,6 +14,22 @@ pub(crate) fn otel_error(e: &OtelError) -> u8 {
     }
     eprintln!("error: {e}");
     super::refused(e.is_bad_input())
+}
+
+/// Warns of an export that failed (it names the receiver and the error) and
+/// returns the exit code with it: a run's `code` of 0 becomes 3; a failed gate
+/// (1) or any other code stands.
+pub(crate) fn export_failed(failed: Option<&OtelError>, code: u8) -> u8 {
+    match failed {
+        Some(e) => {
+            eprintln!("warning: {e}");
+            match code {
+                EXIT_OK => EXIT_INFRA,
+                other => other,
+            }
+        }
+        None => code,
+    }
 }
 
 /// `gavel export`: a stored suite as YAML, or a stored run to OpenTelemetry.
@@ -61,6 +77,7 @@ pub(crate) async fn export(args: ExportCommand) -> anyhow::Result<u8> {
             );
             Ok(EXIT_OK)
         }
+        Err(e @ OtelError::Export { .. }) => Ok(export_failed(Some(&e), EXIT_OK)),
         Err(e) => Ok(otel_error(&e)),
     }
 }

@@ -109,7 +109,7 @@ impl Cli {
         match self.command {
             Command::Init(args) => init::init(args),
             Command::Run(args) => run::run(args).await,
-            Command::Validate(args) => validate::validate(args),
+            Command::Validate(args) => validate::validate(args).await,
             Command::Report(args) => report::report(args).await,
             Command::Schema => {
                 let schema = gavel::load::suite_schema();

@@ -77,15 +77,17 @@ async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8
         Err(e) => return Ok(super::export_otel::otel_error(&e)),
     };
     let sinks = Sinks::new().with(progress.clone());
-    let finished = match gavel_otel::execute(prepared, sinks, otel, &cancel).await {
-        Ok(f) => f,
+    let executed = match gavel_otel::execute(prepared, sinks, otel, &cancel).await {
+        Ok(e) => e,
         Err(e) => return Ok(super::export_otel::otel_error(&e)),
     };
+    let finished = executed.finished;
     progress.finish();
     for note in &finished.notes {
         eprintln!("{note}");
     }
     let code = super::report::emit(&finished.report, &args.out)?;
+    let code = super::export_otel::export_failed(executed.export_failed.as_ref(), code);
     if let Some(e) = &finished.error {
         eprintln!("error: {e}");
         return Ok(EXIT_INFRA);

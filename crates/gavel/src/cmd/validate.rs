@@ -5,18 +5,21 @@ use std::path::PathBuf;
 use clap::Args;
 use gavel::load::SuiteSource;
 
-use super::{EXIT_OK, session_error};
+use super::{EXIT_OK, StoreLocation, session_error};
 
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
     /// Suite files or directories.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
+    // The store `replay` targets with `run:` read their run from (opened only then).
+    #[command(flatten)]
+    store: StoreLocation,
 }
 
-pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
+pub(crate) async fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
     let sources: Vec<_> = args.paths.iter().cloned().map(SuiteSource::Path).collect();
-    let suite = match gavel_session::validate(&sources) {
+    let suite = match gavel_session::validate(&sources, &args.store).await {
         Ok(s) => s,
         Err(e) => {
             super::promptfoo::hint(&args.paths);
