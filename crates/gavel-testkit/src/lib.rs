@@ -44,6 +44,19 @@ pub enum Need {
 }
 
 impl Need {
+    /// The service's name, for people.
+    pub fn name(self) -> &'static str {
+        match self {
+            Need::Postgres => "PostgreSQL",
+            Need::Chromium => "Chromium",
+            Need::Node => "Node.js",
+            Need::Python => "Python",
+            Need::Models => "the offline model weights",
+            Need::XmlSchema => "python3's xmlschema",
+            Need::Phoenix => "Arize Phoenix",
+        }
+    }
+
     /// The variable that makes this service required even without `CI`.
     pub fn variable(self) -> &'static str {
         match self {
@@ -76,7 +89,8 @@ impl Need {
 pub fn skip(need: Need, why: impl std::fmt::Display) {
     if need.required() {
         panic!(
-            "{need:?} is required here (CI or {} is set) but {why}",
+            "{} is required here (CI or {} is set), but {why}",
+            need.name(),
             need.variable()
         );
     }

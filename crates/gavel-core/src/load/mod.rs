@@ -337,6 +337,14 @@ fn settings(files: &[FileParts<'_>], errors: &mut Vec<LoadError>) -> Suite {
                     .field(format!("targets.{name}")),
                 );
             }
+            for (field, text) in spec.expanded() {
+                if let Err(e) = crate::template::check_env(text) {
+                    errors.push(
+                        LoadError::new(Location::file(&f.shown), e.to_string())
+                            .field(format!("targets.{name}.{field}")),
+                    );
+                }
+            }
             suite
                 .targets
                 .insert(name.clone(), absolutize(spec.clone(), &f.dir));
