@@ -306,3 +306,18 @@ fn bad_specs_name_the_target_and_field() {
         assert_eq!(build_error(spec), expected);
     }
 }
+
+#[tokio::test]
+async fn only_braced_variables_expand_so_a_shell_gets_its_own_dollars() {
+    // `$0` and `$1` are the shell's; `$$` is one `$`; `${…}` comes from the environment.
+    let script = "read -r line; printf '{\"output\": \"%s|%s\"}\\n' \"$0\" \"$1\"";
+    let target = common::target(json!({
+        "type": "command",
+        "command": ["sh", "-c", script, "zero", "$$5 ${GAVEL_TEST_SURELY_UNSET:-each}"],
+    }));
+    let mut session = target.open("s-1").await.unwrap();
+    let turn = send(&mut session, 0, "Hi", &[]).await;
+    assert_eq!(turn.failure, None);
+    assert_eq!(turn.output, "zero|$5 each");
+    session.close().await;
+}

@@ -30,6 +30,7 @@ mod summary;
 mod users;
 mod view;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -117,9 +118,15 @@ pub(crate) struct AppState {
 
 /// The application: every page, the API and the assets, behind the security layers.
 pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
-    let live = live::Live::default();
+    let runs = runs::Runs::new(store.clone(), config.runs.clone());
+    router(store, config, &runs)
+}
+
+/// [`app`] whose runs are `runs`: [`serve`] keeps them, to stop them at shutdown.
+fn router(store: Store, config: &Config, runs: &runs::Runs) -> Result<Router, WebError> {
+    let live = runs.live();
     let state = AppState {
-        runs: runs::Runs::new(store.clone(), config.runs.clone(), live.clone()),
+        runs: runs.clone(),
         live,
         store,
         csrf: auth::random_hex(32)
@@ -174,15 +181,30 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
     Ok(router)
 }
 
-/// Serves until the process ends. Refuses a non-loopback bind without a token
-/// or an account.
-pub async fn serve(store: Store, config: Config) -> Result<(), WebError> {
+/// Serves until `shutdown` completes, then stops gracefully: runs started here
+/// are cancelled (each records how far it got, as an interrupted CLI run
+/// does), live pages' event streams end, requests in flight are answered, and
+/// this returns once every run has stopped, so the caller can close the store.
+/// Refuses a non-loopback bind without a token or an account.
+pub async fn serve(
+    store: Store,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), WebError> {
     security::check_bind(&config, &store).await?;
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .map_err(|e| WebError::Bind(config.bind, e))?;
-    let router = app(store, &config)?;
+    let runs = runs::Runs::new(store.clone(), config.runs.clone());
+    let router = router(store, &config, &runs)?;
+    let stopping = runs.clone();
     axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stopping.stop();
+        })
         .await
-        .map_err(|e| WebError::Bind(config.bind, e))
+        .map_err(|e| WebError::Bind(config.bind, e))?;
+    runs.stopped().await;
+    Ok(())
 }

@@ -478,7 +478,9 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
     let store = Store::open(&format!("sqlite://{}", dir.path().join("g.db").display()))
         .await
         .unwrap();
-    let refused = gavel_web::serve(store, open).await.unwrap_err();
+    let refused = gavel_web::serve(store, open, std::future::pending())
+        .await
+        .unwrap_err();
     assert!(refused.to_string().contains("auth token"), "{refused}");
 
     let ui = start(Some("s3cret")).await;

@@ -5,6 +5,7 @@
 //! per line, and `datasets:` blocks that expand CSV/JSONL rows through a template.
 
 mod dataset;
+mod explain;
 mod finite;
 mod locate;
 mod parse;
