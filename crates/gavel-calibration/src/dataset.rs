@@ -222,6 +222,12 @@ mod tests {
             .unwrap();
         assert!(made.success());
         let err = load_jsonl(&fifo).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("cannot read {}: not a regular file", fifo.display())), "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "cannot read {}: not a regular file",
+                fifo.display()
+            )),
+            "{err}"
+        );
     }
 }

@@ -381,6 +381,9 @@ fn values_of_the_wrong_shape_name_the_field_in_plain_words() {
         let shown = errors[0].to_string();
         assert!(shown.contains("cases[0].checks[0]"), "{shown}");
         assert!(shown.ends_with(words), "{shown}");
-        assert!(!shown.contains("untagged") && !shown.contains("single key"), "{shown}");
+        assert!(
+            !shown.contains("untagged") && !shown.contains("single key"),
+            "{shown}"
+        );
     }
 }

@@ -20,10 +20,7 @@ use serde_json::json;
 /// The server's entry point, or `None` (after saying why) when node is absent;
 /// under CI that fails the test instead.
 fn everything() -> Option<PathBuf> {
-    if let Err(e) = std::process::Command::new("node")
-        .arg("--version")
-        .output()
-    {
+    if let Err(e) = std::process::Command::new("node").arg("--version").output() {
         gavel_testkit::skip(
             gavel_testkit::Need::Node,
             format_args!("node cannot start ({e}), so the MCP server-everything tests do not run"),

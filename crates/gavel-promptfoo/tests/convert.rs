@@ -455,7 +455,9 @@ fn bad_configs_are_errors_with_file_and_line() {
 
 #[test]
 fn devices_and_fifos_are_refused_by_name_without_reading() {
-    let e = convert(&[PathBuf::from("/dev/zero")]).unwrap_err().to_string();
+    let e = convert(&[PathBuf::from("/dev/zero")])
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "/dev/zero: cannot read /dev/zero: not a regular file: it is a device, FIFO or socket"

@@ -153,7 +153,8 @@ async fn breaking(faults: usize, how: Break) -> (String, Arc<AtomicUsize>) {
                 let _ = socket.write_all(format!("{head}{body}").as_bytes()).await;
                 continue;
             }
-            let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n";
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n";
             let _ = socket.write_all(head.as_bytes()).await;
             let _ = socket.write_all(br#"{"output": "half an ans"#).await;
             let _ = socket.flush().await;
@@ -217,7 +218,11 @@ async fn a_body_cut_short_fails_transiently_when_the_tries_run_out() {
         send(json!({"type": "http", "url": url, "retry": {"attempts": 2, "backoff_ms": 1}})).await;
     let failure = turn.failure.unwrap();
     assert!(failure.transient, "{}", failure.message);
-    assert!(failure.message.starts_with("POST http://127.0.0.1:"), "{}", failure.message);
+    assert!(
+        failure.message.starts_with("POST http://127.0.0.1:"),
+        "{}",
+        failure.message
+    );
     assert_eq!(turn.attempts.unwrap().attempts, 2);
     assert_eq!(seen.load(Ordering::SeqCst), 2);
 }
@@ -247,5 +252,9 @@ async fn empty_and_malformed_bodies_are_retried_and_counted() {
         .await
         .failure
         .unwrap();
-    assert!(failure.message.ends_with("body: (empty body)"), "{}", failure.message);
+    assert!(
+        failure.message.ends_with("body: (empty body)"),
+        "{}",
+        failure.message
+    );
 }

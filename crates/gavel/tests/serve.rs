@@ -18,7 +18,12 @@ fn wait_listening(port: u16, server: &mut Child) {
         }
         if let Some(status) = server.try_wait().unwrap() {
             let mut err = String::new();
-            server.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            server
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             panic!("gavel serve exited before listening ({status}): {err}");
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -60,10 +65,18 @@ fn serve_stops_on_sigterm_and_sigint_and_leaves_no_wal() {
         assert_eq!(unsafe { libc::kill(server.id() as i32, signal) }, 0);
         let status = server.wait().unwrap();
         let mut err = String::new();
-        server.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        server
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
         assert_eq!(status.code(), Some(0), "signal {signal}: {err}");
         assert!(err.contains("gavel UI stopped"), "{err}");
         assert!(db.exists());
-        assert!(!wal.exists() && !shm.exists(), "signal {signal}: -wal or -shm left");
+        assert!(
+            !wal.exists() && !shm.exists(),
+            "signal {signal}: -wal or -shm left"
+        );
     }
 }

@@ -7,8 +7,8 @@
 use serde::Deserializer;
 use serde::de::DeserializeOwned;
 
-use crate::{LoadError, Location};
 use crate::error::did_you_mean;
+use crate::{LoadError, Location};
 
 /// Something read from a YAML text: what is read again to find the path.
 pub(super) trait Reader {

@@ -19,7 +19,11 @@ impl TargetSpec {
                     started(&mut out, start);
                 }
                 if let Some(restart) = &http.restart {
-                    list(&mut out, "restart.command", restart.command.iter().flatten());
+                    list(
+                        &mut out,
+                        "restart.command",
+                        restart.command.iter().flatten(),
+                    );
                     let urls = [("url", &restart.url), ("ready_url", &restart.ready_url)];
                     for (field, url) in urls {
                         if let Some(url) = url {

@@ -107,8 +107,14 @@ mod tests {
         assert_eq!(with("${UNSET:-x y}/${USER_NAME:-z}").unwrap(), "x y/ana");
         assert_eq!(with("${UNSET:-}").unwrap(), "");
         // A shell's own `$0`, `$1`, `$NAME` reach it unchanged.
-        assert_eq!(with("echo $0 $1 $USER_NAME $").unwrap(), "echo $0 $1 $USER_NAME $");
-        assert_eq!(with("cost: $$5, $${USER_NAME}, $$$$").unwrap(), "cost: $5, ${USER_NAME}, $$");
+        assert_eq!(
+            with("echo $0 $1 $USER_NAME $").unwrap(),
+            "echo $0 $1 $USER_NAME $"
+        );
+        assert_eq!(
+            with("cost: $$5, $${USER_NAME}, $$$$").unwrap(),
+            "cost: $5, ${USER_NAME}, $$"
+        );
         assert_eq!(with("héllo ${USER_NAME}ü").unwrap(), "héllo anaü");
     }
 

@@ -4,7 +4,6 @@
 use std::error::Error;
 use std::future::Future;
 
-
 /// What a story returns.
 pub(crate) type TestResult = Result<(), Box<dyn Error + Send + Sync>>;
 
@@ -25,7 +24,10 @@ where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = TestResult> + Send + 'static,
 {
-    let what = std::thread::current().name().unwrap_or("a store story").to_owned();
+    let what = std::thread::current()
+        .name()
+        .unwrap_or("a store story")
+        .to_owned();
     gavel_testkit::on_fresh_postgres(&what, story)
         .await
         .unwrap_or(Ok(()))
