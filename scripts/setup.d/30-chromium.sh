@@ -2,6 +2,7 @@
 # The web UI's browser tests: Debian's headless Chromium (and its driver), and
 # playwright-core to drive it, installed next to the test in
 # crates/gavel/tests/browser/node_modules. Idempotent: installs only what is missing.
+# .ci/run fails when either is still missing afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Published MCP servers for the mcp-agent tests, installed from npm into the
 # project-local .gavel/npm (git-ignored). Skipped, with a note, when node/npm are
-# absent: the tests that need them then skip and say why.
+# absent: the tests that need them then skip and say why (.ci/run fails instead).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PREFIX=.gavel/npm

@@ -148,10 +148,12 @@ impl Record {
     }
 }
 
-/// Reads a JSONL labelled set; blank lines are skipped. Every bad line is an
-/// error naming the file, line and column (the first one found is returned).
+/// Reads a JSONL labelled set, as the loader reads suites: a regular file of at
+/// most 64 MiB, UTF-8 ([`gavel_core::bounds::read_text`]). Blank lines are
+/// skipped. Every bad line is an error naming the file, line and column (the
+/// first one found is returned).
 pub fn load_jsonl(path: &Path) -> Result<Vec<Record>, CalibrationError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CalibrationError::Io {
+    let text = gavel_core::bounds::read_text(path).map_err(|source| CalibrationError::Io {
         path: path.to_owned(),
         source,
     })?;
@@ -202,5 +204,30 @@ mod tests {
         std::fs::write(&path, format!("{good}\n{good}\n")).unwrap();
         assert_eq!(load_jsonl(&path).unwrap().len(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn devices_and_fifos_are_refused_by_name_without_reading() {
+        let err = load_jsonl(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "cannot read /dev/zero: not a regular file: it is a device, FIFO or socket"
+        );
+        // Opening a FIFO would wait for a writer: it is refused before that.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("labels.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = load_jsonl(&fifo).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "cannot read {}: not a regular file",
+                fifo.display()
+            )),
+            "{err}"
+        );
     }
 }

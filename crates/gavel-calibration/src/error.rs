@@ -6,13 +6,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CalibrationError {
-    /// The file cannot be read.
+    /// The file cannot be read: missing, not a regular file, over the size
+    /// bound, or not UTF-8.
     #[error("cannot read {}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: gavel_core::bounds::FileError,
     },
     /// A line is not a valid record.
     #[error("{}:{line}:{column}: {message}", path.display())]

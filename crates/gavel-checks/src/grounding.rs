@@ -301,7 +301,7 @@ impl AwaitedCheck for GroundingCheck {
 async fn command_value(argv: &[String]) -> Result<f64, String> {
     let expanded: Vec<String> = argv
         .iter()
-        .map(|a| shellexpand::env(a).map(|s| s.into_owned()))
+        .map(|a| gavel_core::template::expand_env(a))
         .collect::<Result<_, _>>()
         .map_err(|e| format!("cannot expand the oracle command: {e}"))?;
     let mut cmd = tokio::process::Command::new(&expanded[0]);

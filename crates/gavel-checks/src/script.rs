@@ -130,7 +130,7 @@ impl ScriptCheck {
         } else {
             self.argv
                 .iter()
-                .map(|a| shellexpand::env(a).map(|s| s.into_owned()))
+                .map(|a| gavel_core::template::expand_env(a))
                 .collect::<Result<_, _>>()
                 .map_err(|e| format!("cannot expand the script command: {e}"))?
         };

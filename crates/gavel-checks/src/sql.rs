@@ -18,9 +18,8 @@ impl Database {
     /// a plain path (a SQLite file), after expanding `${VAR}`. SQLite files are
     /// opened read-only and never created.
     pub(crate) fn parse(written: &str) -> Result<Self, String> {
-        let expanded = shellexpand::env(written)
-            .map_err(|e| format!("cannot expand `{written}`: {e}"))?
-            .into_owned();
+        let expanded =
+            gavel_core::template::expand_env(written).map_err(|e| format!("cannot expand {e}"))?;
         if expanded.starts_with("postgres://") || expanded.starts_with("postgresql://") {
             let shown = match expanded.rsplit_once('@') {
                 Some((_, host)) => format!("postgres://…@{host}"),

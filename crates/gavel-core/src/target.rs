@@ -1,7 +1,11 @@
 //! Target specifications: how to reach the agent under test.
 //!
 //! Strings marked "expanded" accept `${VAR}` and `${VAR:-default}` from the
-//! environment when the target is built, so secrets stay out of suite files.
+//! environment when the target is built, so secrets stay out of suite files;
+//! `$$` is a literal `$` and any other `$` is left as written
+//! ([`TargetSpec::expanded`] lists them).
+
+mod expanded;
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,7 @@
 //! JSON templates: string leaves rendered with minijinja, whole-leaf variables
-//! replaced by their JSON value.
+//! replaced by their JSON value; and `${NAME}` from the environment.
+
+mod env;
 
 use minijinja::{Environment, UndefinedBehavior, Value as Ctx};
 use serde_json::Value;
@@ -22,6 +24,14 @@ pub enum TemplateError {
         text: String,
         /// The variable's name.
         var: String,
+    },
+    /// A `${` that is not a variable (unclosed, or not a name).
+    #[error("`{text}`: {message}")]
+    BadVar {
+        /// The text expanded.
+        text: String,
+        /// What is wrong.
+        message: String,
     },
 }
 
@@ -82,33 +92,32 @@ fn whole_variable(s: &str) -> Option<&str> {
         .then_some(inner)
 }
 
-/// Expands `${VAR}` and `${VAR:-default}` from the environment.
+/// Expands `${VAR}` and `${VAR:-default}` (used when VAR is unset) from the
+/// environment; `$$` is one `$`, and any other `$` stays as written (`$0`,
+/// `$HOME`). An unset variable without a default, or a `${` that is not a
+/// variable, is an error naming the text.
 pub fn expand_env(s: &str) -> Result<String, TemplateError> {
-    shellexpand::env(s)
-        .map(|c| c.into_owned())
-        .map_err(|e| unset(s, e.var_name))
+    env::expand(s, |name| std::env::var(name).ok())
 }
 
-fn unset(text: &str, var: String) -> TemplateError {
-    TemplateError::UnsetVar {
-        text: text.to_owned(),
-        var,
-    }
+/// Checks the `${…}` of `s` as [`expand_env`] reads them, without reading the
+/// environment: the loader refuses a malformed one before anything runs.
+pub fn check_env(s: &str) -> Result<(), TemplateError> {
+    env::check(s)
 }
 
 /// Expands `${VAR}` like [`expand_env`] for a value that is a secret (a header
 /// value, a process's environment): every variable's value, and the whole result
 /// when it holds one, are registered with [`crate::secrets::register`].
 pub fn expand_secret(s: &str) -> Result<String, TemplateError> {
-    let lookup = |name: &str| -> Result<Option<String>, std::env::VarError> {
-        let value = std::env::var(name)?;
+    let mut found = false;
+    let expanded = env::expand(s, |name| {
+        let value = std::env::var(name).ok()?;
         crate::secrets::register(&value);
-        Ok(Some(value))
-    };
-    let expanded = shellexpand::env_with_context(s, lookup)
-        .map(|c| c.into_owned())
-        .map_err(|e| unset(s, e.var_name))?;
-    if expanded != s {
+        found = true;
+        Some(value)
+    })?;
+    if found {
         crate::secrets::register(&expanded);
     }
     Ok(expanded)

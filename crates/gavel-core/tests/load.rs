@@ -322,3 +322,68 @@ fn a_file_changed_between_the_two_passes_is_refused() {
         errors[0]
     );
 }
+
+#[test]
+fn a_malformed_environment_variable_is_refused_naming_the_target_field() {
+    let yaml = "targets:\n  agent:\n    type: command\n    command: [sh, -c, 'echo $0 $HOME $$', '${1X}']\n    env: {KEY: '${TOKEN'}\ncases:\n  - input: hi\n";
+    let errors = gavel_core::load::parse_suite_str(yaml, Path::new("s.yaml")).unwrap_err();
+    let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert!(
+        shown[0].contains("targets.agent.command[3]")
+            && shown[0].contains("`${1X}` is not a variable"),
+        "{shown:?}"
+    );
+    assert!(
+        shown[1].contains("targets.agent.env.KEY") && shown[1].contains("is not closed"),
+        "{shown:?}"
+    );
+    // `$0`, `$HOME` and `$$` are not variables to expand: the suite loads.
+    let fine = "targets:\n  agent:\n    type: command\n    command: [sh, -c, 'echo $0 $HOME $$ ${HOME:-/}']\ncases:\n  - input: hi\n";
+    gavel_core::load::parse_suite_str(fine, Path::new("s.yaml")).unwrap();
+}
+
+#[test]
+fn values_of_the_wrong_shape_name_the_field_in_plain_words() {
+    for (yaml, expected) in [
+        (
+            "cases:\n  - input: hi\n    threshold: high\n",
+            "s.yaml:3:16: cases[0].threshold: expected a number",
+        ),
+        (
+            "cases:\n  - input: hi\n    tags: {a: 1}\n",
+            "s.yaml:3:11: cases[0].tags: expected a list",
+        ),
+        (
+            "cases:\n  - input: hi\n    repeat: many\n",
+            "s.yaml:3:13: cases[0].repeat: expected a whole number, 0 or more",
+        ),
+        (
+            "defaults:\n  threshold: x\ncases:\n  - input: hi\n",
+            "s.yaml:2:14: defaults.threshold: expected a number",
+        ),
+    ] {
+        let errors = gavel_core::load::parse_suite_str(yaml, Path::new("s.yaml")).unwrap_err();
+        assert_eq!(errors[0].to_string(), expected, "{yaml}");
+    }
+    // Inside a check (read by its `type`) the check is named, in plain words.
+    for (yaml, words) in [
+        (
+            "cases:\n  - input: hi\n    checks: [{type: contains, value: {a: 1}}]\n",
+            "expected a text or a list of texts",
+        ),
+        (
+            "cases:\n  - input: hi\n    checks: [{type: judge, scale: {likert: 5, x: 1}}]\n",
+            "expected a mapping with one key, the kind, and its settings under it",
+        ),
+    ] {
+        let errors = gavel_core::load::parse_suite_str(yaml, Path::new("s.yaml")).unwrap_err();
+        let shown = errors[0].to_string();
+        assert!(shown.contains("cases[0].checks[0]"), "{shown}");
+        assert!(shown.ends_with(words), "{shown}");
+        assert!(
+            !shown.contains("untagged") && !shown.contains("single key"),
+            "{shown}"
+        );
+    }
+}

@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 
 use gavel_core::{
     Execution, ExecutionKey, ExecutionRef, Label, RunRecord, RunStatus, Status, Transcript, Verdict,
@@ -13,7 +12,6 @@ use gavel_core::{
 use gavel_mcp_server::{Aggregation, Field, QueryArgs, QueryResult, ToolError, query_evaluations};
 use gavel_store::{EvaluatorType, Store};
 use serde_json::json;
-use sqlx::{AssertSqlSafe, Connection, Executor};
 
 /// (kind, check) of the seeded verdicts, cycled over executions.
 const CHECKS: &[(&str, &str)] = &[
@@ -287,36 +285,7 @@ async fn queries_on_sqlite() {
 
 #[tokio::test]
 async fn queries_on_postgres() {
-    let Ok(admin) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!("skipped: GAVEL_TEST_DATABASE_URL is not set");
-        return;
-    };
-    on_fresh_postgres(&admin, story).await;
-}
-
-/// Runs `test` on a fresh database of the server `admin` names, dropped after.
-async fn on_fresh_postgres<F, Fut>(admin_url: &str, test: F)
-where
-    F: FnOnce(String) -> Fut,
-    Fut: Future<Output = ()> + Send + 'static,
-{
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(admin_url).await.unwrap();
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await
-        .unwrap();
-    let base = admin_url.rsplit_once('/').unwrap().0;
-    let outcome = tokio::spawn(test(format!("{base}/{database}"))).await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await
-        .unwrap();
-    if let Err(join) = outcome {
-        std::panic::resume_unwind(join.into_panic());
-    }
+    gavel_testkit::on_fresh_postgres("the query story", story).await;
 }
 
 /// `query_evaluations` latency over 100,000 stored verdicts, on a SQLite file
@@ -327,8 +296,8 @@ where
 async fn latency_over_100k_verdicts() {
     let dir = tempfile::tempdir().unwrap();
     measure(format!("sqlite://{}", dir.path().join("big.db").display())).await;
-    if let Ok(admin) = std::env::var("GAVEL_TEST_DATABASE_URL") {
-        on_fresh_postgres(&admin, measure).await;
+    if std::env::var_os("GAVEL_TEST_DATABASE_URL").is_some() {
+        gavel_testkit::on_fresh_postgres("the measurement", measure).await;
     }
 }
 

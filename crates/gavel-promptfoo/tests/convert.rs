@@ -452,3 +452,25 @@ fn bad_configs_are_errors_with_file_and_line() {
         "c.yaml:3: the tests expand to more than 100000 cases"
     );
 }
+
+#[test]
+fn devices_and_fifos_are_refused_by_name_without_reading() {
+    let e = convert(&[PathBuf::from("/dev/zero")])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "/dev/zero: cannot read /dev/zero: not a regular file: it is a device, FIFO or socket"
+    );
+    // A FIFO would block the open until a writer came: it is refused before.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("promptfooconfig.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let e = convert(std::slice::from_ref(&fifo)).unwrap_err().to_string();
+    assert!(e.contains(": not a regular file"), "{e}");
+    assert!(e.contains(&fifo.display().to_string()), "{e}");
+}

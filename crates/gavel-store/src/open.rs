@@ -137,9 +137,27 @@ impl Location {
             Location::SqliteFile { .. } => AnyPoolOptions::new()
                 .max_connections(1)
                 .test_before_acquire(false)
-                .after_connect(|conn, _| Box::pin(async move { sqlite_pragmas(conn).await })),
+                .after_connect(|conn, _| Box::pin(async move { sqlite_pragmas(conn).await }))
+                .after_release(|conn, _| Box::pin(async move { out_of_transaction(conn).await })),
         }
     }
+}
+
+/// Whether a SQLite connection given back to the pool may be used again: not
+/// while the driver still counts a transaction on it. SQLite rolls a
+/// transaction back by itself on some errors (a full disk, `SQLITE_FULL`);
+/// the driver's own ROLLBACK then fails and its count stays at one, so every
+/// later BEGIN on that connection would fail with "attempted to call
+/// begin_with at non-zero transaction depth" instead of the real error. Such
+/// a connection is closed, and the pool opens a fresh one.
+async fn out_of_transaction(conn: &mut AnyConnection) -> Result<bool, sqlx::Error> {
+    if !conn.is_in_transaction() {
+        return Ok(true);
+    }
+    // A dropped transaction's ROLLBACK is queued on the connection: the ping
+    // runs after it.
+    conn.ping().await?;
+    Ok(!conn.is_in_transaction())
 }
 
 /// Per-connection SQLite settings: a writer waits up to 30 s for another writer's
@@ -299,5 +317,46 @@ mod tests {
         };
         assert_eq!(connect_url, "sqlite:///tmp/x.db?mode=ro");
         assert!(!create);
+    }
+
+    #[tokio::test]
+    async fn a_full_database_says_so_and_the_next_write_starts_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("g.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let run = crate::fixtures::run("full");
+        store.create_run(&run).await.unwrap();
+        // The pool's one connection may grow the file by a page or two: a
+        // megabyte of case does not fit, as on a full disk.
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "PRAGMA max_page_count = {}",
+            pages + 2
+        )))
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let json = serde_json::json!({"id": "big", "input": "x".repeat(1 << 20)}).to_string();
+        let case = crate::SnapshotCase {
+            id: "big",
+            source: "s.yaml:1",
+            json: &json,
+        };
+        let full = store
+            .append_cases(&run.id, 0, std::slice::from_ref(&case))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(full.contains("full"), "{full}");
+        // The connection the failed transaction left was closed, not reused:
+        // the next write begins on a fresh one (without the page limit).
+        store
+            .append_cases(&run.id, 0, std::slice::from_ref(&case))
+            .await
+            .unwrap();
+        store.close().await;
     }
 }

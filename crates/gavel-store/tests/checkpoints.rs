@@ -4,7 +4,6 @@
 use std::error::Error;
 
 use gavel_store::Store;
-use sqlx::{AssertSqlSafe, Connection, Executor};
 
 type TestResult = Result<(), Box<dyn Error + Send + Sync>>;
 
@@ -50,29 +49,7 @@ async fn checkpoints_on_sqlite() -> TestResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checkpoints_on_postgres() -> TestResult {
-    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!(
-            "note: GAVEL_TEST_DATABASE_URL is not set; skipping the PostgreSQL checkpoint test"
-        );
-        return Ok(());
-    };
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await?;
-    let (base, _) = admin_url
-        .rsplit_once('/')
-        .ok_or("GAVEL_TEST_DATABASE_URL has no database")?;
-    let outcome = tokio::spawn(checkpoint_story(format!("{base}/{database}"))).await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await?;
-    admin.close().await?;
-    match outcome {
-        Ok(result) => result,
-        Err(join) => std::panic::resume_unwind(join.into_panic()),
-    }
+    gavel_testkit::on_fresh_postgres("the checkpoint story", checkpoint_story)
+        .await
+        .unwrap_or(Ok(()))
 }

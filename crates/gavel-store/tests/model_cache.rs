@@ -6,7 +6,6 @@ use std::error::Error;
 
 use gavel_core::{Execution, RunRecord, RunStatus, Status, Transcript};
 use gavel_store::Store;
-use sqlx::{AssertSqlSafe, Connection, Executor};
 
 type TestResult = Result<(), Box<dyn Error + Send + Sync>>;
 
@@ -191,44 +190,11 @@ async fn cache_on_sqlite() -> TestResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cache_on_postgres() -> TestResult {
-    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!("note: GAVEL_TEST_DATABASE_URL is not set; skipping the PostgreSQL cache test");
-        return Ok(());
-    };
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await?;
-    let url = with_database(&admin_url, &database);
-    let outcome = tokio::spawn(async move {
+    gavel_testkit::on_fresh_postgres("the cache stories", |url: String| async move {
         cache_story(url.clone()).await?;
         staged_story(url.clone()).await?;
         embedding_story(url).await
     })
-    .await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await?;
-    admin.close().await?;
-    match outcome {
-        Ok(result) => result,
-        Err(join) => std::panic::resume_unwind(join.into_panic()),
-    }
-}
-
-/// The same server URL with another database name.
-fn with_database(url: &str, database: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (url, String::new()),
-    };
-    let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let server = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    format!("{server}/{database}{query}")
+    .await
+    .unwrap_or(Ok(()))
 }

@@ -508,35 +508,16 @@ where
     Ok(())
 }
 
-/// Runs `test` on a fresh PostgreSQL database when `GAVEL_TEST_DATABASE_URL` is set,
-/// dropping the database afterwards even when the test panics.
+/// Runs `test` on a fresh PostgreSQL database when `GAVEL_TEST_DATABASE_URL` is set
+/// (required under CI), dropping the database afterwards even when the test panics.
 async fn on_postgres<F, Fut>(name: &str, test: F) -> TestResult
 where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = TestResult> + Send + 'static,
 {
-    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!(
-            "note: GAVEL_TEST_DATABASE_URL is not set; skipping the PostgreSQL variant of `{name}`"
-        );
-        return Ok(());
-    };
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await?;
-    let outcome = tokio::spawn(test(with_database(&admin_url, &database))).await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await?;
-    admin.close().await?;
-    match outcome {
-        Ok(result) => result,
-        Err(join) => std::panic::resume_unwind(join.into_panic()),
-    }
+    gavel_testkit::on_fresh_postgres(&format!("`{name}`"), test)
+        .await
+        .unwrap_or(Ok(()))
 }
 
 /// The URL with a password added to its user, when it has a user and no password.
@@ -544,20 +525,6 @@ fn with_password(url: &str, password: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let (user, host) = rest.split_once('@')?;
     (!user.contains(':')).then(|| format!("{scheme}://{user}:{password}@{host}"))
-}
-
-/// The same server URL with another database name.
-fn with_database(url: &str, database: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (url, String::new()),
-    };
-    let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let server = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    format!("{server}/{database}{query}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -320,17 +320,26 @@ impl Inner {
                 turn,
                 retry_after,
                 rate_limited: status == StatusCode::TOO_MANY_REQUESTS,
+                malformed: false,
             };
         }
         let json = match json {
             Ok(json) => json,
+            // An empty or cut-short body is the transport's fault as often as the
+            // agent's: worth another try, as a provider's malformed answer is.
             Err(e) => {
                 let text = String::from_utf8_lossy(&bytes);
-                let excerpt = crate::process::truncate(text.trim(), BODY_EXCERPT);
-                turn.failure = Some(permanent(format!(
+                let excerpt = match text.trim() {
+                    "" => "(empty body)".to_owned(),
+                    text => crate::process::truncate(text, BODY_EXCERPT),
+                };
+                turn.failure = Some(transient(format!(
                     "response is not JSON: {e}; body: {excerpt}"
                 )));
-                return Try::of(turn);
+                return Try {
+                    malformed: true,
+                    ..Try::of(turn)
+                };
             }
         };
         if let Err(message) = response::extract(&json, &self.response, &mut turn) {
@@ -409,9 +418,11 @@ impl Inner {
     }
 
     /// Classifies a transport error; the message names the URL without secrets and
-    /// the underlying cause (refused, reset, ...).
+    /// the underlying cause (refused, reset, ...). Every fault of the exchange is
+    /// worth another try (refused, reset, a body cut short or unreadable), as on
+    /// a provider's path; a request that cannot be built or loops on redirects is not.
     fn failure(&self, e: reqwest::Error) -> TargetFailure {
-        let transient = e.is_timeout() || e.is_connect() || e.is_request() || e.is_body();
+        let transient = !(e.is_builder() || e.is_redirect());
         let e = e.without_url();
         let mut message = format!("{} {}: {e}", self.method, display_url(&self.url));
         let mut source = std::error::Error::source(&e);

@@ -53,6 +53,8 @@ pub(crate) struct Try {
     pub(crate) retry_after: Option<Duration>,
     /// Whether the answer was 429 Too Many Requests.
     pub(crate) rate_limited: bool,
+    /// Whether the answer was a success whose body could not be used.
+    pub(crate) malformed: bool,
 }
 
 impl Try {
@@ -62,6 +64,7 @@ impl Try {
             turn,
             retry_after: None,
             rate_limited: false,
+            malformed: false,
         }
     }
 }
@@ -79,15 +82,19 @@ where
     };
     let tries = AtomicU32::new(0);
     let limited = AtomicU32::new(0);
+    let malformed = AtomicU32::new(0);
     let backoff = policy.backoff();
     let result = (|| {
         tries.fetch_add(1, Ordering::Relaxed);
         let pending = try_once();
-        let limited = &limited;
+        let (limited, malformed) = (&limited, &malformed);
         async move {
             let tried = pending.await;
             if tried.rate_limited {
                 limited.fetch_add(1, Ordering::Relaxed);
+            }
+            if tried.malformed {
+                malformed.fetch_add(1, Ordering::Relaxed);
             }
             match &tried.turn.failure {
                 Some(failure) if failure.transient => Err(tried),
@@ -108,7 +115,9 @@ where
     let mut turn = match result {
         Ok(tried) | Err(tried) => tried.turn,
     };
-    turn.attempts = Some(counted(tries.into_inner(), limited.into_inner()));
+    let mut attempts = counted(tries.into_inner(), limited.into_inner());
+    attempts.malformed = malformed.into_inner();
+    turn.attempts = Some(attempts);
     turn
 }
 

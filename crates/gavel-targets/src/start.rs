@@ -265,12 +265,16 @@ mod tests {
 
     #[tokio::test]
     async fn ready_line_waits_for_the_line() {
-        let code = "import time, sys\nprint('booting', flush=True)\ntime.sleep(0.3)\nprint('server ready on 1234', flush=True)\ntime.sleep(60)";
-        let mut spec = spec(&["python3", "-c", code]);
+        // The process marks the moment it reaches the ready line by creating a
+        // file just before printing it: start must not return before that.
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("reached");
+        let code = "import time, sys\nprint('booting', flush=True)\ntime.sleep(0.3)\nopen(sys.argv[1], 'w').close()\nprint('server ready on 1234', flush=True)\ntime.sleep(60)";
+        let marker_arg = marker.to_string_lossy();
+        let mut spec = spec(&["python3", "-c", code, &marker_arg]);
         spec.ready_line = Some(r"ready on \d+".into());
-        let t = std::time::Instant::now();
         let started = start("agent", &spec).await.unwrap();
-        assert!(t.elapsed() >= Duration::from_millis(300));
+        assert!(marker.exists(), "start returned before the ready line");
         assert!(
             started
                 .recent_output()

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{alive, build_error, python};
 use gavel_core::{Attempts, Turn};
@@ -86,6 +86,19 @@ async fn send(
 
 fn pid(turn: &Turn) -> u32 {
     u32::try_from(turn.response.as_ref().unwrap()["pid"].as_u64().unwrap()).unwrap()
+}
+
+/// Closes `session` on tokio's paused clock, which skips ahead whenever the
+/// test only waits: closing takes the grace after EOF and the grace after
+/// SIGTERM (0.5 s each, which the timer rounds up to its next millisecond) at
+/// most, then kills, whatever the process does.
+async fn close_on_a_paused_clock(session: Box<dyn Session>) {
+    tokio::time::pause();
+    let started = tokio::time::Instant::now();
+    session.close().await;
+    let waited = started.elapsed();
+    tokio::time::resume();
+    assert!(waited <= Duration::from_millis(1010), "{waited:?}");
 }
 
 async fn wait_gone(pid: u32) -> bool {
@@ -182,9 +195,8 @@ async fn a_process_that_exits_fails_the_turn_with_its_status_and_stderr() {
 async fn a_hanging_process_times_out_transiently_then_the_session_is_out_of_step() {
     let (_dir, target) = agent("hang", json!({"timeout_s": 0.3}));
     let mut session = target.open("s-1").await.unwrap();
-    let started = Instant::now();
+    // The agent would answer after 60 s: a failure now is the timeout's.
     let turn = send(&mut session, 0, "Hi", &[]).await;
-    assert!(started.elapsed() < Duration::from_secs(3));
     let failure = turn.failure.unwrap();
     assert!(failure.transient);
     assert_eq!(failure.message, "timed out after 0.3s");
@@ -195,9 +207,7 @@ async fn a_hanging_process_times_out_transiently_then_the_session_is_out_of_step
         "{}",
         next.message
     );
-    let started = Instant::now();
-    session.close().await;
-    assert!(started.elapsed() < Duration::from_secs(3));
+    close_on_a_paused_clock(session).await;
 }
 
 #[tokio::test]
@@ -248,10 +258,8 @@ async fn close_kills_a_process_that_ignores_eof_and_sigterm() {
     let (_dir, target) = agent("stubborn", json!({}));
     let mut session = target.open("s-1").await.unwrap();
     let pid = pid(&send(&mut session, 0, "Hi", &[]).await);
-    let started = Instant::now();
-    session.close().await;
-    assert!(started.elapsed() < Duration::from_secs(3));
-    assert!(wait_gone(pid).await);
+    close_on_a_paused_clock(session).await;
+    assert!(!alive(pid), "the process is reaped when close returns");
 }
 
 #[tokio::test]
@@ -297,4 +305,19 @@ fn bad_specs_name_the_target_and_field() {
     for (spec, expected) in cases {
         assert_eq!(build_error(spec), expected);
     }
+}
+
+#[tokio::test]
+async fn only_braced_variables_expand_so_a_shell_gets_its_own_dollars() {
+    // `$0` and `$1` are the shell's; `$$` is one `$`; `${…}` comes from the environment.
+    let script = "read -r line; printf '{\"output\": \"%s|%s\"}\\n' \"$0\" \"$1\"";
+    let target = common::target(json!({
+        "type": "command",
+        "command": ["sh", "-c", script, "zero", "$$5 ${GAVEL_TEST_SURELY_UNSET:-each}"],
+    }));
+    let mut session = target.open("s-1").await.unwrap();
+    let turn = send(&mut session, 0, "Hi", &[]).await;
+    assert_eq!(turn.failure, None);
+    assert_eq!(turn.output, "zero|$5 each");
+    session.close().await;
 }

@@ -34,6 +34,7 @@ mod throttle;
 mod users;
 mod view;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -127,9 +128,15 @@ pub(crate) struct AppState {
 
 /// The application: every page, the API and the assets, behind the security layers.
 pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
-    let live = live::Live::default();
+    let runs = runs::Runs::new(store.clone(), config.runs.clone());
+    router(store, config, &runs)
+}
+
+/// [`app`] whose runs are `runs`: [`serve`] keeps them, to stop them at shutdown.
+fn router(store: Store, config: &Config, runs: &runs::Runs) -> Result<Router, WebError> {
+    let live = runs.live();
     let state = AppState {
-        runs: runs::Runs::new(store.clone(), config.runs.clone(), live.clone()),
+        runs: runs.clone(),
         live,
         store,
         csrf: auth::random_hex(32)
@@ -185,13 +192,18 @@ pub fn app(store: Store, config: &Config) -> Result<Router, WebError> {
     Ok(router)
 }
 
-/// Serves until the process ends; `ready` is told the address once it is
-/// listened on. Refuses a non-loopback bind without a token or an account.
-/// API tokens made before tokens expired get the configured lifetime from now.
+/// Serves until `shutdown` completes, then stops gracefully: runs started here
+/// are cancelled (each records how far it got, as an interrupted CLI run
+/// does), live pages' event streams end, requests in flight are answered, and
+/// this returns once every run has stopped, so the caller can close the store.
+/// `ready` is told the address once it is listened on. Refuses a non-loopback
+/// bind without a token or an account. API tokens made before tokens expired
+/// get the configured lifetime from now.
 pub async fn serve(
     store: Store,
     config: Config,
     ready: impl FnOnce(SocketAddr),
+    shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), WebError> {
     security::check_bind(&config, &store).await?;
     let listener = tokio::net::TcpListener::bind(config.bind)
@@ -215,12 +227,20 @@ pub async fn serve(
         bind: bound,
         ..config
     };
-    let router = app(store, &config)?;
+    let runs = runs::Runs::new(store.clone(), config.runs.clone());
+    let router = router(store, &config, &runs)?;
+    let stopping = runs.clone();
     ready(bound);
     axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),
     )
+    .with_graceful_shutdown(async move {
+        shutdown.await;
+        stopping.stop();
+    })
     .await
-    .map_err(|e| WebError::Bind(config.bind, e))
+    .map_err(|e| WebError::Bind(config.bind, e))?;
+    runs.stopped().await;
+    Ok(())
 }

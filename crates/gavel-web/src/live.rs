@@ -161,6 +161,8 @@ pub(crate) async fn events(State(state): State<AppState>, Path(id): Path<String>
                 }))
             }
         };
+    // The stream ends when the server shuts down, so that it can.
+    let stream = stream.take_until(state.runs.stopping().clone().cancelled_owned());
     let sse = stream.map(|e| {
         Ok::<_, Infallible>(
             SseEvent::default()

@@ -9,9 +9,11 @@ use std::sync::{Arc, Mutex};
 
 use gavel_core::load::SuiteSource;
 use gavel_core::{RunRecord, RunStatus};
+use gavel_runner::CancellationToken;
 use gavel_session::trust::Allowed;
 use gavel_session::{ModelOptions, NoteLevel, PreparedRun, RunConfig, Selection, Sinks, Sources};
 use gavel_store::Store;
+use tokio_util::task::TaskTracker;
 
 use crate::live::Live;
 use crate::{RunRequest, WebError};
@@ -37,6 +39,10 @@ pub(crate) struct Runs {
     ports: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
     /// Where runs' events go for the live page.
     live: Live,
+    /// Cancelled when the server shuts down: every run's token is its child.
+    stop: CancellationToken,
+    /// The runs executing, waited for at shutdown.
+    tasks: TaskTracker,
 }
 
 /// A run that could not start: the message, and the failed run that keeps it.
@@ -49,13 +55,37 @@ pub(crate) struct Refused {
 }
 
 impl Runs {
-    pub(crate) fn new(store: Store, defaults: RunDefaults, live: Live) -> Runs {
+    pub(crate) fn new(store: Store, defaults: RunDefaults) -> Runs {
         Runs {
             store,
             defaults: Arc::new(defaults),
             ports: Arc::default(),
-            live,
+            live: Live::default(),
+            stop: CancellationToken::new(),
+            tasks: TaskTracker::new(),
         }
+    }
+
+    /// Where runs' events go for the live page.
+    pub(crate) fn live(&self) -> Live {
+        self.live.clone()
+    }
+
+    /// Cancelled when the server shuts down.
+    pub(crate) fn stopping(&self) -> &CancellationToken {
+        &self.stop
+    }
+
+    /// Shuts down: cancels every run and starts no new one.
+    pub(crate) fn stop(&self) {
+        self.stop.cancel();
+        self.tasks.close();
+    }
+
+    /// Waits until every run has stopped (after [`Runs::stop`]).
+    pub(crate) async fn stopped(&self) {
+        self.tasks.close();
+        self.tasks.wait().await;
     }
 
     /// The judge runs use unless one is chosen, as shown to people.
@@ -177,13 +207,16 @@ impl Runs {
         };
         let store = self.store.clone();
         let sinks = Sinks::new().with(self.live.sink(&id));
-        tokio::spawn(async move {
+        let cancel = self.stop.child_token();
+        self.tasks.spawn(async move {
             let mut held = Vec::with_capacity(turns.len());
             for turn in turns {
-                held.push(turn.lock_owned().await);
+                tokio::select! {
+                    lock = turn.lock_owned() => held.push(lock),
+                    () = cancel.cancelled() => break,
+                }
             }
             let run_id = prepared.run_id().to_owned();
-            let cancel = gavel_runner::CancellationToken::new();
             match gavel_otel::execute(prepared, sinks, export, &cancel).await {
                 // A failed export, for one: kept with the run, and in the server's log.
                 Ok(executed) => {

@@ -12,7 +12,7 @@
 //!
 //! Needs `/usr/bin/chromium`, `chromedriver` and the `mock-openai` binary built
 //! beside this test (`cargo build -p mock-openai`); without them it says which is
-//! missing and skips.
+//! missing and skips (under CI, or with GAVEL_TEST_REQUIRE_CHROMIUM set, it fails).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -271,8 +271,7 @@ async fn start_run(client: &Client, ui: &Ui, judge: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_product_manager_builds_runs_and_compares_without_yaml() {
     if let Some(why) = missing() {
-        eprintln!("skipped: {why}");
-        return;
+        return gavel_testkit::skip(gavel_testkit::Need::Chromium, why);
     }
     let (_mock, mock_url) = mock_openai();
     let judge = format!("openai-compatible:mock@{mock_url}/v1");
@@ -728,8 +727,7 @@ fn corpus() -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_xss_corpus_executes_nothing_on_any_page() {
     if let Some(why) = missing() {
-        eprintln!("skipped: {why}");
-        return;
+        return gavel_testkit::skip(gavel_testkit::Need::Chromium, why);
     }
     let payloads = corpus();
     assert!(payloads.len() >= 30);

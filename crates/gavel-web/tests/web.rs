@@ -483,7 +483,7 @@ async fn a_token_guards_every_page_and_wider_binds_need_one() {
         .await
         .unwrap();
     let mut told = None;
-    let refused = gavel_web::serve(store, open, |at| told = Some(at))
+    let refused = gavel_web::serve(store, open, |at| told = Some(at), std::future::pending())
         .await
         .unwrap_err();
     assert!(refused.to_string().contains("auth token"), "{refused}");

@@ -4,7 +4,8 @@
 //! Screenshots land in target/tmp/browser-screenshots/.
 //!
 //! Needs /usr/bin/chromium and playwright-core, which scripts/setup.d/30-chromium.sh
-//! installs; without them the test says so and passes vacuously.
+//! installs; without them the test says so and skips (under CI, or with
+//! GAVEL_TEST_REQUIRE_CHROMIUM set, it fails).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -76,10 +77,10 @@ async fn a_person_creates_runs_and_reads_a_case_in_chromium() {
     let browser_dir = workspace().join("crates/gavel/tests/browser");
     let chromium = Path::new("/usr/bin/chromium");
     if !chromium.exists() || !browser_dir.join("node_modules/playwright-core").exists() {
-        eprintln!(
-            "note: Chromium or playwright-core is missing (run scripts/setup); skipping the browser test"
+        return gavel_testkit::skip(
+            gavel_testkit::Need::Chromium,
+            "Chromium or playwright-core is missing (run scripts/setup)",
         );
-        return;
     }
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("gavel.db").display());

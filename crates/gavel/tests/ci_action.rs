@@ -86,13 +86,14 @@ fn text(out: &Output) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn action_script_summarises_comments_once_and_passes_exit_codes() {
-    if std::process::Command::new("python3")
+    if let Err(e) = std::process::Command::new("python3")
         .arg("--version")
         .output()
-        .is_err()
     {
-        eprintln!("skipped: python3 is not installed (GitHub's runners have it)");
-        return;
+        return gavel_testkit::skip(
+            gavel_testkit::Need::Python,
+            format_args!("python3 cannot start ({e}); GitHub's runners have it"),
+        );
     }
     let server = MockServer::start().await;
     let comments = "/repos/octo/agent/issues/5/comments";

@@ -190,7 +190,7 @@ fn help_lists_exit_codes_and_examples() {
     for needle in [
         "Exit codes:",
         "  2    bad input",
-        "  3    infrastructure",
+        "  3    the run did not finish",
         "Examples:",
         "gavel init --http",
         "gavel completions bash",
@@ -199,4 +199,7 @@ fn help_lists_exit_codes_and_examples() {
     ] {
         assert!(help.contains(needle), "`{needle}` missing from:\n{help}");
     }
+    // An unfinished run exits 3, as the README says, not 1.
+    let gate = help.lines().find(|l| l.starts_with("  1 ")).unwrap();
+    assert!(!gate.contains("finish"), "{gate}");
 }

@@ -1,6 +1,6 @@
 //! `gavel mcp` end to end with a real MCP client: the official Python `mcp`
 //! package (scripts/setup.d/45-mcp-python.sh installs it; without it the tests
-//! skip and say why) drives the built binary over stdio and over Streamable
+//! skip and say why, or fail under CI) drives the built binary over stdio and over Streamable
 //! HTTP: initialize, tools/list, `query_evaluations` with p95 grouped by check.
 //! On a SQLite file always, on PostgreSQL too when `GAVEL_TEST_DATABASE_URL`
 //! names a server (a fresh database per test).
@@ -199,8 +199,7 @@ fn all_transports(dir: &Path, db: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn mcp_server_on_sqlite() {
     if let Some(why) = python_mcp_missing() {
-        eprintln!("skipped: {why}");
-        return;
+        return gavel_testkit::skip(gavel_testkit::Need::Python, why);
     }
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("mcp.db").display());
@@ -214,8 +213,7 @@ async fn mcp_server_on_sqlite() {
 #[tokio::test(flavor = "multi_thread")]
 async fn mcp_server_on_postgres() {
     if let Some(why) = python_mcp_missing() {
-        eprintln!("skipped: {why}");
-        return;
+        return gavel_testkit::skip(gavel_testkit::Need::Python, why);
     }
     support::on_fresh_postgres("the PostgreSQL MCP test", |db| async move {
         seed(&db).await;

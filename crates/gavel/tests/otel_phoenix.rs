@@ -3,8 +3,8 @@
 //! read back through Phoenix's REST API: traces, turn and tool spans, sessions
 //! and one `gen_ai.evaluation.result` span event per verdict; live over
 //! OTLP/HTTP protobuf, and after the fact over gRPC. Phoenix comes from scripts/setup.d/50-phoenix.sh;
-//! without it the test skips and says why (GAVEL_TEST_REQUIRE_PHOENIX=1 makes
-//! that a failure).
+//! without it the test skips and says why (under CI, or with
+//! GAVEL_TEST_REQUIRE_PHOENIX set, that is a failure).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -239,13 +239,10 @@ fn check_project(phoenix: &Phoenix, project: &str, recorded: &Recorded, session_
 #[test]
 fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_over_http_and_grpc() {
     let Some(bin) = phoenix_bin() else {
-        let why = "skipped: Arize Phoenix is not installed (run scripts/setup)";
-        assert!(
-            std::env::var("GAVEL_TEST_REQUIRE_PHOENIX").as_deref() != Ok("1"),
-            "{why}"
+        return gavel_testkit::skip(
+            gavel_testkit::Need::Phoenix,
+            "Arize Phoenix is not installed (run scripts/setup)",
         );
-        eprintln!("{why}");
-        return;
     };
     let phoenix = Phoenix::start(bin);
     let mock = Mock::start();

@@ -5,6 +5,7 @@
 //! per line, and `datasets:` blocks that expand CSV/JSONL rows through a template.
 
 mod dataset;
+mod explain;
 mod finite;
 mod locate;
 mod parse;
@@ -380,6 +381,14 @@ fn settings(files: &[FileParts<'_>], errors: &mut Vec<LoadError>) -> Suite {
                     )
                     .field(format!("targets.{name}")),
                 );
+            }
+            for (field, text) in spec.expanded() {
+                if let Err(e) = crate::template::check_env(text) {
+                    errors.push(
+                        LoadError::new(Location::file(&f.shown), e.to_string())
+                            .field(format!("targets.{name}.{field}")),
+                    );
+                }
             }
             suite
                 .targets

@@ -13,8 +13,8 @@ use serde::de::{
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
+use super::explain::{self, Reader, Whole};
 use super::finite::Outline;
-use crate::error::did_you_mean;
 use crate::{Case, CriteriaJudge, JudgeSettings, LoadError, Location, SuiteDefaults, TargetSpec};
 
 /// A data-driven block: one case per dataset row.
@@ -136,8 +136,8 @@ pub(crate) fn header(text: &str, file: &str, json: bool) -> Result<(Shape, Heade
         strict_booleans: true,
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
     };
-    let outline: Outline =
-        serde_saphyr::from_str_with_options(text, options).map_err(|e| saphyr_error(&e, file))?;
+    let outline: Outline = serde_saphyr::from_str_with_options(text, options)
+        .map_err(|e| explain::yaml_error(&e, text, file, Whole::<Outline>::new()))?;
     match outline {
         Outline::List => Ok((Shape::List, Header::default())),
         Outline::Map { suite: false, .. } => Ok((Shape::Case, Header::default())),
@@ -182,13 +182,32 @@ pub(crate) fn cases(
     if shape == Shape::Lines {
         return jsonl(text, file, each);
     }
-    let options = serde_saphyr::options! { strict_booleans: true };
-    serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| match shape {
+    serde_saphyr::with_deserializer_from_str_with_options(text, explain::options(), |de| {
+        read_cases(de, shape, each)
+    })
+    .map_err(|e| explain::yaml_error(&e, text, file, Cases(shape)))
+}
+
+/// Reads the cases of a text of `shape` from `de`, handing each to `each`.
+fn read_cases<'de, D: Deserializer<'de>>(
+    de: D,
+    shape: Shape,
+    each: &mut dyn FnMut(Case, Option<u64>),
+) -> Result<(), D::Error> {
+    match shape {
         Shape::Suite => de.deserialize_map(SuiteCases(each)),
         Shape::List => de.deserialize_seq(CaseList(each)),
         Shape::Case | Shape::Lines => Spanned::<Case>::deserialize(de).map(|c| line_of(c, each)),
-    })
-    .map_err(|e| saphyr_error(&e, file))
+    }
+}
+
+/// The cases of a text of one shape, read again only to find where one fails.
+struct Cases(Shape);
+
+impl Reader for Cases {
+    fn read<'de, D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        read_cases(de, self.0, &mut |_, _| {})
+    }
 }
 
 fn line_of(c: Spanned<Case>, each: &mut dyn FnMut(Case, Option<u64>)) {
@@ -256,27 +275,8 @@ impl<'de> Visitor<'de> for CaseList<'_> {
 /// Deserializes YAML (or JSON, a subset of it) with location-rich errors. Only
 /// YAML 1.2 booleans count (`y`, `no`, `on` stay strings); duplicate keys are errors.
 pub(crate) fn yaml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, LoadError> {
-    let options = serde_saphyr::options! { strict_booleans: true };
-    serde_saphyr::from_str_with_options(text, options).map_err(|e| saphyr_error(&e, file))
-}
-
-/// A YAML reader's error at its line and column, with a "did you mean".
-fn saphyr_error(e: &serde_saphyr::Error, file: &str) -> LoadError {
-    let location = match e.location() {
-        Some(l) => Location::at(file, l.line(), l.column()),
-        None => Location::file(file),
-    };
-    LoadError::new(location, did_you_mean(&first_line(&e.to_string())))
-}
-
-/// Strips serde-saphyr's `error: line L column C:` prefix and its snippet.
-fn first_line(rendered: &str) -> String {
-    let line = rendered.lines().next().unwrap_or_default();
-    let line = line.strip_prefix("error: ").unwrap_or(line);
-    match line.split_once(": ") {
-        Some((head, rest)) if head.starts_with("line ") => rest.to_owned(),
-        _ => line.to_owned(),
-    }
+    serde_saphyr::from_str_with_options(text, explain::options())
+        .map_err(|e| explain::yaml_error(&e, text, file, Whole::<T>::new()))
 }
 
 /// Converts a serde_json error into a load error at its line and column.
@@ -285,7 +285,7 @@ pub(crate) fn json_error(e: &serde_json::Error, file: &str) -> LoadError {
     let message = message.split(" at line ").next().unwrap_or(&message);
     LoadError::new(
         Location::at(file, e.line() as u64, e.column() as u64),
-        did_you_mean(message),
+        explain::plain(message),
     )
 }
 
@@ -295,7 +295,17 @@ fn jsonl(text: &str, file: &str, each: &mut dyn FnMut(Case, Option<u64>)) -> Res
         if line.trim().is_empty() {
             continue;
         }
-        let case: Case = serde_json::from_str(line).map_err(|e| {
+        let mut de = serde_json::Deserializer::from_str(line);
+        let case: Case = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let mut err = json_error(e.inner(), file);
+            err.location.line = Some(i as u64 + 1);
+            match path.as_str() {
+                "" | "." | "?" => err,
+                _ => err.field(path),
+            }
+        })?;
+        de.end().map_err(|e| {
             let mut err = json_error(&e, file);
             err.location.line = Some(i as u64 + 1);
             err

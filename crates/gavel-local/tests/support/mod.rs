@@ -5,19 +5,19 @@
 use std::path::PathBuf;
 
 /// The Gemma 3 270M GGUF (`scripts/setup` installs it), or `None` after printing
-/// why the calling test is skipped. With `GAVEL_TEST_REQUIRE_MODELS=1` (CI) a
-/// missing model fails the test instead.
+/// why the calling test is skipped. Under CI (or `GAVEL_TEST_REQUIRE_MODELS=1`)
+/// a missing model fails the test instead.
 pub(crate) fn gemma(test: &str) -> Option<PathBuf> {
     match gavel_model_files::locate(
         gavel_model_files::GEMMA_270M,
         gavel_model_files::ModelKind::Gguf,
     ) {
         Ok(found) => Some(found.path),
-        Err(e) if std::env::var("GAVEL_TEST_REQUIRE_MODELS").as_deref() == Ok("1") => {
-            panic!("{test}: GAVEL_TEST_REQUIRE_MODELS=1 but the model is missing: {e}")
-        }
         Err(e) => {
-            eprintln!("skipped {test}: {e} (run scripts/setup)");
+            gavel_testkit::skip(
+                gavel_testkit::Need::Models,
+                format_args!("{test}: {e} (run scripts/setup)"),
+            );
             None
         }
     }

@@ -1,6 +1,6 @@
 //! Subcommands. Exit codes: 0 gate passed and no errors; 1 gate failed; 2 bad
-//! input or configuration; 3 errors kept some cases from a verdict (infrastructure,
-//! provider, target down); 130 interrupted.
+//! input or configuration; 3 the run did not finish, or errors kept some cases
+//! from a verdict (infrastructure, provider, target down); 130 interrupted.
 
 mod calibrate;
 mod compare;
@@ -29,7 +29,7 @@ pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_GATE: u8 = 1;
 /// Bad input or configuration.
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;
-/// Infrastructure kept cases from a verdict.
+/// The run did not finish, or infrastructure kept cases from a verdict.
 pub(crate) const EXIT_INFRA: u8 = 3;
 /// Interrupted by Ctrl-C.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
@@ -38,9 +38,10 @@ pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 const AFTER_HELP: &str = "\
 Exit codes:
   0    the gate passed and nothing errored
-  1    the gate failed (pass rate under --min-pass-rate, or a run that did not finish)
+  1    the gate failed (pass rate under --min-pass-rate, judge calibration, required judges)
   2    bad input or configuration (the message names file:line:col or the flag)
-  3    infrastructure kept cases from a verdict (agent down, provider error)
+  3    the run did not finish (--max-cost, interrupted, fewer executions than planned),
+       or errors kept cases from a verdict (agent down, provider error)
   130  interrupted (Ctrl-C)
 
 Examples:

@@ -3,6 +3,7 @@
 //! CLI run stores), and `gavel mcp`, the MCP server on stdio or, with `--http`,
 //! on Streamable HTTP.
 
+use std::future::Future;
 use std::net::SocketAddr;
 
 use clap::Args;
@@ -18,14 +19,32 @@ pub(crate) struct ServeArgs {
     store: StoreLocation,
 }
 
+/// Serves until SIGTERM or SIGINT (Ctrl-C), then stops gracefully and closes
+/// the store: a SQLite file is left without its `-wal` and `-shm`.
 pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<u8> {
     let store = args.store.open().await?;
     let db = args.store.shown();
-    gavel_web::serve(store, args.config, |bound| {
-        eprintln!("gavel UI on http://{bound} · store {db}");
-    })
-    .await?;
+    let shutdown = terminated()?;
+    let ready = |bound| eprintln!("gavel UI on http://{bound} · store {db}");
+    let served = gavel_web::serve(store.clone(), args.config, ready, shutdown).await;
+    store.close().await;
+    served?;
+    eprintln!("gavel UI stopped");
     Ok(EXIT_OK)
+}
+
+/// Completes on the first SIGTERM or SIGINT. The handlers are installed here,
+/// before the server starts, so no signal in between ends the process.
+fn terminated() -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }
 
 #[derive(Debug, Args)]

@@ -134,32 +134,11 @@ pub(crate) fn free_port() -> u16 {
 /// Runs `story` with the URL of a fresh PostgreSQL database on the server of
 /// `GAVEL_TEST_DATABASE_URL`, dropped afterwards even when the story panics
 /// (the panic is then raised here). Without the variable, says `what` is
-/// skipped and returns.
+/// skipped and returns; under CI that fails instead ([`gavel_testkit`]).
 pub(crate) async fn on_fresh_postgres<F, Fut>(what: &str, story: F)
 where
     F: FnOnce(String) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    use sqlx::{AssertSqlSafe, Connection, Executor};
-    let Ok(admin_url) = std::env::var("GAVEL_TEST_DATABASE_URL") else {
-        eprintln!("note: GAVEL_TEST_DATABASE_URL is not set; skipping {what}");
-        return;
-    };
-    let database = format!("gavel_test_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await.unwrap();
-    admin
-        .execute(AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await
-        .unwrap();
-    let base = admin_url.rsplit_once('/').unwrap().0;
-    let outcome = tokio::spawn(story(format!("{base}/{database}"))).await;
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
-        )))
-        .await
-        .unwrap();
-    if let Err(join) = outcome {
-        std::panic::resume_unwind(join.into_panic());
-    }
+    gavel_testkit::on_fresh_postgres(what, story).await;
 }
