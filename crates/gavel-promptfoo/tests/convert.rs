@@ -470,7 +470,9 @@ fn devices_and_fifos_are_refused_by_name_without_reading() {
         .status()
         .unwrap();
     assert!(made.success());
-    let e = convert(std::slice::from_ref(&fifo)).unwrap_err().to_string();
+    let e = convert(std::slice::from_ref(&fifo))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains(": not a regular file"), "{e}");
     assert!(e.contains(&fifo.display().to_string()), "{e}");
 }

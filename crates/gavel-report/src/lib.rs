@@ -326,7 +326,10 @@ impl Gate {
         if let Some(c) = self.calibration.as_ref().filter(|c| !c.passed) {
             why.push(GateFailure::Calibration {
                 id: c.id.clone(),
-                reason: c.reason.clone().unwrap_or_else(|| "it does not qualify the judge".into()),
+                reason: c
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "it does not qualify the judge".into()),
             });
         }
         if let Some(reason) = self.judges.as_ref().and_then(RequiredJudges::reason) {

@@ -907,11 +907,14 @@ fn junit_names_a_failed_calibration_and_required_judges_as_failed_test_cases() {
     let xml = render(&passing, Format::Junit).unwrap();
     assert!(!xml.contains("/gate"), "a passing gate adds nothing: {xml}");
     let mut gated = passing.clone();
-    gated.gate = gated.gate.clone().with_calibration(gavel_report::CalibrationGate {
-        id: "cal-7".into(),
-        passed: false,
-        reason: Some("not fit to gate: coverage 49.5%".into()),
-    });
+    gated.gate = gated
+        .gate
+        .clone()
+        .with_calibration(gavel_report::CalibrationGate {
+            id: "cal-7".into(),
+            passed: false,
+            reason: Some("not fit to gate: coverage 49.5%".into()),
+        });
     assert_eq!(gated.gate.exit_code(), 1);
     let xml = render(&gated, Format::Junit).unwrap();
     let elements = parse_xml(&xml);
@@ -921,9 +924,17 @@ fn junit_names_a_failed_calibration_and_required_judges_as_failed_test_cases() {
         .unwrap_or_else(|| panic!("{xml}"));
     assert_eq!(failure.attr("type"), Some("calibration"));
     let message = failure.attr("message").unwrap_or_default();
-    assert!(message.contains("cal-7") && message.contains("coverage 49.5%"), "{message}");
+    assert!(
+        message.contains("cal-7") && message.contains("coverage 49.5%"),
+        "{message}"
+    );
     assert_eq!(
-        gated.gate.failures().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        gated
+            .gate
+            .failures()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
         ["judge calibration cal-7: not fit to gate: coverage 49.5%"]
     );
 }

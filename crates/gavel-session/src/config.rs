@@ -482,7 +482,10 @@ mod tests {
         assert_eq!(config.gate.tags, ["smoke"]);
         assert_eq!(config.models.cache(), CacheMode::Off);
         assert_eq!(config.models.max_cost, Some(0.25));
-        assert_eq!(config.models.embedder, None, "a masked embedder is not reused");
+        assert_eq!(
+            config.models.embedder, None,
+            "a masked embedder is not reused"
+        );
         assert_eq!(
             config.models.judge.map(|j| j.to_string()).as_deref(),
             Some("openai:gpt-4o-mini")

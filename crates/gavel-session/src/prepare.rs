@@ -13,8 +13,8 @@ use gavel_store::{CaseVersion, PAGE_SIZE, Store};
 use serde_json::{Value, json};
 
 use crate::config::StoredConfig;
-use gavel_report::CalibrationGate;
 use crate::{Note, RunConfig, SessionError, Sources};
+use gavel_report::CalibrationGate;
 
 /// The suite a run uses, with the stored case versions it came from.
 pub(crate) struct Loaded {

@@ -10,10 +10,10 @@ use gavel_runner::{
 };
 use gavel_store::{CaseVersion, PAGE_SIZE, SnapshotCase, Store};
 
+use crate::config::StoredConfig;
 use crate::events::{Event, ExecutionRef, RunEnd, RunStart, Sinks};
 use crate::prepare::{self, Loaded};
 use crate::record::StoreSink;
-use crate::config::StoredConfig;
 use crate::{JudgeChoice, Note, Regate, RunConfig, SessionError, models};
 
 /// A run ready to start: suites loaded, judge chosen, plan compiled. Nothing is

@@ -9,9 +9,7 @@ use gavel_core::load::SuiteSource;
 use gavel_report::{Detail, EXIT_ERRORS, EXIT_GATE_FAILED, EXIT_PASSED, Gate};
 use gavel_runner::CancellationToken;
 use gavel_session::worker::{WorkerConfig, work};
-use gavel_session::{
-    Event, ModelOptions, PreparedRun, Regate, RunConfig, Sink, Sinks, Sources,
-};
+use gavel_session::{Event, ModelOptions, PreparedRun, Regate, RunConfig, Sink, Sinks, Sources};
 use gavel_store::Store;
 
 /// An agent that answers `ok` to every line.
@@ -69,7 +67,12 @@ async fn run_here(store: &Store, text: String) -> (String, Gate, Gate) {
         .execute(&sinks, &CancellationToken::new())
         .await
         .unwrap();
-    let event = finish.0.lock().unwrap().clone().expect("a gate on the event");
+    let event = finish
+        .0
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("a gate on the event");
     (finished.run.id, finished.report.gate, event)
 }
 
@@ -135,7 +138,11 @@ async fn a_calibration_that_does_not_qualify_the_judge_fails_every_door() {
     let (id, gate, event) = run_here(&store, text.clone()).await;
     assert_eq!(gate.pass_rate, Some(100.0));
     assert_eq!(gate.exit_code(), EXIT_GATE_FAILED, "{gate:?}");
-    let why = gate.failures().iter().map(ToString::to_string).collect::<Vec<_>>();
+    let why = gate
+        .failures()
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>();
     assert!(why.iter().any(|w| w.contains("cal-missing")), "{why:?}");
     assert_eq!(event, gate);
     // Rebuilt from the store, with or without a looser pass rate.
@@ -205,7 +212,10 @@ async fn a_resume_refuses_a_judge_template_edited_since_the_run_was_planned() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(&dir).await;
     let template = dir.path().join("judge.j2");
-    let builtin = concat!(env!("CARGO_MANIFEST_DIR"), "/../gavel-checks/templates/judge.j2");
+    let builtin = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../gavel-checks/templates/judge.j2"
+    );
     std::fs::copy(builtin, &template).unwrap();
     let judge = format!("  templates:\n    judge: {}\n", template.display());
     let (id, _, _) = run_here(&store, suite("templated", &judge, PASSING)).await;

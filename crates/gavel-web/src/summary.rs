@@ -68,7 +68,12 @@ fn of(report: Report) -> RunSummary {
             _ => "undecided",
         },
     };
-    let failures = report.gate.failures().iter().map(ToString::to_string).collect();
+    let failures = report
+        .gate
+        .failures()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     RunSummary {
         label: label(&report.run),
         total: overall.total,

@@ -565,7 +565,10 @@ fn a_not_fit_calibration_fails_the_gate_through_every_door() {
 
     // gavel report of that run, and its JUnit.
     let xml = d.join("gate.xml");
-    let out = gavel(d, &["report", "latest", "--db", &db, "-o", xml.to_str().unwrap()]);
+    let out = gavel(
+        d,
+        &["report", "latest", "--db", &db, "-o", xml.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(named(&text(&out.stderr)), "{}", text(&out.stderr));
     let junit = std::fs::read_to_string(&xml).unwrap();
@@ -575,7 +578,14 @@ fn a_not_fit_calibration_fails_the_gate_through_every_door() {
 
     // --distributed, waiting, with two workers.
     let mut run = support::gavel_command(d)
-        .args(["run", path.to_str().unwrap(), "--db", &db, "--distributed", "--quiet"])
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--db",
+            &db,
+            "--distributed",
+            "--quiet",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -608,7 +618,10 @@ fn a_not_fit_calibration_fails_the_gate_through_every_door() {
     let run_id = latest_run(d, &db);
     let (page, api) = web_run(d, &db, &run_id);
     assert!(page.contains("gate-failed"), "{page}");
-    assert!(page.contains("run-gate-failures") && page.contains(id), "{page}");
+    assert!(
+        page.contains("run-gate-failures") && page.contains(id),
+        "{page}"
+    );
     assert_eq!(api["gate"]["verdict"], "failed", "{api:#}");
     assert!(named(&api["gate"]["failures"].to_string()), "{api:#}");
 
@@ -617,7 +630,15 @@ fn a_not_fit_calibration_fails_the_gate_through_every_door() {
     let receiver = rt.block_on(otel::receiver());
     let out = gavel(
         d,
-        &["export", "otel", &run_id, "--db", &db, "--otel-endpoint", &receiver.uri()],
+        &[
+            "export",
+            "otel",
+            &run_id,
+            "--db",
+            &db,
+            "--otel-endpoint",
+            &receiver.uri(),
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let received = rt.block_on(otel::received(&receiver));
@@ -633,8 +654,18 @@ fn run_to_end(child: &mut std::process::Child) -> Output {
     let mut stdout = String::new();
     let mut stderr = String::new();
     use std::io::Read as _;
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     let status = child.wait().unwrap();
     Output {
         status,
@@ -646,7 +677,10 @@ fn run_to_end(child: &mut std::process::Child) -> Output {
 /// The latest run's id, from its JSON report.
 fn latest_run(dir: &Path, db: &str) -> String {
     let json = dir.join("latest.json");
-    gavel(dir, &["report", "latest", "--db", db, "-o", json.to_str().unwrap()]);
+    gavel(
+        dir,
+        &["report", "latest", "--db", db, "-o", json.to_str().unwrap()],
+    );
     read_json(&json)["run"]["id"].as_str().unwrap().to_owned()
 }
 

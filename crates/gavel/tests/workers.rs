@@ -333,20 +333,18 @@ fn max_cost_and_no_cache_hold_across_three_workers() {
 
     let suite = priced(d, &mock, 30);
     let budget = format!("{}", each * 2.5);
-    let (code, stderr, r) = distributed(
-        d,
-        &db,
-        &suite,
-        &["--max-cost", &budget, "--no-cache"],
-        3,
-    );
+    let (code, stderr, r) = distributed(d, &db, &suite, &["--max-cost", &budget, "--no-cache"], 3);
     assert_eq!(code, Some(3), "{stderr}");
     assert_eq!(r["gate"]["verdict"], "INCOMPLETE", "{:#}", r["gate"]);
     assert_eq!(r["gate"]["unfinished"]["reason"], "budget-stopped");
     let ran = r["summary"]["passed"].as_u64().unwrap();
     // The third case reaches the budget; each of the three workers may have
     // had one more unit in flight when it did.
-    assert!((3..=5).contains(&ran), "{ran} cases ran: {:#}", r["summary"]);
+    assert!(
+        (3..=5).contains(&ran),
+        "{ran} cases ran: {:#}",
+        r["summary"]
+    );
     let spent = r["summary"]["cost_usd"].as_f64().unwrap();
     assert!(spent <= each * 5.0 + 1e-12, "spent {spent}, {each} each");
 }
