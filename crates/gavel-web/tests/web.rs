@@ -923,8 +923,10 @@ async fn a_web_run_whose_export_fails_keeps_the_warning() {
     };
     let ui = start(None).await;
     let csrf = ui.csrf().await;
+    // An export endpoint comes from the operator's files (docs/SECURITY.md).
+    let with = format!("{}otel:\n  endpoint: {closed}\n", support::ECHO_TARGETS);
+    std::fs::write(ui.dir.path().join("targets.yaml"), with).unwrap();
     let doc = gavel_store::SuiteDoc::from_value(json!({
-        "otel": {"endpoint": closed},
         "cases": [{"id": "hello", "input": "hi", "checks": [{"type": "contains", "value": "ok"}]}],
     }))
     .unwrap();

@@ -237,7 +237,10 @@ fn validate_names_file_line_column_and_exits_2() {
     .unwrap();
     for (file, needle) in [
         (&syntax, "syntax.yaml:3:12:"),
-        (&unknown, "unknown.yaml:4:5: unknown field `judge_treshold`"),
+        (
+            &unknown,
+            "unknown.yaml:4:5: cases[0].judge_treshold: unknown field `judge_treshold`",
+        ),
     ] {
         let out = env
             .gavel(&["validate", file.to_str().unwrap()])
