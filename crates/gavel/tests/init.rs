@@ -191,6 +191,7 @@ fn help_lists_exit_codes_and_examples() {
         "Exit codes:",
         "  2    bad input",
         "  3    the run did not finish",
+        "nothing was\n       decided",
         "Examples:",
         "gavel init --http",
         "gavel completions bash",

@@ -1,6 +1,7 @@
 //! Subcommands. Exit codes: 0 gate passed and no errors; 1 gate failed; 2 bad
-//! input or configuration; 3 the run did not finish, or errors kept some cases
-//! from a verdict (infrastructure, provider, target down); 130 interrupted.
+//! input or configuration; 3 the run did not finish, errors kept some cases
+//! from a verdict (infrastructure, provider, target down), or nothing was
+//! decided; 130 interrupted.
 
 mod calibrate;
 mod compare;
@@ -41,7 +42,9 @@ Exit codes:
   1    the gate failed (pass rate under --min-pass-rate, judge calibration, required judges)
   2    bad input or configuration (the message names file:line:col or the flag)
   3    the run did not finish (--max-cost, interrupted, fewer executions than planned),
-       or errors kept cases from a verdict (agent down, provider error)
+       errors kept cases from a verdict (agent down, provider error), nothing was
+       decided (every case skipped, e.g. judges without credentials), or an
+       OpenTelemetry export failed
   130  interrupted (Ctrl-C)
 
 Examples:
