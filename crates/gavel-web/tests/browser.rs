@@ -843,8 +843,7 @@ async fn an_xss_corpus_executes_nothing_on_any_page() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_viewer_sees_no_control_and_a_refused_script_keeps_what_was_typed() {
     if let Some(why) = missing() {
-        eprintln!("skipped: {why}");
-        return;
+        return gavel_testkit::skip(gavel_testkit::Need::Chromium, why);
     }
     let ui = support::start_with(None, SLOW_AGENT).await;
     let doc =

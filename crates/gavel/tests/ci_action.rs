@@ -212,3 +212,23 @@ async fn action_script_summarises_comments_once_and_passes_exit_codes() {
         assert!(!r.2.to_string().contains(TOKEN));
     }
 }
+
+/// `action.yml` is read by a real YAML parser, as GitHub reads it: every input
+/// the script uses is declared, and the run step calls the script.
+#[test]
+fn the_action_file_is_valid_yaml() {
+    let text = std::fs::read_to_string(workspace().join("action.yml")).unwrap();
+    let action: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("action.yml: {e}"));
+    for input in ["suites", "args", "github-token", "comment", "output-dir"] {
+        assert!(
+            action["inputs"][input].is_object(),
+            "input {input}: {action:#}"
+        );
+    }
+    assert!(
+        action["inputs"]["github-token"]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("pull-requests: write"))
+    );
+    assert!(text.contains("scripts/ci/gavel-action"));
+}
