@@ -19,11 +19,8 @@ use support::{Ui, start};
 const RUN: &str = "019a0000-5555-7000-8000-000000000005";
 const PASSWORD: &str = "correct horse battery";
 
-/// A signed-in browser: its session cookie and CSRF token.
-struct Session {
-    cookie: String,
-    csrf: String,
-}
+// A signed-in browser: its session cookie and CSRF token.
+use support::Browser as Session;
 
 /// The value of `name="_csrf"` on a page.
 fn csrf_of(page: &str) -> String {
@@ -33,35 +30,7 @@ fn csrf_of(page: &str) -> String {
 
 impl Ui {
     async fn sign_in(&self, name: &str) -> Session {
-        let (_, page) = self.get("/login").await;
-        let r = self
-            .client
-            .post(format!("{}/login", self.base))
-            .form(&[
-                ("_csrf", csrf_of(&page).as_str()),
-                ("name", name),
-                ("password", PASSWORD),
-            ])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{name} signs in");
-        let set = r.headers()["set-cookie"].to_str().unwrap();
-        let cookie = set.split(';').next().unwrap().to_owned();
-        let page = self
-            .client
-            .get(format!("{}/account", self.base))
-            .header("cookie", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        Session {
-            csrf: csrf_of(&page),
-            cookie,
-        }
+        self.signed_in(name, PASSWORD).await
     }
 
     /// `method path` as `who` (a session, or nobody), with the CSRF token in

@@ -47,21 +47,8 @@ impl Ui {
 
     /// Signs `name` in; its session cookie and CSRF token.
     async fn session(&self, name: &str) -> (String, String) {
-        let r = self.try_sign_in(name, PASSWORD, "/").await;
-        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{name} signs in");
-        let set = r.headers()["set-cookie"].to_str().unwrap();
-        let cookie = set.split(';').next().unwrap().to_owned();
-        let page = self
-            .client
-            .get(format!("{}/account", self.base))
-            .header("cookie", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        (cookie, csrf_of(&page))
+        let signed = self.signed_in(name, PASSWORD).await;
+        (signed.cookie, signed.csrf)
     }
 
     /// A form `POST` as a signed-in session.

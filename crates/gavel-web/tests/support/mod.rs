@@ -128,6 +128,12 @@ impl Ui {
         gavel_web::add_user(&self.store, name, role, PASSWORD, "test")
             .await
             .unwrap();
+        self.signed_in(name, PASSWORD).await
+    }
+
+    /// Signs the account `name` in with `password`: its session cookie and
+    /// the CSRF token of its pages.
+    pub(crate) async fn signed_in(&self, name: &str, password: &str) -> Browser {
         let (_, page) = self.get("/login").await;
         let r = self
             .client
@@ -135,7 +141,7 @@ impl Ui {
             .form(&[
                 ("_csrf", first_csrf(&page).as_str()),
                 ("name", name),
-                ("password", PASSWORD),
+                ("password", password),
             ])
             .send()
             .await
