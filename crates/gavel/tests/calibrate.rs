@@ -687,36 +687,12 @@ fn latest_run(dir: &Path, db: &str) -> String {
 
 /// `get_run` of the latest run over `gavel mcp`'s stdio: the tool's JSON answer.
 fn mcp_get_run(dir: &Path, db: &str) -> Value {
-    use std::io::{BufRead as _, Write as _};
-    let mut server = support::gavel_command(dir)
-        .args(["mcp", "--db", db])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    for message in [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    let answer = support::mcp_stdio(
+        dir,
+        db,
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "get_run", "arguments": {"run": "latest"}}}),
-    ] {
-        writeln!(stdin, "{message}").unwrap();
-    }
-    let mut answer = None;
-    for line in std::io::BufReader::new(server.stdout.take().unwrap()).lines() {
-        let message: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if message["id"] == 2 {
-            answer = Some(message);
-            break;
-        }
-    }
-    drop(stdin);
-    let _ = server.kill();
-    let _ = server.wait();
-    let answer = answer.expect("an answer to get_run");
+    );
     let content = &answer["result"]["structuredContent"];
     if content.is_object() {
         return content.clone();

@@ -8,7 +8,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -159,34 +159,11 @@ fn over_http(dir: &Path, db: &str) {
 
 /// A method the server does not know gets JSON-RPC -32601.
 fn unknown_method(dir: &Path, db: &str) {
-    let mut server = support::gavel_command(dir)
-        .args(["mcp", "--db", db])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    for message in [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    let answer = support::mcp_stdio(
+        dir,
+        db,
         json!({"jsonrpc": "2.0", "id": 2, "method": "evaluations/explode", "params": {}}),
-    ] {
-        writeln!(stdin, "{message}").unwrap();
-    }
-    let mut answer = None;
-    for line in BufReader::new(server.stdout.take().unwrap()).lines() {
-        let message: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if message["id"] == 2 {
-            answer = Some(message);
-            break;
-        }
-    }
-    drop(stdin);
-    let _ = server.kill();
-    let _ = server.wait();
-    let answer = answer.expect("an answer to request 2");
+    );
     assert_eq!(answer["error"]["code"], -32601, "{answer}");
 }
 

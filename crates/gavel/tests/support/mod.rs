@@ -142,3 +142,36 @@ where
 {
     gavel_testkit::on_fresh_postgres(what, story).await;
 }
+
+/// `gavel mcp --db DB` over stdio in `dir`: initializes, then sends `request`
+/// (a JSON-RPC request with `"id": 2`); the server's answer to it.
+pub(crate) fn mcp_stdio(dir: &Path, db: &str, request: Value) -> Value {
+    let mut server = gavel_command(dir)
+        .args(["mcp", "--db", db])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    for message in [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        request,
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut answer = None;
+    for line in BufReader::new(server.stdout.take().unwrap()).lines() {
+        let message: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if message["id"] == 2 {
+            answer = Some(message);
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = server.kill();
+    let _ = server.wait();
+    answer.expect("an answer to request 2")
+}
