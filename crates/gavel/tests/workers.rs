@@ -267,7 +267,8 @@ async fn shared_rpm_on_sqlite() {
 }
 
 /// `gavel run --distributed` (waiting) with `extra` flags, `workers` workers of
-/// one job each: the run's exit code, stderr and JSON report.
+/// one job each: the run's exit code, stderr and JSON report. The store is
+/// migrated first, so that the processes do not race to do it.
 fn distributed(
     dir: &Path,
     db: &str,
@@ -275,25 +276,50 @@ fn distributed(
     extra: &[&str],
     workers: usize,
 ) -> (Option<i32>, String, serde_json::Value) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async { Store::open(db).await.unwrap().close().await });
     let report = dir.join("distributed.json");
     let mut args = vec!["run", suite.to_str().unwrap(), "--distributed", "--quiet"];
     args.extend(extra);
     args.extend(["-o", report.to_str().unwrap()]);
     let run = gavel(dir, db, &args).spawn().unwrap();
-    let mut started: Vec<Child> = (0..workers)
+    let started: Vec<Child> = (0..workers)
         .map(|_| gavel(dir, db, &["worker", "-j", "1"]).spawn().unwrap())
         .collect();
-    let out = run.wait_with_output().unwrap();
-    for w in &mut started {
-        let _ = w.kill();
-        let _ = w.wait();
-    }
+    let out = finish(run, started);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let json = std::fs::read_to_string(&report)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| panic!("no report: {stderr}"));
     (out.status.code(), stderr, json)
+}
+
+/// Waits for a waiting `run --distributed`, then stops its workers. Should
+/// every worker exit first, the run could only wait forever: it is killed and
+/// the test fails with what the workers said.
+fn finish(mut run: Child, mut workers: Vec<Child>) -> std::process::Output {
+    loop {
+        if run.try_wait().unwrap().is_some() {
+            break;
+        }
+        if workers.iter_mut().all(|w| w.try_wait().unwrap().is_some()) {
+            run.kill().unwrap();
+            let said: Vec<String> = workers
+                .into_iter()
+                .map(|w| {
+                    String::from_utf8_lossy(&w.wait_with_output().unwrap().stderr).into_owned()
+                })
+                .collect();
+            panic!("every worker exited before the run finished: {said:#?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for w in &mut workers {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    run.wait_with_output().unwrap()
 }
 
 /// A suite of `n` identical chat cases against the mock, its agent priced so
