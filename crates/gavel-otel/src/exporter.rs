@@ -3,7 +3,7 @@
 
 use std::time::SystemTime;
 
-use gavel_core::{Execution, RunRecord};
+use gavel_core::{Execution, RunRecord, RunStatus};
 use gavel_report::{Detail, Gate};
 use opentelemetry::logs::LoggerProvider;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
@@ -38,6 +38,17 @@ pub struct Exporter {
     /// The first failed export of traces, then of logs.
     failures: [Failure; 2],
     settings: Settings,
+}
+
+/// How a run ended, for its span: the stored status and end time, and how
+/// many executions the export sent.
+pub struct RunEnded<'a> {
+    /// The stored status.
+    pub status: RunStatus,
+    /// When it ended (RFC 3339); now when unknown.
+    pub finished_at: Option<&'a str>,
+    /// Executions sent.
+    pub recorded: usize,
 }
 
 /// A run's open span: case traces link to it; [`Exporter::finish_run`] ends it.
@@ -151,10 +162,10 @@ impl Exporter {
 
     /// Ends the run span with the run's status, how many executions it
     /// recorded and, when known, the gate's result.
-    pub fn finish_run(&self, span: RunSpan, run: &RunRecord, recorded: usize, gate: Option<&Gate>) {
+    pub fn finish_run(&self, span: RunSpan, end: &RunEnded<'_>, gate: Option<&Gate>) {
         let s = span.cx.span();
-        s.set_attribute(text("gavel.run.status", run.status.as_str()));
-        s.set_attribute(int("gavel.run.executions", recorded));
+        s.set_attribute(text("gavel.run.status", end.status.as_str()));
+        s.set_attribute(int("gavel.run.executions", end.recorded));
         if let Some(g) = gate {
             s.set_attribute(text("gavel.gate.result", g.word()));
             s.set_attribute(KeyValue::new("gavel.gate.passed", g.passed));
@@ -166,12 +177,11 @@ impl Exporter {
                 s.set_status(Status::error("gate failed"));
             }
         }
-        let end = run
+        let at = end
             .finished_at
-            .as_deref()
             .and_then(parse_time)
             .unwrap_or_else(SystemTime::now);
-        s.end_with_timestamp(end);
+        s.end_with_timestamp(at);
     }
 
     /// Sends everything queued and stops the pipeline; the first export that
@@ -218,7 +228,12 @@ pub fn export_stored(
     for e in executions {
         exporter.execution(&span, e);
     }
-    exporter.finish_run(span, run, executions.len(), gate);
+    let end = RunEnded {
+        status: run.status,
+        finished_at: run.finished_at.as_deref(),
+        recorded: executions.len(),
+    };
+    exporter.finish_run(span, &end, gate);
     exporter.shutdown()
 }
 

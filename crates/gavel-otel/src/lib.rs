@@ -13,7 +13,8 @@
 //! and end times taken from the execution (`started_at`, turn latencies).
 //! [`OtelSink`] exports a run live as a [`gavel_session::Sink`]: front doors
 //! get it from [`sink`] (their request, the standard variables and the suite's
-//! `otel:` setting merged) and run with it through [`execute`]. [`export_stored`]
+//! `otel:` setting merged), add it to the run's sinks like any other, and ask
+//! [`OtelSink::ended`] after the session returned. [`export_stored`]
 //! sends a stored run after the fact. Transport is OTLP (HTTP protobuf, HTTP
 //! JSON or gRPC) through `opentelemetry-otlp`, configured by [`Settings`] and
 //! the standard `OTEL_EXPORTER_OTLP_*` variables. No key, header or target
@@ -23,7 +24,6 @@ mod attrs;
 mod error;
 mod evaluation;
 mod exporter;
-mod run;
 mod settings;
 mod sink;
 mod timeline;
@@ -31,7 +31,6 @@ mod trace;
 mod watch;
 
 pub use error::OtelError;
-pub use exporter::{Exporter, RunSpan, export_run, export_stored};
-pub use run::{Executed, execute, sink};
+pub use exporter::{Exporter, RunEnded, RunSpan, export_run, export_stored};
 pub use settings::{Protocol, Requested, Settings, UnknownProtocol};
-pub use sink::OtelSink;
+pub use sink::{OtelSink, sink};

@@ -41,6 +41,8 @@ pub struct RunEnd {
     pub run_id: String,
     /// The stored status.
     pub status: RunStatus,
+    /// When it ended (RFC 3339), as stored.
+    pub finished_at: String,
     /// Executions recorded by this session.
     pub recorded: usize,
     /// Why the run failed, when it did.

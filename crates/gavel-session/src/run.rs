@@ -324,6 +324,7 @@ impl PreparedRun {
             let end = RunEnd {
                 run_id: run.id.clone(),
                 status: RunStatus::Failed,
+                finished_at: gavel_core::now_rfc3339(),
                 recorded: 0,
                 error: Some(error.to_string()),
                 gate: None,
@@ -393,9 +394,8 @@ impl PreparedRun {
             Ok(_) => RunStatus::Completed,
             Err(_) => RunStatus::Failed,
         };
-        store
-            .finish_run(&run.id, status, &gavel_core::now_rfc3339())
-            .await?;
+        let finished_at = gavel_core::now_rfc3339();
+        store.finish_run(&run.id, status, &finished_at).await?;
         if let Err(e) = &outcome {
             store.fail_run(&run.id, &e.to_string()).await?;
         }
@@ -411,6 +411,7 @@ impl PreparedRun {
         let end = RunEnd {
             run_id: run.id.clone(),
             status,
+            finished_at,
             recorded: outcome.map_or(0, |o| o.finished),
             error: error.as_ref().map(ToString::to_string),
             gate: Some(report.gate.clone()),

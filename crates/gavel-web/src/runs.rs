@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use gavel_core::load::SuiteSource;
 use gavel_core::{RunRecord, RunStatus};
+use gavel_otel::OtelSink;
 use gavel_runner::CancellationToken;
 use gavel_session::trust::Allowed;
 use gavel_session::{ModelOptions, NoteLevel, PreparedRun, RunConfig, Selection, Sinks, Sources};
@@ -217,25 +218,29 @@ impl Runs {
                 }
             }
             let run_id = prepared.run_id().to_owned();
-            match gavel_otel::execute(prepared, sinks, export, &cancel).await {
-                // A failed export, for one: kept with the run, and in the server's log.
-                Ok(executed) => {
-                    let warnings = executed
-                        .finished
-                        .notes
-                        .iter()
-                        .filter(|n| n.level == NoteLevel::Warning)
-                        .map(|n| n.text.clone())
-                        .chain(executed.export_failed.map(|e| e.to_string()));
-                    for warning in warnings {
-                        eprintln!("run {run_id}: warning: {warning}");
-                        let _ = store.warn_run(&run_id, &warning).await;
-                    }
-                }
-                // The session marked the run failed; keep why.
-                Err(e) => {
-                    let _ = store.fail_run(&run_id, &e.to_string()).await;
-                }
+            let sinks = OtelSink::added(export.as_ref(), sinks);
+            let finished = prepared.execute(&sinks, &cancel).await;
+            let export_failed = OtelSink::failure(export.as_ref()).await;
+            let warnings = match &finished {
+                Ok(f) => f
+                    .notes
+                    .iter()
+                    .filter(|n| n.level == NoteLevel::Warning)
+                    .map(|n| n.text.clone())
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            // A failed export, for one: kept with the run, and in the server's log.
+            for warning in warnings
+                .into_iter()
+                .chain(export_failed.map(|e| e.to_string()))
+            {
+                eprintln!("run {run_id}: warning: {warning}");
+                let _ = store.warn_run(&run_id, &warning).await;
+            }
+            // The session marked the run failed; keep why.
+            if let Err(e) = finished {
+                let _ = store.fail_run(&run_id, &e.to_string()).await;
             }
             drop(held);
         });

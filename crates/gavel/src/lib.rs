@@ -52,17 +52,32 @@ pub fn assert_passed(case: &Case, execution: &Execution) {
 }
 
 /// Executes `prepared` as `gavel run` does, with the OpenTelemetry export its
-/// suite's `otel:` setting asks for (feature `otel`, part of `cli`): sent as the
-/// run goes and ended with its gate; an export that fails is
-/// [`otel::Executed::export_failed`], the run's status stands.
+/// suite's `otel:` setting asks for (feature `otel`, part of `cli`): one more
+/// sink, sent as the run goes and ended with its gate. An export that fails is
+/// [`Executed::export_failed`]; the run's status stands.
 #[cfg(feature = "otel")]
 pub async fn execute(
     prepared: session::PreparedRun,
     sinks: session::Sinks,
     cancel: &runner::CancellationToken,
-) -> Result<otel::Executed, otel::OtelError> {
+) -> Result<Executed, otel::OtelError> {
     let export = otel::sink(&otel::Requested::default(), prepared.suite().otel.as_ref())?;
-    otel::execute(prepared, sinks, export, cancel).await
+    let sinks = otel::OtelSink::added(export.as_ref(), sinks);
+    let finished = prepared.execute(&sinks, cancel).await?;
+    let export_failed = otel::OtelSink::failure(export.as_ref()).await;
+    Ok(Executed {
+        finished,
+        export_failed,
+    })
+}
+
+/// A run [`execute`]d with its export.
+#[cfg(feature = "otel")]
+pub struct Executed {
+    /// What the session returned: the run is stored and its status stands.
+    pub finished: session::Finished,
+    /// Why the export failed, when it did (naming the receiver).
+    pub export_failed: Option<otel::OtelError>,
 }
 
 /// The default store: a SQLite file in `.gavel/` under the working directory.

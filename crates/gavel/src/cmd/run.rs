@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use gavel_session::progress::Progress;
+use gavel_otel::OtelSink;
 use gavel_session::{PreparedRun, RunConfig, Sinks};
 
 use gavel::report::Outputs;
@@ -76,18 +77,22 @@ async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8
         Ok(sink) => sink,
         Err(e) => return Ok(super::export_otel::otel_error(&e)),
     };
-    let sinks = Sinks::new().with(progress.clone());
-    let executed = match gavel_otel::execute(prepared, sinks, otel, &cancel).await {
-        Ok(e) => e,
-        Err(e) => return Ok(super::export_otel::otel_error(&e)),
+    let sinks = OtelSink::added(otel.as_ref(), Sinks::new().with(progress.clone()));
+    let finished = prepared.execute(&sinks, &cancel).await;
+    let export_failed = OtelSink::failure(otel.as_ref()).await;
+    let finished = match finished {
+        Ok(f) => f,
+        Err(e) => {
+            let code = super::session_error(&e);
+            return Ok(super::export_otel::export_failed(export_failed.as_ref(), code));
+        }
     };
-    let finished = executed.finished;
     progress.finish();
     for note in &finished.notes {
         eprintln!("{note}");
     }
     let code = super::report::emit(&finished.report, &args.out)?;
-    let code = super::export_otel::export_failed(executed.export_failed.as_ref(), code);
+    let code = super::export_otel::export_failed(export_failed.as_ref(), code);
     if let Some(e) = &finished.error {
         eprintln!("error: {e}");
         return Ok(EXIT_INFRA);
