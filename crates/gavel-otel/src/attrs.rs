@@ -4,6 +4,13 @@ use opentelemetry::KeyValue;
 
 /// The GenAI operation (`invoke_agent`, `execute_tool`, `chat`).
 pub(crate) const OPERATION: &str = "gen_ai.operation.name";
+/// Who provides the model or agent (the conventions' list, or `_OTHER`).
+pub(crate) const PROVIDER: &str = "gen_ai.provider.name";
+/// The class of error a failed operation ended with.
+pub(crate) const ERROR_TYPE: &str = "error.type";
+/// OpenInference's span kind (`AGENT`, `TOOL`, `LLM`), which Arize Phoenix
+/// reads to show a span.
+pub(crate) const OPENINFERENCE_KIND: &str = "openinference.span.kind";
 /// The session id of a conversation.
 pub(crate) const CONVERSATION: &str = "gen_ai.conversation.id";
 /// The event name of a verdict.
@@ -30,7 +37,7 @@ pub(crate) fn model(id: &str) -> Vec<KeyValue> {
     let name = name.split_once('@').map_or(name, |(n, _)| n);
     let mut kvs = vec![text("gen_ai.request.model", name)];
     if let Some(p) = provider {
-        kvs.push(text("gen_ai.provider.name", p));
+        kvs.push(text(PROVIDER, p));
     }
     kvs
 }

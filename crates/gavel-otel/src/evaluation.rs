@@ -3,16 +3,18 @@
 //! verdicts land on the round's last turn, transcript verdicts on the case's
 //! root span, step scores and tool verifications on their tool spans.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use gavel_core::{Execution, Verdict};
 use opentelemetry::logs::{LogRecord, Logger, Severity};
-use opentelemetry::trace::TraceContextExt;
+use opentelemetry::trace::{SpanId, TraceContextExt};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::logs::SdkLogger;
 use opentelemetry_sdk::trace::SdkTracer;
 
-use crate::attrs::{EVALUATION_EVENT, text};
+use crate::attrs::{EVALUATION_EVENT, int, text};
 use crate::trace::ExecutionSpans;
 
 /// One evaluation result, before it is attached.
@@ -41,9 +43,18 @@ impl Evaluation {
         if let Some(s) = self.score {
             kvs.push(KeyValue::new("gen_ai.evaluation.score.value", s));
         }
+        // The check could not be run (the harness failed, not the agent).
+        if self.label == "error" {
+            kvs.push(text(crate::attrs::ERROR_TYPE, "_OTHER"));
+        }
         kvs
     }
 }
+
+/// Span events one span holds (the tracer provider's limit too): past it, a
+/// span's further evaluations go to log records only, and the span's
+/// `gavel.evaluations.not_in_events` attribute says how many.
+pub(crate) const EVENTS_PER_SPAN: usize = 1024;
 
 /// Where evaluations go: the logger (when logs are on) and whether span events are added.
 pub(crate) struct Targets<'a> {
@@ -52,6 +63,8 @@ pub(crate) struct Targets<'a> {
     pub(crate) span_events: bool,
     /// Leave agent-derived text (explanations) out (`--otel-redact`).
     pub(crate) redact: bool,
+    /// Span events added so far, per span.
+    pub(crate) events: RefCell<HashMap<SpanId, usize>>,
 }
 
 /// Attaches every verdict of `e` (and its per-tool parts) to `spans`.
@@ -162,7 +175,15 @@ fn emit(targets: &Targets<'_>, cx: &Context, at: SystemTime, eval: &Evaluation, 
         logger.emit(record);
     }
     if targets.span_events {
-        span.add_event_with_timestamp(EVALUATION_EVENT, at, attrs);
+        let mut events = targets.events.borrow_mut();
+        let added = events.entry(span.span_context().span_id()).or_default();
+        *added += 1;
+        if *added <= EVENTS_PER_SPAN {
+            span.add_event_with_timestamp(EVALUATION_EVENT, at, attrs);
+        } else {
+            let beyond = *added - EVENTS_PER_SPAN;
+            span.set_attribute(int("gavel.evaluations.not_in_events", beyond));
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use opentelemetry_sdk::trace::{
 };
 
 use crate::attrs::{int, text};
-use crate::evaluation::{Targets, attach};
+use crate::evaluation::{EVENTS_PER_SPAN, Targets, attach};
 use crate::timeline::{self, parse_time};
 use crate::trace::{ExecutionSpans, RunContext};
 use crate::watch::{Failure, Watched, receiver};
@@ -82,6 +82,7 @@ impl Exporter {
                     .build(),
             )
             .with_resource(resource.clone())
+            .with_max_events_per_span(EVENTS_PER_SPAN as u32)
             .build();
         let tracer = tracer_provider.tracer(SCOPE);
         let logger_provider = if settings.logs {
@@ -155,6 +156,7 @@ impl Exporter {
             logger: self.logger.as_ref(),
             span_events: self.settings.span_events,
             redact: self.settings.redact_content,
+            events: Default::default(),
         };
         attach(&targets, e, &mut spans);
         spans.end();

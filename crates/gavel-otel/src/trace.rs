@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use gavel_core::{Execution, ToolCall, Transcript, Turn, Usage};
+use gavel_core::{Execution, TargetFailure, ToolCall, Transcript, Turn, Usage};
 use opentelemetry::trace::{Link, SpanContext, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::SdkTracer;
 
-use crate::attrs::{CONVERSATION, OPERATION, int, text};
+use crate::attrs::{CONVERSATION, ERROR_TYPE, OPENINFERENCE_KIND, OPERATION, PROVIDER, int, text};
 use crate::timeline::Interval;
 
 /// Where the run's identity comes from, for every case's root span.
@@ -83,6 +83,14 @@ impl ExecutionSpans {
         if let Some(reason) = e.reason.as_ref().filter(|_| !redact) {
             attrs.push(text("gavel.reason", reason.clone()));
         }
+        // What Arize Phoenix shows as the trace's (and session's) Input and
+        // Output: the conversation's first message and last answer.
+        attrs.push(text(OPENINFERENCE_KIND, "CHAIN"));
+        let turns = &e.transcript.turns;
+        if let (Some(first), Some(last), false) = (turns.first(), turns.last(), redact) {
+            attrs.push(text("input.value", first.input.clone()));
+            attrs.push(text("output.value", last.output.clone()));
+        }
         let links = run
             .span
             .iter()
@@ -97,6 +105,7 @@ impl ExecutionSpans {
             .start_with_context(tracer, &Context::new());
         let root = Context::new().with_span(root);
         if e.status == gavel_core::Status::Error {
+            root.span().set_attribute(text(ERROR_TYPE, "_OTHER"));
             root.span()
                 .set_status(error_status(e.reason.as_deref(), redact));
         }
@@ -119,13 +128,16 @@ impl ExecutionSpans {
             Some(b) => Transcript::branch_session(&e.transcript.session_id, b),
             None => e.transcript.session_id.clone(),
         };
+        let agent = turn.agent.clone().unwrap_or_else(|| e.target.clone());
         let mut attrs = vec![
             text(OPERATION, "invoke_agent"),
-            text(
-                "gen_ai.agent.name",
-                turn.agent.clone().unwrap_or_else(|| e.target.clone()),
-            ),
+            // The agent under test is the user's own: no provider of the
+            // conventions' list applies.
+            text(PROVIDER, "_OTHER"),
+            text("gen_ai.agent.name", agent.clone()),
             text(CONVERSATION, session),
+            text(OPENINFERENCE_KIND, "AGENT"),
+            text("gavel.target", e.target.clone()),
             int("gavel.round", turn.round),
             KeyValue::new("gavel.followup", turn.followup),
         ];
@@ -136,11 +148,13 @@ impl ExecutionSpans {
             attrs.extend(usage(u));
         }
         if !redact {
-            attrs.push(text("gavel.input", turn.input.clone()));
-            attrs.push(text("gavel.output", turn.output.clone()));
+            attrs.extend(messages(&turn.input, &turn.output));
+        }
+        if let Some(f) = &turn.failure {
+            attrs.push(text(ERROR_TYPE, error_type(f)));
         }
         let span = tracer
-            .span_builder(format!("invoke_agent {}", e.target))
+            .span_builder(format!("invoke_agent {agent}"))
             .with_kind(SpanKind::Client)
             .with_start_time(at.start)
             .with_attributes(attrs)
@@ -168,7 +182,12 @@ impl ExecutionSpans {
         }
         if let Some(u) = &turn.harness_usage {
             let slot = at.tail(Duration::ZERO);
-            let mut attrs = vec![text(OPERATION, "chat"), text("gavel.caller", "harness")];
+            let mut attrs = vec![
+                text(OPERATION, "chat"),
+                text(PROVIDER, "_OTHER"),
+                text(OPENINFERENCE_KIND, "LLM"),
+                text("gavel.caller", "harness"),
+            ];
             attrs.extend(usage(u));
             let span = tracer
                 .span_builder("chat")
@@ -192,7 +211,11 @@ impl ExecutionSpans {
         latency: Duration,
     ) {
         let at = self.whole.tail(latency);
-        let mut attrs = vec![text(OPERATION, "chat"), text("gavel.caller", "judge")];
+        let mut attrs = vec![
+            text(OPERATION, "chat"),
+            text(OPENINFERENCE_KIND, "LLM"),
+            text("gavel.caller", "judge"),
+        ];
         attrs.extend(crate::attrs::model(model));
         attrs.push(int("gen_ai.usage.input_tokens", tokens.0));
         attrs.push(int("gen_ai.usage.output_tokens", tokens.1));
@@ -233,6 +256,16 @@ fn error_status(message: Option<&str>, redact: bool) -> Status {
     }
 }
 
+/// A target failure's low-cardinality class, for `error.type`: `timeout`
+/// when the target did not answer in time, else the conventions' `_OTHER`.
+fn error_type(f: &TargetFailure) -> &'static str {
+    if f.message.contains("timed out") {
+        "timeout"
+    } else {
+        "_OTHER"
+    }
+}
+
 /// Token usage attributes.
 fn usage(u: &Usage) -> Vec<KeyValue> {
     vec![
@@ -245,6 +278,7 @@ fn usage(u: &Usage) -> Vec<KeyValue> {
 fn tool_attrs(call: &ToolCall, redact: bool) -> Vec<KeyValue> {
     let mut attrs = vec![
         text(OPERATION, "execute_tool"),
+        text(OPENINFERENCE_KIND, "TOOL"),
         text("gen_ai.tool.name", call.name.clone()),
         text("gen_ai.tool.type", "function"),
     ];
@@ -252,13 +286,32 @@ fn tool_attrs(call: &ToolCall, redact: bool) -> Vec<KeyValue> {
         attrs.push(text("gen_ai.agent.name", agent.clone()));
     }
     if !redact {
-        attrs.push(text(
-            "gen_ai.tool.call.arguments",
-            call.arguments.to_string(),
-        ));
+        let arguments = call.arguments.to_string();
+        attrs.push(text("gen_ai.tool.call.arguments", arguments.clone()));
+        attrs.push(text("input.value", arguments));
         if let Some(r) = &call.result {
             attrs.push(text("gen_ai.tool.call.result", r.to_string()));
+            attrs.push(text("output.value", r.to_string()));
         }
     }
     attrs
+}
+
+/// A turn's text as the GenAI conventions' `gen_ai.input.messages` and
+/// `gen_ai.output.messages` (JSON), and as OpenInference's `input.value` and
+/// `output.value`, which Arize Phoenix shows as a trace's Input and Output.
+fn messages(input: &str, output: &str) -> Vec<KeyValue> {
+    let message = |role: &str, content: &str| {
+        serde_json::json!([{
+            "role": role,
+            "parts": [{"type": "text", "content": content}],
+        }])
+        .to_string()
+    };
+    vec![
+        text("gen_ai.input.messages", message("user", input)),
+        text("gen_ai.output.messages", message("assistant", output)),
+        text("input.value", input),
+        text("output.value", output),
+    ]
 }

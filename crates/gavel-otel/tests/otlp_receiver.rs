@@ -236,6 +236,28 @@ async fn each_execution_is_one_trace_of_genai_spans_with_explicit_times() {
         number(&turns[0].attributes, "gen_ai.usage.input_tokens"),
         Some(11.0)
     );
+    // The conventions' required provider, their message attributes, and
+    // OpenInference's, from which Arize Phoenix shows Input and Output.
+    let first = &turns[0].attributes;
+    assert_eq!(
+        string(first, "gen_ai.provider.name").as_deref(),
+        Some("_OTHER")
+    );
+    let input: serde_json::Value =
+        serde_json::from_str(&string(first, "gen_ai.input.messages").unwrap()).unwrap();
+    assert_eq!(
+        input,
+        json!([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])
+    );
+    let output: serde_json::Value =
+        serde_json::from_str(&string(first, "gen_ai.output.messages").unwrap()).unwrap();
+    assert_eq!(output[0]["parts"][0]["content"], "hello");
+    assert_eq!(string(first, "input.value").as_deref(), Some("hi"));
+    assert_eq!(string(first, "output.value").as_deref(), Some("hello"));
+    assert_eq!(
+        string(first, "openinference.span.kind").as_deref(),
+        Some("AGENT")
+    );
     // The second turn starts when the first (500 ms) ended.
     assert_eq!(
         turns[1].start_time_unix_nano,
@@ -430,8 +452,10 @@ async fn settings_turn_off_span_events_and_redact_content() {
         for key in [
             "gen_ai.tool.call.arguments",
             "gen_ai.tool.call.result",
-            "gavel.input",
-            "gavel.output",
+            "gen_ai.input.messages",
+            "gen_ai.output.messages",
+            "input.value",
+            "output.value",
         ] {
             assert!(attr(&s.attributes, key).is_none(), "{key} on {}", s.name);
         }
@@ -498,4 +522,60 @@ async fn a_refused_export_is_an_error_naming_the_receiver() {
         other => panic!("expected an export error, got {other:?}"),
     }
     assert!(!server.received_requests().await.unwrap().is_empty());
+}
+
+/// A turn judged by 300 checks exports 300 evaluations, as log records and as
+/// span events; a failed turn and an errored check say `error.type`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_with_300_checks_exports_300_evaluations() {
+    let mut e = execution("many", "session-9");
+    let verdict = e.verdicts[0].clone();
+    e.verdicts = (0..300)
+        .map(|i| {
+            let mut v = verdict.clone();
+            v.check = format!("check-{i}");
+            v.status = if i == 7 {
+                gavel_core::Status::Error
+            } else {
+                gavel_core::Status::Pass
+            };
+            v
+        })
+        .collect();
+    e.status = gavel_core::Status::Error;
+    e.transcript.turns[1].failure = Some(gavel_core::TargetFailure {
+        message: "timed out after 5s".into(),
+        transient: true,
+    });
+    let got = export_executions(protobuf, vec![e]).await;
+    let evaluations = got
+        .logs
+        .iter()
+        .filter(|l| l.event_name == "gen_ai.evaluation.result")
+        .count();
+    assert_eq!(evaluations, 300);
+    let turn = &named(&got.spans, "invoke_agent agent")[1];
+    assert_eq!(turn.events.len(), 300);
+    assert_eq!(turn.dropped_events_count, 0);
+    assert_eq!(
+        string(&turn.attributes, "error.type").as_deref(),
+        Some("timeout")
+    );
+    let errored: Vec<&LogRecord> = got
+        .logs
+        .iter()
+        .filter(|l| {
+            string(&l.attributes, "gen_ai.evaluation.score.label").as_deref() == Some("error")
+        })
+        .collect();
+    assert_eq!(errored.len(), 1);
+    assert_eq!(
+        string(&errored[0].attributes, "error.type").as_deref(),
+        Some("_OTHER")
+    );
+    let root = &named(&got.spans, "case many")[0];
+    assert_eq!(
+        string(&root.attributes, "error.type").as_deref(),
+        Some("_OTHER")
+    );
 }

@@ -193,6 +193,14 @@ fn check_project(phoenix: &Phoenix, project: &str, recorded: &Recorded, session_
         .collect();
     assert_eq!(traces.len(), recorded.executions, "one trace per execution");
     assert_eq!(named(&spans, "run conversations").len(), 1);
+    // Phoenix's Input and Output columns: OpenInference's values, on every
+    // trace's root span and every turn.
+    for span in roots.iter().chain(named(&spans, "invoke_agent ").iter()) {
+        for key in ["input.value", "output.value"] {
+            let value = attr(&span["attributes"], key).and_then(Value::as_str);
+            assert!(value.is_some_and(|v| !v.is_empty()), "{key} of {span:#}");
+        }
+    }
     let turns = named(&spans, "invoke_agent ");
     assert_eq!(turns.len(), recorded.turns);
     let tools = named(&spans, "execute_tool ");

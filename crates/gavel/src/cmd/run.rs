@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use clap::Args;
-use gavel_session::progress::Progress;
 use gavel_otel::OtelSink;
+use gavel_session::progress::Progress;
 use gavel_session::{PreparedRun, RunConfig, Sinks};
 
 use gavel::report::Outputs;
@@ -84,7 +84,10 @@ async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8
         Ok(f) => f,
         Err(e) => {
             let code = super::session_error(&e);
-            return Ok(super::export_otel::export_failed(export_failed.as_ref(), code));
+            return Ok(super::export_otel::export_failed(
+                export_failed.as_ref(),
+                code,
+            ));
         }
     };
     progress.finish();
