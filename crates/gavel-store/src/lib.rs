@@ -30,6 +30,7 @@
 //! # }).unwrap();
 //! ```
 
+mod browse;
 mod cache;
 mod calibration;
 mod cases;
@@ -59,6 +60,7 @@ use std::fmt;
 
 use sqlx::AnyPool;
 
+pub use browse::{Browse, BrowsePage};
 pub use cases::CasePages;
 pub use error::StoreError;
 pub use evaluations::{Evaluation, EvaluationFilter, EvaluationPage, Page};

@@ -162,7 +162,7 @@ impl ExecutionPages {
 }
 
 /// `$from, …` for `n` bound parameters.
-fn placeholders(from: usize, n: usize) -> String {
+pub(crate) fn placeholders(from: usize, n: usize) -> String {
     (from..from + n)
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()
@@ -176,7 +176,7 @@ fn page_sql(ids: &[String], head: &str, key: &str, order: &str) -> String {
 }
 
 /// The executions with these ids, in this order (an id no longer stored is left out).
-async fn read_page(store: &Store, ids: &[String]) -> Result<Vec<Execution>, StoreError> {
+pub(crate) async fn read_page(store: &Store, ids: &[String]) -> Result<Vec<Execution>, StoreError> {
     // A SQLite file is read on the caller's thread, as `Store::executions` reads
     // it; should that read fail, the pool's answer (or error) stands.
     if let Some(direct) = &store.direct

@@ -37,7 +37,8 @@
       if (e.judge) document.getElementById("live-judge").textContent = e.judge;
     } else if (e.type === "result") {
       planned = e.planned;
-      counts[e.status] = (counts[e.status] || 0) + 1;
+      // The server's running totals: right even when the page opened mid-run.
+      for (const word of Object.keys(counts)) counts[word] = e.counts[word] || 0;
       show();
       if (planned > 0) {
         bar.max = planned;

@@ -45,6 +45,9 @@ pub(crate) enum LiveEvent {
         planned: usize,
         /// Seconds left at the pace so far, once there is one.
         eta_s: Option<f64>,
+        /// Results so far by status, this one included: what the page's
+        /// counters show, so they agree with `done` whenever it was opened.
+        counts: Counts,
     },
     /// The run ended.
     Finished {
@@ -70,6 +73,11 @@ impl Live {
         })
     }
 
+    /// Whether this server drives run `run_id` now (its events stream here).
+    pub(crate) fn is_live(&self, run_id: &str) -> bool {
+        self.lock().contains_key(run_id)
+    }
+
     fn subscribe(&self, run_id: &str) -> Option<broadcast::Receiver<LiveEvent>> {
         self.lock().get(run_id).map(broadcast::Sender::subscribe)
     }
@@ -79,10 +87,31 @@ impl Live {
     }
 }
 
+/// Results of a run so far, by status.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub(crate) struct Counts {
+    pass: usize,
+    fail: usize,
+    error: usize,
+    skipped: usize,
+}
+
+impl Counts {
+    fn add(&mut self, status: Status) {
+        match status {
+            Status::Pass => self.pass += 1,
+            Status::Fail => self.fail += 1,
+            Status::Error => self.error += 1,
+            Status::Skipped => self.skipped += 1,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Progress {
     planned: usize,
     done: usize,
+    counts: Counts,
     started: Option<Instant>,
 }
 
@@ -108,6 +137,7 @@ impl Sink for LiveSink {
             }
             Event::ExecutionRecorded(e) => {
                 progress.done += 1;
+                progress.counts.add(e.status);
                 let eta_s = progress.started.map(|t| {
                     let per = t.elapsed().as_secs_f64() / progress.done as f64;
                     per * progress.planned.saturating_sub(progress.done) as f64
@@ -123,6 +153,7 @@ impl Sink for LiveSink {
                     done: progress.done,
                     planned: progress.planned,
                     eta_s,
+                    counts: progress.counts,
                 }
             }
             Event::RunFinished(end) => {

@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use gavel_core::RunStatus;
-use gavel_store::{Label, StoreError};
+use gavel_store::{Browse, Label, StoreError};
 use minijinja::context;
 use serde::Deserialize;
 
@@ -72,88 +72,106 @@ pub(crate) async fn runs_page(
     )
 }
 
+/// Executions a run page lists at a time.
+const RUN_PAGE: usize = 50;
+
+/// A run page's filter: which statuses, text in the case id or name, and
+/// where the page starts.
 #[derive(Deserialize)]
 pub(crate) struct ShowQuery {
     #[serde(default)]
     show: String,
+    #[serde(default)]
+    q: String,
+    after: Option<i64>,
 }
 
-/// Whether an execution of `status` is shown under the filter `show`.
-fn shown(show: &str, status: gavel_core::Status) -> bool {
-    match show {
-        "problems" => status != gavel_core::Status::Pass,
-        "fail" | "error" | "skipped" => status.as_str() == show,
-        _ => true,
+impl ShowQuery {
+    /// The store's page for this filter.
+    fn browse(&self) -> Browse {
+        use gavel_core::Status;
+        let statuses = match self.show.as_str() {
+            "problems" => vec![Status::Fail, Status::Error, Status::Skipped],
+            "fail" => vec![Status::Fail],
+            "error" => vec![Status::Error],
+            "skipped" => vec![Status::Skipped],
+            _ => Vec::new(),
+        };
+        Browse {
+            statuses,
+            search: self.q.clone(),
+            after: self.after,
+            limit: RUN_PAGE,
+        }
     }
 }
 
-/// `GET /runs/{id}?show=problems|fail|error|skipped`: the summary, then every
-/// case (passing ones collapsed), every round, every verdict, with labels.
+/// `GET /runs/{id}?show=problems|fail|error|skipped&q=TEXT&after=SEQ`: the
+/// summary, then a page of the cases the filter shows (passing ones
+/// collapsed), every round, every verdict, with labels; the filter and the
+/// paging are the store's, so a page costs the same in a run of any size.
 pub(crate) async fn run_detail(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(q): Query<ShowQuery>,
 ) -> Response {
-    match state.store.run(&id).await {
-        Ok(run) => {
-            let page = async {
-                let executions = state.store.executions(&run.id).await?;
-                let cases = state.store.cases(&run.id).await?;
-                let labels = state.store.run_labels(&run.id).await?;
-                let versions = state.store.run_case_versions(&run.id).await?;
-                let error = state.store.run_error(&run.id).await?;
-                let warnings = state.store.run_warnings(&run.id).await?;
-                let started_by = state.store.run_started_by(&run.id).await?;
-                let labelled: HashMap<String, Vec<&Label>> =
-                    labels.iter().fold(HashMap::new(), |mut map, l| {
-                        map.entry(format!("{}/{}/{}", l.case_id, l.target, l.repeat_index))
-                            .or_default()
-                            .push(l);
-                        map
-                    });
-                // Their turns after the first are written by the simulated user.
-                let simulated: Vec<String> = cases
-                    .iter()
-                    .filter(|c| c.simulated_user.is_some())
-                    .map(|c| c.id.clone())
-                    .collect();
-                let listed: Vec<&gavel_core::Execution> = executions
-                    .iter()
-                    .filter(|e| shown(&q.show, e.status))
-                    .collect();
-                let listed = ser(&listed);
-                let running = run.status == RunStatus::Running;
-                let summary = summary::summarize(&state.store, &run).await?;
-                render(
-                    &state,
-                    "run.html",
-                    context! {
-                        run => ser(&summary.run),
-                        s => ser(&summary),
-                        error => error,
-                        warnings => warnings,
-                        started_by => started_by,
-                        running => running,
-                        show => q.show,
-                        executions => listed,
-                        all => executions.len(),
-                        simulated => simulated,
-                        labels => ser(&labelled),
-                        versions => ser(&versions),
-                    },
-                )
-            };
-            page.await.into_response()
+    // An unknown id is "not found": a run started here is stored before its id
+    // is handed out.
+    let run = match state.store.run(&id).await {
+        Ok(run) => run,
+        Err(e) => return WebError::from(e).into_response(),
+    };
+    let page = async {
+        let page = state.store.browse(&run.id, &q.browse()).await?;
+        let labels = state.store.run_labels(&run.id).await?;
+        let versions = state.store.run_case_versions(&run.id).await?;
+        let error = state.store.run_error(&run.id).await?;
+        let warnings = state.store.run_warnings(&run.id).await?;
+        let started_by = state.store.run_started_by(&run.id).await?;
+        let labelled: HashMap<String, Vec<&Label>> =
+            labels.iter().fold(HashMap::new(), |mut map, l| {
+                map.entry(format!("{}/{}/{}", l.case_id, l.target, l.repeat_index))
+                    .or_default()
+                    .push(l);
+                map
+            });
+        // Their turns after the first are written by the simulated user.
+        let mut simulated: Vec<String> = Vec::new();
+        for e in &page.executions {
+            if !simulated.contains(&e.case_id)
+                && let Ok(case) = state.store.saved_case(&run.id, &e.case_id).await
+                && case.simulated_user.is_some()
+            {
+                simulated.push(case.id);
+            }
         }
-        // Just launched: the run's process has not recorded it yet.
-        Err(StoreError::NotFound(_)) => render(
+        let running = run.status == RunStatus::Running;
+        let summary = summary::summarize(&state.store, &run).await?;
+        render(
             &state,
             "run.html",
-            context! { pending => id, running => true },
+            context! {
+                run => ser(&summary.run),
+                s => ser(&summary),
+                error => error,
+                warnings => warnings,
+                started_by => started_by,
+                running => running,
+                live_here => state.live.is_live(&run.id),
+                show => q.show,
+                search => q.q,
+                paged => q.after.is_some(),
+                next => page.next,
+                page_size => RUN_PAGE,
+                executions => ser(&page.executions),
+                matching => page.matching,
+                simulated => simulated,
+                labels => ser(&labelled),
+                versions => ser(&versions),
+            },
         )
-        .into_response(),
-        Err(e) => WebError::from(e).into_response(),
-    }
+    };
+    page.await.into_response()
 }
 
 /// `GET /runs/{id}/progress`: the live counter htmx polls while the run goes on.

@@ -941,3 +941,180 @@ fn urlencode(text: &str) -> String {
         })
         .collect()
 }
+
+/// A stored run of `n` executions (every fifth failed, every seventh an error),
+/// with `status`.
+async fn stored_run(store: &Store, n: usize, status: RunStatus) -> String {
+    let id = uuid::Uuid::now_v7().to_string();
+    let run = RunRecord {
+        id: id.clone(),
+        suite: "big".into(),
+        status,
+        started_at: gavel_core::now_rfc3339(),
+        finished_at: (status != RunStatus::Running).then(gavel_core::now_rfc3339),
+        config: json!({}),
+        planned: Some(n as u64),
+    };
+    store.create_run(&run).await.unwrap();
+    let executions: Vec<Execution> = (0..n)
+        .map(|i| Execution {
+            case_id: format!("case-{i:05}"),
+            case_name: format!("Question {i}"),
+            target: "agent".into(),
+            repeat_index: 0,
+            tags: vec![],
+            status: match (i % 5, i % 7) {
+                (0, _) => Status::Fail,
+                (_, 0) => Status::Error,
+                _ => Status::Pass,
+            },
+            score: None,
+            transcript: Transcript {
+                session_id: format!("s{i}"),
+                turns: vec![Turn {
+                    input: format!("question {i}"),
+                    output: "an answer".into(),
+                    ..Turn::default()
+                }],
+            },
+            verdicts: vec![Verdict::new(
+                "contains",
+                CheckKind::Contains,
+                Status::Pass,
+                "ok",
+            )],
+            reason: None,
+            started_at: gavel_core::now_rfc3339(),
+            duration_ms: 3,
+        })
+        .collect();
+    for chunk in executions.chunks(500) {
+        store.record_executions(&id, chunk).await.unwrap();
+    }
+    id
+}
+
+/// A run of 5,000 executions: its page lists one page of them, filters and
+/// searches on the server and pages on; an unknown id is "not found"; a run
+/// another process drives is watched without reloading the page.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_run_page_is_paged_filtered_and_searched_on_the_server() {
+    if let Some(why) = missing() {
+        return gavel_testkit::skip(gavel_testkit::Need::Chromium, why);
+    }
+    let ui = support::start_with(None, SLOW_AGENT).await;
+    let big = stored_run(&ui.store, 5000, RunStatus::Completed).await;
+    let html = ui
+        .client
+        .get(format!("{}/runs/{big}", ui.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.len() < 300_000, "{} bytes", html.len());
+    let (_driver, client) = chromium().await;
+    client
+        .goto(&format!("{}/runs/{big}", ui.base))
+        .await
+        .unwrap();
+    let listed = "return document.querySelectorAll('details.execution').length";
+    assert_eq!(client.execute(listed, vec![]).await.unwrap(), json!(50));
+    let count = css(&client, "#shown-count").await.text().await.unwrap();
+    assert!(count.contains("50 shown of 5000 matching"), "{count}");
+
+    // Failures whose case id has "12" in it: filtered by the store.
+    css(&client, "#f-show")
+        .await
+        .select_by_value("fail")
+        .await
+        .unwrap();
+    type_into(&client, "#f-q", "12").await;
+    click(&client, "#apply-filter").await;
+    until(&client, "return location.search.includes('q=12')").await;
+    let expected = (0..5000)
+        .filter(|i| i % 5 == 0 && format!("case-{i:05}").contains("12"))
+        .count();
+    let count = css(&client, "#shown-count").await.text().await.unwrap();
+    assert!(
+        count.contains(&format!("of {expected} matching")),
+        "{count}"
+    );
+    let statuses: Value = client
+        .execute(
+            "return [...document.querySelectorAll('details.execution > summary > .status')].map(s => s.textContent)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        statuses.as_array().unwrap().iter().all(|s| s == "fail"),
+        "{statuses}"
+    );
+    shot(&client, "run-page-filtered").await;
+
+    // The next page holds the next 50 failures, none of the first page's.
+    client
+        .goto(&format!("{}/runs/{big}?show=fail", ui.base))
+        .await
+        .unwrap();
+    let first_ids = "return [...document.querySelectorAll('details.execution > summary > small')].map(s => s.textContent.split(' ')[0])";
+    let first = client.execute(first_ids, vec![]).await.unwrap();
+    click(&client, "#next-page").await;
+    until(&client, "return location.search.includes('after=')").await;
+    let second = client.execute(first_ids, vec![]).await.unwrap();
+    assert_eq!(second.as_array().unwrap().len(), 50);
+    assert!(
+        second
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|id| !first.as_array().unwrap().contains(id)),
+        "{first} {second}"
+    );
+    assert!(
+        css(&client, "#first-page")
+            .await
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+
+    // An unknown run is not found, not "starting" forever.
+    let missing = ui
+        .client
+        .get(format!(
+            "{}/runs/0190ffff-0000-7000-8000-000000000000",
+            ui.base
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+
+    // A run another process drives: its progress is polled, the page stays.
+    let elsewhere = stored_run(&ui.store, 3, RunStatus::Running).await;
+    client
+        .goto(&format!("{}/runs/{elsewhere}", ui.base))
+        .await
+        .unwrap();
+    css(&client, "#progress").await;
+    client
+        .execute("window.stayed = true", vec![])
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        client
+            .execute("return window.stayed === true", vec![])
+            .await
+            .unwrap(),
+        json!(true),
+        "the page reloaded itself"
+    );
+    let progress = css(&client, "#progress").await.text().await.unwrap();
+    assert!(progress.contains("3 recorded"), "{progress}");
+    shot(&client, "run-page-elsewhere").await;
+    client.close().await.unwrap();
+}
