@@ -126,10 +126,9 @@ pub async fn query_evaluations(store: &Store, args: QueryArgs) -> Result<QueryRe
                 },
             )
             .await?;
-        let more = page.scanned == u64::from(limit);
         return Ok(QueryResult::Listing(Listing {
             evaluations: page.evaluations.into_iter().map(shown).collect(),
-            next_cursor: cursor::next(TOOL, cursor.offset, page.scanned as usize, more),
+            next_cursor: cursor::next(TOOL, cursor.offset, page.scanned as usize, page.more),
         }));
     };
     let page = store

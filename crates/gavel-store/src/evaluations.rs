@@ -50,7 +50,8 @@ pub struct EvaluationFilter {
     pub evaluator: Option<EvaluatorType>,
     /// The status word.
     pub status: Option<Status>,
-    /// The model recorded in the verdict's evidence (judges, similarity).
+    /// The model recorded in the verdict's evidence (judges, similarity):
+    /// `provider:name@URL` exactly, or `provider:name` for that model at any URL.
     pub model: Option<String>,
     /// At or after this time (RFC 3339 UTC, the store's fixed-width form).
     pub since: Option<String>,
@@ -98,6 +99,8 @@ pub struct EvaluationPage {
     pub evaluations: Vec<Evaluation>,
     /// Rows read: `page.limit` unless the listing ended.
     pub scanned: u64,
+    /// Whether rows remain after these: the next page is not empty.
+    pub more: bool,
 }
 
 /// A page of a listing: skip `offset` rows, return at most `limit`.
@@ -134,11 +137,14 @@ impl Store {
         for param in &params {
             query = query.bind(param.as_str());
         }
-        let rows = query
-            .bind(count(page.limit, "limit")?)
+        // One row past the page tells whether another page follows.
+        let mut rows = query
+            .bind(count(page.limit.saturating_add(1), "limit")?)
             .bind(count(page.offset, "offset")?)
             .fetch_all(&self.pool)
             .await?;
+        let more = rows.len() as u64 > page.limit;
+        rows.truncate(usize::try_from(page.limit).unwrap_or(usize::MAX));
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             let evaluation = Evaluation::from_row(row)?;
@@ -153,6 +159,7 @@ impl Store {
         Ok(EvaluationPage {
             evaluations: out,
             scanned: rows.len() as u64,
+            more,
         })
     }
 
@@ -209,9 +216,19 @@ fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
     );
     let mut params: Vec<String> = Vec::new();
     let mut conditions: Vec<String> = Vec::new();
-    let mut add = |condition: &str, value: String| {
-        params.push(value);
-        conditions.push(condition.replace('?', &format!("${}", params.len())));
+    // `condition` with each `?` numbered, in turn, for one of `values`.
+    let mut add = |condition: &str, values: &[String]| {
+        let mut numbered = String::new();
+        let mut rest = condition;
+        for value in values {
+            let (head, tail) = rest.split_once('?').unwrap_or((rest, ""));
+            params.push(value.clone());
+            numbered.push_str(head);
+            numbered.push_str(&format!("${}", params.len()));
+            rest = tail;
+        }
+        numbered.push_str(rest);
+        conditions.push(numbered);
     };
     let equal = [
         ("suite", &filter.suite),
@@ -220,33 +237,44 @@ fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
         ("case_id", &filter.case_id),
         ("check_name", &filter.check),
         ("kind", &filter.kind),
-        ("model", &filter.model),
     ];
     for (column, value) in equal {
         if let Some(value) = value {
-            add(&format!("{column} = ?"), value.clone());
+            add(&format!("{column} = ?"), std::slice::from_ref(value));
+        }
+    }
+    if let Some(model) = &filter.model {
+        if model.contains('@') {
+            add("model = ?", std::slice::from_ref(model));
+        } else {
+            // `provider:name` also matches `provider:name@URL`; substr, not
+            // LIKE: case-sensitive on both engines.
+            let with_url = format!("{model}@");
+            add(
+                "(model = ? OR substr(model, 1, length(?)) = ?)",
+                &[model.clone(), with_url.clone(), with_url],
+            );
         }
     }
     if let Some(evaluator) = filter.evaluator {
-        add("evaluator = ?", evaluator.as_str().to_owned());
+        add("evaluator = ?", &[evaluator.as_str().to_owned()]);
     }
     if let Some(status) = filter.status {
-        add("status = ?", status.as_str().to_owned());
+        add("status = ?", &[status.as_str().to_owned()]);
     }
     if let Some(since) = &filter.since {
-        add("at >= ?", since.clone());
+        add("at >= ?", std::slice::from_ref(since));
     }
     if let Some(until) = &filter.until {
-        add("at < ?", until.clone());
+        add("at < ?", std::slice::from_ref(until));
     }
     if let Some(tag) = &filter.tag {
-        // The tag as it appears in the JSON array, LIKE wildcards escaped.
+        // The tag as it appears in the JSON array.
         let json = serde_json::Value::String(tag.clone()).to_string();
-        let escaped = json
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        add("tags_json LIKE ? ESCAPE '\\'", format!("%{escaped}%"));
+        add(
+            "tags_json LIKE ? ESCAPE '\\'",
+            &[format!("%{}%", like_escaped(&json))],
+        );
     }
     let mut sql = format!("SELECT {COLUMNS}, labeller_key FROM ({union}) q");
     if !conditions.is_empty() {
@@ -254,6 +282,13 @@ fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
         sql.push_str(&conditions.join(" AND "));
     }
     (sql, params)
+}
+
+/// `text` with the `LIKE` wildcards (and the escape character `\`) escaped.
+fn like_escaped(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
 }
 
 impl Evaluation {
