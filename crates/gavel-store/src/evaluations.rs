@@ -6,6 +6,7 @@
 //! only the per-verdict model is read with each engine's own JSON function. A tag
 //! is matched in SQL as a substring of the stored JSON array, then exactly here.
 
+use futures::TryStreamExt;
 use gavel_core::{CheckKind, EvaluatorType, RunRecord, Status};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, FromRow, Row};
@@ -57,6 +58,16 @@ pub struct EvaluationFilter {
     pub since: Option<String>,
     /// Before this time (same form).
     pub until: Option<String>,
+}
+
+impl EvaluationFilter {
+    /// Whether `evaluation` carries the filter's tag exactly (SQL matched it
+    /// as a substring of the JSON array); true without a tag.
+    fn has_tag_of(&self, evaluation: &Evaluation) -> bool {
+        self.tag
+            .as_ref()
+            .is_none_or(|tag| evaluation.tags.contains(tag))
+    }
 }
 
 /// One stored evaluation.
@@ -148,11 +159,7 @@ impl Store {
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             let evaluation = Evaluation::from_row(row)?;
-            if filter
-                .tag
-                .as_ref()
-                .is_none_or(|tag| evaluation.tags.contains(tag))
-            {
+            if filter.has_tag_of(&evaluation) {
                 out.push(evaluation);
             }
         }
@@ -161,6 +168,34 @@ impl Store {
             scanned: rows.len() as u64,
             more,
         })
+    }
+
+    /// Every evaluation matching `filter`, in no set order, handed to `each`
+    /// as it is read, from at most `max` rows: an aggregation over many holds
+    /// one at a time. Returns the rows read (before the exact tag match).
+    pub async fn each_evaluation(
+        &self,
+        filter: &EvaluationFilter,
+        max: u64,
+        mut each: impl FnMut(Evaluation) + Send,
+    ) -> Result<u64, StoreError> {
+        let (sql, params) = select(self.engine, filter);
+        let sql = format!("{sql} LIMIT ${}", params.len() + 1);
+        // Built from constants only: every value is a bound parameter.
+        let mut query = sqlx::query(AssertSqlSafe(sql));
+        for param in &params {
+            query = query.bind(param.as_str());
+        }
+        let mut rows = query.bind(count(max, "limit")?).fetch(&self.pool);
+        let mut scanned = 0;
+        while let Some(row) = rows.try_next().await? {
+            scanned += 1;
+            let evaluation = Evaluation::from_row(&row)?;
+            if filter.has_tag_of(&evaluation) {
+                each(evaluation);
+            }
+        }
+        Ok(scanned)
     }
 
     /// One page of runs, most recently started first, of suite `suite` when given.
