@@ -24,7 +24,7 @@ pub use args::{
 pub use error::ToolError;
 pub use execution::{ExecutionOut, StepScore, ToolVerification, get_execution};
 pub use query::{
-    Aggregated, EvaluationOut, Group, Listing, MAX_SCAN, QueryResult, aggregate, query_evaluations,
+    Aggregated, EvaluationOut, Group, Listing, MAX_SCAN, QueryResult, query_evaluations,
 };
 pub use runs::{
     GateOut, RunComparison, RunList, RunOut, RunSummary, compare_runs, get_run, list_runs,

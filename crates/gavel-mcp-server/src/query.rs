@@ -2,8 +2,10 @@
 //! page at a time or aggregated per group.
 //!
 //! Aggregates are computed here, in Rust, from the matching evaluations read in
-//! one bounded query (at most [`MAX_SCAN`] rows): percentiles interpolate between
-//! ranks ([`gavel_stats::percentile_sorted`]), the same on SQLite and PostgreSQL.
+//! one bounded query (at most [`MAX_SCAN`] rows) and folded into their groups as
+//! they stream in (only each group's scores are held): percentiles interpolate
+//! between ranks ([`gavel_stats::percentile_sorted`]), the same on SQLite and
+//! PostgreSQL.
 
 use std::collections::BTreeMap;
 
@@ -126,22 +128,23 @@ pub async fn query_evaluations(store: &Store, args: QueryArgs) -> Result<QueryRe
                 },
             )
             .await?;
-        let more = page.scanned == u64::from(limit);
         return Ok(QueryResult::Listing(Listing {
             evaluations: page.evaluations.into_iter().map(shown).collect(),
-            next_cursor: cursor::next(TOOL, cursor.offset, page.scanned as usize, more),
+            next_cursor: cursor::next(TOOL, cursor.offset, page.scanned as usize, page.more),
         }));
     };
-    let page = store
-        .evaluations(
-            &filter,
-            Page {
-                offset: 0,
-                limit: MAX_SCAN + 1,
-            },
-        )
+    let mut group_by = args.group_by.clone();
+    let mut seen = std::collections::HashSet::new();
+    group_by.retain(|f| seen.insert(*f));
+    let mut groups = Groups::default();
+    let mut matched = 0;
+    let scanned = store
+        .each_evaluation(&filter, MAX_SCAN + 1, |e| {
+            matched += 1;
+            groups.add(&e, &group_by);
+        })
         .await?;
-    if page.scanned > MAX_SCAN {
+    if scanned > MAX_SCAN {
         return Err(ToolError::Invalid {
             field: None,
             message: format!(
@@ -149,11 +152,7 @@ pub async fn query_evaluations(store: &Store, args: QueryArgs) -> Result<QueryRe
             ),
         });
     }
-    let mut group_by = args.group_by.clone();
-    let mut seen = std::collections::HashSet::new();
-    group_by.retain(|f| seen.insert(*f));
-    let matched = page.evaluations.len();
-    let all = aggregate(&page.evaluations, aggregation, &group_by);
+    let all = groups.finish(aggregation, &group_by);
     let total = all.len();
     let start = usize::try_from(cursor.offset)
         .unwrap_or(usize::MAX)
@@ -201,23 +200,25 @@ async fn filter(store: &Store, args: &QueryArgs) -> Result<EvaluationFilter, Too
     })
 }
 
-/// Groups and aggregates, groups in key order.
-pub fn aggregate(
-    evaluations: &[Evaluation],
-    aggregation: Aggregation,
-    group_by: &[Field],
-) -> Vec<Group> {
-    #[derive(Default)]
-    struct Acc {
-        scores: Vec<f64>,
-        count: usize,
-        passed: usize,
-        failed: usize,
-    }
-    let mut groups: BTreeMap<Vec<Option<String>>, Acc> = BTreeMap::new();
-    for e in evaluations {
+/// What one group has gathered.
+#[derive(Default)]
+struct Acc {
+    scores: Vec<f64>,
+    count: usize,
+    passed: usize,
+    failed: usize,
+}
+
+/// Evaluations gathered into groups one at a time (none is kept): their
+/// scores and counts by group key.
+#[derive(Default)]
+struct Groups(BTreeMap<Vec<Option<String>>, Acc>);
+
+impl Groups {
+    /// Counts `e` in its groups by `group_by`.
+    fn add(&mut self, e: &Evaluation, group_by: &[Field]) {
         for key in keys(e, group_by) {
-            let acc = groups.entry(key).or_default();
+            let acc = self.0.entry(key).or_default();
             acc.count += 1;
             acc.scores.extend(e.score);
             match e.status {
@@ -227,32 +228,36 @@ pub fn aggregate(
             }
         }
     }
-    groups
-        .into_iter()
-        .map(|(key, mut acc)| {
-            acc.scores.sort_by(f64::total_cmp);
-            let scores = &acc.scores;
-            let value = match aggregation {
-                Aggregation::Avg => gavel_stats::mean(scores),
-                Aggregation::Min => scores.first().copied(),
-                Aggregation::Max => scores.last().copied(),
-                Aggregation::P50 => gavel_stats::percentile_sorted(scores, 50.0),
-                Aggregation::P95 => gavel_stats::percentile_sorted(scores, 95.0),
-                Aggregation::P99 => gavel_stats::percentile_sorted(scores, 99.0),
-                Aggregation::Count => Some(acc.count as f64),
-                Aggregation::PassRate => {
-                    let decided = acc.passed + acc.failed;
-                    (decided > 0).then(|| acc.passed as f64 / decided as f64)
+
+    /// Each group's aggregate, groups in key order.
+    fn finish(self, aggregation: Aggregation, group_by: &[Field]) -> Vec<Group> {
+        self.0
+            .into_iter()
+            .map(|(key, mut acc)| {
+                acc.scores.sort_by(f64::total_cmp);
+                let scores = &acc.scores;
+                let value = match aggregation {
+                    Aggregation::Avg => gavel_stats::mean(scores),
+                    Aggregation::Min => scores.first().copied(),
+                    Aggregation::Max => scores.last().copied(),
+                    Aggregation::P50 => gavel_stats::percentile_sorted(scores, 50.0),
+                    Aggregation::P95 => gavel_stats::percentile_sorted(scores, 95.0),
+                    Aggregation::P99 => gavel_stats::percentile_sorted(scores, 99.0),
+                    Aggregation::Count => Some(acc.count as f64),
+                    Aggregation::PassRate => {
+                        let decided = acc.passed + acc.failed;
+                        (decided > 0).then(|| acc.passed as f64 / decided as f64)
+                    }
+                };
+                Group {
+                    key: group_by.iter().map(|f| f.name()).zip(key).collect(),
+                    value,
+                    count: acc.count,
+                    scored: scores.len(),
                 }
-            };
-            Group {
-                key: group_by.iter().map(|f| f.name()).zip(key).collect(),
-                value,
-                count: acc.count,
-                scored: scores.len(),
-            }
-        })
-        .collect()
+            })
+            .collect()
+    }
 }
 
 /// The group keys of one evaluation: one, or one per tag when grouped by tag.

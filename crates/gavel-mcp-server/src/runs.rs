@@ -4,7 +4,7 @@
 use gavel_core::{RunRecord, RunStatus, Summary};
 use gavel_report::Detail;
 use gavel_report::compare::{CaseChange, Comparison, Totals};
-use gavel_store::{Page, Store};
+use gavel_store::{MIN_RUN_PREFIX, Page, Store, StoreError};
 use serde::Serialize;
 
 use crate::ToolError;
@@ -19,10 +19,18 @@ pub(crate) async fn find(store: &Store, field: &str, run: &str) -> Result<RunRec
             .await?
             .ok_or_else(|| ToolError::field(field, "the store holds no run yet"));
     }
-    store
-        .run(run)
-        .await
-        .map_err(|e| ToolError::lookup(field, e))
+    match store.run(run).await {
+        Err(StoreError::NotFound(_)) if run.chars().count() < MIN_RUN_PREFIX => {
+            Err(ToolError::field(
+                field,
+                format!(
+                    "no run has the id `{run}`; give at least {MIN_RUN_PREFIX} characters \
+                     of the run id (or `latest`)"
+                ),
+            ))
+        }
+        found => found.map_err(|e| ToolError::lookup(field, e)),
+    }
 }
 
 /// One run in a listing.

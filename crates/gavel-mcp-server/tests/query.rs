@@ -64,7 +64,14 @@ async fn seed(store: &Store, per_run: usize) -> Vec<String> {
                         let mut v = Verdict::new(*check, kind.parse().unwrap(), status, "seeded")
                             .with_score(s, Some(0.5));
                         if *kind == "judge" {
-                            v = v.with_evidence(json!({"model": format!("openai:m{}", i % 2)}));
+                            // Run 1's judge recorded its base URL with the model.
+                            let url = if r == 1 {
+                                "@https://llm.example.test/v1"
+                            } else {
+                                ""
+                            };
+                            let model = format!("openai:m{}{url}", i % 2);
+                            v = v.with_evidence(json!({ "model": model }));
                         }
                         v
                     })
@@ -176,6 +183,28 @@ async fn story(url: String) {
     assert_eq!(count, expected.len());
     close(value, expected.iter().sum::<f64>() / expected.len() as f64);
 
+    // A model id without its URL matches it at any URL; with it, only there.
+    for (model, runs) in [
+        ("openai:m1", 2),
+        ("openai:m1@https://llm.example.test/v1", 1),
+        ("openai:m", 0),
+    ] {
+        let result = query_evaluations(
+            &store,
+            QueryArgs {
+                model: Some(model.into()),
+                aggregation: Some(Aggregation::Count),
+                ..QueryArgs::default()
+            },
+        )
+        .await
+        .unwrap();
+        let count = groups(result)
+            .get(&Vec::<Option<String>>::new())
+            .map_or(0, |(_, count)| *count);
+        assert_eq!(count, runs * per_run / 2, "{model}");
+    }
+
     // group_by [tag, evaluator_type] with pass_rate; tags fan out.
     let result = query_evaluations(
         &store,
@@ -250,6 +279,27 @@ async fn story(url: String) {
     }
     assert_eq!(seen.len(), 2 * per_run);
 
+    // An exactly full last page has no cursor to an empty one.
+    let contains = |cursor: Option<String>| QueryArgs {
+        kind: Some("contains".into()),
+        limit: Some(u32::try_from(per_run).unwrap()),
+        cursor,
+        ..QueryArgs::default()
+    };
+    let QueryResult::Listing(first) = query_evaluations(&store, contains(None)).await.unwrap()
+    else {
+        panic!("a listing")
+    };
+    assert_eq!(first.evaluations.len(), per_run);
+    let QueryResult::Listing(last) = query_evaluations(&store, contains(first.next_cursor))
+        .await
+        .unwrap()
+    else {
+        panic!("a listing")
+    };
+    assert_eq!(last.evaluations.len(), per_run);
+    assert_eq!(last.next_cursor, None);
+
     // Bad input names its field.
     let err = query_evaluations(
         &store,
@@ -274,6 +324,21 @@ async fn story(url: String) {
     .await
     .unwrap_err();
     assert!(err.to_string().contains("`group_by`"), "{err}");
+    // Too short a prefix of a run id says so, not "not found".
+    let err = query_evaluations(
+        &store,
+        QueryArgs {
+            run: Some(runs[0][..3].to_owned()),
+            ..QueryArgs::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("give at least 6 characters of the run id"),
+        "{err}"
+    );
     store.close().await;
 }
 

@@ -6,6 +6,7 @@
 //! only the per-verdict model is read with each engine's own JSON function. A tag
 //! is matched in SQL as a substring of the stored JSON array, then exactly here.
 
+use futures::TryStreamExt;
 use gavel_core::{CheckKind, EvaluatorType, RunRecord, Status};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, FromRow, Row};
@@ -50,12 +51,23 @@ pub struct EvaluationFilter {
     pub evaluator: Option<EvaluatorType>,
     /// The status word.
     pub status: Option<Status>,
-    /// The model recorded in the verdict's evidence (judges, similarity).
+    /// The model recorded in the verdict's evidence (judges, similarity):
+    /// `provider:name@URL` exactly, or `provider:name` for that model at any URL.
     pub model: Option<String>,
     /// At or after this time (RFC 3339 UTC, the store's fixed-width form).
     pub since: Option<String>,
     /// Before this time (same form).
     pub until: Option<String>,
+}
+
+impl EvaluationFilter {
+    /// Whether `evaluation` carries the filter's tag exactly (SQL matched it
+    /// as a substring of the JSON array); true without a tag.
+    fn has_tag_of(&self, evaluation: &Evaluation) -> bool {
+        self.tag
+            .as_ref()
+            .is_none_or(|tag| evaluation.tags.contains(tag))
+    }
 }
 
 /// One stored evaluation.
@@ -98,6 +110,8 @@ pub struct EvaluationPage {
     pub evaluations: Vec<Evaluation>,
     /// Rows read: `page.limit` unless the listing ended.
     pub scanned: u64,
+    /// Whether rows remain after these: the next page is not empty.
+    pub more: bool,
 }
 
 /// A page of a listing: skip `offset` rows, return at most `limit`.
@@ -134,26 +148,54 @@ impl Store {
         for param in &params {
             query = query.bind(param.as_str());
         }
-        let rows = query
-            .bind(count(page.limit, "limit")?)
+        // One row past the page tells whether another page follows.
+        let mut rows = query
+            .bind(count(page.limit.saturating_add(1), "limit")?)
             .bind(count(page.offset, "offset")?)
             .fetch_all(&self.pool)
             .await?;
+        let more = rows.len() as u64 > page.limit;
+        rows.truncate(usize::try_from(page.limit).unwrap_or(usize::MAX));
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             let evaluation = Evaluation::from_row(row)?;
-            if filter
-                .tag
-                .as_ref()
-                .is_none_or(|tag| evaluation.tags.contains(tag))
-            {
+            if filter.has_tag_of(&evaluation) {
                 out.push(evaluation);
             }
         }
         Ok(EvaluationPage {
             evaluations: out,
             scanned: rows.len() as u64,
+            more,
         })
+    }
+
+    /// Every evaluation matching `filter`, in no set order, handed to `each`
+    /// as it is read, from at most `max` rows: an aggregation over many holds
+    /// one at a time. Returns the rows read (before the exact tag match).
+    pub async fn each_evaluation(
+        &self,
+        filter: &EvaluationFilter,
+        max: u64,
+        mut each: impl FnMut(Evaluation) + Send,
+    ) -> Result<u64, StoreError> {
+        let (sql, params) = select(self.engine, filter);
+        let sql = format!("{sql} LIMIT ${}", params.len() + 1);
+        // Built from constants only: every value is a bound parameter.
+        let mut query = sqlx::query(AssertSqlSafe(sql));
+        for param in &params {
+            query = query.bind(param.as_str());
+        }
+        let mut rows = query.bind(count(max, "limit")?).fetch(&self.pool);
+        let mut scanned = 0;
+        while let Some(row) = rows.try_next().await? {
+            scanned += 1;
+            let evaluation = Evaluation::from_row(&row)?;
+            if filter.has_tag_of(&evaluation) {
+                each(evaluation);
+            }
+        }
+        Ok(scanned)
     }
 
     /// One page of runs, most recently started first, of suite `suite` when given.
@@ -209,9 +251,19 @@ fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
     );
     let mut params: Vec<String> = Vec::new();
     let mut conditions: Vec<String> = Vec::new();
-    let mut add = |condition: &str, value: String| {
-        params.push(value);
-        conditions.push(condition.replace('?', &format!("${}", params.len())));
+    // `condition` with each `?` numbered, in turn, for one of `values`.
+    let mut add = |condition: &str, values: &[String]| {
+        let mut numbered = String::new();
+        let mut rest = condition;
+        for value in values {
+            let (head, tail) = rest.split_once('?').unwrap_or((rest, ""));
+            params.push(value.clone());
+            numbered.push_str(head);
+            numbered.push_str(&format!("${}", params.len()));
+            rest = tail;
+        }
+        numbered.push_str(rest);
+        conditions.push(numbered);
     };
     let equal = [
         ("suite", &filter.suite),
@@ -220,33 +272,44 @@ fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
         ("case_id", &filter.case_id),
         ("check_name", &filter.check),
         ("kind", &filter.kind),
-        ("model", &filter.model),
     ];
     for (column, value) in equal {
         if let Some(value) = value {
-            add(&format!("{column} = ?"), value.clone());
+            add(&format!("{column} = ?"), std::slice::from_ref(value));
+        }
+    }
+    if let Some(model) = &filter.model {
+        if model.contains('@') {
+            add("model = ?", std::slice::from_ref(model));
+        } else {
+            // `provider:name` also matches `provider:name@URL`; substr, not
+            // LIKE: case-sensitive on both engines.
+            let with_url = format!("{model}@");
+            add(
+                "(model = ? OR substr(model, 1, length(?)) = ?)",
+                &[model.clone(), with_url.clone(), with_url],
+            );
         }
     }
     if let Some(evaluator) = filter.evaluator {
-        add("evaluator = ?", evaluator.as_str().to_owned());
+        add("evaluator = ?", &[evaluator.as_str().to_owned()]);
     }
     if let Some(status) = filter.status {
-        add("status = ?", status.as_str().to_owned());
+        add("status = ?", &[status.as_str().to_owned()]);
     }
     if let Some(since) = &filter.since {
-        add("at >= ?", since.clone());
+        add("at >= ?", std::slice::from_ref(since));
     }
     if let Some(until) = &filter.until {
-        add("at < ?", until.clone());
+        add("at < ?", std::slice::from_ref(until));
     }
     if let Some(tag) = &filter.tag {
-        // The tag as it appears in the JSON array, LIKE wildcards escaped.
+        // The tag as it appears in the JSON array.
         let json = serde_json::Value::String(tag.clone()).to_string();
-        let escaped = json
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        add("tags_json LIKE ? ESCAPE '\\'", format!("%{escaped}%"));
+        add(
+            "tags_json LIKE ? ESCAPE '\\'",
+            &[format!("%{}%", like_escaped(&json))],
+        );
     }
     let mut sql = format!("SELECT {COLUMNS}, labeller_key FROM ({union}) q");
     if !conditions.is_empty() {
@@ -254,6 +317,13 @@ fn select(engine: Engine, filter: &EvaluationFilter) -> (String, Vec<String>) {
         sql.push_str(&conditions.join(" AND "));
     }
     (sql, params)
+}
+
+/// `text` with the `LIKE` wildcards (and the escape character `\`) escaped.
+fn like_escaped(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
 }
 
 impl Evaluation {

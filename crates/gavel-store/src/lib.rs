@@ -72,6 +72,7 @@ pub use lifecycle::CaseChange;
 pub use open::{DEFAULT_URL, Engine};
 pub use pages::{ExecutionPages, PAGE_SIZE};
 pub use queue::{Claim, QueueProgress};
+pub use read::MIN_RUN_PREFIX;
 pub use sign_in::{SignInFailures, SignInSubject};
 pub use users::{ApiToken, Role, User, check_user_name};
 pub use write::SnapshotCase;

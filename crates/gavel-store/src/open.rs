@@ -173,6 +173,32 @@ async fn sqlite_pragmas(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
+/// Applies the migrations not applied yet, one process at a time.
+///
+/// PostgreSQL: sqlx's migrator takes an advisory lock itself. SQLite: its
+/// migrator takes no lock, so processes opening a new file at once would each
+/// see no migration applied and all but one would fail (`table runs already
+/// exists`). The check and the migrations run here inside one `BEGIN
+/// IMMEDIATE` transaction: it takes the write lock first (waiting up to the
+/// busy timeout), so a second process reads the list of applied migrations
+/// only after the first has committed them. Each migration is a savepoint
+/// within it.
+async fn migrate(pool: &AnyPool, engine: Engine) -> Result<(), sqlx::migrate::MigrateError> {
+    match engine {
+        Engine::Postgres => MIGRATOR.run(pool).await,
+        Engine::Sqlite => {
+            let mut conn = pool.acquire().await?;
+            let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+            // What `Migrator::run` calls, on the transaction's connection:
+            // through `Acquire` on a transaction, `Store::open`'s future would be
+            // `Send` only for some lifetimes (the workaround sqlx documents).
+            MIGRATOR.run_direct(None, &mut *tx, false).await?;
+            tx.commit().await?;
+            Ok(())
+        }
+    }
+}
+
 /// Percent-encodes every byte of a path except unreserved characters and `/`, so
 /// that the driver's URL parsing gives the path back exactly (`?`, `#`, `%`, spaces).
 fn percent_encode_path(path: &Path) -> String {
@@ -198,7 +224,8 @@ impl Store {
     /// needed; PATH is taken as written, not percent-decoded), `sqlite::memory:`
     /// (one connection, gone when the store is dropped), `postgres://…`, or a plain
     /// path, taken as a SQLite file. Migrations run on every open; those already
-    /// applied are skipped. SQLite files use WAL, a busy timeout and foreign keys.
+    /// applied are skipped, and processes opening one new store at once apply
+    /// them once (one waits for the other's lock). SQLite files use WAL, a busy timeout and foreign keys.
     ///
     /// Errors name the URL with any password masked; the password is registered
     /// as a secret ([`gavel_core::secrets::register_url`]).
@@ -238,8 +265,7 @@ impl Store {
                 .await
                 .map_err(open_error)?;
         }
-        MIGRATOR
-            .run(&pool)
+        migrate(&pool, location.engine())
             .await
             .map_err(|source| StoreError::Migrate {
                 url: masked.clone(),
@@ -317,6 +343,35 @@ mod tests {
         };
         assert_eq!(connect_url, "sqlite:///tmp/x.db?mode=ro");
         assert!(!create);
+    }
+
+    /// Independent stores (each its own runtime, pool and connections, as in
+    /// separate processes) opening one new file at once all migrate it.
+    #[test]
+    fn stores_opened_at_once_on_a_new_file_all_migrate() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("new.db").display());
+        let start = Arc::new(std::sync::Barrier::new(10));
+        let openers: Vec<_> = (0..10)
+            .map(|_| {
+                let (url, start) = (url.clone(), Arc::clone(&start));
+                std::thread::spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    start.wait();
+                    runtime.block_on(async {
+                        let store = Store::open(&url).await.map_err(|e| format!("{e:?}"))?;
+                        store.close().await;
+                        Ok::<(), String>(())
+                    })
+                })
+            })
+            .collect();
+        for opener in openers {
+            opener.join().unwrap().unwrap();
+        }
     }
 
     #[tokio::test]

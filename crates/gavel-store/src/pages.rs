@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use gavel_core::Execution;
 use sqlx::AssertSqlSafe;
 
-use crate::cases::Cursor;
+use crate::cases::{Cursor, FIRST_OF_ID};
 use crate::read::{
     Assembly, Ordered, execution_head, in_case_order, tool_call_head, turn_head, verdict_head,
 };
@@ -17,12 +17,20 @@ use crate::{Store, StoreError};
 /// both engines' limit on bound parameters.
 pub const PAGE_SIZE: usize = 256;
 
-/// What a run's executions are ordered by, read before any of them: those
-/// recorded by the time the pages were opened (`seq` up to `$2`).
-const SELECT_KEYS: &str = "SELECT e.id, e.seq, e.case_id, e.target, e.repeat_index \
-     FROM executions e WHERE e.run_id = $1 AND e.seq <= $2";
+/// What the executions of a page of the snapshot's cases (those with `seq`
+/// from `$2` to `$3`; [`FIRST_OF_ID`] follows) are ordered by: the page's
+/// cases, found by their key, joined to their executions through the
+/// `UNIQUE (run_id, case_id, target, repeat_index)` index, on both engines
+/// whatever their statistics. Not `e.case_id IN (…)` with a bound on `e.seq`:
+/// planners then walk the `(run_id, seq)` index, the whole run for every page.
+/// Executions recorded after the pages were opened are dropped as read.
+const SELECT_CASE_KEYS: &str = "SELECT e.id, e.seq, e.case_id, e.target, e.repeat_index \
+     FROM run_cases r JOIN executions e ON e.run_id = r.run_id AND e.case_id = r.case_id \
+     WHERE r.run_id = $1 AND r.seq >= $2 AND r.seq <= $3";
 
-/// [`SELECT_KEYS`] of the executions whose case is not in the snapshot.
+/// What the executions whose case is not in the snapshot are ordered by: those
+/// recorded by the time the pages were opened (`seq` up to `$2`). One walk of
+/// the run, after the last page of cases.
 const SELECT_UNSAVED_KEYS: &str = "SELECT e.id, e.seq, e.case_id, e.target, e.repeat_index \
      FROM executions e WHERE e.run_id = $1 AND e.seq <= $2 AND NOT EXISTS \
      (SELECT 1 FROM run_cases c WHERE c.run_id = e.run_id AND c.case_id = e.case_id)";
@@ -131,17 +139,18 @@ impl ExecutionPages {
             .await?;
         let (keys, case_seq): (Vec<KeyRow>, HashMap<String, i64>) = match cases {
             Some(cases) => {
-                let sql = format!(
-                    "{SELECT_KEYS} AND e.case_id IN ({})",
-                    placeholders(3, cases.len())
-                );
-                let mut query = sqlx::query_as(AssertSqlSafe(sql))
+                // A page of cases is never empty.
+                let (Some(&(first, _)), Some(&(last, _))) = (cases.first(), cases.last()) else {
+                    return Ok(true);
+                };
+                let sql = format!("{SELECT_CASE_KEYS}{FIRST_OF_ID}");
+                let mut keys: Vec<KeyRow> = sqlx::query_as(AssertSqlSafe(sql))
                     .bind(self.run_id.as_str())
-                    .bind(through);
-                for (_, case_id) in &cases {
-                    query = query.bind(case_id.as_str());
-                }
-                let keys = query.fetch_all(pool).await?;
+                    .bind(first)
+                    .bind(last)
+                    .fetch_all(pool)
+                    .await?;
+                keys.retain(|key| key.seq <= through);
                 (keys, cases.into_iter().map(|(seq, id)| (id, seq)).collect())
             }
             None if !self.unsaved => {

@@ -11,8 +11,9 @@ use crate::rows::{
 };
 use crate::{Engine, Store, StoreError};
 
-/// Shorter ids are not looked up as prefixes: they would match too much.
-const MIN_PREFIX_CHARS: usize = 6;
+/// The fewest characters of a run id looked up as a prefix: shorter ones
+/// would match too much.
+pub const MIN_RUN_PREFIX: usize = 6;
 
 const SELECT_RUN: &str = concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1");
 
@@ -75,8 +76,9 @@ const SELECT_CASE_ORDER: &str =
     "SELECT case_id, MIN(seq) AS first_seq FROM run_cases WHERE run_id = $1 GROUP BY case_id";
 
 impl Store {
-    /// The run with this id, or with this unique id prefix of at least 6 characters
-    /// (what people type). An ambiguous prefix is [`StoreError::Ambiguous`].
+    /// The run with this id, or with this unique id prefix of at least
+    /// [`MIN_RUN_PREFIX`] characters (what people type). An ambiguous prefix
+    /// is [`StoreError::Ambiguous`].
     pub async fn run(&self, run_id: &str) -> Result<RunRecord, StoreError> {
         let exact: Option<RunRow> = sqlx::query_as(SELECT_RUN)
             .bind(run_id)
@@ -86,7 +88,7 @@ impl Store {
             return row.into_record();
         }
         let not_found = || StoreError::NotFound(format!("run `{run_id}`"));
-        if run_id.chars().count() < MIN_PREFIX_CHARS {
+        if run_id.chars().count() < MIN_RUN_PREFIX {
             return Err(not_found());
         }
         // substr, not LIKE: no wildcard escaping, and case-sensitive on both engines.

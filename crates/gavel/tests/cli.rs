@@ -525,3 +525,31 @@ fn a_second_process_cannot_drive_a_run_that_is_running() {
         text(&second.stderr)
     );
 }
+
+/// Ten processes opening one new SQLite store at once all migrate it (one
+/// applies the migrations; the others wait for its lock and find them
+/// applied) instead of failing on `table runs already exists`.
+#[test]
+fn processes_opening_a_new_store_at_once_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("new.db").display());
+    let children: Vec<_> = (0..10)
+        .map(|_| {
+            support::gavel_command(dir.path())
+                .args(["users", "list", "--db", &db])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{:?}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
