@@ -1,15 +1,17 @@
 //! `gavel run`: the session runs; this maps flags in and results out.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use gavel_session::progress::Progress;
 use gavel_otel::OtelSink;
+use gavel_session::progress::Progress;
 use gavel_session::{PreparedRun, RunConfig, Sinks};
 
+use gavel::load::SuiteSource;
 use gavel::report::Outputs;
 
-use super::{EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, StoreLocation};
+use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, StoreLocation};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -37,6 +39,19 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let paths: Vec<PathBuf> = args
+        .config
+        .sources
+        .suites
+        .iter()
+        .filter_map(|source| match source {
+            SuiteSource::Path(path) => Some(path.clone()),
+            SuiteSource::Text { .. } => None,
+        })
+        .collect();
+    if super::promptfoo::refuse_run(&paths) {
+        return Ok(EXIT_BAD_INPUT);
+    }
     let store = args.store.open().await?;
     let code = run_in(&store, args).await;
     store.close().await;
@@ -84,7 +99,10 @@ async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8
         Ok(f) => f,
         Err(e) => {
             let code = super::session_error(&e);
-            return Ok(super::export_otel::export_failed(export_failed.as_ref(), code));
+            return Ok(super::export_otel::export_failed(
+                export_failed.as_ref(),
+                code,
+            ));
         }
     };
     progress.finish();
