@@ -37,12 +37,20 @@ fn is_default(j: &&JudgeSettings) -> bool {
     **j == JudgeSettings::default()
 }
 
+/// promptfoo's gate, which a suite file cannot state: the run's flag keeps it.
+const GATE: &str = "\
+# Gate: promptfoo fails the job when any test fails; gavel fails it when the
+# pass rate is under --min-pass-rate (80% unless given). Keep promptfoo's gate:
+# gavel run SUITE --min-pass-rate 100
+";
+
 /// Writes the suite and lists its unmapped items (each once).
 pub(crate) fn emit(doc: Doc) -> Result<Conversion, ImportError> {
     let mut out = format!(
         "# Converted from promptfoo by `gavel import promptfoo` ({}).\n",
         doc.sources.join(", ")
     );
+    out.push_str(GATE);
     if doc
         .header
         .iter()

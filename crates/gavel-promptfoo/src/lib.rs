@@ -9,6 +9,7 @@
 
 mod asserts;
 mod cases;
+mod detect;
 mod emit;
 mod files;
 mod merge;
@@ -21,6 +22,7 @@ mod testfiles;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use detect::{is_promptfoo_file, looks_like_promptfoo};
 use node::Node;
 
 /// A conversion's result: the suite as YAML text and what could not be mapped.
@@ -159,55 +161,4 @@ pub fn convert_str(text: &str, path: &Path) -> Result<Conversion, ImportError> {
 
 fn base_dir(path: &Path) -> PathBuf {
     path.parent().map(Path::to_path_buf).unwrap_or_default()
-}
-
-/// Whether the file at `path` reads as a promptfoo config (see
-/// [`looks_like_promptfoo`]); a file that cannot be read as text (a directory,
-/// a device, too large) does not.
-pub fn is_promptfoo_file(path: &Path) -> bool {
-    gavel_core::bounds::read_text(path).is_ok_and(|text| looks_like_promptfoo(&text))
-}
-
-/// Top-level keys only promptfoo configs have.
-const PROMPTFOO_KEYS: &[&str] = &["prompts", "providers", "defaultTest", "tests"];
-
-/// True when `text` looks like a promptfoo config: a mapping with a top-level
-/// `prompts`, `providers`, `defaultTest` or `tests` key and no gavel `cases`.
-pub fn looks_like_promptfoo(text: &str) -> bool {
-    match serde_saphyr::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(map)) => {
-            !map.contains_key("cases") && PROMPTFOO_KEYS.iter().any(|k| map.contains_key(*k))
-        }
-        Ok(_) => false,
-        // Unparseable: look for the keys at the start of a line.
-        Err(_) => {
-            let has = |key: &str| {
-                text.lines().any(|line| {
-                    let line = line.trim_start_matches('"');
-                    line.strip_prefix(key).is_some_and(|rest| {
-                        rest.trim_start_matches('"').trim_start().starts_with(':')
-                    })
-                })
-            };
-            !has("cases") && PROMPTFOO_KEYS.iter().any(|k| has(k))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::looks_like_promptfoo;
-
-    #[test]
-    fn promptfoo_configs_are_told_from_gavel_suites() {
-        assert!(looks_like_promptfoo(
-            "prompts: [hi]\nproviders: [openai:gpt-5-mini]\n"
-        ));
-        assert!(looks_like_promptfoo("defaultTest:\n  assert: []\n"));
-        assert!(looks_like_promptfoo("{\"providers\": [\"echo\"]}"));
-        assert!(looks_like_promptfoo("prompts:\n  - [unclosed\n"));
-        assert!(!looks_like_promptfoo("cases:\n  - input: hi\n"));
-        assert!(!looks_like_promptfoo("- prompt: hi\n"));
-        assert!(!looks_like_promptfoo("name: x\nprompt: hi\n"));
-    }
 }

@@ -5,8 +5,8 @@
 //! (calls × latency / concurrency), their ratio, CPU ms per case and peak RSS.
 //!
 //! ```sh
-//! cargo build --release -p gavel -p mock-openai
-//! cargo bench -p gavel --bench judged [-- CASES [LATENCY_MS,…] [JOBS,…]]
+//! cargo build --release -p gavel-eval -p mock-openai
+//! cargo bench -p gavel-eval --bench judged [-- CASES [LATENCY_MS,…] [JOBS,…]]
 //! ```
 
 mod support;

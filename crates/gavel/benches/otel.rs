@@ -6,8 +6,8 @@
 //! case of each run, the means and the difference per case.
 //!
 //! ```sh
-//! cargo build --release -p gavel -p mock-openai
-//! cargo bench -p gavel --bench otel [-- CASES [PAIRS]]
+//! cargo build --release -p gavel-eval -p mock-openai
+//! cargo bench -p gavel-eval --bench otel [-- CASES [PAIRS]]
 //! ```
 
 // The OpenTelemetry tests' receiver (test code: it may unwrap).

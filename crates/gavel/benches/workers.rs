@@ -6,9 +6,9 @@
 //! the per-run overhead (wall − ideal).
 //!
 //! ```sh
-//! cargo build --release -p gavel -p mock-openai
+//! cargo build --release -p gavel-eval -p mock-openai
 //! GAVEL_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
-//!   cargo bench -p gavel --bench workers [-- CASES [WORKERS,…]]
+//!   cargo bench -p gavel-eval --bench workers [-- CASES [WORKERS,…]]
 //! ```
 
 // The judged bench's helpers; this bench uses the binaries and the mock only.

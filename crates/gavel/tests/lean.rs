@@ -1,4 +1,4 @@
-//! `gavel = { default-features = false }` is the engine alone: the dependency
+//! `gavel-eval` with `default-features = false` is the engine alone: the dependency
 //! graph has no web UI, MCP server, OpenTelemetry exporter, command line or
 //! llama.cpp in it (read with `cargo tree`, nothing is built).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -14,7 +14,7 @@ fn tree(features: &[&str]) -> String {
             "tree",
             "--offline",
             "-p",
-            "gavel",
+            "gavel-eval",
             "-e",
             "normal",
             "--prefix",

@@ -162,3 +162,97 @@ fn a_promptfoo_config_is_imported_validated_and_run() {
         "three agent answers, one judgement, G-Eval's steps and score, factuality"
     );
 }
+
+#[test]
+fn run_on_a_promptfoo_config_names_the_import_command() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("promptfooconfig.yaml"),
+        config("http://127.0.0.1:9"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("evals")).unwrap();
+    std::fs::write(dir.path().join("evals/checks.yaml"), "tests: []\n").unwrap();
+    std::fs::write(
+        dir.path().join("evals/promptfooconfig.json"),
+        "{\"prompts\": [\"hi\"]}",
+    )
+    .unwrap();
+
+    let out = gavel(dir.path(), &["run", "promptfooconfig.yaml"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: promptfooconfig.yaml is a promptfoo config, not a gavel suite: convert it with `gavel import promptfoo promptfooconfig.yaml -o suite.yaml`, then `gavel run suite.yaml`"),
+        "{err}"
+    );
+    // Refused before anything runs or a store is made.
+    assert!(!dir.path().join(".gavel").exists());
+
+    // A file of promptfoo's shape given by any name, and a directory's promptfooconfig.*.
+    let out = gavel(dir.path(), &["run", "evals/checks.yaml", "evals"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for config in ["evals/checks.yaml", "evals/promptfooconfig.json"] {
+        assert!(
+            err.contains(&format!("`gavel import promptfoo {config} -o suite.yaml`")),
+            "{config}: {err}"
+        );
+    }
+}
+
+#[test]
+fn an_imported_suite_states_promptfoos_gate() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    // Four tests pass and one fails: 80%, gavel's default gate, but a failed
+    // test fails a promptfoo job.
+    let mut tests = String::new();
+    for (i, expected) in ["You said", "You said", "You said", "You said", "nope"]
+        .iter()
+        .enumerate()
+    {
+        tests.push_str(&format!(
+            "  - description: t{i}\n    assert:\n      - type: contains\n        value: {expected}\n"
+        ));
+    }
+    let config = format!(
+        "prompts: [\"Hello\"]\nproviders:\n  - id: openai:chat:agent\n    config:\n      apiBaseUrl: {}/v1\ntests:\n{tests}",
+        mock.url
+    );
+    std::fs::write(dir.path().join("promptfooconfig.yaml"), config).unwrap();
+
+    let out = gavel(
+        dir.path(),
+        &[
+            "import",
+            "promptfoo",
+            "promptfooconfig.yaml",
+            "-o",
+            "suite.yaml",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("keep that gate with `gavel run suite.yaml --min-pass-rate 100`"),
+        "{err}"
+    );
+    let suite = std::fs::read_to_string(dir.path().join("suite.yaml")).unwrap();
+    assert!(
+        suite.contains("# Gate: promptfoo fails the job when any test fails")
+            && suite.contains("# gavel run SUITE --min-pass-rate 100\n"),
+        "{suite}"
+    );
+
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "suite.yaml", "--db", &db, "--quiet"];
+        args.extend_from_slice(extra);
+        gavel(dir.path(), &args)
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = run(&["--min-pass-rate", "100"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+}

@@ -17,7 +17,7 @@ pub(crate) fn release_bin(name: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(name));
     if !bin.exists() {
         panic!(
-            "{} is missing: run `cargo build --release -p gavel -p mock-openai` first",
+            "{} is missing: run `cargo build --release -p gavel-eval -p mock-openai` first",
             bin.display()
         );
     }

@@ -1,5 +1,5 @@
 //! `gavel import promptfoo CONFIG… [-o suite.yaml]`: a promptfoo config converted
-//! to a gavel suite file; and the hint `gavel validate` gives for promptfoo files.
+//! to a gavel suite file; and what `gavel validate` and `gavel run` say of promptfoo files.
 
 use std::path::PathBuf;
 
@@ -38,6 +38,10 @@ pub(crate) fn import(from: ImportFrom) -> anyhow::Result<u8> {
         eprintln!("warning: {item}");
     }
     eprintln!("{conversion}");
+    eprintln!(
+        "note: promptfoo fails the job on any failed test; keep that gate with `gavel run {} --min-pass-rate 100` (gavel's default is 80%)",
+        shown.display()
+    );
     Ok(EXIT_OK)
 }
 
@@ -52,4 +56,32 @@ pub(crate) fn hint(paths: &[PathBuf]) {
             "note: {shown} looks like a promptfoo config: convert it with `gavel import promptfoo {shown} -o suite.yaml`"
         );
     }
+}
+
+/// `gavel run` on promptfoo configs (given, or named `promptfooconfig.*` in a
+/// directory given): an error for each naming the import command; true when
+/// there was one.
+pub(crate) fn refuse_run(paths: &[PathBuf]) -> bool {
+    let configs: Vec<PathBuf> = paths
+        .iter()
+        .flat_map(|path| match std::fs::read_dir(path) {
+            Ok(entries) => entries
+                .filter_map(|entry| Some(entry.ok()?.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("promptfooconfig."))
+                })
+                .collect(),
+            Err(_) => vec![path.clone()],
+        })
+        .filter(|p| gavel_promptfoo::is_promptfoo_file(p))
+        .collect();
+    for config in &configs {
+        let shown = config.display();
+        eprintln!(
+            "error: {shown} is a promptfoo config, not a gavel suite: convert it with `gavel import promptfoo {shown} -o suite.yaml`, then `gavel run suite.yaml`"
+        );
+    }
+    !configs.is_empty()
 }

@@ -1,5 +1,6 @@
 //! `gavel run`: the session runs; this maps flags in and results out.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
@@ -7,9 +8,10 @@ use gavel_otel::OtelSink;
 use gavel_session::progress::Progress;
 use gavel_session::{PreparedRun, RunConfig, Sinks};
 
+use gavel::load::SuiteSource;
 use gavel::report::Outputs;
 
-use super::{EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, StoreLocation};
+use super::{EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, StoreLocation};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -37,6 +39,19 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let paths: Vec<PathBuf> = args
+        .config
+        .sources
+        .suites
+        .iter()
+        .filter_map(|source| match source {
+            SuiteSource::Path(path) => Some(path.clone()),
+            SuiteSource::Text { .. } => None,
+        })
+        .collect();
+    if super::promptfoo::refuse_run(&paths) {
+        return Ok(EXIT_BAD_INPUT);
+    }
     let store = args.store.open().await?;
     let code = run_in(&store, args).await;
     store.close().await;
