@@ -293,6 +293,8 @@ pub struct Suite {
     pub cases: Vec<Case>,
     /// Judge and model settings.
     pub judge: JudgeSettings,
+    /// The suite's own gate (`gate:`; the first file that sets a field decides).
+    pub gate: crate::gate::GateSettings,
     /// Non-fatal findings (e.g. cases with no target).
     pub warnings: Vec<String>,
     /// OpenTelemetry export of its runs, when a file turns it on (the first

@@ -20,6 +20,7 @@ pub mod check;
 pub mod check_kind;
 pub mod error;
 pub mod evidence;
+pub mod gate;
 pub mod judge;
 pub mod load;
 pub mod metric;

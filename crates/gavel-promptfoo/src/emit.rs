@@ -37,11 +37,12 @@ fn is_default(j: &&JudgeSettings) -> bool {
     **j == JudgeSettings::default()
 }
 
-/// promptfoo's gate, which a suite file cannot state: the run's flag keeps it.
+/// promptfoo's gate, stated in the suite: any failed test fails the job.
 const GATE: &str = "\
-# Gate: promptfoo fails the job when any test fails; gavel fails it when the
-# pass rate is under --min-pass-rate (80% unless given). Keep promptfoo's gate:
-# gavel run SUITE --min-pass-rate 100
+# promptfoo fails the job when any test fails; gavel's default gate is an 80%
+# pass rate. This suite keeps promptfoo's (`--min-pass-rate` overrides it).
+gate:
+  min_pass_rate: 100%
 ";
 
 /// Writes the suite and lists its unmapped items (each once).

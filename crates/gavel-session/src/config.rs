@@ -121,9 +121,10 @@ fn parse_judge(s: &str) -> Result<ModelId, String> {
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct GateConfig {
-    /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8.
-    #[cfg_attr(feature = "cli", arg(long, default_value = "80", value_parser = gavel_core::bounds::parse_rate))]
-    pub min_pass_rate: f64,
+    /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8
+    /// (default: the suite's `gate.min_pass_rate`, else 80).
+    #[cfg_attr(feature = "cli", arg(long, value_parser = gavel_core::bounds::parse_rate))]
+    pub min_pass_rate: Option<f64>,
     /// Gate only on cases with this tag (repeatable: any of them), e.g. `smoke`;
     /// the others (e.g. `eval`) are reported but do not gate.
     #[cfg_attr(
@@ -138,10 +139,23 @@ pub struct GateConfig {
     pub require_judges: bool,
 }
 
+impl GateConfig {
+    /// The minimum pass rate when neither the command line nor the suite sets one.
+    pub const DEFAULT_MIN_PASS_RATE: f64 = 80.0;
+
+    /// The minimum pass rate a run of `suite` gates at: the flag's, else the
+    /// suite's `gate.min_pass_rate`, else 80%.
+    pub fn min_pass_rate_for(&self, suite: &gavel_core::Suite) -> f64 {
+        self.min_pass_rate
+            .or(suite.gate.min_pass_rate)
+            .unwrap_or(Self::DEFAULT_MIN_PASS_RATE)
+    }
+}
+
 impl Default for GateConfig {
     fn default() -> GateConfig {
         GateConfig {
-            min_pass_rate: 80.0,
+            min_pass_rate: None,
             tags: Vec::new(),
             require_judges: false,
         }
@@ -310,7 +324,7 @@ impl StoredConfig {
             config.timeout = Duration::from_secs_f64(timeout);
         }
         config.gate = GateConfig {
-            min_pass_rate: self.min_pass_rate.unwrap_or(config.gate.min_pass_rate),
+            min_pass_rate: self.min_pass_rate.or(config.gate.min_pass_rate),
             tags: self.gate_tags.clone(),
             require_judges: self.require_judges || config.gate.require_judges,
         };
@@ -478,7 +492,7 @@ mod tests {
         config.models.max_cost = Some(0.25);
         config.models.cache_only = true;
         stored.apply(&mut config);
-        assert_eq!(config.gate.min_pass_rate, 90.0);
+        assert_eq!(config.gate.min_pass_rate, Some(90.0));
         assert_eq!(config.gate.tags, ["smoke"]);
         assert_eq!(config.models.cache(), CacheMode::Off);
         assert_eq!(config.models.max_cost, Some(0.25));

@@ -233,7 +233,7 @@ pub(crate) fn new_run(
         selection: config.selection.clone(),
         jobs: config.jobs,
         timeout_s: Some(config.timeout.as_secs_f64()),
-        min_pass_rate: Some(config.gate.min_pass_rate),
+        min_pass_rate: Some(config.gate.min_pass_rate_for(suite)),
         require_judges: config.gate.require_judges || suite.judge.required,
         judge: judge.map(gavel_store::mask_url),
         gate_tags: config.gate.tags.clone(),

@@ -32,7 +32,7 @@ pub async fn build(
     let min_pass_rate = regate
         .min_pass_rate
         .or_else(|| given.and_then(|s| s.min_pass_rate))
-        .unwrap_or(GateConfig::default().min_pass_rate);
+        .unwrap_or(GateConfig::DEFAULT_MIN_PASS_RATE);
     let tags = match &regate.tags {
         tags if !tags.is_empty() => tags.clone(),
         _ => given.map(|s| s.gate_tags.clone()).unwrap_or_default(),

@@ -185,7 +185,7 @@ async fn the_gate_tags_and_minimum_given_to_a_run_are_its_gate_at_every_door() {
     let cases = "  - {id: a, tags: [smoke], input: hi, checks: [{type: contains, value: ok}]}\n  - {id: b, input: hi, checks: [{type: contains, value: nope}]}\n";
     let mut config = config(suite("tagged", "", cases));
     config.gate.tags = vec!["smoke".into()];
-    config.gate.min_pass_rate = 100.0;
+    config.gate.min_pass_rate = Some(100.0);
     let prepared = PreparedRun::new(store.clone(), config).await.unwrap();
     let finished = prepared
         .execute(&Sinks::new(), &CancellationToken::new())

@@ -235,13 +235,13 @@ fn an_imported_suite_states_promptfoos_gate() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("keep that gate with `gavel run suite.yaml --min-pass-rate 100`"),
+        err.contains("suite.yaml gates at a 100% pass rate"),
         "{err}"
     );
     let suite = std::fs::read_to_string(dir.path().join("suite.yaml")).unwrap();
     assert!(
-        suite.contains("# Gate: promptfoo fails the job when any test fails")
-            && suite.contains("# gavel run SUITE --min-pass-rate 100\n"),
+        suite.contains("promptfoo fails the job when any test fails")
+            && suite.contains("gate:\n  min_pass_rate: 100%\n"),
         "{suite}"
     );
 
@@ -251,8 +251,12 @@ fn an_imported_suite_states_promptfoos_gate() {
         args.extend_from_slice(extra);
         gavel(dir.path(), &args)
     };
+    // 4 of 5 pass: the suite's own gate fails the run, as promptfoo would;
+    // the flag still wins when given, and `gavel report` keeps the run's gate.
     let out = run(&[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    let out = run(&["--min-pass-rate", "100"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let report = gavel(dir.path(), &["report", "latest", "--db", &db]);
+    assert_eq!(report.status.code(), Some(1), "{}", text(&report.stdout));
+    let out = run(&["--min-pass-rate", "80"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }

@@ -360,7 +360,7 @@ fn parse_file<'a>(text: &str, path: &Path, again: Text<'a>) -> Result<FileParts<
     })
 }
 
-/// The suite's settings merged from every file: name, files, targets, judge, otel.
+/// The suite's settings merged from every file: name, files, targets, judge, gate, otel.
 fn settings(files: &[FileParts<'_>], errors: &mut Vec<LoadError>) -> Suite {
     let mut suite = Suite {
         name: files
@@ -401,6 +401,9 @@ fn settings(files: &[FileParts<'_>], errors: &mut Vec<LoadError>) -> Suite {
             *path = f.dir.join(&*path).display().to_string();
         }
         suite.judge.fill_from(judge);
+    }
+    for f in files {
+        suite.gate.fill_from(&f.header.gate);
     }
     suite.otel = files
         .iter()

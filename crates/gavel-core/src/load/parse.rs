@@ -65,6 +65,9 @@ pub(crate) struct SuiteFile {
     /// Export runs of this suite to OpenTelemetry (`true`, or settings).
     #[serde(default)]
     otel: Option<crate::otel::OtelSetting>,
+    /// The suite's gate: the minimum pass rate its runs must reach.
+    #[serde(default)]
+    gate: crate::gate::GateSettings,
 }
 
 /// The keys of a suite file that hold cases, read by [`cases`].
@@ -92,6 +95,7 @@ pub(crate) struct Header {
     pub(crate) judge: JudgeSettings,
     pub(crate) datasets: Vec<DatasetSpec>,
     pub(crate) otel: Option<crate::otel::OtelSetting>,
+    pub(crate) gate: crate::gate::GateSettings,
 }
 
 impl From<SuiteFile> for Header {
@@ -107,6 +111,7 @@ impl From<SuiteFile> for Header {
             judge: f.judge,
             datasets: f.datasets,
             otel: f.otel,
+            gate: f.gate,
         }
     }
 }
@@ -121,6 +126,7 @@ pub(crate) const SUITE_KEYS: &[&str] = &[
     "defaults",
     "datasets",
     "otel",
+    "gate",
 ];
 
 /// The first pass over a YAML or JSON text: its shape and header, with every

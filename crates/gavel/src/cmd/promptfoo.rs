@@ -39,7 +39,7 @@ pub(crate) fn import(from: ImportFrom) -> anyhow::Result<u8> {
     }
     eprintln!("{conversion}");
     eprintln!(
-        "note: promptfoo fails the job on any failed test; keep that gate with `gavel run {} --min-pass-rate 100` (gavel's default is 80%)",
+        "note: {} gates at a 100% pass rate (`gate.min_pass_rate`), as promptfoo fails the job on any failed test",
         shown.display()
     );
     Ok(EXIT_OK)
