@@ -118,7 +118,7 @@ fn parse_judge(s: &str) -> Result<ModelId, String> {
 }
 
 /// The gate a run's report applies.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct GateConfig {
     /// Gate: minimum pass rate over decided cases, as 80, 80% or 0.8
@@ -149,16 +149,6 @@ impl GateConfig {
         self.min_pass_rate
             .or(suite.gate.min_pass_rate)
             .unwrap_or(Self::DEFAULT_MIN_PASS_RATE)
-    }
-}
-
-impl Default for GateConfig {
-    fn default() -> GateConfig {
-        GateConfig {
-            min_pass_rate: None,
-            tags: Vec::new(),
-            require_judges: false,
-        }
     }
 }
 
