@@ -294,6 +294,7 @@ pub struct Suite {
     /// Judge and model settings.
     pub judge: JudgeSettings,
     /// The suite's own gate (`gate:`; the first file that sets a field decides).
+    #[serde(default)]
     pub gate: crate::gate::GateSettings,
     /// Non-fatal findings (e.g. cases with no target).
     pub warnings: Vec<String>,
