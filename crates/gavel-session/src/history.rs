@@ -10,7 +10,8 @@ use gavel_store::{Store, StoreError};
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct RunPair {
-    /// The baseline run: an id, a unique prefix of one, or `previous` (the run before the latest).
+    /// The baseline run: an id, a unique prefix of one, or `previous` (the run
+    /// of the candidate's suite started before it).
     pub run_a: String,
     /// The candidate run: an id, a unique prefix, or `latest`.
     #[cfg_attr(feature = "cli", arg(default_value = "latest"))]
@@ -23,8 +24,16 @@ pub struct RunPair {
 impl RunPair {
     /// Finds both runs and compares them ([`compare`]).
     pub async fn compare(&self, store: &Store) -> Result<Comparison, StoreError> {
-        let a = store.find_run(&self.run_a).await?;
         let b = store.find_run(&self.run_b).await?;
+        let a = match self.run_a.as_str() {
+            "previous" => store.previous_of(&b).await?.ok_or_else(|| {
+                StoreError::NotFound(format!(
+                    "run `previous`: suite `{}` has no run before {}",
+                    b.suite, b.id
+                ))
+            })?,
+            reference => store.find_run(reference).await?,
+        };
         compare(store, &a, &b).await
     }
 }

@@ -130,6 +130,24 @@ impl Store {
         }
     }
 
+    /// The run of `run`'s suite started last before it, if any: the baseline
+    /// `gavel compare previous RUN` means, so that suites sharing a store are
+    /// each compared with their own.
+    pub async fn previous_of(&self, run: &RunRecord) -> Result<Option<RunRecord>, StoreError> {
+        let row: Option<RunRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE suite = $1 AND id <> $2 AND (started_at < $3 OR (started_at = $3 AND id < $2)) \
+             ORDER BY started_at DESC, id DESC LIMIT 1"
+        ))
+        .bind(run.suite.as_str())
+        .bind(run.id.as_str())
+        .bind(run.started_at.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(RunRow::into_record).transpose()
+    }
+
     /// The most recently started run, if any.
     pub async fn latest_run(&self) -> Result<Option<RunRecord>, StoreError> {
         Ok(self.runs(1).await?.pop())

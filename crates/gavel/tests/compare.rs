@@ -231,3 +231,60 @@ fn compare_finds_the_regressions_an_injected_bug_causes() {
         text(&out.stderr)
     );
 }
+
+/// Two suites share a store: `previous` is the run of the latest run's own
+/// suite before it, not whichever run came before.
+#[test]
+fn previous_is_the_run_of_the_same_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
+    let write = |name: &str, answer: &str| {
+        let path = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name: {name}\ntargets:\n  echo:\n    type: command\n    command: [sh, -c, 'while IFS= read -r line; do printf \"{{\\\"output\\\": \\\"{answer}\\\"}}\\n\"; done']\ncases:\n  - id: a\n    input: hi\n    checks: [{{type: contains, value: ok}}]\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let run = |path: &Path| {
+        let out = gavel(
+            dir.path(),
+            &["run", path.to_str().unwrap(), "--db", &db, "--quiet"],
+            None,
+        );
+        run_id(&out)
+    };
+    let first_x = run(&write("x", "ok"));
+    run(&write("y", "ok"));
+    let second_x = run(&write("x", "nope"));
+    let out = gavel(
+        dir.path(),
+        &[
+            "compare", "previous", "latest", "--db", &db, "-o", "cmp.json",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let cmp: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("cmp.json")).unwrap())
+            .unwrap();
+    assert_eq!(cmp["run_a"], first_x.as_str(), "{cmp:#}");
+    assert_eq!(cmp["run_b"], second_x.as_str());
+    assert_eq!(cmp["regressions"], 1);
+    // A suite's first run has nothing before it.
+    run(&write("z", "ok"));
+    let out = gavel(
+        dir.path(),
+        &["compare", "previous", "latest", "--db", &db],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("suite `z` has no run before"),
+        "{}",
+        text(&out.stderr)
+    );
+}
