@@ -202,6 +202,15 @@ async fn action_script_summarises_comments_once_and_passes_exit_codes() {
     std::fs::remove_file(dir.path().join("suite.yaml")).unwrap();
     let out = action(dir.path(), &server.uri(), "", None, gavel).await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    // It wrote no report, and its summary (appended, as GitHub's is) does not
+    // read run 2's files as its own.
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    let last = &summary[summary.rfind("gavel:").unwrap()..];
+    assert!(
+        last.starts_with("gavel: no report (exit code 2)"),
+        "{summary}"
+    );
+    assert!(!dir.path().join("gavel-report").join("report.json").exists());
     let out = action(dir.path(), &server.uri(), "", None, "/nonexistent/gavel").await;
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
 
