@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
 /// Top-level keys only promptfoo configs have.
 const PROMPTFOO_KEYS: &[&str] = &["prompts", "providers", "defaultTest", "tests"];
 
@@ -47,21 +45,54 @@ pub fn looks_like_promptfoo(text: &str) -> bool {
     })
 }
 
-/// The top-level keys of a YAML or JSON mapping; of a text that does not parse,
-/// the `key:` its lines start with (quotes trimmed). `None` for a document
-/// that is not a mapping.
+/// The top-level keys of a YAML or JSON mapping, read without building the
+/// document: `gavel run` asks this of every suite file it is given, so it
+/// must cost a small part of loading it. JSON: the object's keys, its values
+/// skipped; YAML (or JSON that does not parse): the `key:` that lines start
+/// with at column 0. `None` for a document that is a list.
 fn top_keys(text: &str) -> Option<Vec<String>> {
-    match serde_saphyr::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Some(map.into_iter().map(|(k, _)| k).collect()),
-        Ok(_) => None,
-        Err(_) => Some(
-            text.lines()
-                .filter_map(|line| {
-                    let (key, _) = line.trim_start_matches('"').split_once(':')?;
-                    Some(key.trim_end().trim_end_matches('"').to_owned())
-                })
-                .collect(),
-        ),
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    if body.starts_with('[') || (body.starts_with('-') && !body.starts_with("---")) {
+        return None;
+    }
+    if body.starts_with('{')
+        && let Ok(Keys(keys)) = serde_json::from_str::<Keys>(body)
+    {
+        return Some(keys);
+    }
+    Some(
+        text.lines()
+            .filter(|line| {
+                line.starts_with(|c: char| c.is_alphanumeric() || c == '"' || c == '\'' || c == '_')
+            })
+            .filter_map(|line| {
+                let (key, _) = line.split_once(':')?;
+                Some(key.trim_end().trim_matches(['"', '\'']).to_owned())
+            })
+            .collect(),
+    )
+}
+
+/// A JSON object's keys, its values skipped.
+struct Keys(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for Keys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Keys;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Keys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some((key, serde::de::IgnoredAny)) = map.next_entry::<String, _>()? {
+                    keys.push(key);
+                }
+                Ok(Keys(keys))
+            }
+        }
+        d.deserialize_map(Visit)
     }
 }
 
