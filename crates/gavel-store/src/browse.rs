@@ -62,13 +62,8 @@ impl Store {
         let next = (keys.len() > limit).then(|| keys[limit - 1].1);
         keys.truncate(limit);
         let ids: Vec<String> = keys.into_iter().map(|(id, _)| id).collect();
-        let executions = if ids.is_empty() {
-            Vec::new()
-        } else {
-            read_page(self, &ids).await?
-        };
         Ok(BrowsePage {
-            executions,
+            executions: read_page(self, &ids).await?,
             matching: from_i64(matching, || format!("run {run_id} matching executions"))?,
             next,
         })

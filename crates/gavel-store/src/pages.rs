@@ -186,6 +186,10 @@ fn page_sql(ids: &[String], head: &str, key: &str, order: &str) -> String {
 
 /// The executions with these ids, in this order (an id no longer stored is left out).
 pub(crate) async fn read_page(store: &Store, ids: &[String]) -> Result<Vec<Execution>, StoreError> {
+    // `IN ()` is a syntax error on PostgreSQL.
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
     // A SQLite file is read on the caller's thread, as `Store::executions` reads
     // it; should that read fail, the pool's answer (or error) stands.
     if let Some(direct) = &store.direct

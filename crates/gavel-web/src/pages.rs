@@ -136,10 +136,13 @@ pub(crate) async fn run_detail(
                 map
             });
         // Their turns after the first are written by the simulated user.
+        // Each of the page's cases is read once, whatever its targets and repeats.
+        let mut cases: Vec<&str> = page.executions.iter().map(|e| e.case_id.as_str()).collect();
+        cases.sort_unstable();
+        cases.dedup();
         let mut simulated: Vec<String> = Vec::new();
-        for e in &page.executions {
-            if !simulated.contains(&e.case_id)
-                && let Ok(case) = state.store.saved_case(&run.id, &e.case_id).await
+        for id in cases {
+            if let Ok(case) = state.store.saved_case(&run.id, id).await
                 && case.simulated_user.is_some()
             {
                 simulated.push(case.id);
