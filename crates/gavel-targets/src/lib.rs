@@ -32,6 +32,8 @@
 //! # });
 //! ```
 
+/// Reads coding-agent CLIs' machine-readable output (Claude Code, Codex, generic JSON lines).
+pub mod agent_stream;
 mod chat;
 mod command;
 mod error;
