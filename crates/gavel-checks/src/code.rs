@@ -19,6 +19,7 @@ use crate::text::TextCheck;
 use crate::tools::ToolsCheck;
 use crate::trajectory::TrajectoryCheck;
 use crate::verify::VerifyCheck;
+use crate::workspace::{CommandCheck, DiffCheck, FileCheck};
 
 /// A compiled deterministic check and what it reads at the case level.
 pub(crate) type CompiledCode = (Reads, Box<dyn CodeCheck>);
@@ -82,6 +83,9 @@ pub(crate) fn compile(
         CheckSpec::ArgumentValidity(spec) => ArgumentsCheck::compile(spec).map(whole),
         CheckSpec::HandoffCorrectness(spec) => HandoffCheck::compile(spec).map(whole),
         CheckSpec::CollaborationEfficiency(spec) => CollaborationCheck::compile(spec).map(whole),
+        CheckSpec::File(spec) => FileCheck::compile(spec).map(turn),
+        CheckSpec::Diff(spec) => DiffCheck::compile(spec).map(turn),
+        CheckSpec::Command(spec) => CommandCheck::compile(spec).map(turn),
         CheckSpec::BranchIsolation { judge: true, .. }
         | CheckSpec::Grounding(_)
         | CheckSpec::Database(_)

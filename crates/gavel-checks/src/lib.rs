@@ -114,6 +114,7 @@ mod tools;
 mod trajectory;
 mod transform;
 mod verify;
+mod workspace;
 
 // Compiling and running: kind → compiler, and the plan that runs what compiled.
 mod awaited;

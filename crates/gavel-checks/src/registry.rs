@@ -188,20 +188,21 @@ pub(crate) fn compile(spec: &CheckSpec, site: &Site<'_>) -> Result<(Reads, Entry
         | CheckSpec::Trajectory(_)
         | CheckSpec::ArgumentValidity(_)
         | CheckSpec::HandoffCorrectness(_)
-        | CheckSpec::CollaborationEfficiency(_) => {
-            match crate::code::compile(spec, site.expected) {
-                Some(compiled) => {
-                    let (reads, check) = compiled.map_err(Relative)?;
-                    (reads, Entry::Code(check))
-                }
-                None => {
-                    return Err(Relative(FieldError::new(
-                        "",
-                        format!("internal error: `{}` has no compiler", spec.kind()),
-                    )));
-                }
+        | CheckSpec::CollaborationEfficiency(_)
+        | CheckSpec::File(_)
+        | CheckSpec::Diff(_)
+        | CheckSpec::Command(_) => match crate::code::compile(spec, site.expected) {
+            Some(compiled) => {
+                let (reads, check) = compiled.map_err(Relative)?;
+                (reads, Entry::Code(check))
             }
-        }
+            None => {
+                return Err(Relative(FieldError::new(
+                    "",
+                    format!("internal error: `{}` has no compiler", spec.kind()),
+                )));
+            }
+        },
     };
     Ok(entry)
 }

@@ -17,6 +17,7 @@ use crate::subject::Subject;
 /// A compiled tool-verification check.
 pub(crate) struct VerifyCheck {
     calls: Vec<CallRule>,
+    forbidden: Vec<CallRule>,
     ordered: bool,
     strict: bool,
     threshold: f64,
@@ -46,8 +47,11 @@ struct Grade {
 impl VerifyCheck {
     /// Compiles the spec: schemas and patterns must compile, weights be positive.
     pub(crate) fn compile(spec: &ToolVerificationSpec) -> Result<Self, FieldError> {
-        if spec.calls.is_empty() {
-            return Err(FieldError::new("calls", "give at least one expected call"));
+        if spec.calls.is_empty() && spec.forbidden.is_empty() {
+            return Err(FieldError::new(
+                "calls",
+                "give at least one expected or forbidden call",
+            ));
         }
         let threshold = spec.threshold.unwrap_or(1.0);
         if !(0.0..=1.0).contains(&threshold) {
@@ -57,10 +61,17 @@ impl VerifyCheck {
             .calls
             .iter()
             .enumerate()
-            .map(|(i, c)| CallRule::compile(c).map_err(|e| prefixed(i, e)))
+            .map(|(i, c)| CallRule::compile(c).map_err(|e| prefixed("calls", i, e)))
+            .collect::<Result<_, _>>()?;
+        let forbidden = spec
+            .forbidden
+            .iter()
+            .enumerate()
+            .map(|(i, c)| CallRule::compile(c).map_err(|e| prefixed("forbidden", i, e)))
             .collect::<Result<_, _>>()?;
         Ok(VerifyCheck {
             calls,
+            forbidden,
             ordered: spec.ordered,
             strict: spec.strict,
             threshold,
@@ -72,7 +83,12 @@ impl CodeCheck for VerifyCheck {
     /// Display name, e.g. `tool-verification [get_listings, get_bookings]`.
     fn name(&self) -> String {
         let tools: Vec<String> = self.calls.iter().map(|c| c.tool.clone()).collect();
-        format!("tool-verification {}", bracket_list(&tools))
+        let mut name = format!("tool-verification {}", bracket_list(&tools));
+        if !self.forbidden.is_empty() {
+            let tools: Vec<String> = self.forbidden.iter().map(|c| c.tool.clone()).collect();
+            name.push_str(&format!(" forbidding {}", bracket_list(&tools)));
+        }
+        name
     }
 
     fn kind(&self) -> CheckKind {
@@ -156,13 +172,24 @@ impl CodeCheck for VerifyCheck {
             .filter(|(k, _)| !used[*k])
             .map(|(k, c)| format!("{} (call #{})", c.name, k + 1))
             .collect();
-        let score = if weights > 0.0 { total / weights } else { 0.0 };
+        let forbidden: Vec<String> = actual
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| self.forbidden.iter().any(|rule| rule.forbids(c)))
+            .map(|(k, c)| format!("{} (call #{}): {}", c.name, k + 1, c.arguments))
+            .collect();
+        let score = match (forbidden.is_empty(), weights > 0.0) {
+            (false, _) => 0.0,
+            (true, true) => total / weights,
+            (true, false) => 1.0,
+        };
         let mut evidence = Map::from_iter([
             ("score".to_owned(), json!(score)),
             ("threshold".to_owned(), json!(self.threshold)),
             ("missing".to_owned(), json!(missing)),
             ("unexpected".to_owned(), json!(unexpected)),
             ("out_of_order".to_owned(), json!(out_of_order)),
+            ("forbidden".to_owned(), json!(forbidden)),
         ]);
         let graded = ToolVerifications {
             calls: per_call,
@@ -171,6 +198,9 @@ impl CodeCheck for VerifyCheck {
         merge(&mut evidence, &graded);
         let evidence = Value::Object(evidence);
         let mut problems = Vec::new();
+        if !forbidden.is_empty() {
+            problems.push(format!("forbidden: {}", forbidden.join("; ")));
+        }
         if !missing.is_empty() {
             problems.push(format!("missing: {}", missing.join(", ")));
         }
@@ -183,6 +213,7 @@ impl CodeCheck for VerifyCheck {
         }
         let summary = format!("score {score:.2} (threshold {:.2})", self.threshold);
         let fails = score + 1e-9 < self.threshold
+            || !forbidden.is_empty()
             || (self.ordered && !out_of_order.is_empty())
             || (self.strict && !unexpected.is_empty());
         let finding = if fails {
@@ -200,11 +231,11 @@ impl CodeCheck for VerifyCheck {
     }
 }
 
-fn prefixed(i: usize, e: FieldError) -> FieldError {
+fn prefixed(list: &str, i: usize, e: FieldError) -> FieldError {
     let field = if e.field.is_empty() {
-        format!("calls[{i}]")
+        format!("{list}[{i}]")
     } else {
-        format!("calls[{i}].{}", e.field)
+        format!("{list}[{i}].{}", e.field)
     };
     FieldError::new(field, e.message)
 }
@@ -247,6 +278,12 @@ impl CallRule {
             result: c.result.clone(),
             weight,
         })
+    }
+
+    /// Whether `call` is this (forbidden) call: its tool, with arguments and
+    /// result as given.
+    fn forbids(&self, call: &ToolCall) -> bool {
+        call.name == self.tool && self.grade(call).score >= 1.0
     }
 
     /// Grades a call of the right tool.

@@ -94,7 +94,13 @@ pub type RowExpectation = BTreeMap<String, Value>;
 #[serde(deny_unknown_fields)]
 pub struct ToolVerificationSpec {
     /// The expected calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<ExpectedCall>,
+    /// Calls that must not happen: a call of the tool whose arguments match
+    /// (`arguments`, `schema` and `patterns`, as for expected calls) fails the
+    /// check, e.g. a shell tool running `git push`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden: Vec<ExpectedCall>,
     /// The calls must happen in the listed order; out-of-order calls are listed and
     /// fail the check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

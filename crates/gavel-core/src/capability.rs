@@ -26,6 +26,9 @@ pub enum Capability {
     Process,
     /// An `mcp-agent` target's stdio server runs a process.
     McpStdio,
+    /// A `workspace` target, a case's `workspace` block or a `command` check runs
+    /// a coding agent or commands in a copy of a repository.
+    Workspace,
     /// A `database` check or a grounding oracle's `sql` opens a database (a
     /// file path or a URL, with the environment's passwords).
     Database,
@@ -53,6 +56,9 @@ impl Capability {
                 "a target's `start`/`restart` command runs a program on the server".into()
             }
             Capability::McpStdio => "a stdio MCP server runs a program on the server".into(),
+            Capability::Workspace => {
+                "a workspace runs a coding agent or commands on the server".into()
+            }
             Capability::Database => "a database query opens a database from the server".into(),
             Capability::FileRead => "reads a file on the server".into(),
             Capability::Environment => {
@@ -125,6 +131,9 @@ pub fn case(case: &Case) -> Vec<Finding> {
     if let Some(SimulatedUser { model, .. }) = &case.simulated_user {
         scan.model("simulated_user.model", model.as_ref());
     }
+    if case.workspace.is_some() {
+        scan.add("workspace", Capability::Workspace);
+    }
     out
 }
 
@@ -146,6 +155,7 @@ fn check(scan: &mut Scan<'_>, field: &str, spec: &CheckSpec) {
     let model = |name: &str| at(field, name);
     match spec {
         CheckSpec::Script(_) => scan.add(field, Capability::Script),
+        CheckSpec::Command(c) if c.run.is_some() => scan.add(field, Capability::Workspace),
         CheckSpec::Database(_) => scan.add(field, Capability::Database),
         CheckSpec::Grounding(g) => {
             match &g.oracle {
@@ -198,7 +208,10 @@ fn check(scan: &mut Scan<'_>, field: &str, spec: &CheckSpec) {
         | CheckSpec::Similar { .. }
         | CheckSpec::ArgumentValidity(_)
         | CheckSpec::HandoffCorrectness(_)
-        | CheckSpec::CollaborationEfficiency(_) => {}
+        | CheckSpec::CollaborationEfficiency(_)
+        | CheckSpec::File(_)
+        | CheckSpec::Diff(_)
+        | CheckSpec::Command(_) => {}
     }
 }
 
@@ -248,6 +261,7 @@ pub fn target(name: &str, spec: &TargetSpec) -> Vec<Finding> {
     let field = format!("targets.{name}");
     match spec {
         TargetSpec::Command(_) => scan.add(field, Capability::CommandTarget),
+        TargetSpec::Workspace(_) => scan.add(field, Capability::Workspace),
         TargetSpec::Http(h) => http(&mut scan, &field, h),
         TargetSpec::Chat(c) => scan.model(at(&field, "model"), Some(&c.model)),
         TargetSpec::McpAgent(m) => {

@@ -168,6 +168,10 @@ pub struct Case {
     /// Targets to run against (default: every target of the suite).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<String>,
+    /// What this case adds to a `workspace` target: its own repository,
+    /// commit, setup and post-run commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<crate::workspace::CaseWorkspace>,
     /// Per-execution timeout in seconds.
     #[serde(
         default,

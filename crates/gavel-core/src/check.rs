@@ -195,6 +195,13 @@ pub enum CheckSpec {
     /// A check in any language: a command reads the turn (or transcript) as JSON on
     /// stdin and prints `{pass, score, reason}`.
     Script(ScriptSpec),
+    /// A file the coding agent left in its workspace: exists, contains, matches.
+    File(crate::workspace::FileCheckSpec),
+    /// The coding agent's changes: paths that had to change, paths it may touch,
+    /// size.
+    Diff(crate::workspace::DiffCheckSpec),
+    /// A command run in the workspace after the agent: its exit code and output.
+    Command(crate::workspace::CommandCheckSpec),
     /// G-Eval (Liu et al., 2023): evaluation steps generated from the criteria,
     /// then a 1-5 score, normalised to 0-1.
     GEval(MetricSpec),
@@ -397,6 +404,9 @@ impl CheckSpec {
             CheckSpec::IcontainsAny { .. } => CheckKind::IcontainsAny,
             CheckSpec::Cost { .. } => CheckKind::Cost,
             CheckSpec::Script(_) => CheckKind::Script,
+            CheckSpec::File(_) => CheckKind::File,
+            CheckSpec::Diff(_) => CheckKind::Diff,
+            CheckSpec::Command(_) => CheckKind::Command,
             CheckSpec::NotContains { .. } => CheckKind::NotContains,
             CheckSpec::Regex { .. } => CheckKind::Regex,
             CheckSpec::IsJson { .. } => CheckKind::IsJson,

@@ -220,6 +220,12 @@ check_kinds! {
         Script = "script", Rule;
         /// The implicit check of `expect_clarification`.
         Clarification = "clarification", Rule;
+        /// `file`: a file a coding agent left in its workspace.
+        File = "file", Rule;
+        /// `diff`: a coding agent's changes.
+        Diff = "diff", Rule;
+        /// `command`: a command run in the workspace after the agent.
+        Command = "command", Rule;
     }
     metrics {
         /// G-Eval: evaluation steps generated from the criteria, then a 1-5 score.

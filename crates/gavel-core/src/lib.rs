@@ -34,6 +34,7 @@ pub mod target;
 pub mod template;
 pub mod transcript;
 pub mod verdict;
+pub mod workspace;
 
 pub use calibration::{
     CalibrationRequirement, CalibrationRun, ExecutionRef, GateMetric, JudgeFingerprint, Label,

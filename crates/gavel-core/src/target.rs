@@ -28,6 +28,8 @@ pub enum TargetSpec {
     McpAgent(McpAgentTarget),
     /// Recorded conversations, graded without calling any agent (docs/REPLAY.md).
     Replay(ReplayTarget),
+    /// A coding agent's CLI in a fresh copy of a repository (docs/coding-agents.md).
+    Workspace(crate::workspace::WorkspaceTarget),
 }
 
 impl TargetSpec {
@@ -38,7 +40,8 @@ impl TargetSpec {
             TargetSpec::Command(_)
             | TargetSpec::Chat(_)
             | TargetSpec::McpAgent(_)
-            | TargetSpec::Replay(_) => None,
+            | TargetSpec::Replay(_)
+            | TargetSpec::Workspace(_) => None,
         }
     }
 
@@ -50,6 +53,7 @@ impl TargetSpec {
             TargetSpec::Chat(_) => "chat",
             TargetSpec::McpAgent(_) => "mcp-agent",
             TargetSpec::Replay(_) => "replay",
+            TargetSpec::Workspace(_) => "workspace",
         }
     }
 }

@@ -124,6 +124,10 @@ pub struct Turn {
     /// target's own name for `chat` and `mcp-agent` targets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// What a coding agent left in its workspace after this message (`workspace`
+    /// targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<Box<crate::workspace::WorkspaceState>>,
 }
 
 /// The shape of one streamed answer, for structural checks.

@@ -51,6 +51,7 @@ pub struct ReportBuilder {
     recorded: u64,
     /// Outcomes of each listed kind kept so far ([`Detail::Summary`]).
     listed: crate::terminal::Listed,
+    targets: crate::targets::TargetsFold,
 }
 
 impl ReportBuilder {
@@ -77,6 +78,7 @@ impl ReportBuilder {
             execution_ms: 0,
             recorded: 0,
             listed: Default::default(),
+            targets: Default::default(),
         }
     }
 
@@ -158,6 +160,7 @@ impl ReportBuilder {
             execution_ms: self.execution_ms,
             judges: self.judges,
             detail: self.detail,
+            targets: self.targets.finish(),
         }
     }
 
@@ -182,6 +185,7 @@ impl ReportBuilder {
         }
         let stats = self.by_target.entry(o.target.clone()).or_default();
         stats.add(&one.overall, o.score);
+        self.targets.push(o);
         if o.tags.iter().any(|t| self.gate_tags.contains(t)) {
             self.gated.add(&one.overall, o.score);
         }

@@ -103,6 +103,8 @@ struct RepeatView {
     session_id: String,
     reason: Option<String>,
     turns: Vec<TurnView>,
+    /// What a coding agent left in its workspace.
+    workspace: Option<crate::workspace::WorkspaceView>,
     verdicts: Vec<VerdictView>,
 }
 
@@ -327,6 +329,7 @@ fn repeat(e: &Execution, of: usize) -> RepeatView {
         session_id: e.transcript.session_id.clone(),
         reason: e.reason.clone(),
         turns: e.transcript.turns.iter().map(turn).collect(),
+        workspace: crate::workspace::of_turns(&e.transcript.turns),
         verdicts: e.verdicts.iter().map(verdict).collect(),
     }
 }

@@ -25,6 +25,8 @@ struct JsonReport<'a> {
     run: JsonRun<'a>,
     by_tag: BTreeMap<&'a str, JsonStats>,
     by_target: BTreeMap<&'a str, JsonStats>,
+    /// The targets side by side (null with fewer than two).
+    targets_compared: Option<&'a crate::TargetComparison>,
     detailed_results: Vec<JsonResult<'a>>,
 }
 
@@ -219,6 +221,7 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             .iter()
             .map(|(k, v)| (k.as_str(), v.into()))
             .collect(),
+        targets_compared: report.targets.as_ref(),
         detailed_results: report.outcomes.iter().map(|o| result(report, o)).collect(),
     };
     let mut out = serde_json::to_string_pretty(&doc)?;

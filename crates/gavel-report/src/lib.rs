@@ -67,17 +67,20 @@ mod required;
 pub mod robust;
 mod rubric;
 mod snapshot;
+pub mod targets;
 mod terminal;
 mod text;
 pub mod transport;
 pub mod trend;
 mod unfinished;
+mod workspace;
 
 pub use compare::Comparison;
 pub use explain::explain;
 pub use fold::{Detail, ReportBuilder};
 pub use outputs::{Color, Outputs};
 pub use required::RequiredJudges;
+pub use targets::TargetComparison;
 pub use terminal::terminal;
 pub use text::cost as format_cost;
 pub use transport::Transport;
@@ -115,6 +118,8 @@ pub struct Report {
     judges: RequiredJudges,
     /// Whether `outcomes` holds every outcome or only those the summary lists.
     detail: Detail,
+    /// The targets side by side, when two or more ran.
+    pub targets: Option<TargetComparison>,
 }
 
 impl Report {

@@ -71,6 +71,14 @@ pub(crate) fn render(report: &Report) -> String {
 
     stats_table(&mut md, "By tag", "Tag", &report.summary.by_tag);
     stats_table(&mut md, "By target", "Target", &report.summary.by_target);
+    if let Some(targets) = &report.targets {
+        rows_table(&mut md, "Targets compared", &targets.target_table());
+        rows_table(
+            &mut md,
+            "Targets compared, case by case",
+            &targets.pair_table(),
+        );
+    }
     spread_table(&mut md, report);
     rubric_table(&mut md, report);
 
@@ -141,6 +149,12 @@ pub(crate) fn render(report: &Report) -> String {
                     let _ = writeln!(md, "> {}", quoted(line));
                 }
                 md.push('\n');
+            }
+            for e in o.executions.iter().filter(|e| e.status != Status::Pass) {
+                if let Some(ws) = crate::workspace::of_turns(&e.transcript.turns) {
+                    let _ = writeln!(md, "Workspace of repeat {}:\n", e.repeat_index + 1);
+                    code_block(&mut md, &ws.lines(""));
+                }
             }
         }
         if bad.len() > DETAILED_MAX {
@@ -302,6 +316,25 @@ fn stats_table(md: &mut String, title: &str, what: &str, stats: &BTreeMap<String
     md.push('\n');
 }
 
+/// A table of `rows` (the first is the header) under `title`, every column but
+/// the first aligned right.
+fn rows_table(md: &mut String, title: &str, rows: &[Vec<String>]) {
+    let Some((header, body)) = rows.split_first() else {
+        return;
+    };
+    let _ = writeln!(md, "## {title}\n");
+    let cells = |row: &[String]| row.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ");
+    let _ = writeln!(md, "| {} |", cells(header));
+    let align: Vec<&str> = (0..header.len())
+        .map(|i| if i == 0 { "---" } else { "---:" })
+        .collect();
+    let _ = writeln!(md, "| {} |", align.join(" | "));
+    for row in body {
+        let _ = writeln!(md, "| {} |", cells(row));
+    }
+    md.push('\n');
+}
+
 /// Text shown literally in Markdown: HTML and Markdown punctuation neutralised.
 pub(crate) fn inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -333,6 +366,23 @@ fn quoted(line: &str) -> String {
     } else {
         escaped
     }
+}
+
+/// `lines` as a fenced code block, its fence longer than any run of
+/// backticks in them so no line can end it.
+fn code_block(md: &mut String, lines: &[String]) {
+    let longest = lines
+        .iter()
+        .flat_map(|l| l.split(|c| c != '`'))
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let _ = writeln!(md, "{fence}text");
+    for line in lines {
+        let _ = writeln!(md, "{line}");
+    }
+    let _ = writeln!(md, "{fence}\n");
 }
 
 /// Text in a table cell: [`inline`] plus newlines as `<br>`.

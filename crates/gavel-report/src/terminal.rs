@@ -95,6 +95,21 @@ pub fn terminal(report: &Report, color: bool) -> String {
         );
     }
 
+    if let Some(targets) = &report.targets {
+        for (title, rows) in [
+            ("Targets compared", targets.target_table()),
+            ("Targets compared, case by case", targets.pair_table()),
+        ] {
+            let header: Vec<&str> = rows[0].iter().map(String::as_str).collect();
+            let mut t = table(&header);
+            for row in &rows[1..] {
+                t.add_row(row.clone());
+            }
+            right_align(&mut t, 1..header.len());
+            let _ = writeln!(out, "\n{title}\n{t}");
+        }
+    }
+
     let spread = crate::noise::spread_rows(report);
     if !spread.is_empty() {
         let mut t = table(&crate::noise::SPREAD_HEADER);
@@ -155,6 +170,11 @@ pub fn terminal(report: &Report, color: bool) -> String {
                 }
                 for p in mine {
                     let _ = writeln!(out, "    - {}", p.line(REASON_MAX));
+                }
+                if let Some(ws) = crate::workspace::of_turns(&e.transcript.turns) {
+                    for line in ws.lines("") {
+                        let _ = writeln!(out, "    {}", text::one_line(&line, REASON_MAX));
+                    }
                 }
             }
         }

@@ -48,6 +48,7 @@ pub(crate) fn execution(case: &str) -> Execution {
                 harness_usage: None,
                 attempts: None,
                 agent: None,
+                workspace: None,
             }],
         },
         verdicts: vec![

@@ -249,7 +249,8 @@ pub(crate) struct TurnRow {
 }
 
 /// A turn's place in its conversation (and gavel's own model usage around it,
-/// and which agents answered and called its tools), as stored in
+/// which agents answered and called its tools, and what a coding agent left in
+/// its workspace), as stored in
 /// `turns.conversation_json`: `None` for a plain turn.
 pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
     let tool_agents: Vec<Option<&str>> =
@@ -261,6 +262,7 @@ pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
         && turn.harness_usage.is_none()
         && turn.attempts.is_none()
         && turn.agent.is_none()
+        && turn.workspace.is_none()
         && !has_tool_agents
     {
         return None;
@@ -273,6 +275,7 @@ pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
         "attempts": turn.attempts,
         "agent": turn.agent,
         "tool_agents": if has_tool_agents { serde_json::json!(tool_agents) } else { serde_json::Value::Null },
+        "workspace": turn.workspace,
     }))
 }
 
@@ -294,6 +297,8 @@ struct Conversation {
     /// The agent of each tool call of the turn, in order.
     #[serde(default)]
     tool_agents: Option<Vec<Option<String>>>,
+    #[serde(default)]
+    workspace: Option<Box<gavel_core::workspace::WorkspaceState>>,
 }
 
 impl TurnRow {
@@ -314,6 +319,7 @@ impl TurnRow {
             harness_usage: c.harness_usage,
             attempts: c.attempts,
             agent: c.agent,
+            workspace: c.workspace,
             round: from_i64(self.round, || format!("{at} round"))?,
             input: self.input,
             output: self.output,

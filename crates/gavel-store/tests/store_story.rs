@@ -5,6 +5,7 @@
 use std::error::Error;
 use std::future::Future;
 
+use gavel_core::workspace::{ChangeKind, CommandResult, FileChange, FileSnapshot, WorkspaceState};
 use gavel_core::{
     Case, Execution, RunRecord, RunStatus, Status, TargetFailure, ToolCall, Transcript, Turn,
     Usage, Verdict,
@@ -111,6 +112,33 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             harness_usage: None,
             attempts: None,
             agent: Some("billing".to_owned()),
+            // What a coding agent left behind: kept in `conversation_json`.
+            workspace: Some(Box::new(WorkspaceState {
+                changes: vec![FileChange {
+                    path: "src/ü.py".to_owned(),
+                    kind: ChangeKind::Modified,
+                    added: 1,
+                    removed: 1,
+                }],
+                diff: "-return a - b\n+return a + b\n".to_owned(),
+                diff_bytes: 29,
+                files: vec![FileSnapshot {
+                    path: "src/ü.py".to_owned(),
+                    text: Some("return a + b\n".to_owned()),
+                    partial: false,
+                }],
+                commands: vec![CommandResult {
+                    name: "tests".to_owned(),
+                    command: "python3 -m unittest".to_owned(),
+                    exit_code: Some(1),
+                    output: "FAILED (failures=1)".to_owned(),
+                    problem: None,
+                    timed_out: false,
+                    duration_ms: 80,
+                }],
+                agent_exit: Some(0),
+                kept: None,
+            })),
         },
         Turn {
             round: 1,
@@ -154,6 +182,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 malformed: 0,
             }),
             agent: None,
+            workspace: None,
         },
     ];
     let verdicts = vec![

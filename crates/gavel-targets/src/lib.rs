@@ -47,10 +47,12 @@ mod retry;
 mod start;
 mod stream;
 pub mod tool_loop;
+mod workspace;
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use gavel_core::workspace::WorkspaceRequest;
 use gavel_core::{TargetFailure, TargetSpec, Transcript, Turn};
 use gavel_models::ModelSource;
 use serde_json::{Value, json};
@@ -74,6 +76,9 @@ pub struct TurnRequest<'a> {
     pub context: Option<&'a Value>,
     /// The earlier turns of this session, oldest first.
     pub history: &'a [Turn],
+    /// What the case asks of a `workspace` target (its repository, the files
+    /// its checks read, the commands they run); other targets ignore it.
+    pub workspace: Option<&'a WorkspaceRequest>,
 }
 
 impl<'a> TurnRequest<'a> {
@@ -87,6 +92,7 @@ impl<'a> TurnRequest<'a> {
             message: "",
             context: None,
             history: &[],
+            workspace: None,
         }
     }
 
@@ -199,6 +205,7 @@ pub fn build(
         TargetSpec::Command(command) => Arc::new(command::CommandAdapter::build(name, command)?),
         TargetSpec::Chat(chat) => Arc::new(chat::ChatAdapter::build(name, chat, models)?),
         TargetSpec::Replay(replay) => Arc::new(replay::Replay::from_file(name, replay)?),
+        TargetSpec::Workspace(spec) => Arc::new(workspace::WorkspaceAdapter::build(name, spec)?),
         TargetSpec::McpAgent(_) => {
             return Err(TargetError::config(
                 name,

@@ -34,6 +34,7 @@ mod rubric;
 mod select;
 pub(crate) mod steps;
 
+use gavel_core::workspace::WorkspaceState;
 use gavel_core::{Attempts, Evidence, ModelCalls, ShortCircuit, Status, ToolCall, Turn, Verdict};
 use gavel_models::{ChatRequest, ErrorKind, Message, ModelError, OutputSchema};
 use serde_json::{Map, Value, json};
@@ -73,6 +74,10 @@ pub(crate) struct Material {
 /// Characters of each history message, tool argument and tool result shown.
 const HISTORY_CHARS: usize = 2000;
 const TOOL_CHARS: usize = 500;
+/// Characters of a coding agent's diff a judge is shown.
+const WORKSPACE_CHARS: usize = 20_000;
+/// Characters of the end of a post-run command's output a judge is shown.
+const COMMAND_CHARS: usize = 2_000;
 
 impl Material {
     /// Whether the output equals the string reference, trimmed: the judge is not
@@ -108,6 +113,14 @@ impl Material {
                 .map_or(Value::Null, |r| fence("reference", &as_text(r)).into()),
         );
         vars.insert("tools_called".into(), tools_called(&judged.tool_calls));
+        vars.insert(
+            "workspace".into(),
+            judged
+                .turn
+                .workspace
+                .as_deref()
+                .map_or(Value::Null, |w| fence("workspace", &workspace(w)).into()),
+        );
         vars.insert(
             "withheld".into(),
             judged
@@ -166,6 +179,40 @@ fn history(turns: &[Turn]) -> Value {
         })
         .collect();
     fence("history", &lines.join("\n")).into()
+}
+
+/// What a coding agent left behind, for a judge: the changed files, the
+/// diff and the post-run commands, each shortened, unfenced.
+fn workspace(state: &WorkspaceState) -> String {
+    let mut out = String::from("Changed files:\n");
+    if state.changes.is_empty() {
+        out.push_str("(none)\n");
+    }
+    for c in &state.changes {
+        out.push_str(&format!(
+            "{:?} {} (+{} -{})\n",
+            c.kind, c.path, c.added, c.removed
+        ));
+    }
+    if !state.diff.is_empty() {
+        out.push_str("\nDiff:\n");
+        out.push_str(&truncate(&state.diff, WORKSPACE_CHARS));
+        out.push('\n');
+    }
+    for c in &state.commands {
+        let ended = c.exit_code.map_or_else(
+            || c.problem.clone().unwrap_or_default(),
+            |e| format!("exit {e}"),
+        );
+        out.push_str(&format!("\nCommand `{}` ({ended}):\n", c.command));
+        let mut tail = c.output.len().saturating_sub(COMMAND_CHARS);
+        while !c.output.is_char_boundary(tail) {
+            tail += 1;
+        }
+        out.push_str(&c.output[tail..]);
+        out.push('\n');
+    }
+    out
 }
 
 /// `name(arguments) -> result` lines, fenced; null when no tool was called.

@@ -458,6 +458,9 @@ impl Resolver {
         file.index += 1;
         case.source = at;
         apply_defaults(&mut case, &file.parts.header.defaults);
+        if let Some(fixture) = case.workspace.as_mut().and_then(|w| w.fixture.as_mut()) {
+            *fixture = absolute(&file.parts.dir, fixture);
+        }
         if case.targets.is_empty() {
             case.targets = if file.own_targets.is_empty() {
                 self.all_targets.clone()
@@ -759,15 +762,7 @@ fn check_branches(case: &Case) -> Result<(), LoadError> {
 
 /// Makes a target's working directories absolute against the suite file's folder.
 fn absolutize(mut spec: TargetSpec, dir: &Path) -> TargetSpec {
-    let fix = |cwd: &mut Option<String>| {
-        let joined = dir.join(cwd.as_deref().unwrap_or("."));
-        *cwd = Some(
-            std::path::absolute(&joined)
-                .unwrap_or(joined)
-                .display()
-                .to_string(),
-        );
-    };
+    let fix = |cwd: &mut Option<String>| *cwd = Some(absolute(dir, cwd.as_deref().unwrap_or(".")));
     match &mut spec {
         TargetSpec::Http(h) => {
             if let Some(start) = &mut h.start {
@@ -777,16 +772,29 @@ fn absolutize(mut spec: TargetSpec, dir: &Path) -> TargetSpec {
         TargetSpec::Command(c) => fix(&mut c.cwd),
         TargetSpec::Replay(r) => {
             if let Some(file) = &mut r.file {
-                let joined = dir.join(&*file);
-                *file = std::path::absolute(&joined)
-                    .unwrap_or(joined)
-                    .display()
-                    .to_string();
+                *file = absolute(dir, file);
+            }
+        }
+        TargetSpec::Workspace(w) => {
+            w.fixture = absolute(dir, &w.fixture);
+            for arg in &mut w.agent {
+                if arg.starts_with("./") || arg.starts_with("../") {
+                    *arg = absolute(dir, arg);
+                }
             }
         }
         TargetSpec::Chat(_) | TargetSpec::McpAgent(_) => {}
     }
     spec
+}
+
+/// `path` made absolute against `dir`.
+pub(crate) fn absolute(dir: &Path, path: &str) -> String {
+    let joined = dir.join(path);
+    std::path::absolute(&joined)
+        .unwrap_or(joined)
+        .display()
+        .to_string()
 }
 
 /// The JSON Schema of the native suite format, for editor completion.

@@ -1,6 +1,7 @@
 //! Redaction of gavel's own records: every text field they carry.
 
 use super::{redact_in_place, redact_json};
+use crate::workspace::WorkspaceState;
 use crate::{CheckKind, Evidence, Execution, TargetFailure, ToolCall, Transcript, Turn, Verdict};
 
 impl TargetFailure {
@@ -35,6 +36,29 @@ impl Turn {
             .for_each(ToolCall::redact_secrets);
         if let Some(failure) = &mut self.failure {
             failure.redact_secrets();
+        }
+        if let Some(workspace) = &mut self.workspace {
+            workspace.redact_secrets();
+        }
+    }
+}
+
+impl WorkspaceState {
+    /// Redacts registered secrets from the diff, the files and the commands'
+    /// output: an agent may write a key it was given into a file.
+    pub fn redact_secrets(&mut self) {
+        redact_in_place(&mut self.diff);
+        for file in &mut self.files {
+            if let Some(text) = &mut file.text {
+                redact_in_place(text);
+            }
+        }
+        for command in &mut self.commands {
+            redact_in_place(&mut command.command);
+            redact_in_place(&mut command.output);
+            if let Some(problem) = &mut command.problem {
+                redact_in_place(problem);
+            }
         }
     }
 }

@@ -78,6 +78,7 @@ impl TargetSpec {
                 }
             }
             TargetSpec::Command(c) => scrub_env(&mut c.env),
+            TargetSpec::Workspace(w) => scrub_env(&mut w.env),
             TargetSpec::Chat(c) => scrub_url(&mut c.model),
             TargetSpec::McpAgent(a) => {
                 scrub_url(&mut a.model);

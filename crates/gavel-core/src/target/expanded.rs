@@ -35,6 +35,10 @@ impl TargetSpec {
                     out.push(("fork.url".to_owned(), fork.url.as_str()));
                 }
             }
+            TargetSpec::Workspace(w) => {
+                list(&mut out, "agent", &w.agent);
+                map(&mut out, "env", &w.env);
+            }
             TargetSpec::Command(command) => {
                 list(&mut out, "command", &command.command);
                 if let Some(cwd) = &command.cwd {

@@ -12,6 +12,7 @@ mod simulated;
 use std::time::{Duration, Instant};
 
 use gavel_checks::JudgeRuntime;
+use gavel_core::workspace::WorkspaceRequest;
 use gavel_core::{Case, Round, TargetFailure, Transcript, Turn, Usage};
 use gavel_models::ChatResponse;
 use gavel_targets::{Session, Target, TurnRequest};
@@ -38,6 +39,8 @@ struct Conversation<'a> {
     /// gavel's own model usage not yet attributed to a turn (the simulated user's
     /// first message, written before any turn exists).
     unattributed: Option<Usage>,
+    /// What the case asks of a `workspace` target.
+    workspace: Option<WorkspaceRequest>,
 }
 
 /// The conversation stopped: a turn failed or the deadline passed.
@@ -67,6 +70,7 @@ pub(crate) async fn converse(
         },
         hints: case.followups.iter(),
         unattributed: None,
+        workspace: (target.kind() == "workspace").then(|| WorkspaceRequest::of(case)),
     };
     if let Some(user) = &case.simulated_user {
         return simulated::play(&mut c, user).await;
@@ -264,6 +268,7 @@ impl Conversation<'_> {
             message,
             context: self.case.context.as_ref(),
             history: &history,
+            workspace: self.workspace.as_ref(),
         };
         let mut turn = match self.within(session.send(&request)).await {
             Some(turn) => turn,
