@@ -85,7 +85,7 @@ fn last_turns(report: &Value) -> Vec<(String, Value)> {
             let turns = r["repeats"][0]["transcript"]["turns"].as_array().unwrap();
             let id = format!(
                 "{}/{}",
-                r["case_id"].as_str().unwrap(),
+                r["id"].as_str().unwrap(),
                 r["target"].as_str().unwrap()
             );
             (id, turns.last().unwrap().clone())
@@ -326,10 +326,193 @@ fn interrupted_and_killed_runs_leave_no_workspace_behind() {
     let next = env.path("next.yaml");
     std::fs::write(
         &next,
-        "targets:\n  quick:\n    type: workspace\n    fixture: repo\n    agent: [\"true\"]\ncases:\n  - id: nothing\n    input: hi\n",
+        "targets:\n  quick:\n    type: workspace\n    fixture: repo\n    agent: [\"true\"]\ncases:\n  - id: nothing\n    input: hi\n    checks: [{type: diff, max_files: 0}]\n",
     )
     .unwrap();
     let out = env.run(&["run", next.to_str().unwrap(), "--quiet"]);
-    assert_ne!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(env.workspaces(), Vec::<String>::new(), "{}", text(&out));
+}
+
+/// An agent speaking gavel's generic JSON lines that fixes `f{i}.py` as the
+/// task asks. `flaky` fails the first and third attempt at even tasks (attempts
+/// are numbered with files made exclusively, so concurrent repeats agree).
+const TASK_AGENT: &str = r#"
+import json, os, re, sys
+variant, attempts = sys.argv[1], sys.argv[2]
+task = sys.stdin.read()
+i = int(re.search(r"f(\d+)\.py", task).group(1))
+n = 1
+while True:
+    try:
+        os.close(os.open(os.path.join(attempts, f"{variant}-{i}-{n}"), os.O_CREAT | os.O_EXCL))
+        break
+    except FileExistsError:
+        n += 1
+def say(**event):
+    print(json.dumps(event), flush=True)
+say(type="message", content=f"Fixing f{i}.py (attempt {n}).")
+path = f"f{i}.py"
+old = open(path).read()
+new = old if variant == "flaky" and i % 2 == 0 and n % 2 == 1 else old.replace("x - 1", "x + 1")
+say(type="tool_call", id="1", name="edit", arguments={"path": path})
+open(path, "w").write(new)
+say(type="tool_result", id="1", result="ok")
+say(type="usage", input_tokens=100, output_tokens=20, cost_usd=0.001)
+say(type="final", content="Done.")
+"#;
+
+/// A git repository where commit `i` adds task `i`: `f{i}.py`, off by two,
+/// and its test; every commit has a passing `test_base.py`.
+fn task_repository(env: &Env, tasks: usize) -> Vec<String> {
+    let repo = env.path("tasks-repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(
+        repo.join("test_base.py"),
+        "import unittest\n\nclass Base(unittest.TestCase):\n    def test_ok(self):\n        self.assertTrue(True)\n",
+    )
+    .unwrap();
+    (0..tasks)
+        .map(|i| {
+            std::fs::write(repo.join(format!("f{i}.py")), format!("def f{i}(x):\n    return x - 1\n")).unwrap();
+            std::fs::write(
+                repo.join(format!("test_f{i}.py")),
+                format!("import unittest\nfrom f{i} import f{i}\n\nclass T(unittest.TestCase):\n    def test(self):\n        self.assertEqual(f{i}(1), 2)\n"),
+            )
+            .unwrap();
+            git(&["add", "-A"]);
+            git(&["commit", "-qm", &format!("task {i}")]);
+            git(&["rev-parse", "HEAD"])
+        })
+        .collect()
+}
+
+#[test]
+fn a_task_set_against_two_agents_reports_pass_at_k_and_a_paired_comparison() {
+    const TASKS: usize = 20;
+    let env = Env::new();
+    let commits = task_repository(&env, TASKS);
+    let tasks: String = commits
+        .iter()
+        .enumerate()
+        .map(|(i, commit)| {
+            format!(
+                "{}\n",
+                serde_json::json!({
+                    "instance_id": format!("task-{i:02}"),
+                    "repo": "tasks-repo",
+                    "base_commit": commit,
+                    "problem_statement": format!("f{i} in f{i}.py must add one. Fix it."),
+                    "test_command": format!("python3 -S -m unittest -q test_f{i}"),
+                    "pass_to_pass": "python3 -S -m unittest -q test_base",
+                })
+            )
+        })
+        .collect();
+    env.write("tasks.jsonl", &tasks);
+    let agent = env.write("agent.py", TASK_AGENT);
+    std::fs::create_dir(env.path("attempts")).unwrap();
+    let target = |variant: &str| {
+        format!(
+            "  {variant}:\n    type: workspace\n    fixture: tasks-repo\n    format: jsonl\n    agent: [python3, -S, {agent:?}, {variant}, {attempts:?}]\n    env: {{PYTHONDONTWRITEBYTECODE: \"1\"}}\n",
+            agent = agent.display().to_string(),
+            attempts = env.path("attempts").display().to_string(),
+        )
+    };
+    let suite = format!(
+        "targets:\n{}{}datasets:\n  - file: tasks.jsonl\n    case:\n      id: \"{{{{ instance_id }}}}\"\n      input: \"{{{{ problem_statement }}}}\"\n      repeat: 3\n      workspace:\n        fixture: \"{{{{ repo }}}}\"\n        commit: \"{{{{ base_commit }}}}\"\n      checks:\n        - {{type: command, name: fail-to-pass, run: \"{{{{ test_command }}}}\"}}\n        - {{type: command, name: pass-to-pass, run: \"{{{{ pass_to_pass }}}}\"}}\n",
+        target("good"),
+        target("flaky"),
+    );
+    let suite = env.write("tasks.yaml", &suite);
+    let report = env.path("tasks.json");
+    let md = env.path("tasks.md");
+    let out = env.run(&[
+        "run",
+        suite.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    let shown = text(&out);
+    assert!(shown.contains("Targets compared"), "{shown}");
+    assert!(shown.contains("pass@3"), "{shown}");
+    let report = json(&report);
+
+    // pass@k and the sign test, computed here from the executions themselves.
+    let results = report["detailed_results"].as_array().unwrap();
+    assert_eq!(results.len(), 2 * TASKS);
+    let passes = |target: &str, task: usize| -> usize {
+        let r = results
+            .iter()
+            .find(|r| r["target"] == target && r["id"] == format!("task-{task:02}"))
+            .unwrap();
+        let repeats = r["repeats"].as_array().unwrap();
+        assert_eq!(repeats.len(), 3);
+        repeats.iter().filter(|e| e["status"] == "pass").count()
+    };
+    let cmp = &report["targets_compared"];
+    for (row, target) in cmp["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(["flaky", "good"])
+    {
+        assert_eq!(row["target"], target);
+        let c: Vec<usize> = (0..TASKS).map(|t| passes(target, t)).collect();
+        let mean = |f: &dyn Fn(usize) -> f64| c.iter().map(|c| f(*c)).sum::<f64>() / TASKS as f64;
+        let at1 = mean(&|c| c as f64 / 3.0);
+        let at3 = mean(&|c| if c > 0 { 1.0 } else { 0.0 });
+        let hat3 = mean(&|c| if c == 3 { 1.0 } else { 0.0 });
+        assert!(
+            (row["pass_at_k"]["1"].as_f64().unwrap() - at1).abs() < 1e-12,
+            "{row}"
+        );
+        assert!(
+            (row["pass_at_k"]["3"].as_f64().unwrap() - at3).abs() < 1e-12,
+            "{row}"
+        );
+        assert!(
+            (row["pass_hat_k"]["3"].as_f64().unwrap() - hat3).abs() < 1e-12,
+            "{row}"
+        );
+    }
+    // The flaky agent needs more than one try at half the tasks.
+    assert!((cmp["targets"][0]["pass_at_k"]["1"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!(cmp["targets"][0]["pass_at_k"]["3"], 1.0);
+    assert_eq!(cmp["targets"][1]["pass_at_k"]["1"], 1.0);
+    let pair = &cmp["pairs"][0];
+    assert_eq!(
+        (pair["a"].as_str(), pair["b"].as_str()),
+        (Some("flaky"), Some("good"))
+    );
+    let good_better = (0..TASKS)
+        .filter(|t| passes("good", *t) > passes("flaky", *t))
+        .count();
+    assert_eq!(pair["b_better"], good_better);
+    assert_eq!(pair["a_better"], 0);
+    // Two-sided exact sign test: 2 * 0.5^n with every discordant case one way.
+    let p = 2.0 * 0.5f64.powi(good_better as i32);
+    assert!(
+        (pair["p_value"].as_f64().unwrap() - p).abs() < 1e-12,
+        "{pair}"
+    );
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("## Targets compared"), "{md}");
 }
