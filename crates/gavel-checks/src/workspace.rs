@@ -1,7 +1,7 @@
 //! file, diff and command: what a coding agent left in its workspace, read
 //! from the answer's [`WorkspaceState`] (recorded by `workspace` targets).
 
-use gavel_core::workspace::{CommandCheckSpec, DiffCheckSpec, FileCheckSpec, WorkspaceState};
+use gavel_core::workspace::{CommandCheckSpec, DiffCheckSpec, FileCheckSpec};
 use gavel_core::{CheckKind, OneOrMany, Status};
 use globset::{Glob, GlobMatcher};
 use regex::Regex;
@@ -12,16 +12,17 @@ use crate::error::FieldError;
 use crate::finding::Finding;
 use crate::subject::Subject;
 
-/// The answer's workspace, or the error finding of a check that has none.
-fn state<'a>(subject: &Subject<'a>, kind: CheckKind) -> Result<&'a WorkspaceState, Finding> {
-    subject.answer.workspace.as_deref().ok_or_else(|| Finding {
+/// The finding of a check on a turn that recorded no workspace: an `error`,
+/// since the suite pointed the check at the wrong target.
+fn no_workspace(kind: CheckKind) -> Finding {
+    Finding {
         score: None,
         status: Status::Error,
         reason: format!(
             "no workspace was recorded for this turn: `{kind}` checks grade a `workspace` target"
         ),
         evidence: json!({}),
-    })
+    }
 }
 
 fn strings(value: Option<&OneOrMany>) -> Vec<String> {
@@ -94,9 +95,8 @@ impl CodeCheck for FileCheck {
     }
 
     fn evaluate(&self, subject: &Subject<'_>) -> Finding {
-        let state = match state(subject, CheckKind::File) {
-            Ok(state) => state,
-            Err(finding) => return finding,
+        let Some(state) = subject.answer.workspace.as_deref() else {
+            return no_workspace(CheckKind::File);
         };
         let path = &self.path;
         let text = state.file(path).and_then(|f| f.text.as_deref());
@@ -208,9 +208,8 @@ impl CodeCheck for DiffCheck {
     }
 
     fn evaluate(&self, subject: &Subject<'_>) -> Finding {
-        let state = match state(subject, CheckKind::Diff) {
-            Ok(state) => state,
-            Err(finding) => return finding,
+        let Some(state) = subject.answer.workspace.as_deref() else {
+            return no_workspace(CheckKind::Diff);
         };
         let paths: Vec<&str> = state.changes.iter().map(|c| c.path.as_str()).collect();
         let lines = state.lines_changed();
@@ -294,9 +293,8 @@ impl CodeCheck for CommandCheck {
     }
 
     fn evaluate(&self, subject: &Subject<'_>) -> Finding {
-        let state = match state(subject, CheckKind::Command) {
-            Ok(state) => state,
-            Err(finding) => return finding,
+        let Some(state) = subject.answer.workspace.as_deref() else {
+            return no_workspace(CheckKind::Command);
         };
         let name = &self.name;
         let Some(result) = state.command(name) else {

@@ -152,6 +152,7 @@ fn execution(case: &str) -> Execution {
                 harness_usage: None,
                 attempts: None,
                 agent: None,
+                workspace: None,
             }],
         },
         verdicts: vec![Verdict::new(

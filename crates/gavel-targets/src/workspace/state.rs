@@ -55,8 +55,7 @@ pub(crate) async fn changes(
 /// `--numstat -z` (binary files count no lines).
 fn parse_changes(status: &str, numstat: &str) -> Vec<FileChange> {
     let mut lines = std::collections::HashMap::new();
-    let mut fields = numstat.split('\0');
-    while let Some(record) = fields.next() {
+    for record in numstat.split('\0') {
         let mut parts = record.splitn(3, '\t');
         let (Some(added), Some(removed), Some(path)) = (parts.next(), parts.next(), parts.next())
         else {
