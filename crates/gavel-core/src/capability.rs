@@ -405,6 +405,21 @@ checks:
     }
 
     #[test]
+    fn a_case_workspace_and_a_command_check_that_runs_are_named() {
+        let c = one_case(
+            "id: c\ninput: fix it\nworkspace: {commit: abc, setup: [make]}\nchecks:\n  - {type: command, run: make test}\n  - {type: command, name: tests}\n  - {type: file, path: a.py}\n  - {type: diff, max_files: 1}\n",
+        );
+        let found = case(&c);
+        assert_eq!(
+            fields(&found),
+            [
+                ("checks[0]", &Capability::Workspace),
+                ("workspace", &Capability::Workspace),
+            ]
+        );
+    }
+
+    #[test]
     fn plain_checks_ask_for_nothing() {
         let c = one_case(
             "id: c\ninput: hi\nchecks:\n  - {type: regex, pattern: a}\n  - {type: judge, criteria: ok}\n",
@@ -431,6 +446,7 @@ targets:
       - {transport: streamable-http, url: "http://127.0.0.1:2/mcp"}
   plain: {type: http, url: "http://127.0.0.1:3/"}
   recorded: {type: replay, file: /var/log/agent.jsonl}
+  coder: {type: workspace, fixture: /srv/repo, agent: [claude, -p]}
 cases:
   - {id: a, input: hi}
 "#,
@@ -446,6 +462,7 @@ cases:
             fields(&found),
             vec![
                 ("targets.cmd", &Capability::CommandTarget),
+                ("targets.coder", &Capability::Workspace),
                 ("targets.recorded.file", &Capability::FileRead),
                 (
                     "targets.tools.model",

@@ -67,6 +67,11 @@ impl SessionError {
             | SessionError::NothingSelected
             | SessionError::Plan(_)
             | SessionError::Calibration(_) => true,
+            // A target's settings are wrong (a missing fixture, a malformed
+            // `${VAR}`): the suite's fault, not the machine's.
+            SessionError::Targets(gavel_runner::RunnerError::Target(
+                gavel_targets::TargetError::Config { .. },
+            )) => true,
             #[cfg(feature = "promptfoo")]
             SessionError::Promptfoo(_) => true,
             _ => false,

@@ -70,6 +70,19 @@ async fn an_editor_cannot_store_code_databases_or_foreign_models_through_the_api
     assert!(refusal(&body, "rounds[0].checks[0].oracle").contains("runs a program"));
     assert!(refusal(&body, "rounds[0].checks[1]").contains("opens a database"));
 
+    // A coding agent's workspace and the commands run in it are code too.
+    let (status, body) = api_save(
+        &ui,
+        &ed,
+        json!({"id": "a", "input": "fix it",
+            "workspace": {"fixture": "/", "setup": [script]},
+            "checks": [{"type": "command", "run": "id"}, {"type": "command", "name": "tests"}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(refusal(&body, "workspace").contains("runs a coding agent or commands"));
+    assert!(refusal(&body, "checks[0]").contains("runs a coding agent or commands"));
+
     // A custom base URL would get the server's provider key.
     let (status, body) = api_save(
         &ui,
