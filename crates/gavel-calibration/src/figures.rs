@@ -86,10 +86,9 @@ impl Pairs<'_> {
     pub(crate) fn kappa(&self, weights: Weights) -> Option<Estimate> {
         let n = self.human.len();
         let value = self.confusion(0..n)?.kappa(weights)?;
-        let interval =
-            Bootstrap::default().percentile_counting_undefined(n, LEVEL, WORST, |idx| {
-                self.confusion(idx.iter().copied())?.kappa(weights)
-            });
+        let interval = Bootstrap::default().percentile_counting_undefined(n, LEVEL, WORST, |idx| {
+            self.confusion(idx.iter().copied())?.kappa(weights)
+        });
         let interval = match interval {
             Some(i) if degenerate(&i) => match weights {
                 Weights::None => {
@@ -113,12 +112,11 @@ impl Pairs<'_> {
     pub(crate) fn correlation(&self, f: fn(&[f64], &[f64]) -> Option<f64>) -> Option<Estimate> {
         let value = f(self.judge_scores, self.human_scores)?;
         let n = self.judge_scores.len();
-        let interval =
-            Bootstrap::default().percentile_counting_undefined(n, LEVEL, WORST, |idx| {
-                let x: Vec<f64> = idx.iter().map(|&i| self.judge_scores[i]).collect();
-                let y: Vec<f64> = idx.iter().map(|&i| self.human_scores[i]).collect();
-                f(&x, &y)
-            });
+        let interval = Bootstrap::default().percentile_counting_undefined(n, LEVEL, WORST, |idx| {
+            let x: Vec<f64> = idx.iter().map(|&i| self.judge_scores[i]).collect();
+            let y: Vec<f64> = idx.iter().map(|&i| self.human_scores[i]).collect();
+            f(&x, &y)
+        });
         Some(Estimate {
             value,
             interval: interval.filter(|i| !degenerate(i)),

@@ -120,7 +120,8 @@ struct Wanted<'a> {
 /// The judges `uses` name (each with the first case using it), their models
 /// resolved to `default_model`; the suite's judge itself when none is used.
 fn wanted<'a>(uses: &'a [(String, JudgeUse)], default_model: Option<&'a str>) -> Vec<Wanted<'a>> {
-    let show = |m: Option<&str>| m.map_or_else(|| "(none)".to_owned(), gavel_core::secrets::mask_url);
+    let show =
+        |m: Option<&str>| m.map_or_else(|| "(none)".to_owned(), gavel_core::secrets::mask_url);
     if uses.is_empty() {
         return vec![Wanted {
             name: format!("the suite's judge {}", show(default_model)),
@@ -134,7 +135,10 @@ fn wanted<'a>(uses: &'a [(String, JudgeUse)], default_model: Option<&'a str>) ->
             let model = u.model.as_deref().or(default_model);
             let mut how = format!("`{}`", u.kind.as_str());
             if let (Some(scale), Some(threshold)) = (u.scale, u.threshold) {
-                how.push_str(&format!(", scale {}, threshold {threshold}", scale.as_str()));
+                how.push_str(&format!(
+                    ", scale {}, threshold {threshold}",
+                    scale.as_str()
+                ));
             }
             Wanted {
                 name: format!(
@@ -469,7 +473,10 @@ mod tests {
             (&own_model, "model gpt-5 ≠ gpt-5-mini"),
             (&own_threshold, "threshold 0.5 ≠ 0.7"),
             (&own_scale, "scale 1-5 ≠ 0-1"),
-            (&pairwise, "`pairwise` judge not calibrated (the calibration covers `judge`)"),
+            (
+                &pairwise,
+                "`pairwise` judge not calibrated (the calibration covers `judge`)",
+            ),
             (&rubric, "`rubric` judge not calibrated"),
         ] {
             let err = check_uses(&good, &req, &[pointwise(), escape.clone()], &default)
@@ -491,7 +498,12 @@ mod tests {
             min_coverage: 0.0,
             ..GatePolicy::default()
         };
-        let abstaining = run_by(20, 10, |i| (i >= 10 || i < 3).then_some(if i < 10 { "fail" } else { "pass" }), &lax);
+        let abstaining = run_by(
+            20,
+            10,
+            |i| (i >= 10 || i < 3).then_some(if i < 10 { "fail" } else { "pass" }),
+            &lax,
+        );
         assert!(abstaining.fit_to_gate);
         // ...but not by the suite's default bar.
         let err = check(&abstaining, &Req::id("cal")).unwrap_err().to_string();
@@ -508,6 +520,9 @@ mod tests {
         let mut strict = Req::id("cal");
         strict.min_recall.insert("fail".into(), 0.9);
         let err = check(&lenient, &strict).unwrap_err().to_string();
-        assert!(err.contains("recall of `fail` 70.0% (7 of 10) is under 90.0%"), "{err}");
+        assert!(
+            err.contains("recall of `fail` 70.0% (7 of 10) is under 90.0%"),
+            "{err}"
+        );
     }
 }

@@ -77,11 +77,38 @@ pub async fn judge_all(
     rt: &JudgeRuntime<'_>,
     concurrency: usize,
 ) -> Vec<ItemVerdict> {
-    futures::stream::iter(records)
-        .map(|r| judge_one(judge, r, rt))
+    judge_within(judge, records, rt, concurrency, None).await
+}
+
+/// [`judge_all`] within a budget: once the verdicts so far cost `max_cost`
+/// dollars, no further item is started (those in flight, at most
+/// `concurrency`, finish) and the rest are abstentions saying so.
+pub async fn judge_within(
+    judge: &Judge,
+    records: &[Record],
+    rt: &JudgeRuntime<'_>,
+    concurrency: usize,
+    max_cost: Option<f64>,
+) -> Vec<ItemVerdict> {
+    let spent = std::cell::Cell::new(0.0_f64);
+    let mut verdicts: Vec<ItemVerdict> = futures::stream::iter(records)
+        .take_while(|_| futures::future::ready(max_cost.is_none_or(|max| spent.get() < max)))
+        .map(|r| async {
+            let v = judge_one(judge, r, rt).await;
+            spent.set(spent.get() + v.cost_usd.unwrap_or(0.0));
+            v
+        })
         .buffered(concurrency.max(1))
         .collect()
-        .await
+        .await;
+    let budget = max_cost.unwrap_or_default();
+    verdicts.resize_with(records.len(), || {
+        ItemVerdict::failed(
+            format!("skipped: the --max-cost budget of ${budget} was spent"),
+            None,
+        )
+    });
+    verdicts
 }
 
 async fn judge_one(judge: &Judge, record: &Record, rt: &JudgeRuntime<'_>) -> ItemVerdict {
@@ -115,11 +142,7 @@ fn pairwise_verdict(
     reasoning: Option<String>,
     cost: Option<f64>,
 ) -> ItemVerdict {
-    let label = if first == second {
-        first
-    } else {
-        INCONSISTENT
-    };
+    let label = if first == second { first } else { INCONSISTENT };
     ItemVerdict {
         label: Some(label.to_owned()),
         score: None,

@@ -61,7 +61,7 @@ pub use dataset::{Record, ScaleSpec, Task, load_jsonl, template_kinds};
 pub use error::CalibrationError;
 pub use fingerprint::fingerprint;
 pub use gate::{NotCalibrated, Uncalibrated, check_calibration};
-pub use judge::{ItemVerdict, Judge, judge_all, pointwise_scale};
+pub use judge::{ItemVerdict, Judge, judge_all, judge_within, pointwise_scale};
 pub use labels::{DEFAULT_CRITERION, LabelledTurn, records_from_labels};
 pub use policy::GatePolicy;
 pub use report::{ClassRecall, Confusion, ItemResult, Report};

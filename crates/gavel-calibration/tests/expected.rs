@@ -51,11 +51,22 @@ fn a_judge_that_always_picks_the_first_answer_gets_no_credit_for_ties() {
         .filter(|r| r.human_label.as_deref() == Some("tie"))
         .collect();
     assert_eq!(ties.len(), 60);
-    let r = Report::new("ties", "first", &ties, &first_shown(&ties), &Default::default()).unwrap();
+    let r = Report::new(
+        "ties",
+        "first",
+        &ties,
+        &first_shown(&ties),
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(r.agreement, Some(0.0));
     assert_eq!(r.position_consistency, Some(0.0));
     assert!(!r.fit_to_gate);
-    assert!(r.not_fit.iter().any(|w| w.contains("agreement 0.000")), "{:?}", r.not_fit);
+    assert!(
+        r.not_fit.iter().any(|w| w.contains("agreement 0.000")),
+        "{:?}",
+        r.not_fit
+    );
 }
 
 #[test]

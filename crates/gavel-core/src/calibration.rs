@@ -145,7 +145,11 @@ impl JudgeFingerprint {
             }
         }
         let covered: Vec<String> = self.templates.keys().map(|k| format!("`{k}`")).collect();
-        for kind in now.templates.keys().filter(|k| !self.templates.contains_key(*k)) {
+        for kind in now
+            .templates
+            .keys()
+            .filter(|k| !self.templates.contains_key(*k))
+        {
             out.push(format!(
                 "`{kind}` judge not calibrated (the calibration covers {})",
                 if covered.is_empty() {
@@ -398,9 +402,7 @@ mod tests {
         assert!(bad(r#"{"id": "r", "min": 0.5}"#).contains("need `metric`"));
         assert!(bad(r#"{"id": "r", "metric": "kappa", "min": 5}"#).contains("between -1 and 1"));
         assert!(bad(r#"{"id": "r", "min_coverage": 2}"#).contains("`min_coverage` 2"));
-        assert!(
-            bad(r#"{"id": "r", "min_recall": {"fail": -1}}"#).contains("`min_recall.fail` -1")
-        );
+        assert!(bad(r#"{"id": "r", "min_recall": {"fail": -1}}"#).contains("`min_recall.fail` -1"));
         assert!(bad("[]").contains("must name a calibration run"));
         assert!(bad("3").contains("a calibration run id"));
     }

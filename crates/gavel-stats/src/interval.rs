@@ -105,11 +105,7 @@ impl Bootstrap {
             for slot in &mut sample {
                 *slot = rng.random_range(0..n);
             }
-            values.extend(
-                statistic(&sample)
-                    .filter(|v| v.is_finite())
-                    .or(undefined),
-            );
+            values.extend(statistic(&sample).filter(|v| v.is_finite()).or(undefined));
         }
         if values.is_empty() {
             return None;
@@ -164,9 +160,18 @@ mod tests {
         let some_undefined = |idx: &[usize]| (idx[0] % 2 == 0).then_some(1.0);
         assert_eq!(
             b.percentile(10, 0.95, some_undefined),
-            Some(Interval { low: 1.0, high: 1.0 })
+            Some(Interval {
+                low: 1.0,
+                high: 1.0
+            })
         );
         let counted = b.percentile_counting_undefined(10, 0.95, -1.0, some_undefined);
-        assert_eq!(counted, Some(Interval { low: -1.0, high: 1.0 }));
+        assert_eq!(
+            counted,
+            Some(Interval {
+                low: -1.0,
+                high: 1.0
+            })
+        );
     }
 }

@@ -427,7 +427,10 @@ impl AwaitedCheck for StepJudge {
     }
 
     fn judges(&self) -> Vec<crate::JudgeUse> {
-        vec![crate::JudgeUse::of(&self.material, &AwaitedCheck::name(self))]
+        vec![crate::JudgeUse::of(
+            &self.material,
+            &AwaitedCheck::name(self),
+        )]
     }
 
     fn grade<'a>(

@@ -131,7 +131,9 @@ pub(crate) fn resolve(
         None => {
             return Err(ModelError::new(
                 ErrorKind::Permanent,
-                format!("{name}: an openai-compatible model needs a base URL (openai-compatible:NAME@BASE_URL)"),
+                format!(
+                    "{name}: an openai-compatible model needs a base URL (openai-compatible:NAME@BASE_URL)"
+                ),
             ));
         }
     };
