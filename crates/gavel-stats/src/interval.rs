@@ -157,7 +157,7 @@ mod tests {
         assert_eq!(b.percentile(0, 0.95, mean), None);
         assert_eq!(b.percentile(5, 0.95, |_| None), None);
         // Counted, undefined resamples pull the interval down to the worst value.
-        let some_undefined = |idx: &[usize]| (idx[0] % 2 == 0).then_some(1.0);
+        let some_undefined = |idx: &[usize]| idx[0].is_multiple_of(2).then_some(1.0);
         assert_eq!(
             b.percentile(10, 0.95, some_undefined),
             Some(Interval {

@@ -382,7 +382,7 @@ impl ScriptedJudge {
                 ("ok", json!(1))
             }
             (Script::PassOrAbstain, _) => ("[ERROR]", Value::Null),
-            (Script::HalfTheFails, _) if nth_fail() % 2 == 0 => ("[ERROR]", Value::Null),
+            (Script::HalfTheFails, _) if nth_fail().is_multiple_of(2) => ("[ERROR]", Value::Null),
             _ => ("ok", json!(0)),
         };
         json!({"status": status, "reasoning": "scripted", "score": score})

@@ -118,7 +118,7 @@ pub(crate) fn resolve(
         ModelError::new(ErrorKind::NoCredentials, message)
     };
 
-    let (base, base_source) = match base_of(id, explicit_base, &var) {
+    let (base, base_source) = match base_of(id, explicit_base, var) {
         Some(found) => found,
         None if id.provider == Provider::Local => {
             return Err(ModelError::new(
