@@ -10,7 +10,8 @@ Wilcoxon signed-rank and sign tests on fixed and data-derived differences.
 The predictions are those of gavel's `length` baseline judge, restated here:
   pairwise: order 1 prefers the response with more characters (A if a > b, B if
             a < b, else tie), order 2 the one with more words (runs of
-            non-ASCII-whitespace); equal orders give that verdict, else tie.
+            non-ASCII-whitespace); equal orders give that verdict, else
+            `inconsistent` (a category of its own, which agrees with no label).
   binary:   pass from 20 words up.
   likert:   1 + words // 25, at most 5.
 Human Likert means are rounded half up to a category for kappa and agreement.
@@ -28,7 +29,7 @@ import numpy as np
 import scipy
 import sklearn
 from scipy.stats import binomtest, pearsonr, spearmanr, wilcoxon
-from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix
+from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix, recall_score
 
 WORD = re.compile(r"[^ \t\n\x0c\r]+")
 
@@ -45,7 +46,7 @@ def predict(record, kind):
     if kind == "pairwise":
         a, b = record["response_a"], record["response_b"]
         first, second = prefer(len(a), len(b)), prefer(words(a), words(b))
-        return (first if first == second else "tie"), None, first == second
+        return (first if first == second else "inconsistent"), None, first == second
     n = words(record["response"])
     if kind == "likert":
         score = min(5, 1 + n // 25)
@@ -66,7 +67,7 @@ def expected(path):
     records = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
     first = records[0]
     kind = "pairwise" if first["task"] == "pairwise" else first["scale"]["type"]
-    labels = {"pairwise": ["A", "B", "tie"], "binary": ["pass", "fail"],
+    labels = {"pairwise": ["A", "B", "tie", "inconsistent"], "binary": ["pass", "fail"],
               "likert": ["1", "2", "3", "4", "5"]}[kind]
     human, judge, human_scores, judge_scores, consistent = [], [], [], [], []
     for r in records:
@@ -87,6 +88,12 @@ def expected(path):
         "kappa": nan_to_none(cohen_kappa_score(human, judge, labels=labels, weights=weights)),
         "confusion": confusion_matrix(human, judge, labels=labels).tolist(),
         "position_consistency": (sum(consistent) / len(consistent)) if consistent else None,
+        # Per human label present: the share the judge labelled the same.
+        "recall": {
+            label: float(recall_score(human, judge, labels=[label], average=None,
+                                      zero_division=0)[0])
+            for label in labels if label in human
+        },
         "spearman": None,
         "pearson": None,
     }

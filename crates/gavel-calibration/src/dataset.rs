@@ -151,13 +151,15 @@ impl Record {
 /// Reads a JSONL labelled set, as the loader reads suites: a regular file of at
 /// most 64 MiB, UTF-8 ([`gavel_core::bounds::read_text`]). Blank lines are
 /// skipped. Every bad line is an error naming the file, line and column (the
-/// first one found is returned).
+/// first one found is returned); so is an id seen on an earlier line (one item
+/// counted twice would inflate the set).
 pub fn load_jsonl(path: &Path) -> Result<Vec<Record>, CalibrationError> {
     let text = gavel_core::bounds::read_text(path).map_err(|source| CalibrationError::Io {
         path: path.to_owned(),
         source,
     })?;
     let mut records = Vec::new();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -172,6 +174,12 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<Record>, CalibrationError> {
             serde_json::from_str(line).map_err(|e| at(e.column(), e.to_string()))?;
         if let Some(problem) = record.problem() {
             return Err(at(1, format!("record `{}`: {problem}", record.id)));
+        }
+        if let Some(first) = seen.insert(record.id.clone(), i + 1) {
+            return Err(at(
+                1,
+                format!("duplicate id `{}` (first on line {first})", record.id),
+            ));
         }
         records.push(record);
     }
@@ -202,7 +210,11 @@ mod tests {
         );
 
         std::fs::write(&path, format!("{good}\n{good}\n")).unwrap();
-        assert_eq!(load_jsonl(&path).unwrap().len(), 2);
+        let err = load_jsonl(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("bad.jsonl:2:1: duplicate id `a` (first on line 1)"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

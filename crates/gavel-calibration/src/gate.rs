@@ -1,14 +1,14 @@
-//! Whether a stored calibration run qualifies a suite's judge to gate.
+//! Whether stored calibration runs qualify every judge a suite grades with.
 
-use gavel_checks::TemplateKind;
+use gavel_checks::{JudgeUse, TemplateKind};
 use gavel_core::{CalibrationRequirement, CalibrationRun, GateMetric, JudgeSettings};
 use gavel_stats::Interval;
 use serde::Deserialize;
 
-use crate::GatePolicy;
 use crate::policy::below;
+use crate::{ClassRecall, GatePolicy};
 
-/// Why a suite's judge may not gate: each says which calibration run and why.
+/// Why a suite's judges may not gate.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NotCalibrated {
@@ -20,40 +20,25 @@ pub enum NotCalibrated {
         /// The run id the suite named.
         id: String,
     },
-    /// The suite has no judge model, or its judge cannot be fingerprinted.
-    #[error("judge.calibration `{id}`: not calibrated: {reason}")]
-    NoJudge {
-        /// The run id.
-        id: String,
-        /// What is missing or wrong.
-        reason: String,
+    /// Judges the suite grades with that no named run qualifies.
+    #[error("judge.calibration `{ids}`: {}", uncalibrated.iter().map(ToString::to_string).collect::<Vec<_>>().join(" | "))]
+    Judges {
+        /// The run ids the suite named.
+        ids: String,
+        /// Each judge without a qualifying calibration.
+        uncalibrated: Vec<Uncalibrated>,
     },
-    /// The run was stored before judge fingerprints: it binds no judge.
-    #[error(
-        "judge.calibration `{id}`: not calibrated: the run records no judge fingerprint (it predates them); run `gavel calibrate` again"
-    )]
-    Unbound {
-        /// The run id.
-        id: String,
-    },
-    /// The suite's judge is not the calibrated one.
-    #[error("judge.calibration `{id}`: not calibrated: {}", differences.join("; "))]
-    JudgeDiffers {
-        /// The run id.
-        id: String,
-        /// One phrase per difference, e.g. `temperature 1.5 ≠ 0 at calibration`.
-        differences: Vec<String>,
-    },
-    /// The judge is the calibrated one but the calibration does not qualify it.
-    #[error("judge.calibration `{id}` on {dataset}: not fit to gate: {}", reasons.join("; "))]
-    NotFit {
-        /// The run id.
-        id: String,
-        /// The labelled set of the run.
-        dataset: String,
-        /// One reason each.
-        reasons: Vec<String>,
-    },
+}
+
+/// One judge configuration no named calibration run qualifies, and why each
+/// run does not.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{judge}: {}", reasons.join("; "))]
+pub struct Uncalibrated {
+    /// The judge: model, template kind, scale and threshold, and where it is used.
+    pub judge: String,
+    /// Per run, why it does not qualify this judge.
+    pub reasons: Vec<String>,
 }
 
 /// The part of a stored report the gate reads.
@@ -61,8 +46,8 @@ pub enum NotCalibrated {
 struct Figures {
     items: usize,
     judged: usize,
-    policy: GatePolicy,
-    not_fit: Vec<String>,
+    #[serde(default)]
+    recall: Vec<ClassRecall>,
     agreement: Option<f64>,
     agreement_ci: Option<Interval>,
     kappa: Option<f64>,
@@ -84,51 +69,22 @@ impl Figures {
     }
 }
 
-/// Whether `run` qualifies the judge `model` under the suite's `settings`, as
-/// `requirement` asks: the run's judge fingerprint must match the suite's (the
-/// error names each difference), and then either the run's own verdict (a plain
-/// id) or the requirement's metric decides. A metric still needs the run's
-/// minimum items and coverage; with `use_lower_bound` its 95% interval's lower
-/// bound must reach the minimum.
-pub fn check_calibration(
-    run: &CalibrationRun,
-    requirement: &CalibrationRequirement,
-    model: Option<&str>,
-    settings: &JudgeSettings,
-) -> Result<(), NotCalibrated> {
-    let id = requirement.id.clone();
-    let Some(model) = model else {
-        return Err(NotCalibrated::NoJudge {
-            id,
-            reason: "the suite has no judge model".into(),
-        });
-    };
-    let now = crate::fingerprint(model, settings, &TemplateKind::ALL).map_err(|e| {
-        NotCalibrated::NoJudge {
-            id: id.clone(),
-            reason: e.to_string(),
+/// Why `run`'s stored figures do not meet the suite's `requirement` (its
+/// policy, [`GatePolicy::of`]); empty when they do. The flags the run was made
+/// with play no part.
+fn shortfalls(run: &CalibrationRun, requirement: &CalibrationRequirement) -> Vec<String> {
+    let figures: Figures = match serde_json::from_value(run.report.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            return vec![format!(
+                "its report lacks coverage and intervals ({e}); run `gavel calibrate` again"
+            )];
         }
-    })?;
-    let Some(then) = &run.fingerprint else {
-        return Err(NotCalibrated::Unbound { id });
     };
-    let differences = then.differences(&now);
-    if !differences.is_empty() {
-        return Err(NotCalibrated::JudgeDiffers { id, differences });
-    }
-    let not_fit = |reasons| NotCalibrated::NotFit {
-        id: id.clone(),
-        dataset: run.dataset.clone(),
-        reasons,
-    };
-    let figures: Figures = serde_json::from_value(run.report.clone()).map_err(|e| {
-        not_fit(vec![format!(
-            "its report lacks coverage and intervals ({e}); run `gavel calibrate` again"
-        )])
-    })?;
-    let reasons = match (requirement.metric, requirement.threshold()) {
+    let policy = GatePolicy::of(requirement);
+    match (requirement.metric, requirement.threshold()) {
         (Some(metric), Some(min)) => {
-            let mut reasons = figures.policy.shortfalls(figures.items, figures.judged);
+            let mut reasons = policy.shortfalls(figures.items, figures.judged, &figures.recall);
             let (value, interval) = figures.metric(metric);
             let (what, value) = if requirement.use_lower_bound {
                 let low = interval.map(|i| i.low);
@@ -139,20 +95,157 @@ pub fn check_calibration(
             reasons.extend(below(&what, value, min));
             reasons
         }
-        _ if run.fit_to_gate => Vec::new(),
-        _ if figures.not_fit.is_empty() => vec!["the calibration run was not fit to gate".into()],
-        _ => figures.not_fit,
-    };
-    if reasons.is_empty() {
+        _ => policy.judge(
+            figures.items,
+            figures.judged,
+            &figures.recall,
+            figures.agreement,
+            figures.kappa,
+        ),
+    }
+}
+
+/// A judge the gate must find a calibration for.
+struct Wanted<'a> {
+    /// How it is named in the gate's reason.
+    name: String,
+    /// Its model id, `None` when the suite has none.
+    model: Option<&'a str>,
+    /// Its template kind; `None`: the suite's judge as such, compared on the
+    /// kinds each run covers.
+    kind: Option<TemplateKind>,
+    scored: Option<(gavel_core::Scale, Option<f64>)>,
+}
+
+/// The judges `uses` name (each with the first case using it), their models
+/// resolved to `default_model`; the suite's judge itself when none is used.
+fn wanted<'a>(uses: &'a [(String, JudgeUse)], default_model: Option<&'a str>) -> Vec<Wanted<'a>> {
+    let show =
+        |m: Option<&str>| m.map_or_else(|| "(none)".to_owned(), gavel_core::secrets::mask_url);
+    if uses.is_empty() {
+        return vec![Wanted {
+            name: format!("the suite's judge {}", show(default_model)),
+            model: default_model,
+            kind: None,
+            scored: None,
+        }];
+    }
+    uses.iter()
+        .map(|(case, u)| {
+            let model = u.model.as_deref().or(default_model);
+            let mut how = format!("`{}`", u.kind.as_str());
+            if let (Some(scale), Some(threshold)) = (u.scale, u.threshold) {
+                how.push_str(&format!(
+                    ", scale {}, threshold {threshold}",
+                    scale.as_str()
+                ));
+            }
+            Wanted {
+                name: format!(
+                    "judge {} ({how}; {} in case `{case}`)",
+                    show(model),
+                    u.check
+                ),
+                model,
+                kind: Some(u.kind),
+                scored: u.scale.map(|s| (s, u.threshold)),
+            }
+        })
+        .collect()
+}
+
+/// Whether `runs` (those the suite's `requirement` names) qualify every judge
+/// configuration the suite grades with: `uses`, each with the first case
+/// using it (a use without a model is the run's default judge,
+/// `default_model`); with no judged check, the suite's judge itself, on the
+/// template kinds each run covers. A judge is qualified by a run whose
+/// fingerprint covers it (same model, base URL, temperature, token cap, the
+/// judge's template kind with the same hash, scale and threshold) and whose
+/// stored figures meet the suite's policy. The error names every judge
+/// without one, and why each run falls short.
+pub fn check_calibration(
+    runs: &[CalibrationRun],
+    requirement: &CalibrationRequirement,
+    uses: &[(String, JudgeUse)],
+    default_model: Option<&str>,
+    settings: &JudgeSettings,
+) -> Result<(), NotCalibrated> {
+    let fit: Vec<Vec<String>> = runs.iter().map(|r| shortfalls(r, requirement)).collect();
+    let mut uncalibrated = Vec::new();
+    for judge in wanted(uses, default_model) {
+        let mut reasons = Vec::new();
+        let Some(model) = judge.model else {
+            reasons.push("no judge model (set `judge.model` or give `--judge`)".to_owned());
+            uncalibrated.push(Uncalibrated {
+                judge: judge.name,
+                reasons,
+            });
+            continue;
+        };
+        let mut qualified = false;
+        for (run, unfit) in runs.iter().zip(&fit) {
+            let Some(then) = &run.fingerprint else {
+                reasons.push(format!(
+                    "run `{}` records no judge fingerprint (it predates them); run `gavel calibrate` again",
+                    run.id
+                ));
+                continue;
+            };
+            let kinds: Vec<TemplateKind> = match judge.kind {
+                Some(kind) => vec![kind],
+                None => then
+                    .templates
+                    .keys()
+                    .filter_map(|k| TemplateKind::parse(k))
+                    .collect(),
+            };
+            let now = match crate::fingerprint(model, settings, &kinds, judge.scored) {
+                Ok(now) => now,
+                Err(e) => {
+                    reasons.push(e.to_string());
+                    break;
+                }
+            };
+            let differences = then.differences(&now);
+            if !differences.is_empty() {
+                reasons.push(format!(
+                    "run `{}`: not calibrated: {}",
+                    run.id,
+                    differences.join(", ")
+                ));
+            } else if !unfit.is_empty() {
+                reasons.push(format!(
+                    "run `{}` on {}: not fit to gate: {}",
+                    run.id,
+                    run.dataset,
+                    unfit.join(", ")
+                ));
+            } else {
+                qualified = true;
+                break;
+            }
+        }
+        if !qualified {
+            uncalibrated.push(Uncalibrated {
+                judge: judge.name,
+                reasons,
+            });
+        }
+    }
+    if uncalibrated.is_empty() {
         Ok(())
     } else {
-        Err(not_fit(reasons))
+        Err(NotCalibrated::Judges {
+            ids: requirement.ids().join(", "),
+            uncalibrated,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use gavel_core::CalibrationRequirement as Req;
+    use gavel_core::Scale;
 
     use super::*;
     use crate::{ItemVerdict, Record, Report};
@@ -160,8 +253,13 @@ mod tests {
     const MODEL: &str = "openai:gpt-5-mini";
 
     /// `n` binary items, the first `fails` labelled fail; the judge says `said`
-    /// on each (`None`: an abstention).
-    fn run(n: usize, fails: usize, said: impl Fn(usize) -> Option<&'static str>) -> CalibrationRun {
+    /// on each (`None`: an abstention); reported by `policy`.
+    fn run_by(
+        n: usize,
+        fails: usize,
+        said: impl Fn(usize) -> Option<&'static str>,
+        policy: &GatePolicy,
+    ) -> CalibrationRun {
         let records: Vec<Record> = (0..n)
             .map(|i| {
                 serde_json::from_value(serde_json::json!({
@@ -182,8 +280,7 @@ mod tests {
                 cost_usd: None,
             })
             .collect();
-        let report =
-            Report::new("set", MODEL, &records, &verdicts, &GatePolicy::default()).unwrap();
+        let report = Report::new("set", MODEL, &records, &verdicts, policy).unwrap();
         CalibrationRun {
             id: "cal".into(),
             created_at: "2026-11-25T00:00:00Z".into(),
@@ -195,15 +292,46 @@ mod tests {
             kappa: report.kappa,
             fit_to_gate: report.fit_to_gate,
             fingerprint: Some(
-                crate::fingerprint(MODEL, &JudgeSettings::default(), &[TemplateKind::Judge])
-                    .unwrap(),
+                crate::fingerprint(
+                    MODEL,
+                    &JudgeSettings::default(),
+                    &[TemplateKind::Judge],
+                    Some((Scale::ZeroToOne, Some(0.7))),
+                )
+                .unwrap(),
             ),
             report: serde_json::to_value(&report).unwrap(),
         }
     }
 
+    fn run(n: usize, fails: usize, said: impl Fn(usize) -> Option<&'static str>) -> CalibrationRun {
+        run_by(n, fails, said, &GatePolicy::default())
+    }
+
+    /// A pointwise judge on the default scale, by the default model.
+    fn pointwise() -> JudgeUse {
+        JudgeUse {
+            model: None,
+            kind: TemplateKind::Judge,
+            scale: Some(Scale::ZeroToOne),
+            threshold: Some(0.7),
+            check: "judge \"c\"".into(),
+        }
+    }
+
+    fn check_uses(
+        run: &CalibrationRun,
+        req: &Req,
+        uses: &[JudgeUse],
+        settings: &JudgeSettings,
+    ) -> Result<(), NotCalibrated> {
+        let uses: Vec<(String, JudgeUse)> =
+            uses.iter().map(|u| ("a".to_owned(), u.clone())).collect();
+        check_calibration(std::slice::from_ref(run), req, &uses, Some(MODEL), settings)
+    }
+
     fn check(run: &CalibrationRun, req: &Req) -> Result<(), NotCalibrated> {
-        check_calibration(run, req, Some(MODEL), &JudgeSettings::default())
+        check_uses(run, req, &[pointwise()], &JudgeSettings::default())
     }
 
     #[test]
@@ -271,28 +399,130 @@ mod tests {
     fn another_judge_or_setting_is_not_calibrated() {
         let good = run(40, 20, |i| Some(if i < 20 { "fail" } else { "pass" }));
         let req = Req::id("cal");
-        let other = check_calibration(&good, &req, Some("openai:gpt-5"), &JudgeSettings::default());
+        let default = JudgeSettings::default();
+        assert_eq!(check(&good, &req), Ok(()));
+        let other = check_calibration(
+            std::slice::from_ref(&good),
+            &req,
+            &[("a".into(), pointwise())],
+            Some("openai:gpt-5"),
+            &default,
+        );
         let err = other.unwrap_err().to_string();
         assert!(
-            err.contains("not calibrated: model gpt-5 ≠ gpt-5-mini at calibration"),
+            err.contains("run `cal`: not calibrated: model gpt-5 ≠ gpt-5-mini at calibration"),
             "{err}"
         );
         let hot = JudgeSettings {
             temperature: Some(1.5),
             ..JudgeSettings::default()
         };
-        let err = check_calibration(&good, &req, Some(MODEL), &hot).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "judge.calibration `cal`: not calibrated: temperature 1.5 ≠ 0 at calibration"
+        let err = check_uses(&good, &req, &[pointwise()], &hot).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("not calibrated: temperature 1.5 ≠ 0 at calibration"),
+            "{err}"
         );
         let mut old = good.clone();
         old.fingerprint = None;
-        assert!(matches!(
-            check(&old, &req),
-            Err(NotCalibrated::Unbound { .. })
-        ));
-        let none = check_calibration(&good, &req, None, &JudgeSettings::default());
-        assert!(matches!(none, Err(NotCalibrated::NoJudge { .. })));
+        let err = check(&old, &req).unwrap_err().to_string();
+        assert!(err.contains("predates them"), "{err}");
+        let none = check_calibration(
+            std::slice::from_ref(&good),
+            &req,
+            &[("a".into(), pointwise())],
+            None,
+            &default,
+        );
+        assert!(none.unwrap_err().to_string().contains("no judge model"));
+    }
+
+    #[test]
+    fn every_judge_the_suite_grades_with_needs_a_calibration() {
+        let good = run(40, 20, |i| Some(if i < 20 { "fail" } else { "pass" }));
+        let req = Req::id("cal");
+        let default = JudgeSettings::default();
+        let own_model = JudgeUse {
+            model: Some("openai:gpt-5".into()),
+            ..pointwise()
+        };
+        let own_threshold = JudgeUse {
+            threshold: Some(0.5),
+            ..pointwise()
+        };
+        let own_scale = JudgeUse {
+            scale: Some(Scale::OneToFive),
+            threshold: Some(4.0),
+            ..pointwise()
+        };
+        let pairwise = JudgeUse {
+            kind: TemplateKind::Pairwise,
+            scale: None,
+            threshold: None,
+            check: "pairwise vs b".into(),
+            ..pointwise()
+        };
+        let rubric = JudgeUse {
+            kind: TemplateKind::Rubric,
+            scale: None,
+            threshold: None,
+            check: "rubric".into(),
+            ..pointwise()
+        };
+        for (escape, why) in [
+            (&own_model, "model gpt-5 ≠ gpt-5-mini"),
+            (&own_threshold, "threshold 0.5 ≠ 0.7"),
+            (&own_scale, "scale 1-5 ≠ 0-1"),
+            (
+                &pairwise,
+                "`pairwise` judge not calibrated (the calibration covers `judge`)",
+            ),
+            (&rubric, "`rubric` judge not calibrated"),
+        ] {
+            let err = check_uses(&good, &req, &[pointwise(), escape.clone()], &default)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(why), "{err}");
+            assert!(err.contains(&escape.check), "names the check: {err}");
+            assert_eq!(err.matches(" | ").count(), 0, "one judge only: {err}");
+        }
+        // No judged check at all: the suite's judge itself is compared.
+        assert_eq!(check_uses(&good, &req, &[], &default), Ok(()));
+    }
+
+    #[test]
+    fn the_suite_sets_the_bar_not_the_calibrate_flags() {
+        // Made with `--min-coverage 0 --min-items 1`: fit by its own report...
+        let lax = GatePolicy {
+            min_items: 1,
+            min_coverage: 0.0,
+            ..GatePolicy::default()
+        };
+        let abstaining = run_by(
+            20,
+            10,
+            |i| (!(3..10).contains(&i)).then_some(if i < 10 { "fail" } else { "pass" }),
+            &lax,
+        );
+        assert!(abstaining.fit_to_gate);
+        // ...but not by the suite's default bar.
+        let err = check(&abstaining, &Req::id("cal")).unwrap_err().to_string();
+        assert!(err.contains("only 20 labelled items; at least 30"), "{err}");
+        assert!(err.contains("coverage 65.0%"), "{err}");
+        // The suite may lower or raise its own bar, per-class recall included.
+        let mut req = Req::id("cal");
+        req.min_items = Some(20);
+        req.min_coverage = Some(0.6);
+        assert_eq!(check(&abstaining, &req), Ok(()));
+        // Lets 3 of 10 failures through: recall of `fail` 70%.
+        let lenient = run(100, 10, |i| Some(if i < 7 { "fail" } else { "pass" }));
+        assert_eq!(check(&lenient, &Req::id("cal")), Ok(()));
+        let mut strict = Req::id("cal");
+        strict.min_recall.insert("fail".into(), 0.9);
+        let err = check(&lenient, &strict).unwrap_err().to_string();
+        assert!(
+            err.contains("recall of `fail` 70.0% (7 of 10) is under 90.0%"),
+            "{err}"
+        );
     }
 }

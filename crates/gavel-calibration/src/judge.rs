@@ -3,7 +3,9 @@
 use futures::StreamExt;
 use gavel_checks::{JudgeRuntime, JudgeTemplate, PairwiseInput, PairwiseSpec, TemplateKind};
 use gavel_core::judge::PairwiseAgainst;
-use gavel_core::{Case, Favoured, JudgeSettings, PairwiseOrder, Status, Transcript, Turn, Verdict};
+use gavel_core::{
+    Case, Favoured, JudgeSettings, PairwiseOrder, Scale, Status, Transcript, Turn, Verdict,
+};
 use serde::Serialize;
 use serde_json::json;
 
@@ -13,8 +15,8 @@ use crate::{Record, ScaleSpec, Task};
 #[derive(Debug, Clone)]
 pub enum Judge {
     /// gavel's own judges through a model: the pointwise `judge` (scale `1-5` on
-    /// Likert sets; on binary sets the settings' `scale`, else `binary`, pass/fail
-    /// as the verdict's status; the record's criterion, reference and context
+    /// Likert sets; on binary sets as the suite's judges grade, see
+    /// [`pointwise_scale`], pass/fail as the verdict's status; the record's criterion, reference and context
     /// shown) and `pairwise` (both orders). The settings' template overrides
     /// apply. `model`: the model id, `None` for the runtime's default.
     Model {
@@ -26,7 +28,7 @@ pub enum Judge {
     /// A baseline that prefers length, to see how far length alone goes (and to
     /// check the statistics against an independent computation). Pairwise: the
     /// longer response in characters when A is shown first, in words (runs of
-    /// non-ASCII-whitespace) when B is; orders that disagree give a tie. Binary:
+    /// non-ASCII-whitespace) when B is; orders that disagree are `inconsistent`. Binary:
     /// pass from 20 words up. Likert: 1 + words / 25 (integer division), at most 5.
     Length,
 }
@@ -34,7 +36,8 @@ pub enum Judge {
 /// The judge's verdict on one item.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ItemVerdict {
-    /// `A`/`B`/`tie` or `pass`/`fail`; `None` on Likert sets and on errors.
+    /// `A`/`B`/`tie` (`inconsistent` when the two presentation orders
+    /// disagree) or `pass`/`fail`; `None` on Likert sets and on errors.
     pub label: Option<String>,
     /// The score on the item's scale (1-5; 1/0 for pass/fail); `None` on pairwise
     /// sets and on errors.
@@ -63,6 +66,10 @@ impl ItemVerdict {
     }
 }
 
+/// The verdict on a pair whose two presentation orders disagree: a category of
+/// its own, which agrees with no human label (not even `tie`).
+pub(crate) const INCONSISTENT: &str = "inconsistent";
+
 /// Judges every record, `concurrency` at a time; the verdicts are in record order.
 pub async fn judge_all(
     judge: &Judge,
@@ -70,11 +77,38 @@ pub async fn judge_all(
     rt: &JudgeRuntime<'_>,
     concurrency: usize,
 ) -> Vec<ItemVerdict> {
-    futures::stream::iter(records)
-        .map(|r| judge_one(judge, r, rt))
+    judge_within(judge, records, rt, concurrency, None).await
+}
+
+/// [`judge_all`] within a budget: once the verdicts so far cost `max_cost`
+/// dollars, no further item is started (those in flight, at most
+/// `concurrency`, finish) and the rest are abstentions saying so.
+pub async fn judge_within(
+    judge: &Judge,
+    records: &[Record],
+    rt: &JudgeRuntime<'_>,
+    concurrency: usize,
+    max_cost: Option<f64>,
+) -> Vec<ItemVerdict> {
+    let spent = std::cell::Cell::new(0.0_f64);
+    let mut verdicts: Vec<ItemVerdict> = futures::stream::iter(records)
+        .take_while(|_| futures::future::ready(max_cost.is_none_or(|max| spent.get() < max)))
+        .map(|r| async {
+            let v = judge_one(judge, r, rt).await;
+            spent.set(spent.get() + v.cost_usd.unwrap_or(0.0));
+            v
+        })
         .buffered(concurrency.max(1))
         .collect()
-        .await
+        .await;
+    let budget = max_cost.unwrap_or_default();
+    verdicts.resize_with(records.len(), || {
+        ItemVerdict::failed(
+            format!("skipped: the --max-cost budget of ${budget} was spent"),
+            None,
+        )
+    });
+    verdicts
 }
 
 async fn judge_one(judge: &Judge, record: &Record, rt: &JudgeRuntime<'_>) -> ItemVerdict {
@@ -108,7 +142,7 @@ fn pairwise_verdict(
     reasoning: Option<String>,
     cost: Option<f64>,
 ) -> ItemVerdict {
-    let label = if first == second { first } else { "tie" };
+    let label = if first == second { first } else { INCONSISTENT };
     ItemVerdict {
         label: Some(label.to_owned()),
         score: None,
@@ -141,6 +175,20 @@ fn length_pointwise(record: &Record) -> ItemVerdict {
         error: None,
         reasoning: Some(format!("{n} words")),
         cost_usd: Some(0.0),
+    }
+}
+
+/// The scale and threshold a model judges a pointwise record with: 1-5 on
+/// Likert sets (scores are compared, so any threshold: `None`), else as the
+/// suite's own judges grade: its `judge.scale` (default 0-1) at that scale's
+/// default threshold.
+pub fn pointwise_scale(scale: &ScaleSpec, settings: &JudgeSettings) -> (Scale, Option<f64>) {
+    match scale {
+        ScaleSpec::Likert { .. } => (Scale::OneToFive, None),
+        _ => {
+            let scale = settings.scale.unwrap_or(Scale::ZeroToOne);
+            (scale, Some(scale.default_threshold()))
+        }
     }
 }
 
@@ -205,16 +253,8 @@ async fn model_pointwise(
     record: &Record,
     rt: &JudgeRuntime<'_>,
 ) -> ItemVerdict {
-    // Likert sets are judged on 1-5; binary sets on the suite's scale, else binary.
-    let scale = match record.scale {
-        ScaleSpec::Likert { .. } => Some("1-5"),
-        _ if settings.scale.is_some() => None,
-        _ => Some("binary"),
-    };
-    let mut check = json!({"type": "judge", "criteria": record.criterion, "model": model});
-    if let Some(scale) = scale {
-        check["scale"] = json!(scale);
-    }
+    let (scale, _) = pointwise_scale(&record.scale, settings);
+    let check = json!({"type": "judge", "criteria": record.criterion, "model": model, "scale": scale.as_str()});
     let case = json!({
         "id": record.id,
         "input": record.input,

@@ -17,13 +17,16 @@
 //!   score and the human score (pointwise sets);
 //! - position consistency (pairwise sets): the share of pairs whose verdict is the
 //!   same in both presentation orders, and agreement over those pairs. Pairs whose
-//!   orders disagree count as a `tie`; on sets without ties a judge's tie counts
-//!   as a disagreement;
+//!   orders disagree are `inconsistent`, a category that agrees with no label
+//!   (so a judge that always picks the first answer gets no credit for ties);
+//! - per-class recall (the true-pass and true-fail rates on binary sets), with
+//!   Wilson intervals;
 //! - `fit_to_gate` by a [`GatePolicy`] (at least 30 items, 95% coverage, 80%
 //!   agreement, kappa 0.4 by default), every shortfall named in `not_fit`.
 //!
 //! A calibration is bound to the judge's [`fingerprint`]; [`check_calibration`]
-//! decides whether a stored run qualifies a suite's judge.
+//! decides whether stored runs qualify every judge a suite grades with, by the
+//! suite's own policy.
 //!
 //! ```
 //! use gavel_calibration::{Judge, Record, Report, judge_all};
@@ -57,9 +60,9 @@ mod text;
 pub use dataset::{Record, ScaleSpec, Task, load_jsonl, template_kinds};
 pub use error::CalibrationError;
 pub use fingerprint::fingerprint;
-pub use gate::{NotCalibrated, check_calibration};
-pub use judge::{ItemVerdict, Judge, judge_all};
+pub use gate::{NotCalibrated, Uncalibrated, check_calibration};
+pub use judge::{ItemVerdict, Judge, judge_all, judge_within, pointwise_scale};
 pub use labels::{DEFAULT_CRITERION, LabelledTurn, records_from_labels};
 pub use policy::GatePolicy;
-pub use report::{Confusion, ItemResult, Report};
+pub use report::{ClassRecall, Confusion, ItemResult, Report};
 pub use sample::stratified_sample;

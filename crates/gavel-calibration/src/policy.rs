@@ -1,9 +1,19 @@
 //! What a calibration must show before its judge may gate.
 
+use std::collections::BTreeMap;
+
+use gavel_core::{
+    CalibrationRequirement, DEFAULT_MIN_AGREEMENT, DEFAULT_MIN_COVERAGE, DEFAULT_MIN_ITEMS,
+    DEFAULT_MIN_KAPPA,
+};
 use serde::{Deserialize, Serialize};
 
+use crate::report::ClassRecall;
+
 /// The criteria of "fit to gate". Every shortfall is named in the report.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// `gavel calibrate` reports by them; a suite's gate holds the stored figures
+/// to its own ([`GatePolicy::of`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GatePolicy {
     /// The fewest labelled items a calibration may rest on (default 30).
     pub min_items: usize,
@@ -15,15 +25,19 @@ pub struct GatePolicy {
     /// The least Cohen's kappa (default 0.4): a judge that says the same thing
     /// every time scores 0, however skewed the labels.
     pub min_kappa: f64,
+    /// The least recall per human label (none by default).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub min_recall: BTreeMap<String, f64>,
 }
 
 impl Default for GatePolicy {
     fn default() -> Self {
         GatePolicy {
-            min_items: 30,
-            min_coverage: 0.95,
-            min_agreement: 0.8,
-            min_kappa: 0.4,
+            min_items: DEFAULT_MIN_ITEMS,
+            min_coverage: DEFAULT_MIN_COVERAGE,
+            min_agreement: DEFAULT_MIN_AGREEMENT,
+            min_kappa: DEFAULT_MIN_KAPPA,
+            min_recall: BTreeMap::new(),
         }
     }
 }
@@ -34,9 +48,22 @@ pub(crate) fn pct(v: f64) -> String {
 }
 
 impl GatePolicy {
-    /// Why `items` labelled items of which `judged` got a verdict are too few to
-    /// gate on, whatever the judge's statistics; empty when they suffice.
-    pub fn shortfalls(&self, items: usize, judged: usize) -> Vec<String> {
+    /// The bar of a suite's `judge.calibration`: its minimums, the defaults
+    /// where it sets none.
+    pub fn of(requirement: &CalibrationRequirement) -> GatePolicy {
+        let default = GatePolicy::default();
+        GatePolicy {
+            min_items: requirement.min_items.unwrap_or(default.min_items),
+            min_coverage: requirement.min_coverage.unwrap_or(default.min_coverage),
+            min_recall: requirement.min_recall.clone(),
+            ..default
+        }
+    }
+
+    /// Why `items` labelled items of which `judged` got a verdict, with these
+    /// per-class recalls, are not enough to gate on, whatever the judge's
+    /// agreement; empty when they suffice.
+    pub fn shortfalls(&self, items: usize, judged: usize, recall: &[ClassRecall]) -> Vec<String> {
         let mut out = Vec::new();
         if items < self.min_items {
             out.push(format!(
@@ -52,6 +79,39 @@ impl GatePolicy {
                 pct(self.min_coverage)
             ));
         }
+        for (label, min) in &self.min_recall {
+            let found = recall.iter().find(|r| &r.label == label);
+            let what = format!("recall of `{label}`");
+            match found {
+                None => out.push(format!(
+                    "{what} is undefined: no judged item is labelled `{label}`"
+                )),
+                Some(r) if r.recall < *min => out.push(format!(
+                    "{what} {} ({} of {}) is under {}",
+                    pct(r.recall),
+                    r.matched,
+                    r.items,
+                    pct(*min)
+                )),
+                Some(_) => {}
+            }
+        }
+        out
+    }
+
+    /// Every reason the figures do not meet this policy without a metric:
+    /// [`shortfalls`](Self::shortfalls), then agreement and kappa.
+    pub(crate) fn judge(
+        &self,
+        items: usize,
+        judged: usize,
+        recall: &[ClassRecall],
+        agreement: Option<f64>,
+        kappa: Option<f64>,
+    ) -> Vec<String> {
+        let mut out = self.shortfalls(items, judged, recall);
+        out.extend(below("agreement", agreement, self.min_agreement));
+        out.extend(below("kappa", kappa, self.min_kappa));
         out
     }
 }

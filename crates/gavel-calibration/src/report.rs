@@ -1,10 +1,10 @@
 //! Comparing a judge's verdicts with the human labels.
 
 use gavel_stats::{Interval, Weights};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::figures::Pairs;
-use crate::policy::{below, coverage};
+use crate::policy::coverage;
 use crate::{CalibrationError, GatePolicy, ItemVerdict, Record, ScaleSpec, Task};
 
 /// A confusion matrix with its category names.
@@ -14,6 +14,22 @@ pub struct Confusion {
     pub labels: Vec<String>,
     /// `counts[human][judge]`.
     pub counts: Vec<Vec<u64>>,
+}
+
+/// How many of the judged items people gave one label the judge labelled the
+/// same: the true-pass rate for `pass`, the true-fail rate for `fail`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassRecall {
+    /// The human label (`pass`, `fail`, `A`, `B`, `tie`, `1`…`5`).
+    pub label: String,
+    /// Judged items people gave that label.
+    pub items: usize,
+    /// Of those, the items the judge labelled the same.
+    pub matched: usize,
+    /// `matched / items`.
+    pub recall: f64,
+    /// Wilson 95% interval of `recall`.
+    pub ci: Option<Interval>,
 }
 
 /// One item's human label and judge verdict.
@@ -76,6 +92,9 @@ pub struct Report {
     pub kendall_ci: Option<Interval>,
     /// Pearson's r between judge and human scores (pointwise sets).
     pub pearson: Option<f64>,
+    /// Per human label among the judged items, the share the judge labelled the
+    /// same (true-pass and true-fail rates on binary sets).
+    pub recall: Vec<ClassRecall>,
     /// Pairwise: the share of judged pairs with the same verdict in both orders.
     pub position_consistency: Option<f64>,
     /// Pairwise: judged pairs with the same verdict in both orders.
@@ -98,6 +117,25 @@ pub struct Report {
     pub results: Vec<ItemResult>,
 }
 
+/// Per human label with judged items, the share the judge labelled the same.
+fn recalls(labels: &[String], counts: &[Vec<u64>]) -> Vec<ClassRecall> {
+    labels
+        .iter()
+        .zip(counts)
+        .enumerate()
+        .filter_map(|(k, (label, row))| {
+            let items: u64 = row.iter().sum();
+            (items > 0).then(|| ClassRecall {
+                label: label.clone(),
+                items: items as usize,
+                matched: row[k] as usize,
+                recall: row[k] as f64 / items as f64,
+                ci: gavel_stats::wilson(row[k], items, 0.95),
+            })
+        })
+        .collect()
+}
+
 /// The kind of a set: every record must share it.
 fn kind_of(record: &Record) -> &'static str {
     match (&record.task, &record.scale) {
@@ -110,7 +148,7 @@ fn kind_of(record: &Record) -> &'static str {
 /// The category labels of a kind.
 fn categories(kind: &str) -> Vec<String> {
     let names: &[&str] = match kind {
-        "pairwise" => &["A", "B", "tie"],
+        "pairwise" => &["A", "B", "tie", crate::judge::INCONSISTENT],
         "likert" => &["1", "2", "3", "4", "5"],
         _ => &["pass", "fail"],
     };
@@ -138,10 +176,10 @@ struct Judged {
 fn notes_of(kind: &str, scale: &ScaleSpec) -> Vec<String> {
     let mut notes = vec![
         "abstentions (errors, refusals, no verdict) are left out of the statistics and count against the judge through coverage; `agreement_all_items` counts them as disagreements".to_owned(),
-        "95% intervals: Wilson for agreement; percentile bootstrap (1,000 resamples, seed 0) for kappa, Spearman and Kendall".to_owned(),
+        "95% intervals: Wilson for agreement and recall; percentile bootstrap (1,000 resamples, seed 0) for kappa, Spearman and Kendall, resamples where the statistic is undefined counted as -1; where every resample gives the same value, kappa's lower bound is the kappa at agreement's Wilson lower bound and the correlations get no interval".to_owned(),
     ];
     if kind == "pairwise" {
-        notes.push("pairs whose two presentation orders disagree count as `tie`".into());
+        notes.push("pairs whose two presentation orders disagree are `inconsistent`, which agrees with no label: a judge that always picks the first answer is not credited with the ties".into());
         if let ScaleSpec::Pairwise { labels } = scale
             && !labels.iter().any(|l| l == "tie")
         {
@@ -250,13 +288,14 @@ impl Report {
         let share = |part: usize, of: usize| (of > 0).then(|| part as f64 / of as f64);
         let consistent: Vec<bool> = j.pairs.iter().filter(|p| p.0).map(|p| p.1).collect();
         let agreed = j.human.iter().zip(&j.judge).filter(|(h, ji)| h == ji);
-        let mut not_fit = policy.shortfalls(records.len(), judged);
-        not_fit.extend(below(
-            "agreement",
+        let recall = recalls(&labels, matrix.counts());
+        let not_fit = policy.judge(
+            records.len(),
+            judged,
+            &recall,
             agreement.map(|a| a.value),
-            policy.min_agreement,
-        ));
-        not_fit.extend(below("kappa", kappa.map(|k| k.value), policy.min_kappa));
+            kappa.map(|k| k.value),
+        );
         Ok(Report {
             dataset: dataset.to_owned(),
             judge: judge.to_owned(),
@@ -282,6 +321,7 @@ impl Report {
             pearson: pointwise
                 .then(|| gavel_stats::pearson(&j.judge_scores, &j.human_scores))
                 .flatten(),
+            recall,
             position_consistency: share(consistent.len(), j.pairs.len()),
             consistent_pairs: (!pointwise).then_some(consistent.len()),
             consistent_agreement: share(
@@ -292,7 +332,7 @@ impl Report {
                 labels,
                 counts: matrix.counts().to_vec(),
             },
-            policy: *policy,
+            policy: policy.clone(),
             fit_to_gate: not_fit.is_empty(),
             not_fit,
             cost_usd: j.cost,

@@ -65,6 +65,17 @@ impl Report {
             },
             ci(self.kappa_ci, three)
         );
+        for r in &self.recall {
+            let _ = writeln!(
+                out,
+                "  recall of {:<10} {} ({} of {}){}",
+                format!("`{}`", r.label),
+                pct(r.recall),
+                r.matched,
+                r.items,
+                ci(r.ci, pct)
+            );
+        }
         if self.kind != "pairwise" {
             let _ = writeln!(
                 out,
@@ -120,9 +131,15 @@ impl Report {
             let _ = writeln!(out, "  note: {note}");
         }
         if self.fit_to_gate {
+            let recall: String = self
+                .policy
+                .min_recall
+                .iter()
+                .map(|(label, min)| format!(", recall of `{label}` ≥ {}", pct(*min)))
+                .collect();
             let _ = writeln!(
                 out,
-                "  fit to gate (≥ {} items, coverage ≥ {}, agreement ≥ {}, kappa ≥ {})",
+                "  fit to gate (≥ {} items, coverage ≥ {}, agreement ≥ {}, kappa ≥ {}{recall}); a suite's gate holds these figures to its own `judge.calibration` bar",
                 self.policy.min_items,
                 pct(self.policy.min_coverage),
                 pct(self.policy.min_agreement),

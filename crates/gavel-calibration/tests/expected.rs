@@ -27,6 +27,48 @@ fn close(a: Option<f64>, b: &Value) -> bool {
     }
 }
 
+/// A judge that always picks the answer shown first: `A` in one order, `B`
+/// (mapped back) in the other.
+fn first_shown(records: &[gavel_calibration::Record]) -> Vec<gavel_calibration::ItemVerdict> {
+    records
+        .iter()
+        .map(|_| gavel_calibration::ItemVerdict {
+            label: Some("inconsistent".into()),
+            score: None,
+            orders: Some(["A".into(), "B".into()]),
+            error: None,
+            reasoning: None,
+            cost_usd: None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_judge_that_always_picks_the_first_answer_gets_no_credit_for_ties() {
+    let records = load_jsonl(&calibration_dir().join("autoj_pairwise.jsonl")).unwrap();
+    let ties: Vec<_> = records
+        .into_iter()
+        .filter(|r| r.human_label.as_deref() == Some("tie"))
+        .collect();
+    assert_eq!(ties.len(), 60);
+    let r = Report::new(
+        "ties",
+        "first",
+        &ties,
+        &first_shown(&ties),
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(r.agreement, Some(0.0));
+    assert_eq!(r.position_consistency, Some(0.0));
+    assert!(!r.fit_to_gate);
+    assert!(
+        r.not_fit.iter().any(|w| w.contains("agreement 0.000")),
+        "{:?}",
+        r.not_fit
+    );
+}
+
 #[test]
 fn every_shared_file_matches_sklearn_and_scipy() {
     let expected: Value =
@@ -76,6 +118,17 @@ fn every_shared_file_matches_sklearn_and_scipy() {
         }
         let counts: Vec<Vec<u64>> = serde_json::from_value(want["confusion"].clone()).unwrap();
         assert_eq!(r.confusion.counts, counts, "{name} confusion");
+        let recall = want["recall"].as_object().unwrap();
+        assert_eq!(r.recall.len(), recall.len(), "{name} recall");
+        for got in &r.recall {
+            assert!(
+                close(Some(got.recall), &recall[&got.label]),
+                "{name} recall of {}: {} vs {}",
+                got.label,
+                got.recall,
+                recall[&got.label]
+            );
+        }
         assert!(!r.fit_to_gate, "{name}: {:?}", r.not_fit);
     }
 }

@@ -31,6 +31,11 @@ impl PlannedAwaited {
         self.check.kind()
     }
 
+    /// The judge configurations the check grades with.
+    pub(crate) fn judges(&self) -> Vec<crate::JudgeUse> {
+        self.check.judges()
+    }
+
     /// The round its verdicts are of (`None`: the whole transcript).
     pub(crate) fn round(&self, rounds: usize) -> Option<usize> {
         self.scope.round(None, rounds)

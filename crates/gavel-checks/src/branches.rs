@@ -304,6 +304,14 @@ impl AwaitedCheck for IsolationCheck {
         CodeCheck::kind(self)
     }
 
+    fn judges(&self) -> Vec<crate::JudgeUse> {
+        let name = CodeCheck::name(self);
+        self.judge
+            .iter()
+            .map(|m| crate::JudgeUse::of(m, &name))
+            .collect()
+    }
+
     fn grade<'a>(
         &'a self,
         head: VerdictHead<'a>,

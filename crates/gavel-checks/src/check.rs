@@ -49,6 +49,9 @@ pub(crate) trait AwaitedCheck: Send + Sync {
     /// The check's type as written in suite files.
     fn kind(&self) -> CheckKind;
 
+    /// The judge configurations it grades with (none for probes).
+    fn judges(&self) -> Vec<crate::JudgeUse>;
+
     /// Grades `input` under `head`; never panics, never passes by default.
     fn grade<'a>(
         &'a self,

@@ -109,6 +109,10 @@ impl AwaitedCheck for DatabaseCheck {
         CheckKind::Database
     }
 
+    fn judges(&self) -> Vec<crate::JudgeUse> {
+        Vec::new()
+    }
+
     fn grade<'a>(
         &'a self,
         head: VerdictHead<'a>,

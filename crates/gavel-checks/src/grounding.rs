@@ -263,6 +263,15 @@ impl AwaitedCheck for GroundingCheck {
         KIND
     }
 
+    fn judges(&self) -> Vec<crate::JudgeUse> {
+        match &self.claim {
+            CompiledClaim::Judge(material) => {
+                vec![crate::JudgeUse::of(material, &AwaitedCheck::name(self))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn grade<'a>(
         &'a self,
         head: VerdictHead<'a>,

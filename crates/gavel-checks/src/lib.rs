@@ -132,7 +132,7 @@ pub use gate::GATING_KINDS;
 pub use grounding::GROUND_TRUTH_UNAVAILABLE;
 pub use judge::prompt::fence;
 pub use judge::{
-    Candidate, JudgeTemplate, MAX_ATTEMPTS, PairwiseInput, PairwiseSpec, SelectBestInput,
+    Candidate, JudgeTemplate, JudgeUse, MAX_ATTEMPTS, PairwiseInput, PairwiseSpec, SelectBestInput,
     SelectBestSpec, TemplateKind, pairwise, select_best,
 };
 pub use plan::{CheckPlan, compile};

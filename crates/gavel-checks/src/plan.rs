@@ -386,6 +386,25 @@ impl CheckPlan {
         self.probes.iter().any(|p| p.kind() == SimilarCheck::KIND)
     }
 
+    /// Every judge configuration the case's checks grade with, pairwise and
+    /// select-best included, each once.
+    pub fn judge_uses(&self) -> Vec<crate::JudgeUse> {
+        let mut uses: Vec<crate::JudgeUse> = Vec::new();
+        let all = self
+            .probes
+            .iter()
+            .chain(&self.judges)
+            .flat_map(PlannedAwaited::judges)
+            .chain(self.pairwise.iter().map(PairwiseSpec::judge_use))
+            .chain(self.select_best.iter().map(SelectBestSpec::judge_use));
+        for u in all {
+            if !uses.iter().any(|seen| seen.same_judge(&u)) {
+                uses.push(u);
+            }
+        }
+        uses
+    }
+
     /// The number of judges [`run`](Self::run) calls (pairwise excluded).
     pub fn judge_count(&self) -> usize {
         self.judges.len()

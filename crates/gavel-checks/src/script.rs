@@ -222,6 +222,10 @@ impl AwaitedCheck for ScriptCheck {
         CheckKind::Script
     }
 
+    fn judges(&self) -> Vec<crate::JudgeUse> {
+        Vec::new()
+    }
+
     fn grade<'a>(
         &'a self,
         head: VerdictHead<'a>,

@@ -170,6 +170,10 @@ impl AwaitedCheck for SimilarCheck {
         Self::KIND
     }
 
+    fn judges(&self) -> Vec<crate::JudgeUse> {
+        Vec::new()
+    }
+
     fn grade<'a>(
         &'a self,
         head: VerdictHead<'a>,

@@ -37,7 +37,8 @@ pub mod verdict;
 pub mod workspace;
 
 pub use calibration::{
-    CalibrationRequirement, CalibrationRun, ExecutionRef, GateMetric, JudgeFingerprint, Label,
+    CalibrationRequirement, CalibrationRun, DEFAULT_MIN_AGREEMENT, DEFAULT_MIN_COVERAGE,
+    DEFAULT_MIN_ITEMS, DEFAULT_MIN_KAPPA, ExecutionRef, GateMetric, JudgeFingerprint, Label,
 };
 pub use case::{Case, CriteriaJudge, Round, SimulatedUser, Suite, SuiteDefaults};
 pub use check::{CheckSpec, OneOrMany};

@@ -15,7 +15,9 @@ pub use error::{ErrorKind, ModelError};
 pub use id::{ModelId, ModelIdError, Provider};
 pub use layers::CacheMode;
 pub use pricing::{builtin_prices, price_for};
-pub use providers::{EmbeddingProvider, ProviderConfig, provider, provider_with, retry_after};
+pub use providers::{
+    EmbeddingProvider, ProviderConfig, base_url, provider, provider_with, retry_after,
+};
 pub use request::{
     ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenLogprob, TokenUsage,
     ToolCallRequest, ToolDef, TopLogprob,

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use gavel_checks::{CheckPlan, PairwiseSpec, SelectBestSpec};
+use gavel_checks::{CheckPlan, JudgeUse, PairwiseSpec, SelectBestSpec};
 use gavel_core::{Case, ExecutionKey, JudgeSettings, Suite};
 
 use crate::RunnerError;
@@ -80,6 +80,9 @@ struct Facts {
     embeddings: bool,
     /// Judge calls of one pass of every execution's judged checks.
     judge_calls: usize,
+    /// Every distinct judge configuration the checks grade with, each with
+    /// the first case that uses it.
+    judges: Vec<(String, JudgeUse)>,
 }
 
 impl Facts {
@@ -103,6 +106,11 @@ impl Facts {
         }
         self.embeddings |= item.checks.uses_embeddings();
         self.judge_calls += item.checks.judge_count();
+        for u in item.checks.judge_uses() {
+            if !self.judges.iter().any(|(_, seen)| seen.same_judge(&u)) {
+                self.judges.push((case.clone(), u));
+            }
+        }
     }
 }
 
@@ -180,6 +188,12 @@ impl Plan {
     /// Cases with select-best checks: their specs and how many executions run.
     pub fn select_best(&self) -> &HashMap<String, (Vec<SelectBestSpec>, usize)> {
         &self.facts.select_best
+    }
+
+    /// Every distinct judge configuration the plan's checks grade with, each
+    /// with the first case that uses it.
+    pub fn judge_uses(&self) -> &[(String, JudgeUse)] {
+        &self.facts.judges
     }
 
     /// Whether any check embeds text (`similar`).

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gavel_calibration::{
-    CalibrationError, GatePolicy, Judge, LabelledTurn, Record, Report, judge_all, load_jsonl,
+    CalibrationError, GatePolicy, Judge, LabelledTurn, Record, Report, judge_within, load_jsonl,
 };
 use gavel_checks::JudgeRuntime;
 use gavel_core::{CalibrationRun, ExecutionRef, JudgeSettings};
@@ -42,16 +42,20 @@ pub struct CalibrateConfig {
     /// label) in proportion, deterministically (seed 0): not its first N lines.
     #[cfg_attr(feature = "cli", arg(long))]
     pub limit: Option<usize>,
-    /// Fewer labelled items than this make the judge not fit to gate.
+    /// Fewer labelled items than this make the report say "not fit to gate". It
+    /// describes only: a suite's gate holds the stored figures to its own
+    /// `judge.calibration` bar.
     #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = GatePolicy::default().min_items))]
     pub min_items: usize,
-    /// Judge coverage (items with a verdict / items) under this makes the judge
-    /// not fit to gate: abstentions count against it. 0 to 1.
+    /// Judge coverage (items with a verdict / items) under this makes the report
+    /// say "not fit to gate" (abstentions count against the judge); it does not
+    /// lower a suite's own bar. 0 to 1.
     #[cfg_attr(feature = "cli", arg(long, value_name = "SHARE",
         default_value_t = GatePolicy::default().min_coverage, value_parser = gavel_core::bounds::parse_share))]
     pub min_coverage: f64,
-    /// Serve answers already in the model cache. Without it every item is a
-    /// fresh call (answers are still written to the cache).
+    /// Serve answers already in the model cache. Without it (and without
+    /// `--cache-only`) every item is a fresh call (answers are still written to
+    /// the cache).
     #[cfg_attr(feature = "cli", arg(long))]
     pub use_cache: bool,
     /// Items judged at once.
@@ -140,7 +144,8 @@ pub async fn calibrate(
             ));
         }
     };
-    let pool = if config.use_cache {
+    let cached = config.use_cache || config.models.cache_only;
+    let pool = if cached {
         pool(config.models.cache(), settings, store, false, config.jobs)
     } else {
         let cache: Arc<dyn CacheStore> = Arc::new(WriteOnlyCache(store.clone()));
@@ -158,6 +163,7 @@ pub async fn calibrate(
         min_coverage: config.min_coverage,
         ..GatePolicy::default()
     };
+    let max_cost = config.models.max_cost.or(settings.max_cost);
     let mut done = Vec::new();
     for (name, mut records) in sets {
         let all = records.len();
@@ -167,12 +173,36 @@ pub async fn calibrate(
         let fingerprint = match (&judge, &model) {
             (Judge::Model { .. }, Some(model)) => {
                 let kinds = gavel_calibration::template_kinds(&records);
-                Some(gavel_calibration::fingerprint(model, settings, &kinds)?)
+                let scored = records
+                    .iter()
+                    .find(|r| r.task == gavel_calibration::Task::Pointwise)
+                    .map(|r| gavel_calibration::pointwise_scale(&r.scale, settings));
+                Some(gavel_calibration::fingerprint(
+                    model, settings, &kinds, scored,
+                )?)
             }
             _ => None,
         };
-        let verdicts = judge_all(&judge, &records, &rt, config.jobs).await;
+        let verdicts = judge_within(&judge, &records, &rt, config.jobs, max_cost).await;
         let mut report = Report::new(&name, &judge_name, &records, &verdicts, &policy)?;
+        if let Some(max) = max_cost {
+            let unjudged = verdicts
+                .iter()
+                .filter(|v| v.error.as_deref().is_some_and(|e| e.contains("--max-cost")))
+                .count();
+            if unjudged > 0 {
+                report.notes.push(format!(
+                    "--max-cost: the ${max} budget was spent; {unjudged} items were not judged and count as abstentions"
+                ));
+            }
+        }
+        if cached && matches!(judge, Judge::Model { .. }) {
+            report.notes.push(if config.models.cache_only {
+                "--cache-only: answers only from the model cache, no call made; items not in it are abstentions".to_owned()
+            } else {
+                "--use-cache: answers already in the model cache were served, not asked afresh".to_owned()
+            });
+        }
         if records.len() < all {
             report.notes.push(format!(
                 "--limit: {} of {all} items, sampled across strata (dataset × human label) in proportion, seed 0",

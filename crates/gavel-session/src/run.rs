@@ -181,8 +181,13 @@ impl PreparedRun {
         let run = match run {
             Some(run) => run,
             None => {
-                let calibration =
-                    crate::gate::calibration(&store, &suite.judge, judge.model.as_deref()).await?;
+                let calibration = crate::gate::calibration(
+                    &store,
+                    &suite.judge,
+                    judge.model.as_deref(),
+                    plan.judge_uses(),
+                )
+                .await?;
                 prepare::new_run(&suite, &config, &plan, judge.model.as_deref(), calibration)
             }
         };

@@ -233,3 +233,150 @@ async fn a_resume_refuses_a_judge_template_edited_since_the_run_was_planned() {
     assert!(message.contains("judge.templates.judge"), "{message}");
     assert!(message.contains(&id), "{message}");
 }
+
+/// The judge the stored calibrations below were made with.
+const JUDGE: &str = "openai-compatible:judge@http://127.0.0.1:9/v1";
+
+/// A calibration run `id` of 40 binary items judged perfectly, bound to
+/// `JUDGE` with the template `kind` (`scored`: its pointwise scale and threshold).
+fn calibration(
+    id: &str,
+    kind: gavel_checks::TemplateKind,
+    scored: Option<(gavel_core::Scale, Option<f64>)>,
+) -> gavel_core::CalibrationRun {
+    use gavel_calibration::{GatePolicy, ItemVerdict, Record, Report};
+    let records: Vec<Record> = (0..40)
+        .map(|i| {
+            serde_json::from_value(serde_json::json!({
+                "id": format!("r{i}"), "task": "pointwise", "criterion": "c", "input": "i",
+                "response": "r", "human_label": if i % 2 == 0 { "fail" } else { "pass" },
+                "scale": {"type": "binary", "labels": ["pass", "fail"]}
+            }))
+            .unwrap()
+        })
+        .collect();
+    let verdicts: Vec<ItemVerdict> = records
+        .iter()
+        .map(|r| ItemVerdict {
+            label: r.human_label.clone(),
+            score: None,
+            orders: None,
+            error: None,
+            reasoning: Some("r".into()),
+            cost_usd: None,
+        })
+        .collect();
+    let report = Report::new("set", JUDGE, &records, &verdicts, &GatePolicy::default()).unwrap();
+    let settings = gavel_core::JudgeSettings::default();
+    gavel_core::CalibrationRun {
+        id: id.into(),
+        created_at: gavel_core::now_rfc3339(),
+        dataset: "set".into(),
+        judge: JUDGE.into(),
+        items: 40,
+        judged: 40,
+        agreement: report.agreement,
+        kappa: report.kappa,
+        fit_to_gate: report.fit_to_gate,
+        fingerprint: Some(
+            gavel_calibration::fingerprint(JUDGE, &settings, &[kind], scored).unwrap(),
+        ),
+        report: serde_json::to_value(&report).unwrap(),
+    }
+}
+
+/// The calibration gate a suite gated on `ids` with `checks` (YAML flow
+/// lists of one case each) is prepared with: passed, and why not.
+async fn prepared_gate(store: &Store, ids: &str, checks: &[&str]) -> (bool, String) {
+    let cases: String = checks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("  - {{id: c{i}, input: hi, targets: [echo], checks: [{c}]}}\n"))
+        .collect();
+    let text = format!(
+        "name: bound\njudge:\n  model: {JUDGE}\n  calibration: {ids}\n{ECHO}  other:\n    type: command\n    command: [cat]\ncases:\n{cases}"
+    );
+    let mut prepared = PreparedRun::new(store.clone(), config(text)).await.unwrap();
+    prepared.store_run().await.unwrap();
+    let run = store.find_run(prepared.run_id()).await.unwrap();
+    let gate = &run.config["calibration"];
+    (
+        gate["passed"].as_bool().unwrap(),
+        gate["reason"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// Every judge a suite grades with must be calibrated: each escape fails the
+/// gate naming the judge and the check using it.
+#[tokio::test]
+async fn every_grading_judge_is_bound_to_a_calibration() {
+    use gavel_checks::TemplateKind;
+    use gavel_core::Scale;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let point = calibration(
+        "cal-point",
+        TemplateKind::Judge,
+        Some((Scale::ZeroToOne, Some(0.7))),
+    );
+    let pair = calibration("cal-pair", TemplateKind::Pairwise, None);
+    store.save_calibration(&point).await.unwrap();
+    store.save_calibration(&pair).await.unwrap();
+
+    let judged = "{type: judge, criteria: says ok}";
+    assert_eq!(
+        prepared_gate(&store, "cal-point", &[judged]).await,
+        (true, String::new())
+    );
+    let other = "openai-compatible:other@http://127.0.0.1:9/v1";
+    let escapes = [
+        (
+            format!("{{type: judge, criteria: c, model: \"{other}\"}}"),
+            "model other ≠ judge at calibration",
+        ),
+        (
+            "{type: judge, criteria: c, scale: 1-5}".to_owned(),
+            "scale 1-5 ≠ 0-1 at calibration",
+        ),
+        (
+            "{type: judge, criteria: c, threshold: 0.5}".to_owned(),
+            "threshold 0.5 ≠ 0.7 at calibration",
+        ),
+        (
+            format!("{{type: consensus, criteria: c, judges: [{{}}, {{model: \"{other}\"}}]}}"),
+            "model other ≠ judge",
+        ),
+        (
+            "{type: rubric, criteria: c}".to_owned(),
+            "`rubric` judge not calibrated (the calibration covers `judge`)",
+        ),
+        (
+            "{type: pairwise, criteria: c, against: {target: other}}".to_owned(),
+            "`pairwise` judge not calibrated (the calibration covers `judge`)",
+        ),
+    ];
+    for (check, why) in &escapes {
+        let (passed, reason) = prepared_gate(&store, "cal-point", &[judged, check]).await;
+        assert!(!passed, "{check}: {reason}");
+        assert!(reason.contains(why), "{check}: {reason}");
+        assert!(reason.contains("in case `c1`"), "names where: {reason}");
+        assert!(
+            !reason.contains("in case `c0`"),
+            "the calibrated judge is not named: {reason}"
+        );
+    }
+    // A pairwise calibration covers the pairwise check, and both together pass.
+    let pairwise = "{type: pairwise, criteria: c, against: {target: other}}";
+    let both = "[cal-point, cal-pair]";
+    assert_eq!(
+        prepared_gate(&store, both, &[judged, pairwise]).await,
+        (true, String::new())
+    );
+    // A pointwise judge after a pairwise-only calibration.
+    let (passed, reason) = prepared_gate(&store, "cal-pair", &[judged]).await;
+    assert!(!passed);
+    assert!(
+        reason.contains("`judge` judge not calibrated (the calibration covers `pairwise`)"),
+        "{reason}"
+    );
+}

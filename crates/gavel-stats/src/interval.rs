@@ -71,6 +71,30 @@ impl Bootstrap {
         level: f64,
         statistic: impl Fn(&[usize]) -> Option<f64>,
     ) -> Option<Interval> {
+        self.draw(n, level, None, statistic)
+    }
+
+    /// As [`percentile`](Self::percentile), but a resample where the statistic
+    /// is undefined counts as `worst` (e.g. −1 for a kappa or a correlation)
+    /// instead of being left out: a small set whose resamples often lose a
+    /// category widens the interval rather than hiding it.
+    pub fn percentile_counting_undefined(
+        &self,
+        n: usize,
+        level: f64,
+        worst: f64,
+        statistic: impl Fn(&[usize]) -> Option<f64>,
+    ) -> Option<Interval> {
+        self.draw(n, level, Some(worst), statistic)
+    }
+
+    fn draw(
+        &self,
+        n: usize,
+        level: f64,
+        undefined: Option<f64>,
+        statistic: impl Fn(&[usize]) -> Option<f64>,
+    ) -> Option<Interval> {
         if n == 0 || !(level > 0.0 && level < 1.0) {
             return None;
         }
@@ -81,7 +105,7 @@ impl Bootstrap {
             for slot in &mut sample {
                 *slot = rng.random_range(0..n);
             }
-            values.extend(statistic(&sample).filter(|v| v.is_finite()));
+            values.extend(statistic(&sample).filter(|v| v.is_finite()).or(undefined));
         }
         if values.is_empty() {
             return None;
@@ -132,5 +156,22 @@ mod tests {
         assert_ne!(Some(a), other);
         assert_eq!(b.percentile(0, 0.95, mean), None);
         assert_eq!(b.percentile(5, 0.95, |_| None), None);
+        // Counted, undefined resamples pull the interval down to the worst value.
+        let some_undefined = |idx: &[usize]| idx[0].is_multiple_of(2).then_some(1.0);
+        assert_eq!(
+            b.percentile(10, 0.95, some_undefined),
+            Some(Interval {
+                low: 1.0,
+                high: 1.0
+            })
+        );
+        let counted = b.percentile_counting_undefined(10, 0.95, -1.0, some_undefined);
+        assert_eq!(
+            counted,
+            Some(Interval {
+                low: -1.0,
+                high: 1.0
+            })
+        );
     }
 }

@@ -98,11 +98,12 @@ async fn story(url: String) -> TestResult {
         fingerprint: Some(JudgeFingerprint {
             provider: "openai-compatible".into(),
             model: "judge".into(),
-            base_url_host: Some("127.0.0.1".into()),
+            base_url: Some("127.0.0.1:8080".into()),
             templates: [("pairwise".to_owned(), "0123456789abcdef".to_owned())].into(),
             temperature: 0.25,
             max_tokens: 1024,
             scale: Some("1-5".into()),
+            threshold: Some(4.0),
         }),
         ..undecided.clone()
     };

@@ -150,7 +150,8 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
         assert_eq!(counts, 12);
     }
     // The mock answers with the first enum value in both orders ("A" each time):
-    // every pair is position-inconsistent, so a tie.
+    // every pair is position-inconsistent, which agrees with no label, not
+    // even the people's ties.
     let faireval = &reports[0];
     assert_eq!(faireval["position_consistency"], 0.0);
     assert!(
@@ -158,8 +159,17 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|x| x["judge"] == "tie")
+            .all(|x| x["judge"] == "inconsistent")
     );
+    assert_eq!(faireval["agreement"], 0.0);
+    assert!(
+        faireval["recall"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["recall"] == 0.0)
+    );
+    assert!(stdout.contains("recall of `A`"), "{stdout}");
     // It passes every answer: on QAGS it agrees only where people said pass.
     let qags = &reports[1];
     let passes = qags["results"]
@@ -323,6 +333,8 @@ enum Script {
     PassOrAbstain,
     /// `fail`, every time.
     ConstantFail,
+    /// The human label, but `[ERROR]` on every other item people failed.
+    HalfTheFails,
 }
 
 /// A judge on the OpenAI wire format (wiremock) that finds the judged response in
@@ -331,6 +343,8 @@ struct ScriptedJudge {
     script: Script,
     /// Response text (as fenced) → human label.
     labels: std::collections::HashMap<String, String>,
+    /// Items people failed asked about so far.
+    fails: std::sync::atomic::AtomicUsize,
 }
 
 impl ScriptedJudge {
@@ -344,7 +358,11 @@ impl ScriptedJudge {
                 (response, r["human_label"].as_str().unwrap().to_owned())
             })
             .collect();
-        ScriptedJudge { script, labels }
+        ScriptedJudge {
+            script,
+            labels,
+            fails: std::sync::atomic::AtomicUsize::new(0),
+        }
     }
 
     fn answer(&self, prompt: &str) -> Value {
@@ -355,9 +373,16 @@ impl ScriptedJudge {
             .map(|(body, _)| body)
             .expect("the judged response is fenced");
         let human = self.labels.get(body).expect("a response of the set");
+        let nth_fail = || {
+            self.fails
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        };
         let (status, score) = match (self.script, human.as_str()) {
-            (Script::Oracle, "pass") | (Script::PassOrAbstain, "pass") => ("ok", json!(1)),
+            (Script::Oracle | Script::PassOrAbstain | Script::HalfTheFails, "pass") => {
+                ("ok", json!(1))
+            }
             (Script::PassOrAbstain, _) => ("[ERROR]", Value::Null),
+            (Script::HalfTheFails, _) if nth_fail().is_multiple_of(2) => ("[ERROR]", Value::Null),
             _ => ("ok", json!(0)),
         };
         json!({"status": status, "reasoning": "scripted", "score": score})
@@ -833,14 +858,17 @@ fn a_calibration_holds_for_its_judge_only_and_is_made_afresh() {
     let (code, stderr, gate) = run_gated(dir.path(), &db, &path);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(gate["calibration"]["passed"], true, "{gate:#}");
+    // 40 of 40 is not certainty: kappa's lower bound is the kappa at
+    // agreement's Wilson lower bound (91.2%), (0.912 - 0.5) / 0.5 = 0.82.
     let lower = format!("{{id: {id}, metric: kappa, min: 0.9, use_lower_bound: true}}");
     std::fs::write(&path, gated_suite(&model, "", &lower, &agent)).unwrap();
     let (code, stderr, _) = run_gated(dir.path(), &db, &path);
-    assert_eq!(
-        code,
-        Some(0),
-        "a perfect judge's kappa interval is [1, 1]: {stderr}"
-    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("kappa 95% lower bound 0.82"), "{stderr}");
+    let lower = format!("{{id: {id}, metric: kappa, min: 0.8, use_lower_bound: true}}");
+    std::fs::write(&path, gated_suite(&model, "", &lower, &agent)).unwrap();
+    let (code, stderr, _) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(0), "{stderr}");
 
     // Another temperature, or another template, is another judge.
     std::fs::write(
@@ -885,4 +913,212 @@ fn a_calibration_holds_for_its_judge_only_and_is_made_afresh() {
     cached.push("--use-cache");
     calibrate(dir.path(), &db, &cached);
     assert_eq!(judge.requests(), 40, "served from the cache");
+}
+
+/// The first `n` lines of the QAGS set, in a file of their own.
+fn qags_head(dir: &Path, n: usize) -> PathBuf {
+    let source = std::fs::read_to_string(calibration_dir().join("qags.jsonl")).unwrap();
+    let path = dir.join(format!("qags{n}.jsonl"));
+    let lines: Vec<&str> = source.lines().take(n).collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
+#[test]
+fn the_suite_sets_the_bar_whatever_calibrate_was_told() {
+    let agent = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
+    let qags = calibration_dir().join("qags.jsonl");
+    let judge = JudgeServer::start(Script::HalfTheFails, &qags);
+    let model = judge.model();
+    // 12 items, 6 failed by people, 3 of which the judge abstains on: `-j 1`
+    // keeps the order of the requests, so which ones is fixed.
+    let limited = [
+        "--judge",
+        &model,
+        "-j",
+        "1",
+        "--limit",
+        "12",
+        "--min-coverage",
+        "0",
+        "--min-items",
+        "1",
+        qags.to_str().unwrap(),
+    ];
+    // `--min-coverage 0 --min-items 1` make the report call it fit...
+    let (stdout, report) = calibrate(dir.path(), &db, &limited);
+    assert_eq!(report["fit_to_gate"], true, "{stdout}");
+    assert!((report["coverage"].as_f64().unwrap()) < 0.95, "{report:#}");
+    let id = report["calibration_id"].as_str().unwrap();
+    // ...but a suite with the default bar is not qualified by it.
+    let path = dir.path().join("suite.yaml");
+    std::fs::write(&path, gated_suite(&model, "", id, &agent)).unwrap();
+    let (code, stderr, gate) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(gate["calibration"]["passed"], false, "{gate:#}");
+    assert!(
+        stderr.contains("only 12 labelled items; at least 30 are needed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("coverage 75.0% (9 of 12 items judged) is under 95.0%"),
+        "{stderr}"
+    );
+    // The suite may set its own (lower) bar on purpose.
+    let own = format!("{{id: {id}, min_items: 12, min_coverage: 0}}");
+    std::fs::write(&path, gated_suite(&model, "", &own, &agent)).unwrap();
+    let (code, stderr, _) = run_gated(dir.path(), &db, &path);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn the_base_url_from_the_environment_binds_host_and_port() {
+    let agent = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = format!("sqlite://{}", d.join("gavel.db").display());
+    let qags = calibration_dir().join("qags.jsonl");
+    let judge = JudgeServer::start(Script::Oracle, &qags);
+    let base = format!("{}/v1", judge.server.uri());
+    let with_base = |base: &str, args: &[&str]| {
+        support::gavel_command(d)
+            .env("OPENAI_BASE_URL", base)
+            .env("OPENAI_API_KEY", "test")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out_path = d.join("cal.json");
+    let out = with_base(
+        &base,
+        &[
+            "calibrate",
+            "--db",
+            &db,
+            "-o",
+            out_path.to_str().unwrap(),
+            "--judge",
+            "openai:judge",
+            "--limit",
+            "40",
+            qags.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = &read_json(&out_path)[0];
+    assert_eq!(report["fit_to_gate"], true, "{report:#}");
+    let id = report["calibration_id"].as_str().unwrap();
+    let path = d.join("suite.yaml");
+    std::fs::write(&path, gated_suite("openai:judge", "", id, &agent)).unwrap();
+    let run = |base: &str| {
+        let out = with_base(
+            base,
+            &["run", path.to_str().unwrap(), "--db", &db, "--quiet"],
+        );
+        (out.status.code(), text(&out.stderr))
+    };
+    assert_eq!(run(&base).0, Some(0), "the calibrated endpoint");
+    let port = judge.server.address().port();
+    let other_host = format!("http://localhost:{port}/v1");
+    let (code, stderr) = run(&other_host);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "base URL localhost:{port} ≠ 127.0.0.1:{port} at calibration"
+        )),
+        "{stderr}"
+    );
+    let other_port = format!("http://127.0.0.1:{}/v1", port + 1);
+    let (code, stderr) = run(&other_port);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{} ≠ 127.0.0.1:{port}", port + 1)),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn max_cost_cache_only_and_duplicate_ids_behave_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = format!("sqlite://{}", d.join("gavel.db").display());
+    let qags = calibration_dir().join("qags.jsonl");
+    let judge = JudgeServer::start(Script::Oracle, &qags);
+    let base = format!("{}/v1", judge.server.uri());
+    let head = qags_head(d, 20);
+    let out_path = d.join("cal.json");
+    let calibrate = |extra: &[&str]| {
+        let mut args = vec![
+            "calibrate",
+            "--db",
+            &db,
+            "-o",
+            out_path.to_str().unwrap(),
+            "--judge",
+            "openai:gpt-4o-mini",
+            "-j",
+            "1",
+        ];
+        args.extend(extra);
+        args.push(head.to_str().unwrap());
+        let out = support::gavel_command(d)
+            .env("OPENAI_BASE_URL", &base)
+            .env("OPENAI_API_KEY", "test")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        (text(&out.stdout), read_json(&out_path)[0].clone())
+    };
+    // Each call costs 10 + 10 tokens of gpt-4o-mini: $0.0000075. A budget of
+    // $0.00002 is spent after the third item: no fourth is started.
+    let (stdout, report) = calibrate(&["--max-cost", "0.00002"]);
+    assert_eq!(judge.requests(), 3, "{stdout}");
+    assert_eq!(report["judged"], 3, "{report:#}");
+    assert_eq!(report["errors"], 17);
+    assert!(
+        stdout.contains("--max-cost: the $0.00002 budget was spent; 17 items were not judged"),
+        "{stdout}"
+    );
+    // `--cache-only` without `--use-cache` makes no call: the three cached
+    // answers are served, the rest are abstentions.
+    let (stdout, report) = calibrate(&["--cache-only"]);
+    assert_eq!(judge.requests(), 3, "no call: {stdout}");
+    assert_eq!(report["judged"], 3, "{report:#}");
+    assert!(
+        stdout.contains("--cache-only: answers only from the model cache"),
+        "{stdout}"
+    );
+    // A duplicate id is refused, naming both lines.
+    let first = std::fs::read_to_string(&head)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    std::fs::write(&head, format!("{first}\n{first}\n")).unwrap();
+    let out = gavel(
+        d,
+        &[
+            "calibrate",
+            "--baseline",
+            "length",
+            "--db",
+            &db,
+            head.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains(":2:1: duplicate id"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("(first on line 1)"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -213,6 +213,17 @@ pub(crate) fn text(value: &Value, key: &str) -> String {
         .to_owned()
 }
 
+/// The answer's `reasoning`, which a graded answer must give: the judge is
+/// asked to reason before it scores, and an empty reasoning is a bad answer
+/// (asked again, then `error` with this reason).
+fn reasoned(value: &Value) -> Result<String, String> {
+    let reasoning = text(value, "reasoning");
+    if reasoning.is_empty() {
+        return Err("the reasoning is empty: the judge must reason before it grades".into());
+    }
+    Ok(reasoning)
+}
+
 /// A valid pointwise answer.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum PointwiseAnswer {
@@ -234,6 +245,7 @@ pub(crate) fn pointwise(value: &Value, scale: Scale) -> Result<PointwiseAnswer, 
         .and_then(Value::as_f64)
         .ok_or("status is \"ok\" but the score is missing (null)")?;
     check_score(score, scale)?;
+    let reasoning = reasoned(value)?;
     Ok(PointwiseAnswer::Scored { reasoning, score })
 }
 
@@ -303,7 +315,7 @@ pub(crate) fn rubric(value: &Value, dimensions: &[&'static str]) -> Result<Rubri
     }
     Ok(RubricAnswer::Scored {
         dimensions: scored,
-        reasoning,
+        reasoning: reasoned(value).map(|_| reasoning)?,
         suggestions: text(value, "improvement_suggestions"),
     })
 }
@@ -345,7 +357,7 @@ pub(crate) fn pairwise(value: &Value) -> Result<PairwiseAnswer, String> {
         other => return Err(format!("winner {other:?} is not A, B or tie")),
     };
     Ok(PairwiseAnswer {
-        reasoning: text(value, "reasoning"),
+        reasoning: reasoned(value)?,
         winner,
     })
 }
@@ -412,6 +424,33 @@ mod tests {
         let p = pairwise_schema();
         assert_strict(&p);
         assert_eq!(keys(&p), ["reasoning", "winner"]);
+    }
+
+    #[test]
+    fn a_graded_answer_without_reasoning_is_refused() {
+        let e = pointwise(
+            &json!({"status": "ok", "reasoning": "  ", "score": 1}),
+            Scale::Binary,
+        )
+        .unwrap_err();
+        assert!(e.contains("the reasoning is empty"), "{e}");
+        let e = pairwise(&json!({"reasoning": "", "winner": "A"})).unwrap_err();
+        assert!(e.contains("the reasoning is empty"), "{e}");
+        let e = rubric(
+            &json!({"status": "ok", "dimensions": {"accuracy": {"reasoning": "r", "score": 4}},
+                "reasoning": "", "improvement_suggestions": ""}),
+            &["accuracy"],
+        )
+        .unwrap_err();
+        assert!(e.contains("the reasoning is empty"), "{e}");
+        // A flagged answer (no grade) may say little.
+        assert!(
+            pointwise(
+                &json!({"status": "[ERROR]", "reasoning": "", "score": null}),
+                Scale::Binary
+            )
+            .is_ok()
+        );
     }
 
     #[test]

@@ -47,6 +47,18 @@ impl AwaitedCheck for TurnJudge {
         }
     }
 
+    fn judges(&self) -> Vec<super::JudgeUse> {
+        let name = self.name();
+        match self {
+            TurnJudge::Pointwise(j) => {
+                vec![super::JudgeUse::of(&j.material, &name).scored(j.scale, j.threshold)]
+            }
+            TurnJudge::Rubric(j) => vec![super::JudgeUse::of(&j.material, &name)],
+            TurnJudge::Panel(p) => p.judges(),
+            TurnJudge::Metric(j) => j.judges(&name),
+        }
+    }
+
     fn grade<'a>(
         &'a self,
         head: VerdictHead<'a>,

@@ -87,6 +87,18 @@ fn per_turn(metric: Metric) -> bool {
 }
 
 impl MetricJudge {
+    /// The judge configurations of check `name`: its metric's template, and
+    /// G-Eval's step-writing one.
+    pub(crate) fn judges(&self, name: &str) -> Vec<super::JudgeUse> {
+        let mut uses = vec![super::JudgeUse::of(&self.material, name)];
+        if let Some(steps) = &self.steps_template {
+            let mut writer = super::JudgeUse::of(&self.material, name);
+            writer.kind = steps.kind();
+            uses.push(writer);
+        }
+        uses
+    }
+
     /// Compiles a metric check at `at`; errors carry absolute field paths.
     pub(crate) fn compile(
         metric: Metric,

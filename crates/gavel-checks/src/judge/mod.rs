@@ -33,6 +33,7 @@ pub(crate) mod prompt;
 mod rubric;
 mod select;
 pub(crate) mod steps;
+mod uses;
 
 use gavel_core::workspace::WorkspaceState;
 use gavel_core::{Attempts, Evidence, ModelCalls, ShortCircuit, Status, ToolCall, Turn, Verdict};
@@ -44,6 +45,7 @@ pub(crate) use pointwise::{PointwiseJudge, number};
 pub use prompt::{JudgeTemplate, TemplateKind};
 pub(crate) use rubric::RubricJudge;
 pub use select::{Candidate, SelectBestInput, SelectBestSpec, select_best};
+pub use uses::JudgeUse;
 
 use crate::finding::{VerdictHead, merge};
 use crate::names::truncate;

@@ -65,6 +65,17 @@ pub struct PairwiseSpec {
 }
 
 impl PairwiseSpec {
+    /// The judge configuration it compares with.
+    pub fn judge_use(&self) -> super::JudgeUse {
+        super::JudgeUse {
+            model: self.model.clone(),
+            kind: self.template.kind(),
+            scale: None,
+            threshold: None,
+            check: self.name(),
+        }
+    }
+
     /// A pairwise check against `against` with the built-in template and nothing
     /// else set.
     pub fn new(against: PairwiseAgainst) -> Self {

@@ -426,6 +426,13 @@ impl AwaitedCheck for StepJudge {
         KIND
     }
 
+    fn judges(&self) -> Vec<crate::JudgeUse> {
+        vec![crate::JudgeUse::of(
+            &self.material,
+            &AwaitedCheck::name(self),
+        )]
+    }
+
     fn grade<'a>(
         &'a self,
         head: VerdictHead<'a>,

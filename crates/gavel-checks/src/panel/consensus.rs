@@ -43,6 +43,12 @@ struct Member {
 }
 
 impl Consensus {
+    /// Every member's judge configuration.
+    pub(crate) fn judges(&self) -> Vec<crate::JudgeUse> {
+        use crate::check::AwaitedCheck as _;
+        self.members.iter().flat_map(|m| m.judge.judges()).collect()
+    }
+
     pub(crate) fn compile(
         spec: &ConsensusSpec,
         at: &str,

@@ -120,6 +120,17 @@ impl Panel {
         }
     }
 
+    /// The judge configurations of every member.
+    pub(crate) fn judges(&self) -> Vec<crate::JudgeUse> {
+        let name = self.name();
+        match &self.kind {
+            PanelKind::Procedural(p) => p.judges(),
+            PanelKind::Consensus(c) => c.judges(),
+            PanelKind::Reactive(r) => r.judges(&name),
+            PanelKind::Dag(d) => d.judges(&name),
+        }
+    }
+
     /// Runs the panel on the judged turn, within its timeout.
     pub(crate) async fn run(
         &self,

@@ -142,6 +142,18 @@ impl Procedural {
         }
     }
 
+    /// The judge configurations of its judged stages.
+    pub(crate) fn judges(&self) -> Vec<crate::JudgeUse> {
+        use crate::check::AwaitedCheck as _;
+        self.stages
+            .iter()
+            .flat_map(|s| match &s.run {
+                StageRun::Judge(j) => j.judges(),
+                StageRun::Code(_) => Vec::new(),
+            })
+            .collect()
+    }
+
     /// `procedural [a, b, c]`.
     pub(crate) fn name(&self) -> String {
         let names: Vec<String> = self.stages.iter().map(|s| s.name.clone()).collect();

@@ -181,6 +181,18 @@ impl Reactive {
         })
     }
 
+    /// The router's and every judge's configuration.
+    pub(crate) fn judges(&self, name: &str) -> Vec<crate::JudgeUse> {
+        use crate::check::AwaitedCheck as _;
+        let mut uses = vec![crate::JudgeUse::of(&self.router, name)];
+        for s in &self.specialists {
+            uses.extend(s.judge.judges());
+        }
+        uses.extend(self.deep_dive.judges());
+        uses.extend(self.synthesis.judges());
+        uses
+    }
+
     /// `reactive [accuracy, safety]`.
     pub(crate) fn name(&self) -> String {
         let names: Vec<String> = self

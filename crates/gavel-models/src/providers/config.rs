@@ -118,8 +118,9 @@ pub(crate) fn resolve(
         ModelError::new(ErrorKind::NoCredentials, message)
     };
 
-    let (base, base_source, api_key) = match id.provider {
-        Provider::Local => {
+    let (base, base_source) = match base_of(id, explicit_base, var) {
+        Some(found) => found,
+        None if id.provider == Provider::Local => {
             return Err(ModelError::new(
                 ErrorKind::Permanent,
                 format!(
@@ -127,60 +128,41 @@ pub(crate) fn resolve(
                 ),
             ));
         }
-        Provider::OpenAi => {
-            let key = explicit_key
-                .or_else(|| var("OPENAI_API_KEY"))
-                .ok_or_else(|| missing("OPENAI_API_KEY"))?;
-            let (base, source) =
-                pick_base(explicit_base, var("OPENAI_BASE_URL"), "OPENAI_BASE_URL");
-            (
-                base.unwrap_or_else(|| OPENAI_DEFAULT_BASE.to_owned()),
-                source,
-                Some(key),
-            )
+        None => {
+            return Err(ModelError::new(
+                ErrorKind::Permanent,
+                format!(
+                    "{name}: an openai-compatible model needs a base URL (openai-compatible:NAME@BASE_URL)"
+                ),
+            ));
         }
+    };
+    let api_key = match id.provider {
+        Provider::Local => None,
+        Provider::OpenAi => Some(
+            explicit_key
+                .or_else(|| var("OPENAI_API_KEY"))
+                .ok_or_else(|| missing("OPENAI_API_KEY"))?,
+        ),
         Provider::OpenAiCompatible => {
-            let base = explicit_base.or_else(|| id.base_url.clone()).ok_or_else(|| {
-                ModelError::new(
-                    ErrorKind::Permanent,
-                    format!("{name}: an openai-compatible model needs a base URL (openai-compatible:NAME@BASE_URL)"),
-                )
-            })?;
             // The environment's key goes only to the base URL the environment
             // binds it to, when it names one.
             let env_key = var("OPENAI_COMPATIBLE_API_KEY").filter(|_| {
                 var("OPENAI_COMPATIBLE_BASE_URL").is_none_or(|bound| same_base(&bound, &base))
             });
-            (base, "the base URL", explicit_key.or(env_key))
+            explicit_key.or(env_key)
         }
-        Provider::Anthropic => {
-            let key = explicit_key
+        Provider::Anthropic => Some(
+            explicit_key
                 .or_else(|| var("ANTHROPIC_API_KEY"))
-                .ok_or_else(|| missing("ANTHROPIC_API_KEY"))?;
-            let (base, source) = pick_base(
-                explicit_base,
-                var("ANTHROPIC_BASE_URL"),
-                "ANTHROPIC_BASE_URL",
-            );
-            (
-                base.unwrap_or_else(|| ANTHROPIC_DEFAULT_BASE.to_owned()),
-                source,
-                Some(key),
-            )
-        }
-        Provider::Gemini => {
-            let key = explicit_key
+                .ok_or_else(|| missing("ANTHROPIC_API_KEY"))?,
+        ),
+        Provider::Gemini => Some(
+            explicit_key
                 .or_else(|| var("GEMINI_API_KEY"))
                 .or_else(|| var("GOOGLE_API_KEY"))
-                .ok_or_else(|| missing("GEMINI_API_KEY (or GOOGLE_API_KEY)"))?;
-            let (base, source) =
-                pick_base(explicit_base, var("GEMINI_BASE_URL"), "GEMINI_BASE_URL");
-            (
-                base.unwrap_or_else(|| GEMINI_DEFAULT_BASE.to_owned()),
-                source,
-                Some(key),
-            )
-        }
+                .ok_or_else(|| missing("GEMINI_API_KEY (or GOOGLE_API_KEY)"))?,
+        ),
     };
 
     let base = base.trim().to_owned();
@@ -212,6 +194,41 @@ pub(crate) fn resolve(
 }
 
 /// The explicit base URL, else the environment's, with where it came from.
+/// Where calls to `id` go: `explicit`, else the provider's base URL variable
+/// read through `var`, else its default (`openai-compatible`: the id's URL),
+/// with where it came from; `None` for a local model or an `openai-compatible`
+/// id without a URL.
+fn base_of(
+    id: &ModelId,
+    explicit: Option<String>,
+    var: impl Fn(&str) -> Option<String>,
+) -> Option<(String, &'static str)> {
+    let (name, default) = match id.provider {
+        Provider::Local => return None,
+        Provider::OpenAiCompatible => {
+            let base = explicit.or_else(|| id.base_url.clone())?;
+            return Some((base, "the base URL"));
+        }
+        Provider::OpenAi => ("OPENAI_BASE_URL", OPENAI_DEFAULT_BASE),
+        Provider::Anthropic => ("ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE),
+        Provider::Gemini => ("GEMINI_BASE_URL", GEMINI_DEFAULT_BASE),
+    };
+    let (base, source) = pick_base(explicit, var(name), name);
+    Some((base.unwrap_or_else(|| default.to_owned()), source))
+}
+
+/// The base URL calls to `id` go to under the environment `env` (as
+/// [`provider`](crate::provider) resolves it: the id's URL, the provider's
+/// `*_BASE_URL` variable, else its default); `None` for a local model.
+pub fn base_url(id: &ModelId, env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let var = |name: &str| {
+        env(name)
+            .map(|value| value.trim().to_owned())
+            .filter(|value| !value.is_empty())
+    };
+    base_of(id, None, var).map(|(base, _)| base)
+}
+
 fn pick_base(
     explicit: Option<String>,
     from_env: Option<String>,

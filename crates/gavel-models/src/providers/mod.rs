@@ -22,7 +22,7 @@ mod model;
 use std::sync::Arc;
 
 pub use classify::retry_after;
-pub use config::ProviderConfig;
+pub use config::{ProviderConfig, base_url};
 pub use embed::EmbeddingProvider;
 
 use crate::{ChatModel, ModelError, ModelId};

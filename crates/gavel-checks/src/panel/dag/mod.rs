@@ -89,6 +89,21 @@ impl Step {
 mod compile;
 
 impl Dag {
+    /// Every node's judge configuration.
+    pub(crate) fn judges(&self, name: &str) -> Vec<crate::JudgeUse> {
+        use crate::check::AwaitedCheck as _;
+        self.nodes
+            .iter()
+            .flat_map(|n| match &n.step {
+                Step::Task { material, .. }
+                | Step::Binary { material, .. }
+                | Step::Choose { material, .. } => vec![crate::JudgeUse::of(material, name)],
+                Step::Score { judge, .. } => judge.judges(),
+                Step::Leaf { .. } => Vec::new(),
+            })
+            .collect()
+    }
+
     /// `dag <start>`.
     pub(crate) fn name(&self) -> String {
         format!("{KIND} {}", self.nodes[self.start].name)
