@@ -39,8 +39,8 @@ struct Conversation<'a> {
     /// gavel's own model usage not yet attributed to a turn (the simulated user's
     /// first message, written before any turn exists).
     unattributed: Option<Usage>,
-    /// What the case asks of a `workspace` target.
-    workspace: Option<WorkspaceRequest>,
+    /// What the case asks of a `workspace` target (other targets ignore it).
+    workspace: WorkspaceRequest,
 }
 
 /// The conversation stopped: a turn failed or the deadline passed.
@@ -70,7 +70,7 @@ pub(crate) async fn converse(
         },
         hints: case.followups.iter(),
         unattributed: None,
-        workspace: (target.kind() == "workspace").then(|| WorkspaceRequest::of(case)),
+        workspace: WorkspaceRequest::of(case),
     };
     if let Some(user) = &case.simulated_user {
         return simulated::play(&mut c, user).await;
@@ -268,7 +268,7 @@ impl Conversation<'_> {
             message,
             context: self.case.context.as_ref(),
             history: &history,
-            workspace: self.workspace.as_ref(),
+            workspace: Some(&self.workspace),
         };
         let mut turn = match self.within(session.send(&request)).await {
             Some(turn) => turn,

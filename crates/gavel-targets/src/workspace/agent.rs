@@ -47,17 +47,14 @@ pub(crate) async fn run(spec: &Spec, dir: &Path, message: &str) -> Ran {
         failure: None,
         latency_ms: 0,
     };
-    let mut cmd = process::command(&argv, None, &spec.env);
-    cmd.env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(dir)
-        .stdin(if by_argument {
-            Stdio::null()
-        } else {
-            Stdio::piped()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = super::exec::clean_command(&argv, dir, &spec.env);
+    cmd.stdin(if by_argument {
+        Stdio::null()
+    } else {
+        Stdio::piped()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -132,8 +129,8 @@ pub(crate) async fn run(spec: &Spec, dir: &Path, message: &str) -> Ran {
     ran
 }
 
-/// Feeds `out`'s lines to `stream`, each line cut at 4 MiB; past `limit` bytes
-/// in all, stops with the limit.
+/// Feeds `out`'s lines to `stream`, each line cut at 4 MiB (then unreadable);
+/// past `limit` bytes in all, stops with the limit.
 async fn read_lines(
     out: impl AsyncRead + Unpin,
     limit: u64,
@@ -161,12 +158,18 @@ async fn read_lines(
             return Err(limit);
         }
         if newline {
-            stream.push_line(&String::from_utf8_lossy(&line));
+            push(stream, &line);
             line.clear();
         }
     }
     if !line.is_empty() {
-        stream.push_line(&String::from_utf8_lossy(&line));
+        push(stream, &line);
     }
     Ok(())
+}
+
+/// Feeds one line to `stream`, its secrets redacted first: the stream cuts
+/// long texts, and a cut must never leave part of a secret.
+fn push(stream: &mut AgentStream, line: &[u8]) {
+    stream.push_line(&gavel_core::secrets::redact(&String::from_utf8_lossy(line)));
 }

@@ -41,17 +41,24 @@ pub(crate) fn path_only() -> Env {
         .unwrap_or_default()
 }
 
+/// A command for `argv` run in `dir` with `env` as its whole environment, in
+/// its own process group, killed when dropped.
+pub(crate) fn clean_command(argv: &[String], dir: &Path, env: &Env) -> tokio::process::Command {
+    let mut cmd = process::command(argv, None, &[]);
+    cmd.env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(dir);
+    cmd
+}
+
 /// Runs git with `args` in `dir`; its stdout, or why it failed.
 pub(crate) async fn git(env: &Env, dir: &Path, args: &[&str]) -> Result<String, String> {
     let argv: Vec<String> = std::iter::once("git")
         .chain(args.iter().copied())
         .map(str::to_owned)
         .collect();
-    let mut cmd = process::command(&argv, None, env);
-    cmd.env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(dir)
-        .stdin(Stdio::null());
+    let mut cmd = clean_command(&argv, dir, env);
+    cmd.stdin(Stdio::null());
     let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
         .await
         .map_err(|_| format!("`git {}` took over 120 s", args.join(" ")))?
@@ -101,13 +108,8 @@ pub(crate) async fn run(
             return result;
         }
     };
-    let mut cmd = process::command(&argv, None, env);
-    cmd.env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err);
+    let mut cmd = clean_command(&argv, dir, env);
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     let spawned = cmd.spawn();
     // The parent's ends of the pipe go with the command, so the reader sees
     // the end once the process group has gone.

@@ -202,6 +202,7 @@ impl Session for WorkspaceSession {
             "exit_code": ran.exit_code,
             "events": run.events,
             "unreadable": run.unreadable,
+            "dropped": run.dropped,
         }));
         turn.workspace = Some(Box::new(state));
         turn
