@@ -58,6 +58,25 @@ pub fn read_text(path: &Path) -> Result<String, FileError> {
     decode(bytes)
 }
 
+/// Opens `path` to be read a piece at a time: a regular file of at most
+/// [`MAX_FILE_BYTES`] (read through `take`), its byte order mark skipped. The
+/// reader yields bytes; decoding them is the caller's.
+pub fn open_text(path: &Path) -> Result<impl std::io::BufRead, FileError> {
+    regular(&std::fs::metadata(path)?)?;
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    regular(&meta)?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(FileError::TooLarge);
+    }
+    let mut reader = std::io::BufReader::new(file.take(MAX_FILE_BYTES));
+    let bom = std::io::BufRead::fill_buf(&mut reader)?.starts_with(b"\xEF\xBB\xBF");
+    if bom {
+        std::io::BufRead::consume(&mut reader, 3);
+    }
+    Ok(reader)
+}
+
 fn regular(meta: &std::fs::Metadata) -> Result<(), FileError> {
     let kind = meta.file_type();
     if kind.is_file() {

@@ -14,7 +14,7 @@
 pub(crate) mod de;
 mod file;
 
-pub use file::{FileError, MAX_FILE_BYTES, read_text};
+pub use file::{FileError, MAX_FILE_BYTES, open_text, read_text};
 
 use std::time::Duration;
 

@@ -48,11 +48,26 @@ pub(super) fn yaml_error(
         Some(l) => Location::at(file, l.line(), l.column()),
         None => Location::file(file),
     };
+    if let serde_saphyr::Error::Budget {
+        breach: serde_saphyr::budget::BudgetBreach::Nodes { .. },
+        ..
+    } = e.without_snippet()
+    {
+        return LoadError::new(location, too_many_nodes());
+    }
     let error = LoadError::new(location, plain(&first_line(&e.to_string())));
     match path_of(text, reader) {
         Some(path) => error.field(path),
         None => error,
     }
+}
+
+/// Why a file past the YAML reader's node budget is refused, and what to do.
+fn too_many_nodes() -> String {
+    format!(
+        "the file holds more than {} YAML/JSON nodes (mappings, lists and values), the most one suite file may hold so that a bad file cannot exhaust memory: split its cases over several files, or write them as JSON lines (a `.jsonl` file, one case per line, read a line at a time)",
+        serde_saphyr::Budget::default().max_nodes
+    )
 }
 
 /// The field path at which reading `text` with `reader` fails.

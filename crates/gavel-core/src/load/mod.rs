@@ -201,13 +201,13 @@ impl Loading<'_> {
                 continue;
             }
             for ds in &f.header.datasets {
-                match dataset::expand(ds, &f.dir, &f.shown) {
-                    Ok(found) => {
-                        for (case, at) in found {
-                            resolver.take(&mut file, case, at, &suite, &mut errors, &mut each);
-                        }
-                    }
-                    Err(e) => errors.push(e),
+                let mut found = Vec::new();
+                let read = dataset::expand(ds, &f.dir, &f.shown, &mut |case, at| {
+                    resolver.take(&mut file, case, at, &suite, &mut found, &mut each);
+                });
+                errors.extend(found);
+                if let Err(e) = read {
+                    errors.push(e);
                 }
             }
         }
