@@ -230,3 +230,71 @@ pub(crate) fn paired(right: &[(bool, bool)]) -> Paired {
         difference_ci,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, items: &[(&str, &str, Option<&str>)]) -> CalibrationRun {
+        let results: Vec<_> = items
+            .iter()
+            .map(|(id, human, judge)| {
+                serde_json::json!({"id": id, "human": human, "judge": judge,
+                    "error": judge.is_none().then_some("timed out")})
+            })
+            .collect();
+        CalibrationRun {
+            id: id.into(),
+            created_at: String::new(),
+            dataset: "set".into(),
+            judge: "j".into(),
+            items: items.len() as u64,
+            judged: 0,
+            agreement: None,
+            kappa: None,
+            fit_to_gate: false,
+            fingerprint: None,
+            report: serde_json::json!({"kind": "binary", "judge": "j", "items": items.len(),
+                "judged": 0, "coverage": 0.0, "fit_to_gate": false, "results": results}),
+        }
+    }
+
+    #[test]
+    fn pairs_by_id_and_counts_abstentions_as_wrong() {
+        let a = run(
+            "a",
+            &[
+                ("x", "pass", Some("pass")),
+                ("y", "fail", Some("fail")),
+                ("z", "fail", Some("fail")),
+                ("v", "pass", None),
+            ],
+        );
+        let b = run(
+            "b",
+            &[
+                ("w", "pass", Some("pass")),
+                ("z", "fail", None),
+                ("y", "pass", Some("pass")),
+                ("x", "pass", Some("pass")),
+                ("v", "pass", Some("pass")),
+            ],
+        );
+        let c = compare(&a, &b).unwrap();
+        assert_eq!(
+            (c.only_a.len(), c.only_b.clone()),
+            (0, vec!["w".to_owned()])
+        );
+        assert_eq!(c.relabelled, ["y"]);
+        let p = &c.paired;
+        // x: both right; z: B abstained; v: A abstained.
+        assert_eq!((p.items, p.right_a, p.right_b), (3, 2, 2));
+        assert_eq!((p.a_right_b_wrong, p.a_wrong_b_right), (1, 1));
+        assert_eq!(p.mcnemar_p, Some(1.0));
+        assert_eq!(p.difference, Some(0.0));
+        assert!(
+            c.text()
+                .contains("relabelled in between (unpaired): 1 items: y")
+        );
+    }
+}

@@ -24,7 +24,7 @@
 //! - `fit_to_gate` by a [`GatePolicy`] (at least 30 items, 95% coverage, 80%
 //!   agreement, kappa 0.4 by default), every shortfall named in `not_fit`.
 //!
-//! [`compare`] sets two stored calibration runs of one set side by side, with
+//! [`compare()`] sets two stored calibration runs of one set side by side, with
 //! McNemar's exact test and a paired bootstrap on the items both judged.
 //!
 //! A calibration is bound to the judge's [`fingerprint`]; [`check_calibration`]

@@ -11,7 +11,7 @@ use super::{EXIT_INFRA, EXIT_OK, StoreLocation, session_error};
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct CalibrateArgs {
     #[command(subcommand)]
-    command: Option<CalibrateCommand>,
+    command: Option<Box<CalibrateCommand>>,
     #[command(flatten)]
     config: CalibrateConfig,
     /// Write the reports as JSON (an array, one per set).
@@ -45,7 +45,8 @@ struct CompareArgs {
 }
 
 pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
-    if let Some(CalibrateCommand::Compare(args)) = args.command {
+    if let Some(command) = args.command {
+        let CalibrateCommand::Compare(args) = *command;
         return compare(args).await;
     }
     let store = args.store.open().await?;
