@@ -38,4 +38,19 @@ pub enum CalibrationError {
     /// The set cannot be reported as one: it is empty or mixes kinds of labels.
     #[error("{0}")]
     Set(String),
+    /// Two calibration runs were made on different labelled sets (or kinds of
+    /// labels), so their items cannot be paired.
+    #[error(
+        "calibration run `{a}` is on {a_set} but `{b}` is on {b_set}: compare two runs of one labelled set"
+    )]
+    DifferentSets {
+        /// The first run's id.
+        a: String,
+        /// Its set and kind, e.g. `qags (binary)`.
+        a_set: String,
+        /// The second run's id.
+        b: String,
+        /// Its set and kind.
+        b_set: String,
+    },
 }

@@ -24,6 +24,9 @@
 //! - `fit_to_gate` by a [`GatePolicy`] (at least 30 items, 95% coverage, 80%
 //!   agreement, kappa 0.4 by default), every shortfall named in `not_fit`.
 //!
+//! [`compare()`] sets two stored calibration runs of one set side by side, with
+//! McNemar's exact test and a paired bootstrap on the items both judged.
+//!
 //! A calibration is bound to the judge's [`fingerprint`]; [`check_calibration`]
 //! decides whether stored runs qualify every judge a suite grades with, by the
 //! suite's own policy.
@@ -45,6 +48,8 @@
 //! ```
 #![deny(missing_docs)]
 
+mod compare;
+mod compare_text;
 mod dataset;
 mod error;
 mod figures;
@@ -57,6 +62,7 @@ mod report;
 mod sample;
 mod text;
 
+pub use compare::{COMPARE_BOOTSTRAP, Comparison, Paired, Side, compare};
 pub use dataset::{Record, ScaleSpec, Task, load_jsonl, template_kinds};
 pub use error::CalibrationError;
 pub use fingerprint::fingerprint;

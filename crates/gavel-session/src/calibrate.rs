@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gavel_calibration::{
-    CalibrationError, GatePolicy, Judge, LabelledTurn, Record, Report, judge_within, load_jsonl,
+    CalibrationError, Comparison, GatePolicy, Judge, LabelledTurn, Record, Report, judge_within,
+    load_jsonl,
 };
 use gavel_checks::JudgeRuntime;
 use gavel_core::{CalibrationRun, ExecutionRef, JudgeSettings};
@@ -233,6 +234,29 @@ pub async fn calibrate(
         done.push(set);
     }
     Ok(done)
+}
+
+/// Sets two stored calibration runs of one labelled set side by side, with
+/// paired tests on their common items (`gavel calibrate compare A B`). An
+/// unknown id or runs of different sets are bad input.
+pub async fn compare_calibrations(
+    store: &Store,
+    a: &str,
+    b: &str,
+) -> Result<Comparison, SessionError> {
+    let a = stored(store, "RUN_A", a).await?;
+    let b = stored(store, "RUN_B", b).await?;
+    Ok(gavel_calibration::compare(&a, &b)?)
+}
+
+/// The calibration run `id`; an unknown id is a fault of the argument `which`.
+async fn stored(store: &Store, which: &str, id: &str) -> Result<CalibrationRun, SessionError> {
+    store.calibration(id).await.map_err(|e| match e {
+        StoreError::NotFound(what) => {
+            SessionError::config(which, format!("no {what} in the store"))
+        }
+        e => e.into(),
+    })
 }
 
 /// Every labelled set of `config`, named: the files by their stem, the store's

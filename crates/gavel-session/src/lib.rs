@@ -35,7 +35,7 @@ pub mod trust;
 mod validate;
 pub mod worker;
 
-pub use calibrate::{Baseline, CalibrateConfig, Calibrated, calibrate};
+pub use calibrate::{Baseline, CalibrateConfig, Calibrated, calibrate, compare_calibrations};
 pub use config::{GateConfig, ModelOptions, Regate, RunConfig, RunLabels, Selection, Sources};
 pub use distributed::wait;
 pub use error::SessionError;

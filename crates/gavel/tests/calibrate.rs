@@ -1122,3 +1122,136 @@ fn max_cost_cache_only_and_duplicate_ids_behave_as_documented() {
         text(&out.stderr)
     );
 }
+
+/// The exact two-sided sign test, by counting: 2 · P(X ≤ min) for X ~ Bin(n, ½).
+fn exact_mcnemar(up: u64, down: u64) -> f64 {
+    let n = up + down;
+    let choose = |k: u64| (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64);
+    let tail: f64 = (0..=up.min(down)).map(choose).sum();
+    (2.0 * tail / 2f64.powi(n as i32)).min(1.0)
+}
+
+#[test]
+fn two_judges_on_one_set_are_compared_with_a_paired_test() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("gavel.db").display());
+    let qags = calibration_dir().join("qags.jsonl");
+    let calibrate = |judge: &str, file: &Path, out: &str| -> Value {
+        let path = dir.path().join(out);
+        let mut args = vec!["calibrate", "--db", &db, "--limit", "40", "-o"];
+        args.push(path.to_str().unwrap());
+        if judge == "length" {
+            args.extend(["--baseline", "length"]);
+        } else {
+            args.extend(["--judge", judge]);
+        }
+        args.push(file.to_str().unwrap());
+        let out = gavel(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        read_json(&path)[0].clone()
+    };
+    // The mock's judge passes every answer, its `harsh` judge fails every one:
+    // each is right exactly where people said so.
+    let lenient = calibrate(
+        &format!("openai-compatible:judge@{}/v1", mock.url),
+        &qags,
+        "a.json",
+    );
+    let harsh = calibrate(
+        &format!("openai-compatible:harsh-judge@{}/v1", mock.url),
+        &qags,
+        "b.json",
+    );
+    let count = |r: &Value, label: &str| {
+        r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["human"] == label && x["judge"] == label)
+            .count() as u64
+    };
+    let (passes, fails) = (count(&lenient, "pass"), count(&harsh, "fail"));
+    assert_eq!(passes + fails, 40, "{lenient:#}");
+    assert!(passes > 0 && fails > 0);
+    let id = |r: &Value| r["calibration_id"].as_str().unwrap().to_owned();
+    let (a, b) = (id(&lenient), id(&harsh));
+
+    let json = dir.path().join("compare.json");
+    let out = gavel(
+        dir.path(),
+        &[
+            "calibrate",
+            "compare",
+            &a,
+            &b,
+            "--db",
+            &db,
+            "-o",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let c = read_json(&json);
+    let p = &c["paired"];
+    assert_eq!(c["dataset"], "qags");
+    assert_eq!((&c["a"]["id"], &c["b"]["id"]), (&json!(a), &json!(b)));
+    assert_eq!(p["items"], 40);
+    assert_eq!(
+        (p["a_right_b_wrong"].as_u64(), p["a_wrong_b_right"].as_u64()),
+        (Some(passes), Some(fails))
+    );
+    let want = exact_mcnemar(passes, fails);
+    assert!(close(&p["mcnemar_p"], &json!(want)), "{p:#} vs {want}");
+    let difference = (fails as f64 - passes as f64) / 40.0;
+    assert!(close(&p["difference"], &json!(difference)), "{p:#}");
+    let (low, high) = (
+        p["difference_ci"]["low"].as_f64().unwrap(),
+        p["difference_ci"]["high"].as_f64().unwrap(),
+    );
+    assert!(low < difference && difference < high, "{p:#}");
+    assert_eq!(c["a"]["agreement"], lenient["agreement"]);
+    assert_eq!(c["b"]["kappa"], harsh["kappa"]);
+    assert!(c["only_a"].as_array().unwrap().is_empty());
+    for line in [
+        "qags (binary): two judges compared",
+        &format!("A  calibration run {a} · judge openai-compatible:judge@"),
+        &format!("discordant items   A right, B wrong: {passes} · A wrong, B right: {fails}"),
+        &format!("McNemar exact test p = {want:.4}"),
+        "recall of `fail`",
+    ] {
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+    }
+
+    // A run on another set is refused, naming both; so is an unknown id.
+    let other = calibrate(
+        "length",
+        &calibration_dir().join("halueval_general.jsonl"),
+        "c.json",
+    );
+    let out = gavel(
+        dir.path(),
+        &["calibrate", "compare", &a, &id(&other), "--db", &db],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("`{a}` is on qags (binary)")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("is on halueval_general (binary)"),
+        "{stderr}"
+    );
+    let out = gavel(
+        dir.path(),
+        &["calibrate", "compare", &a, "nope", "--db", &db],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("RUN_B: no calibration run `nope`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
