@@ -21,6 +21,13 @@ pub(crate) fn expand(
 ) -> Result<(), LoadError> {
     let path = base.join(&spec.file);
     let shown = path.display().to_string();
+    let reader = crate::bounds::open_text(&path).map_err(|e| {
+        LoadError::new(
+            Location::file(suite_file),
+            format!("dataset `{}`: {e}", spec.file),
+        )
+        .field("datasets.file")
+    })?;
     let csv = match path.extension().and_then(|e| e.to_str()) {
         Some("csv") => true,
         Some("jsonl") => false,
@@ -32,13 +39,6 @@ pub(crate) fn expand(
             .field("datasets.file"));
         }
     };
-    let reader = crate::bounds::open_text(&path).map_err(|e| {
-        LoadError::new(
-            Location::file(suite_file),
-            format!("dataset `{}`: {e}", spec.file),
-        )
-        .field("datasets.file")
-    })?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("row");
     let mut row = |line: u64, mut vars: Map<String, Value>| -> Result<(), LoadError> {
         let at = Location::at(&shown, line, 1);
