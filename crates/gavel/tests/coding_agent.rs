@@ -274,8 +274,16 @@ fn sleeping_suite(env: &Env, secs: u32) -> PathBuf {
     )
 }
 
-/// Waits until a workspace exists.
-fn wait_for_workspace(env: &Env) {
+/// Starts a run of a suite whose agent sleeps `secs` seconds, and waits until
+/// its workspace exists.
+fn start_sleeping_run(env: &Env, secs: u32) -> std::process::Child {
+    let suite = sleeping_suite(env, secs);
+    let child = env
+        .gavel(&["run", suite.to_str().unwrap(), "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let start = Instant::now();
     while env.workspaces().is_empty() {
         assert!(
@@ -284,23 +292,16 @@ fn wait_for_workspace(env: &Env) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    child
 }
 
 #[cfg(unix)]
 #[test]
 fn interrupted_and_killed_runs_leave_no_workspace_behind() {
     let env = Env::new();
-    let suite = sleeping_suite(&env, 30);
-    let suite = suite.to_str().unwrap();
 
     // Ctrl-C: the execution in flight is dropped with its workspace and agent.
-    let mut child = env
-        .gavel(&["run", suite, "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_workspace(&env);
+    let mut child = start_sleeping_run(&env, 30);
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -310,15 +311,7 @@ fn interrupted_and_killed_runs_leave_no_workspace_behind() {
     assert_eq!(env.workspaces(), Vec::<String>::new());
 
     // Killed outright: nothing runs at exit, so the next run sweeps it.
-    let suite = sleeping_suite(&env, 2);
-    let suite = suite.to_str().unwrap();
-    let mut child = env
-        .gavel(&["run", suite, "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_workspace(&env);
+    let mut child = start_sleeping_run(&env, 2);
     child.kill().unwrap();
     child.wait().unwrap();
     let left = env.workspaces();
