@@ -67,13 +67,7 @@ pub struct PairwiseSpec {
 impl PairwiseSpec {
     /// The judge configuration it compares with.
     pub fn judge_use(&self) -> super::JudgeUse {
-        super::JudgeUse {
-            model: self.model.clone(),
-            kind: self.template.kind(),
-            scale: None,
-            threshold: None,
-            check: self.name(),
-        }
+        super::JudgeUse::unscored(self.model.clone(), self.template.kind(), &self.name())
     }
 
     /// A pairwise check against `against` with the built-in template and nothing

@@ -62,13 +62,7 @@ pub struct SelectBestSpec {
 impl SelectBestSpec {
     /// The judge configuration it compares with.
     pub fn judge_use(&self) -> super::JudgeUse {
-        super::JudgeUse {
-            model: self.model.clone(),
-            kind: self.template.kind(),
-            scale: None,
-            threshold: None,
-            check: self.name(),
-        }
+        super::JudgeUse::unscored(self.model.clone(), self.template.kind(), &self.name())
     }
 
     /// A check among `among` with the built-in template and nothing else set.

@@ -25,9 +25,15 @@ pub struct JudgeUse {
 impl JudgeUse {
     /// The use of `material`'s model and template by `check`.
     pub(crate) fn of(material: &Material, check: &str) -> JudgeUse {
+        JudgeUse::unscored(material.model.clone(), material.template.kind(), check)
+    }
+
+    /// `check`'s use of `model` (`None`: the default judge) with a `kind`
+    /// template, with no scale or threshold (comparisons, extractions).
+    pub(crate) fn unscored(model: Option<String>, kind: TemplateKind, check: &str) -> JudgeUse {
         JudgeUse {
-            model: material.model.clone(),
-            kind: material.template.kind(),
+            model,
+            kind,
             scale: None,
             threshold: None,
             check: check.to_owned(),
