@@ -19,11 +19,11 @@ pub use pricing::{builtin_prices, price_for};
 #[cfg(feature = "http")]
 pub use providers::EmbeddingProvider;
 pub use providers::{ProviderConfig, base_url, provider, provider_with};
-pub use retry_after::retry_after;
 pub use request::{
     ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenLogprob, TokenUsage,
     ToolCallRequest, ToolDef, TopLogprob,
 };
+pub use retry_after::retry_after;
 pub use stack::{ModelPool, ModelSettings, layered};
 
 /// A chat model: one request in, one response (or a classified error) out.

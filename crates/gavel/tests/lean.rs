@@ -71,9 +71,7 @@ fn packages(features: &[&str]) -> BTreeSet<String> {
 }
 
 fn has(packages: &BTreeSet<String>, name: &str) -> bool {
-    packages
-        .iter()
-        .any(|p| p.split(' ').next() == Some(name))
+    packages.iter().any(|p| p.split(' ').next() == Some(name))
 }
 
 #[test]
@@ -107,6 +105,10 @@ fn each_feature_brings_its_dependencies_back() {
     // The default build (the binary) has them all but llama.cpp.
     let full = packages(&[]);
     for (name, feature) in HEAVY {
-        assert_eq!(has(&full, name), feature != "local", "{name} in the default build");
+        assert_eq!(
+            has(&full, name),
+            feature != "local",
+            "{name} in the default build"
+        );
     }
 }

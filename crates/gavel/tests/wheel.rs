@@ -97,7 +97,11 @@ fn pip_installed_wheel_runs_the_quickstart() {
         "pip install --no-index",
     );
     let gavel = venv.join("bin/gavel");
-    assert!(gavel.is_file(), "the wheel put no gavel in {}", venv.display());
+    assert!(
+        gavel.is_file(),
+        "the wheel put no gavel in {}",
+        venv.display()
+    );
 
     let installed = run(Command::new(&gavel).arg("--version"), "gavel --version");
     assert_eq!(

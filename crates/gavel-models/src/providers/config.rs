@@ -8,9 +8,9 @@ use gavel_core::secrets::mask_url;
 #[cfg(feature = "http")]
 use gavel_core::secrets::{register, register_url};
 
-use crate::{ModelId, Provider};
 #[cfg(feature = "http")]
 use crate::{ErrorKind, ModelError};
+use crate::{ModelId, Provider};
 
 const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
 const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com";
