@@ -25,6 +25,11 @@ impl Database {
                 Some((_, host)) => format!("postgres://…@{host}"),
                 None => expanded.clone(),
             };
+            if cfg!(not(feature = "postgres")) {
+                return Err(format!(
+                    "database `{shown}`: this build has no PostgreSQL support (gavel-eval's `postgres` feature; the `gavel` binary has it)"
+                ));
+            }
             return Ok(Database {
                 url: expanded,
                 shown,
@@ -111,10 +116,21 @@ fn cell(row: &AnyRow, i: usize) -> Value {
 mod tests {
     use super::*;
 
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn without_postgres_a_postgres_database_is_refused_saying_why() {
+        let err = Database::parse("postgres://u:secret@db:5432/x").unwrap_err();
+        assert!(err.contains("`postgres` feature"), "{err}");
+        assert!(!err.contains("secret"), "{err}");
+    }
+
     #[test]
     fn urls_resolve_and_hide_passwords() {
-        let d = Database::parse("postgres://u:secret@db:5432/x").unwrap();
-        assert_eq!(d.shown(), "postgres://…@db:5432/x");
+        #[cfg(feature = "postgres")]
+        {
+            let d = Database::parse("postgres://u:secret@db:5432/x").unwrap();
+            assert_eq!(d.shown(), "postgres://…@db:5432/x");
+        }
         let d = Database::parse("sqlite:///tmp/a.db").unwrap();
         assert_eq!(
             (d.url.as_str(), d.shown()),

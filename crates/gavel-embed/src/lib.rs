@@ -1,10 +1,13 @@
 //! Sentence embeddings for gavel's `similar` check.
 //!
-//! - [`MiniLm`]: all-MiniLM-L6-v2 run in Rust (gavel's packed BERT encoder + tokenizers),
-//!   offline, with sentence-transformers' exact recipe: inputs stripped, truncated
-//!   to `max_seq_length` (256) tokens, mean pooling over the attention mask, L2
-//!   normalisation. Batches are sorted by length and never padded.
-//! - [`ProviderEmbedder`]: an OpenAI-compatible `/v1/embeddings` endpoint.
+//! - `MiniLm` (feature `local`, on by default): all-MiniLM-L6-v2 run in Rust
+//!   (gavel's packed BERT encoder + tokenizers), offline, with
+//!   sentence-transformers' exact recipe: inputs stripped, truncated to
+//!   `max_seq_length` (256) tokens, mean pooling over the attention mask, L2
+//!   normalisation. Batches are sorted by length and never padded. Without the
+//!   feature a local encoder is [`EmbedError::Missing`], saying so.
+//! - `ProviderEmbedder` (feature `http`, on by default): an OpenAI-compatible
+//!   `/v1/embeddings` endpoint.
 //! - [`Batcher`]: shares one [`Embedder`] between concurrent checks: texts arriving
 //!   within a few milliseconds go out as one batch (up to 32), and an
 //!   [`EmbeddingCache`] (the store) answers the texts it has seen before.
@@ -23,9 +26,12 @@
 //! ```
 
 mod batcher;
+#[cfg(feature = "local")]
 mod bert;
 mod error;
+#[cfg(feature = "local")]
 mod minilm;
+#[cfg(feature = "http")]
 mod provider;
 mod spec;
 
@@ -33,7 +39,9 @@ use std::fmt::Debug;
 
 pub use batcher::{Batcher, EmbeddingCache, EmbeddingCacheError, NoCache};
 pub use error::EmbedError;
+#[cfg(feature = "local")]
 pub use minilm::MiniLm;
+#[cfg(feature = "http")]
 pub use provider::ProviderEmbedder;
 pub use spec::{DEFAULT_EMBEDDER, EmbedderSpec};
 

@@ -4,10 +4,17 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+#[cfg(feature = "local")]
 use gavel_model_files::{ModelFilesError, ModelKind};
-use gavel_models::{ModelId, ModelSettings, ProviderConfig};
+#[cfg(feature = "http")]
+use gavel_models::ProviderConfig;
+use gavel_models::{ModelId, ModelSettings};
 
-use crate::{EmbedError, Embedder, MiniLm, ProviderEmbedder};
+#[cfg(feature = "local")]
+use crate::MiniLm;
+#[cfg(feature = "http")]
+use crate::ProviderEmbedder;
+use crate::{EmbedError, Embedder};
 
 /// The embedder when none is named: all-MiniLM-L6-v2, run locally.
 pub const DEFAULT_EMBEDDER: &str = gavel_model_files::MINILM;
@@ -64,6 +71,7 @@ impl EmbedderSpec {
     /// The local encoder this names, found without any network and loaded. A
     /// model that is not installed is [`EmbedError::Missing`], saying how to
     /// install it.
+    #[cfg(feature = "local")]
     pub fn local(&self) -> Result<MiniLm, EmbedError> {
         let EmbedderSpec::Local(spec) = self else {
             return Err(EmbedError::Spec(format!("`{self}` is not a local encoder")));
@@ -82,12 +90,25 @@ impl EmbedderSpec {
     /// whose calls `settings` retries and times out.
     pub fn build(&self, settings: &ModelSettings) -> Result<Arc<dyn Embedder>, EmbedError> {
         match self {
+            #[cfg(feature = "local")]
             EmbedderSpec::Local(_) => Ok(Arc::new(self.local()?)),
+            #[cfg(not(feature = "local"))]
+            EmbedderSpec::Local(name) => Err(EmbedError::Missing(format!(
+                "local encoder `{name}`: this build has no local encoder (gavel-eval's `embed` feature); use openai:NAME or openai-compatible:NAME@URL"
+            ))),
+            #[cfg(feature = "http")]
             EmbedderSpec::Provider(id) => Ok(Arc::new(ProviderEmbedder::new(
                 id,
                 &ProviderConfig::from_env(),
                 settings,
             )?)),
+            #[cfg(not(feature = "http"))]
+            EmbedderSpec::Provider(id) => {
+                let _ = settings;
+                Err(EmbedError::Provider(format!(
+                    "{id}: this build has no provider embeddings (gavel-eval's `http` feature; the `gavel` binary has them)"
+                )))
+            }
         }
     }
 }
@@ -130,6 +151,7 @@ mod tests {
         assert!(err.to_string().contains("NAME@BASE_URL"), "{err}");
     }
 
+    #[cfg(feature = "local")]
     #[test]
     fn a_missing_model_says_how_to_install_it() {
         let spec = EmbedderSpec::Local("/nonexistent/gavel-test/minilm".into());
@@ -144,5 +166,15 @@ mod tests {
             .unwrap_err();
         assert!(err.is_missing(), "{err}");
         assert!(err.to_string().contains("not installed"), "{err}");
+    }
+
+    #[cfg(not(feature = "local"))]
+    #[test]
+    fn without_the_local_encoder_a_local_embedder_is_missing() {
+        let err = EmbedderSpec::default()
+            .build(&ModelSettings::default())
+            .unwrap_err();
+        assert!(err.is_missing(), "{err}");
+        assert!(err.to_string().contains("`embed` feature"), "{err}");
     }
 }

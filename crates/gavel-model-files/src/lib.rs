@@ -6,12 +6,14 @@
 //! repository `org/name` (plus `/FILE.gguf` for GGUF repositories holding several
 //! files). [`ModelFiles::locate`] never touches the network; it looks, in order,
 //! at the explicit path, `$GAVEL_MODELS` (default `~/.cache/gavel/models`) and the
-//! Hugging Face cache. [`ModelFiles::pull`] downloads from the hub.
+//! Hugging Face cache. `ModelFiles::pull` (feature `pull`, on by default)
+//! downloads from the hub.
 
 mod catalog;
 mod error;
 mod listing;
 mod locate;
+#[cfg(feature = "pull")]
 mod pull;
 
 use std::path::{Path, PathBuf};
@@ -147,6 +149,7 @@ pub fn list() -> Vec<Located> {
 }
 
 /// [`ModelFiles::pull`] with the places from the environment.
+#[cfg(feature = "pull")]
 pub async fn pull(spec: &str) -> Result<Located, ModelFilesError> {
     ModelFiles::from_env().pull(spec).await
 }

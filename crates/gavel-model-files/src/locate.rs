@@ -136,6 +136,7 @@ impl ModelFiles {
         }
     }
 
+    #[cfg(feature = "pull")]
     /// Where a pulled model is kept: a folder for an encoder, a file for GGUF.
     pub(crate) fn own_path(&self, name: &str, kind: ModelKind) -> PathBuf {
         match kind {

@@ -9,19 +9,21 @@ mod request;
 pub mod layers;
 mod pricing;
 mod providers;
+mod retry_after;
 mod stack;
 
 pub use error::{ErrorKind, ModelError};
 pub use id::{ModelId, ModelIdError, Provider};
 pub use layers::CacheMode;
 pub use pricing::{builtin_prices, price_for};
-pub use providers::{
-    EmbeddingProvider, ProviderConfig, base_url, provider, provider_with, retry_after,
-};
+#[cfg(feature = "http")]
+pub use providers::EmbeddingProvider;
+pub use providers::{ProviderConfig, base_url, provider, provider_with};
 pub use request::{
     ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenLogprob, TokenUsage,
     ToolCallRequest, ToolDef, TopLogprob,
 };
+pub use retry_after::retry_after;
 pub use stack::{ModelPool, ModelSettings, layered};
 
 /// A chat model: one request in, one response (or a classified error) out.

@@ -3,6 +3,7 @@
 //! OpenAI-compatible server answering on 127.0.0.1:11434 (Ollama's port), else an
 //! installed instruction-tuned GGUF, else none (judged checks are skipped).
 
+#[cfg(feature = "http")]
 use std::time::Duration;
 
 /// Where the local OpenAI-compatible server is looked for; `GAVEL_LOCAL_SERVER`
@@ -10,9 +11,11 @@ use std::time::Duration;
 const LOCAL_SERVER: &str = "http://127.0.0.1:11434";
 /// How long the probe of the local server may take: it runs before every run
 /// that names no judge, so a missing server must cost next to nothing.
+#[cfg(feature = "http")]
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// API keys in the order they are tried, with the model each one picks.
+#[cfg(feature = "http")]
 const KEYED_DEFAULTS: [(&str, &str); 4] = [
     ("OPENAI_API_KEY", "openai:gpt-5-mini"),
     ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
@@ -77,20 +80,9 @@ pub async fn choose(configured: Option<(&str, &str)>, sources: &JudgeSources) ->
     if let Some((model, origin)) = configured {
         return chosen(model.to_owned(), format!("named by {origin}"));
     }
-    if let Some((var, model)) = KEYED_DEFAULTS
-        .iter()
-        .find(|(var, _)| (sources.var)(var).is_some())
-    {
-        return chosen((*model).to_owned(), format!("{var} is set"));
-    }
-    if let Some(server) = &sources.server
-        && let Some(name) = probe(server).await
-    {
-        let base = format!("{}/v1", server.trim_end_matches('/'));
-        return chosen(
-            format!("openai-compatible:{name}@{base}"),
-            format!("an OpenAI-compatible server answers on {base} (its first model)"),
-        );
+    #[cfg(feature = "http")]
+    if let Some(choice) = hosted(sources).await {
+        return choice;
     }
     let (instruct, base_models) = installed_gguf(&sources.files);
     if let Some(path) = instruct {
@@ -110,7 +102,29 @@ pub async fn choose(configured: Option<(&str, &str)>, sources: &JudgeSources) ->
             " ({name} is a base model, used only when named: --judge local:{name})"
         ));
     }
+    if cfg!(not(feature = "http")) {
+        why.push_str(" (this build has no hosted providers: gavel-eval's `http` feature)");
+    }
     JudgeChoice { model: None, why }
+}
+
+/// A hosted judge: the first provider whose API key is set, else the first model
+/// of an OpenAI-compatible server answering at `sources.server`.
+#[cfg(feature = "http")]
+async fn hosted(sources: &JudgeSources) -> Option<JudgeChoice> {
+    if let Some((var, model)) = KEYED_DEFAULTS
+        .iter()
+        .find(|(var, _)| (sources.var)(var).is_some())
+    {
+        return Some(chosen((*model).to_owned(), format!("{var} is set")));
+    }
+    let server = sources.server.as_ref()?;
+    let name = probe(server).await?;
+    let base = format!("{}/v1", server.trim_end_matches('/'));
+    Some(chosen(
+        format!("openai-compatible:{name}@{base}"),
+        format!("an OpenAI-compatible server answers on {base} (its first model)"),
+    ))
 }
 
 fn chosen(model: String, why: String) -> JudgeChoice {
@@ -122,6 +136,7 @@ fn chosen(model: String, why: String) -> JudgeChoice {
 
 /// The first model an OpenAI-compatible server at `base` lists, if one answers
 /// `GET /v1/models` in time.
+#[cfg(feature = "http")]
 async fn probe(base: &str) -> Option<String> {
     let client = reqwest::Client::builder()
         .timeout(PROBE_TIMEOUT)

@@ -79,10 +79,19 @@ pub(crate) fn store_targets<'a>(
     store: &'a Store,
     recorded: &'a BTreeMap<String, Arc<Conversations>>,
 ) -> impl Fn(&str, &TargetSpec) -> Option<Result<Arc<dyn Target>, TargetError>> + Sync + 'a {
+    #[cfg(not(feature = "mcp"))]
+    let _ = (pool, store);
     move |name, spec| match spec {
         TargetSpec::Replay(_) => recorded
             .get(name)
             .map(|r| Ok(Arc::new(Replay::new(r.clone())) as Arc<dyn Target>)),
+        #[cfg(not(feature = "mcp"))]
+        TargetSpec::McpAgent(_) => Some(Err(TargetError::config(
+            name,
+            "type",
+            "mcp-agent targets are not in this build (gavel-eval's `mcp` feature; the `gavel` binary has it)",
+        ))),
+        #[cfg(feature = "mcp")]
         TargetSpec::McpAgent(agent) => {
             let checkpoints: Arc<dyn gavel_mcp::Checkpoints> = Arc::new(store.clone());
             Some(

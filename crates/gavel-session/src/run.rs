@@ -455,7 +455,7 @@ impl std::fmt::Display for PreparedRun {
 
 /// `host:port` of a URL (the URL itself when it does not parse).
 fn authority(url: &str) -> String {
-    match reqwest::Url::parse(url) {
+    match url::Url::parse(url) {
         Ok(u) => format!(
             "{}:{}",
             u.host_str().unwrap_or_default(),

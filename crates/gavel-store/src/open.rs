@@ -14,6 +14,9 @@ use gavel_core::secrets::{mask_url, register_url};
 /// The schema, embedded from `migrations/`; the same files serve both engines.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();
 
+/// Why a `postgres://` URL is refused by a build without the `postgres` feature.
+const NO_POSTGRES: &str = "this build has no PostgreSQL support (gavel-eval's `postgres` feature; the `gavel` binary has it): use a SQLite store";
+
 /// The database engine behind a [`Store`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Engine {
@@ -59,6 +62,9 @@ impl Location {
     /// `postgresql://…`, or a plain path (a SQLite file).
     fn parse(url: &str) -> Result<Location, String> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            if cfg!(not(feature = "postgres")) {
+                return Err(NO_POSTGRES.to_owned());
+            }
             return Ok(Location::Postgres(url.to_owned()));
         }
         let rest = match url.strip_prefix("sqlite:") {
@@ -290,6 +296,14 @@ impl Store {
 mod tests {
     use super::*;
 
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn without_postgres_a_postgres_url_is_refused_saying_why() {
+        let err = Location::parse("postgres://u:p@h/db").unwrap_err();
+        assert!(err.contains("`postgres` feature"), "{err}");
+    }
+
+    #[cfg(feature = "postgres")]
     #[test]
     fn urls_resolve_to_engines() {
         let pg = Location::parse("postgres://u:p@h/db").unwrap();

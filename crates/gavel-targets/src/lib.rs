@@ -38,13 +38,16 @@ mod chat;
 mod command;
 mod error;
 mod function;
+#[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
 mod http_ops;
 mod process;
 pub mod replay;
 mod response;
 mod retry;
 mod start;
+#[cfg(feature = "http")]
 mod stream;
 pub mod tool_loop;
 mod workspace;
@@ -201,7 +204,16 @@ pub fn build(
     models: &dyn ModelSource,
 ) -> Result<Arc<dyn Target>, TargetError> {
     Ok(match spec {
+        #[cfg(feature = "http")]
         TargetSpec::Http(http) => Arc::new(http::HttpAdapter::build(name, http)?),
+        #[cfg(not(feature = "http"))]
+        TargetSpec::Http(_) => {
+            return Err(TargetError::config(
+                name,
+                "type",
+                "http targets are not in this build (gavel-eval's `http` feature; the `gavel` binary has it)",
+            ));
+        }
         TargetSpec::Command(command) => Arc::new(command::CommandAdapter::build(name, command)?),
         TargetSpec::Chat(chat) => Arc::new(chat::ChatAdapter::build(name, chat, models)?),
         TargetSpec::Replay(replay) => Arc::new(replay::Replay::from_file(name, replay)?),

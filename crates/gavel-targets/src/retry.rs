@@ -2,19 +2,26 @@
 //! asks: the server's Retry-After is honoured, otherwise an exponential backoff
 //! with jitter. The turn records how many tries it took.
 
+#[cfg(feature = "http")]
 use std::future::Future;
+#[cfg(feature = "http")]
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use backon::{ExponentialBuilder, Retryable};
+use backon::ExponentialBuilder;
+#[cfg(feature = "http")]
+use backon::Retryable;
+use gavel_core::Attempts;
+#[cfg(feature = "http")]
+use gavel_core::Turn;
 use gavel_core::target::RetrySpec;
-use gavel_core::{Attempts, Turn};
 
 /// The first wait when the spec sets none.
 const DEFAULT_BACKOFF: Duration = Duration::from_millis(500);
 /// The longest backoff step (before jitter).
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The longest wait a server's Retry-After can ask for.
+#[cfg(feature = "http")]
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// A target's retry settings.
@@ -46,6 +53,7 @@ impl RetryPolicy {
 }
 
 /// One try: the turn as it came back, and what the server said about waiting.
+#[cfg(feature = "http")]
 #[derive(Debug)]
 pub(crate) struct Try {
     pub(crate) turn: Turn,
@@ -57,6 +65,7 @@ pub(crate) struct Try {
     pub(crate) malformed: bool,
 }
 
+#[cfg(feature = "http")]
 impl Try {
     /// A try with nothing to say about waiting.
     pub(crate) fn of(turn: Turn) -> Self {
@@ -69,6 +78,7 @@ impl Try {
     }
 }
 
+#[cfg(feature = "http")]
 /// Runs `try_once` once without a policy; with one, again after each transient
 /// failure until the tries run out. The turn of the last try is returned, with
 /// the tries counted in [`Turn::attempts`] when a policy is set.

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use gavel_core::target::StartSpec;
 use regex::Regex;
-use reqwest::Url;
 use tokio::process::Child;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -118,10 +117,7 @@ pub async fn start(name: &str, spec: &StartSpec) -> Result<Started, TargetError>
         Some(u) => {
             let text = error::expand(name, || "start.ready_url".into(), u)?;
             gavel_core::secrets::register_url(&text);
-            Some(
-                Url::parse(&text)
-                    .map_err(|e| TargetError::config(name, "start.ready_url", e.to_string()))?,
-            )
+            Some(ReadyUrl::parse(name, &text)?)
         }
     };
     let ready_line = match &spec.ready_line {
@@ -175,7 +171,6 @@ pub async fn start(name: &str, spec: &StartSpec) -> Result<Started, TargetError>
         drains,
     };
 
-    let client = reqwest::Client::new();
     let deadline = Instant::now() + timeout;
     let mut url_ok = ready_url.is_none();
     let mut lines_open = true;
@@ -185,7 +180,7 @@ pub async fn start(name: &str, spec: &StartSpec) -> Result<Started, TargetError>
             let wait = deadline
                 .saturating_duration_since(Instant::now())
                 .clamp(Duration::from_millis(1), Duration::from_secs(1));
-            url_ok = matches!(client.get(url.clone()).timeout(wait).send().await, Ok(r) if r.status().is_success());
+            url_ok = url.answers(wait).await;
         }
         if line_ok && url_ok {
             tracing::debug!(target = %name, "start process ready");
@@ -231,6 +226,64 @@ pub async fn start(name: &str, spec: &StartSpec) -> Result<Started, TargetError>
             _ = tokio::time::sleep(POLL) => {}
             changed = line_rx.changed(), if lines_open => lines_open = changed.is_ok(),
         }
+    }
+}
+
+/// A `ready_url` and the client that polls it.
+#[cfg(feature = "http")]
+struct ReadyUrl {
+    url: reqwest::Url,
+    client: reqwest::Client,
+}
+
+#[cfg(feature = "http")]
+impl ReadyUrl {
+    fn parse(name: &str, text: &str) -> Result<Self, TargetError> {
+        let url = reqwest::Url::parse(text)
+            .map_err(|e| TargetError::config(name, "start.ready_url", e.to_string()))?;
+        Ok(ReadyUrl {
+            url,
+            client: reqwest::Client::new(),
+        })
+    }
+
+    /// Whether a GET answers 2xx within `wait`.
+    async fn answers(&self, wait: Duration) -> bool {
+        let answer = self.client.get(self.url.clone()).timeout(wait).send().await;
+        matches!(answer, Ok(r) if r.status().is_success())
+    }
+}
+
+#[cfg(feature = "http")]
+impl fmt::Display for ReadyUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.url.fmt(f)
+    }
+}
+
+/// Without the `http` feature there is no client to poll a `ready_url` with.
+#[cfg(not(feature = "http"))]
+enum ReadyUrl {}
+
+#[cfg(not(feature = "http"))]
+impl ReadyUrl {
+    fn parse(name: &str, _text: &str) -> Result<Self, TargetError> {
+        Err(TargetError::config(
+            name,
+            "start.ready_url",
+            "this build has no HTTP client (gavel-eval's `http` feature): wait for a `ready_line` instead",
+        ))
+    }
+
+    async fn answers(&self, _wait: Duration) -> bool {
+        match *self {}
+    }
+}
+
+#[cfg(not(feature = "http"))]
+impl fmt::Display for ReadyUrl {
+    fn fmt(&self, _f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {}
     }
 }
 

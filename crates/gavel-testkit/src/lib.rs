@@ -41,6 +41,8 @@ pub enum Need {
     XmlSchema,
     /// Arize Phoenix, the OpenTelemetry receiver read back from.
     Phoenix,
+    /// maturin, which builds the Python wheel.
+    Maturin,
 }
 
 impl Need {
@@ -54,6 +56,7 @@ impl Need {
             Need::Models => "the offline model weights",
             Need::XmlSchema => "python3's xmlschema",
             Need::Phoenix => "Arize Phoenix",
+            Need::Maturin => "maturin",
         }
     }
 
@@ -67,6 +70,7 @@ impl Need {
             Need::Models => "GAVEL_TEST_REQUIRE_MODELS",
             Need::XmlSchema => "GAVEL_TEST_REQUIRE_XMLSCHEMA",
             Need::Phoenix => "GAVEL_TEST_REQUIRE_PHOENIX",
+            Need::Maturin => "GAVEL_TEST_REQUIRE_MATURIN",
         }
     }
 
@@ -111,6 +115,7 @@ mod tests {
             Need::Models,
             Need::XmlSchema,
             Need::Phoenix,
+            Need::Maturin,
         ];
         let mut names: Vec<&str> = all.iter().map(|n| n.variable()).collect();
         names.sort_unstable();

@@ -34,12 +34,16 @@ pub use gavel_embed as embed;
 pub use gavel_models as models;
 #[cfg(feature = "otel")]
 pub use gavel_otel as otel;
+#[cfg(feature = "promptfoo")]
+pub use gavel_promptfoo as promptfoo;
 pub use gavel_report as report;
 pub use gavel_runner as runner;
 pub use gavel_runner::run_case;
 pub use gavel_session as session;
 pub use gavel_store as store;
 pub use gavel_targets as targets;
+#[cfg(feature = "web")]
+pub use gavel_web as web;
 
 /// Panics with [`report::explain`] (failing checks, a diff of the expected
 /// output against the answer, the transcript) unless `execution` passed: the

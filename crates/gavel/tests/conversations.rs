@@ -9,14 +9,14 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use serde_json::Value;
-use support::{conversations_targets, free_port, workspace};
+use support::{example_targets, free_port, workspace};
 
 /// Runs the suite (its own targets file, the agent launched from its binary
 /// rather than `cargo run`) with `bug` injected; returns the JSON report.
 fn run(bug: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let examples = workspace().join("examples/conversations");
-    let targets_file = conversations_targets(dir.path());
+    let targets_file = example_targets("conversations", dir.path());
     let report = dir.path().join("r.json");
     let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
         .args([

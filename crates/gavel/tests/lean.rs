@@ -1,13 +1,41 @@
 //! `gavel-eval` with `default-features = false` is the engine alone: the dependency
-//! graph has no web UI, MCP server, OpenTelemetry exporter, command line or
-//! llama.cpp in it (read with `cargo tree`, nothing is built).
+//! graph has no HTTP stack, PostgreSQL driver, embedding encoder, MCP, web UI,
+//! OpenTelemetry exporter, promptfoo importer, command line or llama.cpp in it,
+//! and each of those comes back with its feature (read with `cargo tree`,
+//! nothing is built).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
+use std::collections::BTreeSet;
 use std::process::Command;
 
-fn tree(features: &[&str]) -> String {
+/// The most packages the lean graph may hold (libraries, proc-macros and what
+/// build scripts use; each name and version once). docs/library.md gives the
+/// figure a new project builds; this bound catches a heavy dependency slipping
+/// back in.
+const LEAN_MAX: usize = 245;
+
+/// What the lean library must not build, each with the feature that brings it.
+const HEAVY: [(&str, &str); 14] = [
+    ("reqwest", "http"),
+    ("genai", "http"),
+    ("aws-lc-sys", "http"),
+    ("sqlx-postgres", "postgres"),
+    ("tokenizers", "embed"),
+    ("gemm", "embed"),
+    ("rmcp", "mcp"),
+    ("axum", "web"),
+    ("gavel-web", "web"),
+    ("gavel-promptfoo", "promptfoo"),
+    ("gavel-otel", "otel"),
+    ("gavel-mcp-server", "cli"),
+    ("clap", "cli"),
+    ("llama-cpp-2", "local"),
+];
+
+/// The packages (`name vX.Y.Z`) `gavel-eval` builds with `features`.
+fn packages(features: &[&str]) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -16,9 +44,11 @@ fn tree(features: &[&str]) -> String {
             "-p",
             "gavel-eval",
             "-e",
-            "normal",
+            "normal,build",
             "--prefix",
             "none",
+            "--format",
+            "{p}",
         ])
         .args(features)
         .current_dir(support::workspace())
@@ -29,36 +59,56 @@ fn tree(features: &[&str]) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            // `name vX.Y.Z (path) (*)`: keep the name and version.
+            let mut words = line.split_whitespace();
+            Some(format!("{} {}", words.next()?, words.next()?))
+        })
+        .collect()
+}
+
+fn has(packages: &BTreeSet<String>, name: &str) -> bool {
+    packages.iter().any(|p| p.split(' ').next() == Some(name))
 }
 
 #[test]
 fn library_without_default_features_is_lean() {
-    let heavy = [
-        "gavel-web ",
-        "gavel-mcp-server ",
-        "gavel-otel ",
-        "gavel-promptfoo ",
-        "gavel-local ",
-        "llama-cpp-2 ",
-        "axum ",
-        "clap ",
-        "mimalloc ",
-    ];
-    let lean = tree(&["--no-default-features"]);
-    assert!(lean.contains("gavel-session "), "{lean}");
-    for name in heavy {
+    let lean = packages(&["--no-default-features"]);
+    assert!(has(&lean, "gavel-session"), "{lean:?}");
+    assert!(has(&lean, "sqlx-sqlite"), "SQLite is the engine's store");
+    for (name, feature) in HEAVY {
         assert!(
-            !lean.lines().any(|l| l.starts_with(name)),
-            "{name}is in the lean build:\n{lean}"
+            !has(&lean, name),
+            "{name} (feature `{feature}`) is in the lean build"
         );
     }
-    // The default build (the binary) has the command line and the web UI.
-    let full = tree(&[]);
-    for name in ["gavel-web ", "clap "] {
-        assert!(
-            full.lines().any(|l| l.starts_with(name)),
-            "{name}missing:\n{full}"
+    assert!(
+        lean.len() <= LEAN_MAX,
+        "the lean library builds {} packages, more than {LEAN_MAX}:\n{lean:?}",
+        lean.len()
+    );
+    println!("lean library: {} packages", lean.len());
+}
+
+#[test]
+fn each_feature_brings_its_dependencies_back() {
+    for (name, feature) in HEAVY {
+        if feature == "local" {
+            continue; // llama.cpp needs cmake and libclang: not built by default.
+        }
+        let with = packages(&["--no-default-features", "--features", feature]);
+        assert!(has(&with, name), "feature `{feature}` lacks {name}");
+    }
+    // The default build (the binary) has them all but llama.cpp.
+    let full = packages(&[]);
+    for (name, feature) in HEAVY {
+        assert_eq!(
+            has(&full, name),
+            feature != "local",
+            "{name} in the default build"
         );
     }
 }

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{Mock, conversations_targets, free_port, gavel_command, workspace};
+use support::{Mock, example_targets, free_port, gavel_command, workspace};
 
 /// Phoenix's own start-up (schema migrations) and ingestion are slow on a
 /// loaded machine: waits are bounded by this, never asserted on.
@@ -255,7 +255,7 @@ fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_over_http_a
     let phoenix = Phoenix::start(bin);
     let mock = Mock::start();
     let dir = tempfile::tempdir().unwrap();
-    let targets = conversations_targets(dir.path());
+    let targets = example_targets("conversations", dir.path());
     let suite = workspace().join("examples/conversations/suite.yaml");
     let report = dir.path().join("r.json");
     let db = format!("sqlite://{}", dir.path().join("g.db").display());

@@ -26,6 +26,7 @@ pub use cache::{CacheMode, Cached};
 pub use cache_key::cache_key;
 pub use concurrency::Concurrency;
 pub use rate_limit::{RateLimit, RateLimited, estimate_prompt_tokens};
+#[cfg(feature = "http")]
 pub(crate) use retry::retry_transient;
 pub use retry::{BASE_DELAY, MALFORMED_RETRIES, MAX_DELAY, MAX_RETRY_AFTER, Retry};
 pub use timeout::Timeout;

@@ -68,6 +68,7 @@ impl ChatModel for Retry {
     }
 }
 
+#[cfg(feature = "http")]
 /// Runs `call` as [`Retry`] runs a chat call: again after each retryable
 /// failure, up to `max_retries` times, waiting Retry-After or a backoff step;
 /// `model` names the calls in debug logs. For calls that are not chat requests

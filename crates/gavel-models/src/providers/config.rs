@@ -4,9 +4,13 @@
 use std::fmt;
 use std::time::Duration;
 
-use gavel_core::secrets::{mask_url, register, register_url};
+use gavel_core::secrets::mask_url;
+#[cfg(feature = "http")]
+use gavel_core::secrets::{register, register_url};
 
-use crate::{ErrorKind, ModelError, ModelId, Provider};
+#[cfg(feature = "http")]
+use crate::{ErrorKind, ModelError};
+use crate::{ModelId, Provider};
 
 const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
 const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com";
@@ -77,6 +81,7 @@ impl fmt::Debug for ProviderConfig {
     }
 }
 
+#[cfg(feature = "http")]
 /// A provider's resolved location and key.
 pub(crate) struct Resolved {
     /// The base URL as genai wants it: ending with `/`, version segment included
@@ -89,6 +94,7 @@ pub(crate) struct Resolved {
     pub(crate) api_key: Option<String>,
 }
 
+#[cfg(feature = "http")]
 /// Resolves `config` for `id`, reading variables through `env` when
 /// `config.read_env` is set.
 pub(crate) fn resolve(
@@ -241,11 +247,13 @@ fn pick_base(
     }
 }
 
+#[cfg(feature = "http")]
 /// Whether two base URLs are the same, trailing slashes aside.
 fn same_base(a: &str, b: &str) -> bool {
     a.trim().trim_end_matches('/') == b.trim().trim_end_matches('/')
 }
 
+#[cfg(feature = "http")]
 /// `base` with its path ending in `/` (a query string is kept after it).
 fn with_slash(base: &str) -> String {
     let (path, query) = match base.split_once('?') {
@@ -260,6 +268,7 @@ fn with_slash(base: &str) -> String {
     url
 }
 
+#[cfg(feature = "http")]
 /// `base` ending in one of `accepted` version segments (else `append` is added),
 /// then `/`.
 fn versioned(base: &str, accepted: &[&str], append: &str) -> String {

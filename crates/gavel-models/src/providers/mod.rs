@@ -13,16 +13,20 @@
 //!
 //! [`ErrorKind`]: crate::ErrorKind
 
+#[cfg(feature = "http")]
 mod classify;
 mod config;
+#[cfg(feature = "http")]
 mod embed;
+#[cfg(feature = "http")]
 mod logprobs;
+#[cfg(feature = "http")]
 mod model;
 
 use std::sync::Arc;
 
-pub use classify::retry_after;
 pub use config::{ProviderConfig, base_url};
+#[cfg(feature = "http")]
 pub use embed::EmbeddingProvider;
 
 use crate::{ChatModel, ModelError, ModelId};
@@ -45,9 +49,29 @@ pub fn provider(id: &ModelId) -> Result<Arc<dyn ChatModel>, ModelError> {
 
 /// The raw provider for `id`, configured by `config`: explicit values win, and
 /// the environment fills in the rest only when `config.read_env` is set.
+///
+/// Without the `http` feature there are no providers: every id is a
+/// [`ErrorKind::Permanent`](crate::ErrorKind::Permanent) error saying so.
 pub fn provider_with(
     id: &ModelId,
     config: ProviderConfig,
 ) -> Result<Arc<dyn ChatModel>, ModelError> {
-    Ok(Arc::new(model::ProviderModel::new(id.clone(), &config)?))
+    #[cfg(feature = "http")]
+    return Ok(Arc::new(model::ProviderModel::new(id.clone(), &config)?));
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = config;
+        Err(no_providers(id))
+    }
+}
+
+/// Why a model id names no provider in a build without the `http` feature.
+#[cfg(not(feature = "http"))]
+fn no_providers(id: &ModelId) -> ModelError {
+    ModelError::new(
+        crate::ErrorKind::Permanent,
+        format!(
+            "{id}: this build has no hosted model providers (gavel-eval's `http` feature; the `gavel` binary has them)"
+        ),
+    )
 }

@@ -113,12 +113,12 @@ pub(crate) fn agent_bin() -> std::path::PathBuf {
     bin
 }
 
-/// examples/conversations' targets file written into `dir`, the agent launched
+/// `examples/EXAMPLE`'s targets file written into `dir`, the agent launched
 /// from its binary rather than `cargo run`; the suite beside it is
-/// `workspace()/examples/conversations/suite.yaml`. Runs set
-/// `PROPERTY_AGENT_PORT`, `PROPERTY_AGENT_REVIVAL_PORT` and `TMPDIR`.
-pub(crate) fn conversations_targets(dir: &Path) -> std::path::PathBuf {
-    let examples = workspace().join("examples/conversations");
+/// `workspace()/examples/EXAMPLE/suite.yaml`. Runs set `PROPERTY_AGENT_PORT`
+/// (and, for `conversations`, `PROPERTY_AGENT_REVIVAL_PORT` and `TMPDIR`).
+pub(crate) fn example_targets(example: &str, dir: &Path) -> std::path::PathBuf {
+    let examples = workspace().join("examples").join(example);
     let targets = std::fs::read_to_string(examples.join("targets.yaml"))
         .unwrap()
         .replace(
