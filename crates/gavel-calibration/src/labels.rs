@@ -54,6 +54,15 @@ pub fn records_from_labels(
         let Some(shown) = turn(key) else {
             return Err(missing(&votes[0].label_set, item_id, key));
         };
+        if let Some(pair) = votes.iter().find_map(|l| l.pair.as_ref()) {
+            let Some(b) = turn(pair) else {
+                return Err(missing(&votes[0].label_set, item_id, pair));
+            };
+            if let Some(record) = pair_record(item_id, &votes, shown, b, criterion)? {
+                records.push(record);
+            }
+            continue;
+        }
         let (human_label, human_score, scale) = if binary {
             let passes = votes
                 .iter()

@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use axum::Form;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;

@@ -352,11 +352,7 @@ async fn calibrate(
         Ok(run) => run,
         Err(e) => return WebError::from(e).into_response(),
     };
-    let set = match state.store.label_set_of(&run.id).await {
-        Ok(set) => set,
-        Err(e) => return WebError::from(e).into_response(),
-    };
-    let message = match state.runs.calibration(&set, &run.suite).run(&state.store).await {
+    let message = match calibrated(&state, &run).await {
         Ok(done) => {
             let ids: Vec<&str> = done.iter().map(|d| d.run.id.as_str()).collect();
             let url = format!(
@@ -366,8 +362,8 @@ async fn calibrate(
             );
             return Redirect::to(&url).into_response();
         }
-        Err(e) if e.is_bad_input() => e.to_string(),
-        Err(e) => return WebError::Launch(e.to_string()).into_response(),
+        Err(Calibrating::Refused(message)) => message,
+        Err(Calibrating::Failed(e)) => return e.into_response(),
     };
     let typed = Typed {
         errors: BTreeMap::from([("calibrate", message)]),
@@ -376,4 +372,35 @@ async fn calibrate(
     page(&state, &actor, &run, &q, &typed, StatusCode::UNPROCESSABLE_ENTITY)
         .await
         .into_response()
+}
+
+/// Why calibrating from the queue made nothing.
+pub(crate) enum Calibrating {
+    /// Bad input (no judge, no labels, a refused suite): the message.
+    Refused(String),
+    /// The server failed.
+    Failed(WebError),
+}
+
+/// Calibrates the judge of `run`'s suite on its label set. The judging runs on
+/// a blocking thread of its own: its future is not `Send`.
+pub(crate) async fn calibrated(
+    state: &AppState,
+    run: &RunRecord,
+) -> Result<Vec<gavel_session::SetCalibrated>, Calibrating> {
+    let set = state
+        .store
+        .label_set_of(&run.id)
+        .await
+        .map_err(|e| Calibrating::Failed(e.into()))?;
+    let calibration = state.runs.calibration(&set, &run.suite);
+    let store = state.store.clone();
+    let handle = tokio::runtime::Handle::current();
+    let done = tokio::task::spawn_blocking(move || handle.block_on(calibration.run(&store)))
+        .await
+        .map_err(|e| Calibrating::Failed(WebError::Internal(format!("calibrating: {e}"))))?;
+    done.map_err(|e| match e.is_bad_input() {
+        true => Calibrating::Refused(e.to_string()),
+        false => Calibrating::Failed(WebError::Launch(e.to_string())),
+    })
 }

@@ -9,7 +9,7 @@ use axum::{Json, Router};
 use gavel_store::{PairItem, PairLabel, PairSide, Review, ReviewItem, ReviewPage};
 use serde::{Deserialize, Serialize};
 
-use super::{Agreement, QueueQuery};
+use super::{Agreement, Calibrating, QueueQuery};
 use crate::auth::Actor;
 use crate::{AppState, WebError};
 
@@ -132,10 +132,9 @@ async fn calibrate(
     Path(id): Path<String>,
 ) -> ApiResult<Vec<gavel_session::SetCalibrated>> {
     let run = state.store.run(&id).await?;
-    let set = state.store.label_set_of(&run.id).await?;
-    match state.runs.calibration(&set, &run.suite).run(&state.store).await {
+    match super::calibrated(&state, &run).await {
         Ok(done) => Ok(Json(done)),
-        Err(e) if e.is_bad_input() => Err(WebError::BadRequest(e.to_string())),
-        Err(e) => Err(WebError::Launch(e.to_string())),
+        Err(Calibrating::Refused(message)) => Err(WebError::BadRequest(message)),
+        Err(Calibrating::Failed(e)) => Err(e),
     }
 }
