@@ -59,6 +59,9 @@ pub(crate) struct QueueQuery {
     /// Stored calibration runs to show, comma-separated.
     #[serde(default)]
     pub(crate) calibration: String,
+    /// The API: items per page.
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
 }
 
 impl QueueQuery {
@@ -163,11 +166,16 @@ async fn page(
     Ok((status, html))
 }
 
-/// The label form, single or pairwise.
+/// The label form, single or pairwise (and the queue it came from: `serde`'s
+/// `flatten` would read `skip` as text).
 #[derive(Debug, Deserialize)]
 struct LabelForm {
-    #[serde(flatten)]
-    q: QueueQuery,
+    #[serde(default)]
+    mode: String,
+    #[serde(default)]
+    against: String,
+    #[serde(default)]
+    skip: usize,
     case_id: String,
     target: String,
     repeat_index: u32,
@@ -205,9 +213,15 @@ async fn label(
         Ok(run) => run,
         Err(e) => return WebError::from(e).into_response(),
     };
+    let q = QueueQuery {
+        mode: form.mode.clone(),
+        against: form.against.clone(),
+        skip: form.skip,
+        ..QueueQuery::default()
+    };
     let note = Some(form.note.trim().to_owned()).filter(|n| !n.is_empty());
     let mut errors = BTreeMap::new();
-    let stored = if form.q.pairwise() {
+    let stored = if q.pairwise() {
         pair_label(&state, &actor, &run, &form, note, &mut errors).await
     } else {
         single_label(&state, &actor, &run, &form, note, &mut errors).await
@@ -216,7 +230,7 @@ async fn label(
         return e.into_response();
     }
     if errors.is_empty() {
-        return Redirect::to(&form.q.url(&run.id, form.q.skip)).into_response();
+        return Redirect::to(&q.url(&run.id, q.skip)).into_response();
     }
     let typed = Typed {
         score: form.score,
@@ -224,7 +238,7 @@ async fn label(
         errors,
     };
     let status = StatusCode::UNPROCESSABLE_ENTITY;
-    page(&state, &actor, &run, &form.q, &typed, status)
+    page(&state, &actor, &run, &q, &typed, status)
         .await
         .into_response()
 }

@@ -92,6 +92,7 @@ impl Ui {
 fn single(case: &str, target: &str, label: &str, score: &str) -> Vec<(&'static str, String)> {
     vec![
         ("mode", "single".into()),
+        ("skip", "0".into()),
         ("case_id", case.into()),
         ("target", target.into()),
         ("repeat_index", "0".into()),
@@ -168,6 +169,7 @@ async fn editors_label_single_and_pairwise_and_viewers_only_read() {
     let left_is_x = left.contains(" from x");
     let form = [
         ("mode", "pairwise"),
+        ("skip", "0"),
         ("case_id", &format!("c{case}")),
         ("target", "x"),
         ("repeat_index", "0"),
@@ -183,7 +185,7 @@ async fn editors_label_single_and_pairwise_and_viewers_only_read() {
     assert_eq!(stored[0].label, if left_is_x { "A" } else { "B" });
     assert_eq!(stored[0].shown_swapped, !left_is_x);
     let mut bad = form.to_vec();
-    bad[7] = ("choice", "up");
+    bad[8] = ("choice", "up");
     let (status, page) = ui.post_as(&ed, &queue, &bad).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(page.contains("id=\"error-choice\""), "{page}");

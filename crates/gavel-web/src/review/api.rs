@@ -26,14 +26,6 @@ pub(crate) fn routes() -> Router<AppState> {
 
 type ApiResult<T> = Result<Json<T>, WebError>;
 
-#[derive(Deserialize)]
-struct PageQuery {
-    #[serde(flatten)]
-    q: QueueQuery,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
 /// A queue page: single executions or pairs.
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -46,10 +38,10 @@ async fn queue(
     State(state): State<AppState>,
     actor: Actor,
     Path(id): Path<String>,
-    Query(p): Query<PageQuery>,
+    Query(q): Query<QueueQuery>,
 ) -> ApiResult<Queue> {
     let run = state.store.run(&id).await?;
-    let limit = p.limit.unwrap_or(20);
+    let limit = q.limit.unwrap_or(20);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(WebError::BadRequest(format!(
             "limit: {limit} is not from 1 to {MAX_PAGE}"
@@ -58,11 +50,11 @@ async fn queue(
     let review = Review {
         run_id: run.id,
         labeller: actor.name,
-        skip: p.q.skip,
+        skip: q.skip,
         limit,
     };
-    Ok(Json(if p.q.pairwise() {
-        let pairing = p.q.pairing(&state).await?;
+    Ok(Json(if q.pairwise() {
+        let pairing = q.pairing(&state).await?;
         Queue::Pairs(state.store.pair_queue(&review, &pairing).await?)
     } else {
         Queue::Single(state.store.review_queue(&review).await?)
