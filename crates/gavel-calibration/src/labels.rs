@@ -149,7 +149,11 @@ fn pair_record(
         }
     }
     let most = counts.values().copied().max().unwrap_or(0);
-    let top: Vec<&str> = counts.iter().filter(|(_, n)| **n == most).map(|(c, _)| *c).collect();
+    let top: Vec<&str> = counts
+        .iter()
+        .filter(|(_, n)| **n == most)
+        .map(|(c, _)| *c)
+        .collect();
     let [choice] = top[..] else {
         return Ok(None);
     };
@@ -261,6 +265,10 @@ mod tests {
         assert_eq!(p.human_label.as_deref(), Some("B"));
         assert!(p.problem().is_none(), "{:?}", p.problem());
         let single = records.iter().find(|r| r.id == "single").unwrap();
-        assert_eq!(single.human_label.as_deref(), Some("fail"), "pairs leave single labels binary");
+        assert_eq!(
+            single.human_label.as_deref(),
+            Some("fail"),
+            "pairs leave single labels binary"
+        );
     }
 }

@@ -25,7 +25,10 @@ pub struct RaterAgreement {
     pub alpha: Option<f64>,
 }
 
-const KINDS: [(&str, &[&str]); 2] = [("single", &["pass", "fail"]), ("pairwise", &["A", "B", "tie"])];
+const KINDS: [(&str, &[&str]); 2] = [
+    ("single", &["pass", "fail"]),
+    ("pairwise", &["A", "B", "tie"]),
+];
 
 /// The labellers' agreement for each kind of label the set holds. Labels
 /// without a category (scores only) are left out.
@@ -74,7 +77,10 @@ fn agreement(
         }
         _ => None,
     };
-    let units: Vec<Vec<usize>> = shared.iter().map(|by| by.values().copied().collect()).collect();
+    let units: Vec<Vec<usize>> = shared
+        .iter()
+        .map(|by| by.values().copied().collect())
+        .collect();
     RaterAgreement {
         kind,
         labellers: labellers.iter().map(|l| (*l).to_owned()).collect(),

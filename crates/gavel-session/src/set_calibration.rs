@@ -68,10 +68,7 @@ impl SetCalibration {
             .map(|l| l.item_id.as_str())
             .collect();
         Ok(CalibrationPlan {
-            judge: choice
-                .model
-                .as_deref()
-                .map(gavel_store::mask_url),
+            judge: choice.model.as_deref().map(gavel_store::mask_url),
             why_none: choice.model.is_none().then(|| choice.why.clone()),
             items: items.len(),
             pairs: pairs.len(),

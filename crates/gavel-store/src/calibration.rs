@@ -56,9 +56,7 @@ impl Store {
                 "a pair's executions must be of one stored case",
             ));
         }
-        let pair_repeat = pair
-            .map(|p| to_i64(p.key.repeat_index, what))
-            .transpose()?;
+        let pair_repeat = pair.map(|p| to_i64(p.key.repeat_index, what)).transpose()?;
         sqlx::query(UPSERT_LABEL)
             .bind(label.label_set.as_str())
             .bind(label.item_id.as_str())
@@ -147,7 +145,9 @@ fn label_from_row(row: &AnyRow) -> Result<Label, StoreError> {
     let pair_target: Option<String> = row.try_get("pair_target")?;
     let pair_repeat: Option<i64> = row.try_get("pair_repeat_index")?;
     let at = |run_id, case_id: &str, target, repeat| -> Result<_, StoreError> {
-        let repeat = from_i64(repeat, || format!("label {label_set}/{item_id} repeat_index"))?;
+        let repeat = from_i64(repeat, || {
+            format!("label {label_set}/{item_id} repeat_index")
+        })?;
         Ok(ExecutionRef {
             run_id,
             key: ExecutionKey::new(case_id, target, repeat),
@@ -156,9 +156,7 @@ fn label_from_row(row: &AnyRow) -> Result<Label, StoreError> {
     let (execution, pair) = match (run_id, case_id, target, repeat) {
         (Some(run_id), Some(case_id), Some(target), Some(repeat)) => {
             let pair = match (pair_run, pair_target, pair_repeat) {
-                (Some(run), Some(target), Some(repeat)) => {
-                    Some(at(run, &case_id, target, repeat)?)
-                }
+                (Some(run), Some(target), Some(repeat)) => Some(at(run, &case_id, target, repeat)?),
                 _ => None,
             };
             (Some(at(run_id, &case_id, target, repeat)?), pair)

@@ -121,7 +121,11 @@ impl Store {
         let set = self.label_set_of(&label.run_id).await?;
         for (run, target, repeat) in [
             (&label.run_id, &label.target, label.repeat_index),
-            (&label.pair.run_id, &label.pair.target, label.pair.repeat_index),
+            (
+                &label.pair.run_id,
+                &label.pair.target,
+                label.pair.repeat_index,
+            ),
         ] {
             let found: Option<i64> = sqlx::query_scalar(
                 "SELECT seq FROM executions WHERE run_id = $1 AND case_id = $2 \

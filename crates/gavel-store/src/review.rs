@@ -192,7 +192,9 @@ impl Store {
         let set = self.label_set_of(&review.run_id).await?;
         let binds = [set.as_str(), &review.run_id, &review.labeller];
         let remaining = self.count(SINGLE_ROWS, &binds).await?;
-        let rows: Vec<QueueRow> = self.ordered(SINGLE_COLUMNS, SINGLE_ROWS, &binds, review).await?;
+        let rows: Vec<QueueRow> = self
+            .ordered(SINGLE_COLUMNS, SINGLE_ROWS, &binds, review)
+            .await?;
         let ids: Vec<String> = rows.iter().map(|r| r.a_id.clone()).collect();
         let executions = self.queued(&review.run_id, &ids).await?;
         let mut items = Vec::with_capacity(rows.len());
@@ -219,7 +221,9 @@ impl Store {
         let rows_sql = PAIR_ROWS.replace("{pairs}", pairs);
         let binds = [set.as_str(), &review.run_id, &review.labeller, b_run];
         let remaining = self.count(&rows_sql, &binds).await?;
-        let rows: Vec<PairRow> = self.ordered(PAIR_COLUMNS, &rows_sql, &binds, review).await?;
+        let rows: Vec<PairRow> = self
+            .ordered(PAIR_COLUMNS, &rows_sql, &binds, review)
+            .await?;
         let mut ids: Vec<String> = Vec::with_capacity(rows.len() * 2);
         for id in rows.iter().flat_map(|r| [&r.row.a_id, &r.b_id]) {
             if !ids.contains(id) {
@@ -231,7 +235,10 @@ impl Store {
             ids.iter().map(String::as_str).zip(&executions).collect();
         let mut items = Vec::with_capacity(rows.len());
         for row in &rows {
-            if let (Some(a), Some(b)) = (by_id.get(row.row.a_id.as_str()), by_id.get(row.b_id.as_str())) {
+            if let (Some(a), Some(b)) = (
+                by_id.get(row.row.a_id.as_str()),
+                by_id.get(row.b_id.as_str()),
+            ) {
                 items.push(PairItem {
                     a: (*a).clone(),
                     b: (*b).clone(),

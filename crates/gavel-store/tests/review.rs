@@ -138,7 +138,10 @@ async fn story(url: String) -> TestResult {
     // Nothing labelled: nearest the threshold first, then recording order.
     let page = store.review_queue(&review("ana", 0, 3)).await?;
     assert_eq!(page.remaining, 12);
-    assert_eq!(keys(&store, &review("ana", 0, 3)).await?, ["c2/x", "c1/x", "c4/x"]);
+    assert_eq!(
+        keys(&store, &review("ana", 0, 3)).await?,
+        ["c2/x", "c1/x", "c4/x"]
+    );
     let first = &page.items[0];
     assert!((first.why.margin.unwrap_or(1.0) - 0.02).abs() < 1e-9);
     assert_eq!(first.execution.verdicts.len(), 1, "read in full");
@@ -161,15 +164,29 @@ async fn story(url: String) -> TestResult {
     // Bo's own queue leaves it out.
     assert_eq!(store.review_queue(&review("bo", 0, 1)).await?.remaining, 11);
     store.add_label(&label("c1", "ana", "fail")).await?;
-    assert_eq!(store.review_queue(&review("ana", 0, 1)).await?.remaining, 11);
+    assert_eq!(
+        store.review_queue(&review("ana", 0, 1)).await?.remaining,
+        11
+    );
 
     // Pairs of targets: x (A) against y (B), per case.
-    let targets = store.pair_queue(&review("ana", 0, 10), &Pairing::Targets).await?;
+    let targets = store
+        .pair_queue(&review("ana", 0, 10), &Pairing::Targets)
+        .await?;
     assert_eq!(targets.remaining, 6);
-    assert!(targets.items.iter().all(|p| p.a.target == "x" && p.b.target == "y"));
+    assert!(
+        targets
+            .items
+            .iter()
+            .all(|p| p.a.target == "x" && p.b.target == "y")
+    );
     // Bo prefers x on c3, where the judge failed x and passed y: first for Ana.
-    store.add_pair_label(&pair("c3", "bo", "A", RUN, "y")).await?;
-    let targets = store.pair_queue(&review("ana", 0, 10), &Pairing::Targets).await?;
+    store
+        .add_pair_label(&pair("c3", "bo", "A", RUN, "y"))
+        .await?;
+    let targets = store
+        .pair_queue(&review("ana", 0, 10), &Pairing::Targets)
+        .await?;
     assert_eq!(targets.items[0].a.case_id, "c3");
     assert_eq!(targets.items[0].why.disagree, 1);
     // Pairs of runs: the same case and target in the other run.
@@ -180,16 +197,27 @@ async fn story(url: String) -> TestResult {
 
     // Pairwise labels are checked, kept apart from single ones, and read back
     // as the calibration's labels with their second execution.
-    let bad = store.add_pair_label(&pair("c0", "ana", "C", RUN, "y")).await;
+    let bad = store
+        .add_pair_label(&pair("c0", "ana", "C", RUN, "y"))
+        .await;
     assert!(matches!(bad, Err(StoreError::Invalid { .. })), "{bad:?}");
-    let gone = store.add_pair_label(&pair("c9", "ana", "A", RUN, "y")).await;
+    let gone = store
+        .add_pair_label(&pair("c9", "ana", "A", RUN, "y"))
+        .await;
     assert!(matches!(gone, Err(StoreError::NotFound(_))), "{gone:?}");
     for case in ["c0", "c1", "c2"] {
-        store.add_pair_label(&pair(case, "ana", "B", RUN, "y")).await?;
+        store
+            .add_pair_label(&pair(case, "ana", "B", RUN, "y"))
+            .await?;
         assert_eq!(store.due_recheck(RUN, RUN, "ana").await?, None);
     }
-    store.add_pair_label(&pair("c4", "ana", "tie", RUN, "y")).await?;
-    let due = store.due_recheck(RUN, RUN, "ana").await?.ok_or("a recheck is due")?;
+    store
+        .add_pair_label(&pair("c4", "ana", "tie", RUN, "y"))
+        .await?;
+    let due = store
+        .due_recheck(RUN, RUN, "ana")
+        .await?
+        .ok_or("a recheck is due")?;
     assert_eq!(due.case_id, "c0");
     assert!(due.shown_swapped);
     let again = PairLabel {
@@ -197,7 +225,11 @@ async fn story(url: String) -> TestResult {
         ..due
     };
     store.recheck_pair_label(&again).await?;
-    assert_eq!(store.due_recheck(RUN, RUN, "ana").await?, None, "one per four");
+    assert_eq!(
+        store.due_recheck(RUN, RUN, "ana").await?,
+        None,
+        "one per four"
+    );
     let nobody = PairLabel {
         who: "cy".into(),
         ..again.clone()
@@ -219,7 +251,13 @@ async fn story(url: String) -> TestResult {
         .ok_or("the pair in the set")?;
     let b = read.pair.as_ref().ok_or("its second execution")?;
     assert_eq!((b.run_id.as_str(), b.key.target.as_str()), (RUN, "y"));
-    assert_eq!(store.pair_queue(&review("ana", 0, 1), &Pairing::Targets).await?.remaining, 2);
+    assert_eq!(
+        store
+            .pair_queue(&review("ana", 0, 1), &Pairing::Targets)
+            .await?
+            .remaining,
+        2
+    );
     Ok(())
 }
 

@@ -317,9 +317,12 @@ async fn pair_label(
     let recheck = form.recheck == "1";
     label.shown_swapped = if recheck {
         let item = label.item_id();
-        let first = state.store.run_pair_labels(&run.id).await?.into_iter().find(|l| {
-            l.who == actor.name && l.item_id() == item
-        });
+        let first = state
+            .store
+            .run_pair_labels(&run.id)
+            .await?
+            .into_iter()
+            .find(|l| l.who == actor.name && l.item_id() == item);
         let Some(first) = first else {
             return Err(WebError::BadRequest(format!(
                 "recheck: `{}` has not labelled this pair yet",
@@ -383,9 +386,16 @@ async fn calibrate(
         errors: BTreeMap::from([("calibrate", message)]),
         ..Typed::default()
     };
-    page(&state, &actor, &run, &q, &typed, StatusCode::UNPROCESSABLE_ENTITY)
-        .await
-        .into_response()
+    page(
+        &state,
+        &actor,
+        &run,
+        &q,
+        &typed,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    )
+    .await
+    .into_response()
 }
 
 /// Why calibrating from the queue made nothing.

@@ -1159,9 +1159,12 @@ async fn seed_review(store: &Store) -> (String, String) {
     let doc = gavel_store::SuiteDoc::from_value(json!({ "cases": cases })).unwrap();
     store.import_suite("support", &doc, "test").await.unwrap();
     let mut ids = Vec::new();
-    for (n, run) in ["019a0000-9999-7000-8000-000000000001", "019a0000-9999-7000-8000-000000000002"]
-        .into_iter()
-        .enumerate()
+    for (n, run) in [
+        "019a0000-9999-7000-8000-000000000001",
+        "019a0000-9999-7000-8000-000000000002",
+    ]
+    .into_iter()
+    .enumerate()
     {
         store
             .create_run(&RunRecord {
@@ -1188,7 +1191,11 @@ async fn seed_review(store: &Store) -> (String, String) {
                 target: "x".into(),
                 repeat_index: 0,
                 tags: vec![],
-                status: if score > 0.5 { Status::Pass } else { Status::Fail },
+                status: if score > 0.5 {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                },
                 score: Some(score),
                 transcript: Transcript {
                     session_id: format!("s{n}{i}"),
@@ -1216,7 +1223,11 @@ async fn seed_review(store: &Store) -> (String, String) {
 
 /// The answer text on the queue page (single mode).
 async fn shown_output(client: &Client) -> String {
-    css(client, "#queue-item .output").await.text().await.unwrap()
+    css(client, "#queue-item .output")
+        .await
+        .text()
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1237,8 +1248,16 @@ async fn two_editors_label_a_review_queue_by_keyboard_and_calibrate_from_it() {
     sign_in(&client, &ui, "ed", "a long password 1").await;
 
     // The run page has no label form: it links to the queue.
-    client.goto(&format!("{}/runs/{run}", ui.base)).await.unwrap();
-    assert!(client.find(Locator::Css("form[action$='/labels']")).await.is_err());
+    client
+        .goto(&format!("{}/runs/{run}", ui.base))
+        .await
+        .unwrap();
+    assert!(
+        client
+            .find(Locator::Css("form[action$='/labels']"))
+            .await
+            .is_err()
+    );
     click(&client, "#review-link").await;
     until(&client, "return location.pathname.endsWith('/review')").await;
 
@@ -1251,7 +1270,11 @@ async fn two_editors_label_a_review_queue_by_keyboard_and_calibrate_from_it() {
             shot(&client, "review-queue").await;
             press(&client, 'n').await;
             until(&client, "return document.activeElement.id === 'f-note'").await;
-            css(&client, "#f-note").await.send_keys("unsure about tone").await.unwrap();
+            css(&client, "#f-note")
+                .await
+                .send_keys("unsure about tone")
+                .await
+                .unwrap();
             press(&client, Key::Enter.into()).await;
             until(&client, "return document.activeElement.id !== 'f-note'").await;
             assert_eq!(remaining(&client).await, Some(10), "Enter labelled nothing");
@@ -1262,19 +1285,30 @@ async fn two_editors_label_a_review_queue_by_keyboard_and_calibrate_from_it() {
     let labels = ui.store.run_labels(&run).await.unwrap();
     assert_eq!(labels.len(), 10);
     assert_eq!(labels.iter().filter(|l| l.label == "pass").count(), 6);
-    assert!(labels.iter().any(|l| l.note.as_deref() == Some("unsure about tone")));
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.note.as_deref() == Some("unsure about tone"))
+    );
 
     // Pairwise against the other run: a/b/t; the order is the labeller's own and
     // the stored label is in the true order. After four, a pair comes back in the
     // other order.
     client
-        .goto(&format!("{}/runs/{run}/review?mode=pairwise&against={other}", ui.base))
+        .goto(&format!(
+            "{}/runs/{run}/review?mode=pairwise&against={other}",
+            ui.base
+        ))
         .await
         .unwrap();
     let mut rechecks = 0;
     for n in 0..10 {
         css(&client, "#side-left").await;
-        let left = css(&client, "#side-left .output").await.text().await.unwrap();
+        let left = css(&client, "#side-left .output")
+            .await
+            .text()
+            .await
+            .unwrap();
         if client.find(Locator::Css("#queue-recheck")).await.is_ok() {
             rechecks += 1;
         }
@@ -1287,24 +1321,45 @@ async fn two_editors_label_a_review_queue_by_keyboard_and_calibrate_from_it() {
     assert!(rechecks >= 1, "a pair came back in the other order");
     let pairs = ui.store.run_pair_labels(&run).await.unwrap();
     assert_eq!(pairs.len(), 10 - rechecks);
-    assert!(pairs.iter().all(|p| p.label == "A"), "true order: {pairs:?}");
+    assert!(
+        pairs.iter().all(|p| p.label == "A"),
+        "true order: {pairs:?}"
+    );
     assert!(pairs.iter().any(|p| p.shown_swapped) && pairs.iter().any(|p| !p.shown_swapped));
-    assert!(pairs.iter().filter(|p| p.recheck.is_some()).all(|p| p.recheck.as_deref() == Some("A")));
+    assert!(
+        pairs
+            .iter()
+            .filter(|p| p.recheck.is_some())
+            .all(|p| p.recheck.as_deref() == Some("A"))
+    );
     let consistency = css(&client, ".consistency").await.text().await.unwrap();
-    assert!(consistency.contains(&format!("{rechecks} of {rechecks}")), "{consistency}");
+    assert!(
+        consistency.contains(&format!("{rechecks} of {rechecks}")),
+        "{consistency}"
+    );
     click(&client, "#sign-out").await;
 
     // Al labels the same ten: `fine` passes too. κ = (0.8 − 0.56) / 0.44 = 0.545.
     sign_in(&client, &ui, "al", "a long password 1").await;
-    client.goto(&format!("{}/runs/{run}/review", ui.base)).await.unwrap();
+    client
+        .goto(&format!("{}/runs/{run}/review", ui.base))
+        .await
+        .unwrap();
     for _ in 0..10 {
         let output = shown_output(&client).await;
         let pass = output.contains("good") || output.contains("fine");
         label_with(&client, if pass { 'p' } else { 'f' }).await;
     }
-    let single = css(&client, "#agreement-single").await.text().await.unwrap();
+    let single = css(&client, "#agreement-single")
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(single.contains("2 labellers (al, ed)"), "{single}");
-    assert!(single.contains("10 items labelled by two or more"), "{single}");
+    assert!(
+        single.contains("10 items labelled by two or more"),
+        "{single}"
+    );
     assert!(single.contains("Cohen's κ 0.545"), "{single}");
     assert!(single.contains("all agree on 80.0%"), "{single}");
 
@@ -1326,9 +1381,16 @@ async fn two_editors_label_a_review_queue_by_keyboard_and_calibrate_from_it() {
     assert_eq!(sets, ["support", "support:pairwise"]);
     for c in &stored {
         let fingerprint = c.fingerprint.as_ref().expect("a suite can gate on it");
-        assert!(format!("{fingerprint:?}").contains("mock"), "{fingerprint:?}");
+        assert!(
+            format!("{fingerprint:?}").contains("mock"),
+            "{fingerprint:?}"
+        );
         // Ed and Al split on the two `fine` answers: those items are left out.
-        let items = if c.dataset == "support" { 8 } else { 10 - rechecks as u64 };
+        let items = if c.dataset == "support" {
+            8
+        } else {
+            10 - rechecks as u64
+        };
         assert_eq!(c.items, items, "{}", c.dataset);
     }
 }

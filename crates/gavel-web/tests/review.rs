@@ -21,7 +21,10 @@ async fn seed(ui: &Ui) {
         .map(|i| json!({"id": format!("c{i}"), "input": format!("question {i}")}))
         .collect();
     let doc = SuiteDoc::from_value(json!({ "cases": cases })).unwrap();
-    ui.store.import_suite("support", &doc, "test").await.unwrap();
+    ui.store
+        .import_suite("support", &doc, "test")
+        .await
+        .unwrap();
     ui.store
         .create_run(&RunRecord {
             id: RUN.into(),
@@ -42,7 +45,11 @@ async fn seed(ui: &Ui) {
                 target: target.into(),
                 repeat_index: 0,
                 tags: vec![],
-                status: if i % 2 == 0 { Status::Pass } else { Status::Fail },
+                status: if i % 2 == 0 {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                },
                 score: None,
                 transcript: Transcript {
                     session_id: "s".into(),
@@ -63,7 +70,12 @@ async fn seed(ui: &Ui) {
 }
 
 impl Ui {
-    async fn post_as(&self, who: &Browser, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
+    async fn post_as(
+        &self,
+        who: &Browser,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> (StatusCode, String) {
         let mut form = form.to_vec();
         form.push(("_csrf", &who.csrf));
         let r = self
@@ -141,7 +153,10 @@ async fn editors_label_single_and_pairwise_and_viewers_only_read() {
     assert!(ui.store.run_labels(RUN).await.unwrap().is_empty());
 
     // Two labellers on the same four executions: κ 0.5 (po 0.75, pe 0.5).
-    let votes = [("ed", ["pass", "pass", "fail", "fail"]), ("al", ["pass", "fail", "fail", "fail"])];
+    let votes = [
+        ("ed", ["pass", "pass", "fail", "fail"]),
+        ("al", ["pass", "fail", "fail", "fail"]),
+    ];
     for (who, labels) in votes {
         let as_who = if who == "ed" { &ed } else { &al };
         for (i, label) in labels.iter().enumerate() {
@@ -152,20 +167,39 @@ async fn editors_label_single_and_pairwise_and_viewers_only_read() {
     }
     let labels = ui.store.run_labels(RUN).await.unwrap();
     assert_eq!(labels.len(), 8);
-    assert!(labels.iter().any(|l| l.who == "al" && l.note.as_deref() == Some("kept note")));
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.who == "al" && l.note.as_deref() == Some("kept note"))
+    );
     let (status, agreement) = ui.json_as(&vi, &format!("/api/runs/{RUN}/agreement")).await;
     assert_eq!(status, StatusCode::OK);
     let single_kind = &agreement["kinds"][0];
     assert_eq!(single_kind["kind"], "single");
     assert_eq!(single_kind["shared"], 4);
-    assert!((single_kind["kappa"].as_f64().unwrap() - 0.5).abs() < 1e-12, "{agreement}");
+    assert!(
+        (single_kind["kappa"].as_f64().unwrap() - 0.5).abs() < 1e-12,
+        "{agreement}"
+    );
     let (_, page) = ui.get_as(&ed.cookie, &queue).await;
-    assert!(page.contains("Cohen's κ <span class=\"kappa\">0.5</span>"), "{page}");
+    assert!(
+        page.contains("Cohen's κ <span class=\"kappa\">0.5</span>"),
+        "{page}"
+    );
 
     // Pairwise: the left side, whichever target it shows, maps to its true side.
-    let (_, page) = ui.get_as(&ed.cookie, &format!("{queue}?mode=pairwise")).await;
-    let left = &page[page.find("id=\"side-left\"").unwrap()..page.find("id=\"side-right\"").unwrap()];
-    let case = left.split("answer ").nth(1).unwrap().chars().next().unwrap();
+    let (_, page) = ui
+        .get_as(&ed.cookie, &format!("{queue}?mode=pairwise"))
+        .await;
+    let left =
+        &page[page.find("id=\"side-left\"").unwrap()..page.find("id=\"side-right\"").unwrap()];
+    let case = left
+        .split("answer ")
+        .nth(1)
+        .unwrap()
+        .chars()
+        .next()
+        .unwrap();
     let left_is_x = left.contains(" from x");
     let form = [
         ("mode", "pairwise"),
@@ -208,21 +242,34 @@ async fn editors_label_single_and_pairwise_and_viewers_only_read() {
     let mut good = body;
     good["label"] = json!("tie");
     assert_eq!(post(good).await.unwrap().status(), StatusCode::CREATED);
-    let (_, listed) = ui.json_as(&vi, &format!("/api/runs/{RUN}/pair-labels")).await;
+    let (_, listed) = ui
+        .json_as(&vi, &format!("/api/runs/{RUN}/pair-labels"))
+        .await;
     assert_eq!(listed.as_array().unwrap().len(), 2);
     let (status, queued) = ui
-        .json_as(&al, &format!("/api/runs/{RUN}/review?mode=pairwise&limit=10"))
+        .json_as(
+            &al,
+            &format!("/api/runs/{RUN}/review?mode=pairwise&limit=10"),
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(queued["remaining"], 3, "al labelled one of four pairs: {queued}");
-    let (status, _) = ui.json_as(&al, &format!("/api/runs/{RUN}/review?limit=0")).await;
+    assert_eq!(
+        queued["remaining"], 3,
+        "al labelled one of four pairs: {queued}"
+    );
+    let (status, _) = ui
+        .json_as(&al, &format!("/api/runs/{RUN}/review?limit=0"))
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 
     // No judge is configured: calibrating is refused with the reason, on the
     // page and through the API, and nothing is stored.
     let (_, page) = ui.get_as(&ed.cookie, &queue).await;
     assert!(page.contains("Judge <code>none</code>"), "{page}");
-    assert!(!page.contains("id=\"calibrate\""), "no button without a judge");
+    assert!(
+        !page.contains("id=\"calibrate\""),
+        "no button without a judge"
+    );
     let (status, page) = ui
         .post_as(&ed, &format!("{queue}/calibrate"), &[("mode", "single")])
         .await;

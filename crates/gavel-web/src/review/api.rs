@@ -111,10 +111,7 @@ async fn add_pair(
     Ok(StatusCode::CREATED)
 }
 
-async fn agreement(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> ApiResult<Agreement> {
+async fn agreement(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Agreement> {
     let run = state.store.run(&id).await?;
     Ok(Json(Agreement::of(&state, &run.id).await?))
 }

@@ -94,14 +94,20 @@ async fn pair(state: &AppState, review: &Review, pairing: &Pairing) -> Result<Sh
     let (a, b, swapped, recheck, why) = match (due, page.items.into_iter().next()) {
         (Some(first), _) => {
             let a_key = ExecutionKey::new(&first.case_id, &first.target, first.repeat_index);
-            let b_key = ExecutionKey::new(&first.case_id, &first.pair.target, first.pair.repeat_index);
+            let b_key =
+                ExecutionKey::new(&first.case_id, &first.pair.target, first.pair.repeat_index);
             let a = state.store.execution_at(&first.run_id, &a_key).await?;
             let b = state.store.execution_at(&first.pair.run_id, &b_key).await?;
             let why = vec!["you labelled this pair before: it is shown again in the other order, to measure position consistency".to_owned()];
             (a, b, !first.shown_swapped, true, why)
         }
         (None, Some(item)) => {
-            let id = gavel_store::PairLabel::item_id_of(&review.run_id, &item.a.key(), &b_run, &item.b.key());
+            let id = gavel_store::PairLabel::item_id_of(
+                &review.run_id,
+                &item.a.key(),
+                &b_run,
+                &item.b.key(),
+            );
             let swapped = swapped_for(&review.labeller, &id);
             let why = reasons(&item.why, true);
             (item.a, item.b, swapped, false, why)
