@@ -1362,6 +1362,8 @@ async fn two_editors_label_a_review_queue_by_keyboard_and_calibrate_from_it() {
     );
     assert!(single.contains("Cohen's κ 0.545"), "{single}");
     assert!(single.contains("all agree on 80.0%"), "{single}");
+    // α = 1 − (n − 1)·D_o / Σ n_c·n_k = 1 − 19·4 / (14·6·2) = 0.548.
+    assert!(single.contains("Krippendorff's α 0.548"), "{single}");
 
     // Calibrate the server's judge on the set: 10 single items and the 8 pairs
     // judged in both orders, 26 calls at most.
