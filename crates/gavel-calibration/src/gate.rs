@@ -71,8 +71,8 @@ impl Figures {
 
 /// Why `run`'s stored figures do not meet the suite's `requirement` (its
 /// policy, [`GatePolicy::of`]); empty when they do. The flags the run was made
-/// with play no part.
-fn shortfalls(run: &CalibrationRun, requirement: &CalibrationRequirement) -> Vec<String> {
+/// with play no part, nor which judge the run covers.
+pub fn shortfalls(run: &CalibrationRun, requirement: &CalibrationRequirement) -> Vec<String> {
     let figures: Figures = match serde_json::from_value(run.report.clone()) {
         Ok(f) => f,
         Err(e) => {

@@ -24,11 +24,12 @@ pub struct LabelledTurn {
 pub const DEFAULT_CRITERION: &str =
     "Does the answer serve the user's message correctly, completely and relevantly?";
 
-/// Turns a label set into records, one per labelled execution. Several people's
-/// labels of one item combine: the majority `pass`/`fail` (an even split leaves
-/// the item out) or the mean score. A set is binary when every label is
-/// `pass`/`fail`, else Likert 1-5 on the scores. `turn` finds what an execution
-/// showed; `criterion` overrides the cases' criteria.
+/// Turns a label set into records, one per labelled execution or pair. Several
+/// people's labels of one item combine: the majority `pass`/`fail` (an even
+/// split leaves the item out) or the mean score; a pair's most frequent of `A`,
+/// `B` and `tie` (a draw leaves it out). Single labels are binary when every one
+/// is `pass`/`fail`, else Likert 1-5 on the scores. `turn` finds what an
+/// execution showed; `criterion` overrides the cases' criteria.
 pub fn records_from_labels(
     labels: &[Label],
     criterion: Option<&str>,
@@ -36,6 +37,7 @@ pub fn records_from_labels(
 ) -> Result<Vec<Record>, CalibrationError> {
     let binary = labels
         .iter()
+        .filter(|l| l.pair.is_none())
         .all(|l| matches!(l.label.as_deref(), Some("pass" | "fail")));
     let mut items: BTreeMap<&str, Vec<&Label>> = BTreeMap::new();
     for label in labels {
@@ -50,12 +52,17 @@ pub fn records_from_labels(
             )));
         };
         let Some(shown) = turn(key) else {
-            let (run, e) = (&key.run_id, &key.key);
-            return Err(CalibrationError::Set(format!(
-                "label `{}/{item_id}`: execution {run}/{}/{}/{} is not in the store",
-                votes[0].label_set, e.case_id, e.target, e.repeat_index
-            )));
+            return Err(missing(&votes[0].label_set, item_id, key));
         };
+        if let Some(pair) = votes.iter().find_map(|l| l.pair.as_ref()) {
+            let Some(b) = turn(pair) else {
+                return Err(missing(&votes[0].label_set, item_id, pair));
+            };
+            if let Some(record) = pair_record(item_id, &votes, shown, b, criterion)? {
+                records.push(record);
+            }
+            continue;
+        }
         let (human_label, human_score, scale) = if binary {
             let passes = votes
                 .iter()
@@ -111,6 +118,67 @@ pub fn records_from_labels(
     Ok(records)
 }
 
+/// An item whose execution is not in the store.
+fn missing(set: &str, item_id: &str, at: &ExecutionRef) -> CalibrationError {
+    let (run, e) = (&at.run_id, &at.key);
+    CalibrationError::Set(format!(
+        "label `{set}/{item_id}`: execution {run}/{}/{}/{} is not in the store",
+        e.case_id, e.target, e.repeat_index
+    ))
+}
+
+/// A pair's record: the most frequent of `A`, `B` and `tie` over its labels;
+/// `None` on a draw.
+fn pair_record(
+    item_id: &str,
+    votes: &[&Label],
+    a: LabelledTurn,
+    b: LabelledTurn,
+    criterion: Option<&str>,
+) -> Result<Option<Record>, CalibrationError> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for vote in votes {
+        match vote.label.as_deref() {
+            Some(choice @ ("A" | "B" | "tie")) => *counts.entry(choice).or_default() += 1,
+            other => {
+                return Err(CalibrationError::Set(format!(
+                    "label `{}/{item_id}` of a pair is {other:?}, not \"A\", \"B\" or \"tie\"",
+                    vote.label_set
+                )));
+            }
+        }
+    }
+    let most = counts.values().copied().max().unwrap_or(0);
+    let top: Vec<&str> = counts
+        .iter()
+        .filter(|(_, n)| **n == most)
+        .map(|(c, _)| *c)
+        .collect();
+    let [choice] = top[..] else {
+        return Ok(None);
+    };
+    Ok(Some(Record {
+        id: item_id.to_owned(),
+        dataset: Some(votes[0].label_set.clone()),
+        task: Task::Pairwise,
+        criterion: criterion
+            .map(str::to_owned)
+            .or(a.criteria)
+            .unwrap_or_else(|| DEFAULT_CRITERION.to_owned()),
+        input: a.input,
+        context: None,
+        response: None,
+        response_a: Some(a.output),
+        response_b: Some(b.output),
+        reference: a.reference,
+        human_label: Some(choice.to_owned()),
+        human_score: None,
+        scale: ScaleSpec::Pairwise {
+            labels: vec!["A".into(), "B".into(), "tie".into()],
+        },
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +192,7 @@ mod tests {
                 run_id: "r".into(),
                 key: gavel_core::ExecutionKey::new(item, "t", 0),
             }),
+            pair: None,
             label: label.map(str::to_owned),
             score,
             note: None,
@@ -170,5 +239,36 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("is not in the store"), "{err}");
+    }
+
+    #[test]
+    fn pairs_take_the_most_frequent_choice_and_draws_are_left_out() {
+        let pair = |item: &str, who: &str, choice: &str| Label {
+            pair: Some(ExecutionRef {
+                run_id: "r2".into(),
+                key: gavel_core::ExecutionKey::new(item, "t", 0),
+            }),
+            ..label(item, who, Some(choice), None)
+        };
+        let labels = [
+            label("single", "x", Some("fail"), None),
+            pair("p", "x", "B"),
+            pair("p", "y", "B"),
+            pair("p", "z", "tie"),
+            pair("q", "x", "A"),
+            pair("q", "y", "tie"),
+        ];
+        let records = records_from_labels(&labels, None, shown).unwrap();
+        assert_eq!(records.len(), 2, "q is a draw: {records:?}");
+        let p = records.iter().find(|r| r.id == "p").unwrap();
+        assert_eq!(p.task, Task::Pairwise);
+        assert_eq!(p.human_label.as_deref(), Some("B"));
+        assert!(p.problem().is_none(), "{:?}", p.problem());
+        let single = records.iter().find(|r| r.id == "single").unwrap();
+        assert_eq!(
+            single.human_label.as_deref(),
+            Some("fail"),
+            "pairs leave single labels binary"
+        );
     }
 }

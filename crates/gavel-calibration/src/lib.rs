@@ -24,6 +24,9 @@
 //! - `fit_to_gate` by a [`GatePolicy`] (at least 30 items, 95% coverage, 80%
 //!   agreement, kappa 0.4 by default), every shortfall named in `not_fit`.
 //!
+//! [`rater_agreement`] tells how far the labellers of a set agree with one
+//! another (Cohen's kappa for two, Krippendorff's alpha for any number).
+//!
 //! [`compare()`] sets two stored calibration runs of one set side by side, with
 //! McNemar's exact test and a paired bootstrap on the items both judged.
 //!
@@ -58,6 +61,7 @@ mod gate;
 mod judge;
 mod labels;
 mod policy;
+mod raters;
 mod report;
 mod sample;
 mod text;
@@ -66,9 +70,10 @@ pub use compare::{COMPARE_BOOTSTRAP, Comparison, Paired, Side, compare};
 pub use dataset::{Record, ScaleSpec, Task, load_jsonl, template_kinds};
 pub use error::CalibrationError;
 pub use fingerprint::fingerprint;
-pub use gate::{NotCalibrated, Uncalibrated, check_calibration};
+pub use gate::{NotCalibrated, Uncalibrated, check_calibration, shortfalls};
 pub use judge::{ItemVerdict, Judge, judge_all, judge_within, pointwise_scale};
 pub use labels::{DEFAULT_CRITERION, LabelledTurn, records_from_labels};
 pub use policy::GatePolicy;
+pub use raters::{RaterAgreement, rater_agreement};
 pub use report::{ClassRecall, Confusion, ItemResult, Report};
 pub use sample::stratified_sample;

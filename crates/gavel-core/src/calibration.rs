@@ -28,6 +28,10 @@ pub struct Label {
     pub labeller: String,
     /// The stored execution the label judges, when it is one.
     pub execution: Option<ExecutionRef>,
+    /// A pairwise label's second execution (B, of the same case): `label` is
+    /// then `A`, `B` or `tie` comparing `execution` (A) with it.
+    #[serde(default)]
+    pub pair: Option<ExecutionRef>,
     /// A categorical label: `pass`/`fail`, or `A`/`B`/`tie` for a pair.
     pub label: Option<String>,
     /// A score on a Likert scale (1-5), when the label is ordinal.

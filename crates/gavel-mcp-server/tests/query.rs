@@ -98,6 +98,7 @@ async fn seed(store: &Store, per_run: usize) -> Vec<String> {
                 run_id: ids[0].clone(),
                 key: ExecutionKey::new("case-0", "bot-a", 0),
             }),
+            pair: None,
             label: Some("fail".into()),
             score: Some(0.25),
             note: None,

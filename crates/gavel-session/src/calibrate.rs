@@ -271,7 +271,18 @@ async fn read_sets(
     }
     if let Some(set) = &config.labels {
         let records = store_records(store, set, config.criteria.as_deref()).await?;
-        sets.push((set.clone(), records));
+        // A report holds one kind: a set of single and pairwise labels is two.
+        let (pairs, single): (Vec<Record>, Vec<Record>) = records
+            .into_iter()
+            .partition(|r| r.task == gavel_calibration::Task::Pairwise);
+        match (single.is_empty(), pairs.is_empty()) {
+            (_, true) => sets.push((set.clone(), single)),
+            (true, false) => sets.push((set.clone(), pairs)),
+            (false, false) => {
+                sets.push((set.clone(), single));
+                sets.push((format!("{set}:pairwise"), pairs));
+            }
+        }
     }
     Ok(sets)
 }
@@ -299,7 +310,8 @@ async fn store_records(
     let mut shown: HashMap<ExecutionRef, LabelledTurn> = HashMap::new();
     let runs: BTreeSet<&str> = labels
         .iter()
-        .filter_map(|l| l.execution.as_ref().map(|k| k.run_id.as_str()))
+        .flat_map(|l| l.execution.iter().chain(&l.pair))
+        .map(|k| k.run_id.as_str())
         .collect();
     for run in runs {
         let cases = store.cases(run).await?;

@@ -31,6 +31,7 @@ mod record;
 mod replay;
 pub mod report;
 mod run;
+mod set_calibration;
 pub mod trust;
 mod validate;
 pub mod worker;
@@ -48,6 +49,7 @@ pub use models::{RunJudges, baselines, default_judge, hierarchy_warnings, pool, 
 pub use note::{Note, NoteLevel};
 pub use prepare::{check_model, load_suite, stored_source, stored_yaml, validate_case};
 pub use run::{Finished, PreparedRun};
+pub use set_calibration::{CalibrationPlan, SetCalibrated, SetCalibration};
 #[cfg(feature = "promptfoo")]
 pub use validate::convert_promptfoo;
 pub use validate::validate;

@@ -1,7 +1,7 @@
 //! Statistics gavel reports and gates on, as pure functions over plain slices:
 //! descriptive statistics of repeats, pass@k and pass^k, correlation (Pearson,
 //! Spearman, Kendall τ-b), confidence intervals (Wilson, seeded bootstrap), agreement and Cohen's kappa (unweighted, linear or quadratic) from a
-//! confusion matrix, and paired tests for comparing two runs (Wilcoxon
+//! confusion matrix, Krippendorff's alpha among several raters, and paired tests for comparing two runs (Wilcoxon
 //! signed-rank, exact sign test).
 //!
 //! Every function answers `None` where the statistic is undefined (too few values,
@@ -25,6 +25,7 @@ mod correlation;
 mod describe;
 mod interval;
 mod paired;
+mod reliability;
 mod repeats;
 
 pub use agreement::{Confusion, Weights};
@@ -32,4 +33,5 @@ pub use correlation::{kendall, pearson, ranks, spearman};
 pub use describe::{mean, percentile_sorted, stddev, variance};
 pub use interval::{Bootstrap, Interval, wilson};
 pub use paired::{PairedTest, sign_test, wilcoxon};
+pub use reliability::krippendorff_alpha;
 pub use repeats::{pass_at_k, pass_hat_k};

@@ -10,15 +10,18 @@ use crate::{Store, StoreError};
 /// Inserts a label, or replaces the labeller's earlier label of the same item.
 const UPSERT_LABEL: &str = "INSERT INTO labels \
          (label_set, item_id, labeller, run_id, case_id, target, repeat_index, label, score, \
-         note, created_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         note, created_at, pair_run_id, pair_target, pair_repeat_index) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
      ON CONFLICT (label_set, item_id, labeller) DO UPDATE SET \
          run_id = excluded.run_id, case_id = excluded.case_id, target = excluded.target, \
          repeat_index = excluded.repeat_index, label = excluded.label, score = excluded.score, \
-         note = excluded.note, created_at = excluded.created_at";
+         note = excluded.note, created_at = excluded.created_at, \
+         pair_run_id = excluded.pair_run_id, pair_target = excluded.pair_target, \
+         pair_repeat_index = excluded.pair_repeat_index";
 
 const SELECT_LABELS: &str = "SELECT label_set, item_id, labeller, run_id, case_id, target, \
-         repeat_index, label, score, note, created_at \
+         repeat_index, label, score, note, created_at, pair_run_id, pair_target, \
+         pair_repeat_index \
      FROM labels WHERE label_set = $1 ORDER BY item_id, labeller";
 
 const INSERT_CALIBRATION: &str = "INSERT INTO calibration_runs \
@@ -46,6 +49,14 @@ impl Store {
             .map(|e| to_i64(e.key.repeat_index, what))
             .transpose()?;
         let key = label.execution.as_ref();
+        let pair = label.pair.as_ref();
+        if pair.is_some_and(|p| key.is_none_or(|k| k.key.case_id != p.key.case_id)) {
+            return Err(StoreError::invalid(
+                what(),
+                "a pair's executions must be of one stored case",
+            ));
+        }
+        let pair_repeat = pair.map(|p| to_i64(p.key.repeat_index, what)).transpose()?;
         sqlx::query(UPSERT_LABEL)
             .bind(label.label_set.as_str())
             .bind(label.item_id.as_str())
@@ -58,6 +69,9 @@ impl Store {
             .bind(Float(label.score))
             .bind(label.note.as_deref())
             .bind(label.created_at.as_str())
+            .bind(pair.map(|p| p.run_id.as_str()))
+            .bind(pair.map(|p| p.key.target.as_str()))
+            .bind(pair_repeat)
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -127,21 +141,32 @@ fn label_from_row(row: &AnyRow) -> Result<Label, StoreError> {
     let case_id: Option<String> = row.try_get("case_id")?;
     let target: Option<String> = row.try_get("target")?;
     let repeat: Option<i64> = row.try_get("repeat_index")?;
-    let execution = match (run_id, case_id, target, repeat) {
+    let pair_run: Option<String> = row.try_get("pair_run_id")?;
+    let pair_target: Option<String> = row.try_get("pair_target")?;
+    let pair_repeat: Option<i64> = row.try_get("pair_repeat_index")?;
+    let at = |run_id, case_id: &str, target, repeat| -> Result<_, StoreError> {
+        let repeat = from_i64(repeat, || {
+            format!("label {label_set}/{item_id} repeat_index")
+        })?;
+        Ok(ExecutionRef {
+            run_id,
+            key: ExecutionKey::new(case_id, target, repeat),
+        })
+    };
+    let (execution, pair) = match (run_id, case_id, target, repeat) {
         (Some(run_id), Some(case_id), Some(target), Some(repeat)) => {
-            let repeat = from_i64(repeat, || {
-                format!("label {label_set}/{item_id} repeat_index")
-            })?;
-            Some(ExecutionRef {
-                run_id,
-                key: ExecutionKey::new(case_id, target, repeat),
-            })
+            let pair = match (pair_run, pair_target, pair_repeat) {
+                (Some(run), Some(target), Some(repeat)) => Some(at(run, &case_id, target, repeat)?),
+                _ => None,
+            };
+            (Some(at(run_id, &case_id, target, repeat)?), pair)
         }
-        _ => None,
+        _ => (None, None),
     };
     Ok(Label {
         labeller: row.try_get("labeller")?,
         execution,
+        pair,
         label: row.try_get("label")?,
         score: row.try_get("score")?,
         note: row.try_get("note")?,

@@ -55,13 +55,7 @@ impl Store {
         }
         // Labels from the UI live in the calibration `labels` table, in the label set
         // named after the run's suite, so `gavel calibrate --labels SUITE` reads them.
-        let suite: Option<String> = sqlx::query_scalar("SELECT suite FROM runs WHERE id = $1")
-            .bind(label.run_id.as_str())
-            .fetch_optional(&self.pool)
-            .await?;
-        let Some(suite) = suite else {
-            return Err(StoreError::NotFound(format!("run `{}`", label.run_id)));
-        };
+        let suite = self.label_set_of(&label.run_id).await?;
         let item_id = format!(
             "{}/{}/{}/{}",
             label.run_id, label.case_id, label.target, label.repeat_index
@@ -97,6 +91,7 @@ impl Store {
             "SELECT run_id, case_id, target, repeat_index, label, score, labeller, note, \
              created_at FROM labels \
              WHERE run_id = $1 AND label IS NOT NULL AND repeat_index IS NOT NULL \
+             AND pair_run_id IS NULL \
              ORDER BY created_at, item_id, labeller",
         )
         .bind(run_id)

@@ -17,6 +17,7 @@ fn label(item: &str, labeller: &str, label: Option<&str>, score: Option<f64>) ->
         item_id: item.into(),
         labeller: labeller.into(),
         execution: None,
+        pair: None,
         label: label.map(str::to_owned),
         score,
         note: None,

@@ -32,6 +32,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/suites", get(list_suites))
         .route("/suites/{suite}/cases", get(list_cases).post(create_case))
         .route("/suites/{suite}/cases/{key}", get(case).put(update_case))
+        .merge(crate::review::api_routes())
 }
 
 type ApiResult<T> = Result<Json<T>, WebError>;

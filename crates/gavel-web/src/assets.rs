@@ -28,6 +28,11 @@ const FILES: &[(&str, &str, &str)] = &[
         include_str!("../assets/trends.js"),
     ),
     (
+        "review.js",
+        "text/javascript",
+        include_str!("../assets/review.js"),
+    ),
+    (
         "live.js",
         "text/javascript",
         include_str!("../assets/live.js"),

@@ -25,6 +25,7 @@ mod live;
 mod new_account;
 mod pages;
 mod policy;
+mod review;
 mod runs;
 mod security;
 mod signin;
@@ -157,7 +158,6 @@ fn router(store: Store, config: &Config, runs: &runs::Runs) -> Result<Router, We
         .route("/runs/{id}", get(pages::run_detail))
         .route("/runs/{id}/progress", get(pages::run_progress))
         .route("/runs/{id}/events", get(live::events))
-        .route("/runs/{id}/labels", post(pages::add_label))
         .route("/compare", get(pages::compare))
         .route("/compare/case", get(pages::compare_case))
         .route("/trends", get(pages::trends))
@@ -175,6 +175,7 @@ fn router(store: Store, config: &Config, runs: &runs::Runs) -> Result<Router, We
         .route("/logout", post(signin::logout))
         .route("/try-check", post(pages::try_check))
         .route("/assets/{file}", get(assets::asset))
+        .merge(review::routes())
         .merge(users::routes())
         .merge(lifecycle::routes())
         .nest("/api", api::routes())

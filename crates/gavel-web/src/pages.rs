@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use axum::Form;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -197,47 +196,6 @@ pub(crate) async fn run_progress(
         Ok(html) if finished => ([("HX-Refresh", "true")], html).into_response(),
         other => other.into_response(),
     }
-}
-
-#[derive(Deserialize)]
-pub(crate) struct LabelForm {
-    case_id: String,
-    target: String,
-    repeat_index: u32,
-    label: String,
-    #[serde(default)]
-    score: String,
-    #[serde(default)]
-    note: String,
-}
-
-/// `POST /runs/{id}/labels`: a person's verdict on one execution.
-pub(crate) async fn add_label(
-    State(state): State<AppState>,
-    actor: Actor,
-    Path(id): Path<String>,
-    Form(form): Form<LabelForm>,
-) -> Result<Redirect, WebError> {
-    let score = match form.score.trim() {
-        "" => None,
-        s => Some(
-            s.parse::<f64>()
-                .map_err(|_| WebError::BadRequest(format!("score `{s}` is not a number")))?,
-        ),
-    };
-    let label = Label {
-        run_id: id.clone(),
-        case_id: form.case_id,
-        target: form.target,
-        repeat_index: form.repeat_index,
-        label: form.label,
-        score,
-        who: actor.name,
-        note: Some(form.note.trim().to_owned()).filter(|n| !n.is_empty()),
-        created_at: String::new(),
-    };
-    state.store.add_label(&label).await?;
-    Ok(Redirect::to(&format!("/runs/{}", path_segment(&id))))
 }
 
 #[derive(Deserialize)]

@@ -12,7 +12,9 @@ use gavel_core::{RunRecord, RunStatus};
 use gavel_otel::OtelSink;
 use gavel_runner::CancellationToken;
 use gavel_session::trust::Allowed;
-use gavel_session::{ModelOptions, NoteLevel, PreparedRun, RunConfig, Selection, Sinks, Sources};
+use gavel_session::{
+    ModelOptions, NoteLevel, PreparedRun, RunConfig, Selection, SetCalibration, Sinks, Sources,
+};
 use gavel_store::Store;
 use tokio_util::task::TaskTracker;
 
@@ -104,6 +106,17 @@ impl Runs {
     /// reads the server's files (docs/SECURITY.md).
     pub(crate) fn allowed(&self) -> Allowed {
         Allowed::operator(&self.defaults.with, self.judge())
+    }
+
+    /// Calibrating the judge runs of the stored suite `suite` grade with, on
+    /// label set `set`: the operator's judge and files, nothing an editor chose.
+    pub(crate) fn calibration(&self, set: &str, suite: &str) -> SetCalibration {
+        SetCalibration {
+            set: set.to_owned(),
+            sources: self.sources(suite),
+            models: self.defaults.models.clone(),
+            allowed: self.allowed(),
+        }
     }
 
     /// What a run of the stored suite `suite` loads: it, then the files every

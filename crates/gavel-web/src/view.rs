@@ -14,6 +14,7 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../templates/start_preview.html"),
     ),
     ("run.html", include_str!("../templates/run.html")),
+    ("review.html", include_str!("../templates/review.html")),
     ("progress.html", include_str!("../templates/progress.html")),
     ("compare.html", include_str!("../templates/compare.html")),
     ("trends.html", include_str!("../templates/trends.html")),

@@ -162,7 +162,8 @@ async fn a_viewer_can_change_nothing_and_nobody_must_sign_in() {
         ("PUT", "/api/suites/{suite}/cases/{key}"),
         ("DELETE", "/api/suites/{suite}/cases/{key}"),
         ("POST", "/suites/{suite}/cases/{key}/restore"),
-        ("POST", "/runs/{id}/labels"),
+        ("POST", "/runs/{id}/review"),
+        ("POST", "/runs/{id}/review/calibrate"),
         ("POST", "/api/users"),
         ("GET", "/runs/{id}"),
     ] {
@@ -516,7 +517,7 @@ async fn changes_record_the_signed_in_user_and_a_megabyte_prompt_passes_csrf() {
         Some("ed")
     );
     let r = form(
-        &format!("/runs/{id}/labels"),
+        &format!("/runs/{id}/review"),
         vec![
             ("case_id", "big".into()),
             ("target", "echo".into()),

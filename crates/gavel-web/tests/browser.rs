@@ -1118,3 +1118,281 @@ async fn a_large_run_page_is_paged_filtered_and_searched_on_the_server() {
     shot(&client, "run-page-elsewhere").await;
     client.close().await.unwrap();
 }
+
+/// Presses `key` (a character or a [`Key`]) on the page, as a person would.
+async fn press(client: &Client, key: char) {
+    let keys = KeyActions::new("keyboard".into())
+        .then(KeyAction::Down { value: key })
+        .then(KeyAction::Up { value: key });
+    client.perform_actions(keys).await.unwrap();
+}
+
+/// How many items the queue shows as left, once the page has one.
+async fn remaining(client: &Client) -> Option<u64> {
+    let text = client
+        .execute(
+            "const r = document.getElementById('queue-remaining'); return r ? r.textContent : null",
+            vec![],
+        )
+        .await
+        .unwrap();
+    text.as_str().and_then(|t| t.trim().parse().ok())
+}
+
+/// Labels the item on the page with `key` and waits for the next page.
+async fn label_with(client: &Client, key: char) {
+    client
+        .execute("document.body.dataset.labelled = 'no'", vec![])
+        .await
+        .unwrap();
+    press(client, key).await;
+    // The page is replaced by the next item (or the end of the queue).
+    until(client, "return document.body.dataset.labelled !== 'no'").await;
+}
+
+/// A run of suite `support` with ten cases on target `x`, and another run of
+/// the same cases to compare it with: answers `good`, `fine` or `bad`.
+async fn seed_review(store: &Store) -> (String, String) {
+    let cases: Vec<Value> = (0..10)
+        .map(|i| json!({"id": format!("c{i}"), "input": format!("Question {i}")}))
+        .collect();
+    let doc = gavel_store::SuiteDoc::from_value(json!({ "cases": cases })).unwrap();
+    store.import_suite("support", &doc, "test").await.unwrap();
+    let mut ids = Vec::new();
+    for (n, run) in [
+        "019a0000-9999-7000-8000-000000000001",
+        "019a0000-9999-7000-8000-000000000002",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        store
+            .create_run(&RunRecord {
+                id: run.into(),
+                suite: "support".into(),
+                status: RunStatus::Completed,
+                started_at: gavel_core::now_rfc3339(),
+                finished_at: Some(gavel_core::now_rfc3339()),
+                config: json!({}),
+                planned: None,
+            })
+            .await
+            .unwrap();
+        for i in 0..10 {
+            let word = match i {
+                0..6 => "good",
+                6..8 => "fine",
+                _ => "bad",
+            };
+            let score = [0.9, 0.55, 0.2][i % 3];
+            let execution = Execution {
+                case_id: format!("c{i}"),
+                case_name: format!("Question {i}"),
+                target: "x".into(),
+                repeat_index: 0,
+                tags: vec![],
+                status: if score > 0.5 {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                },
+                score: Some(score),
+                transcript: Transcript {
+                    session_id: format!("s{n}{i}"),
+                    turns: vec![Turn {
+                        input: format!("Question {i}"),
+                        output: format!("A {word} answer {i}, take {n}"),
+                        latency_ms: 5,
+                        ..Turn::default()
+                    }],
+                },
+                verdicts: vec![
+                    Verdict::new("judge", CheckKind::Judge, Status::Pass, "reasoned")
+                        .with_score(score, Some(0.5)),
+                ],
+                reason: None,
+                started_at: gavel_core::now_rfc3339(),
+                duration_ms: 5,
+            };
+            store.record_execution(run, &execution).await.unwrap();
+        }
+        ids.push(run.to_owned());
+    }
+    (ids.remove(0), ids.remove(0))
+}
+
+/// The answer text on the queue page (single mode).
+async fn shown_output(client: &Client) -> String {
+    css(client, "#queue-item .output")
+        .await
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_editors_label_a_review_queue_by_keyboard_and_calibrate_from_it() {
+    if let Some(why) = missing() {
+        return gavel_testkit::skip(gavel_testkit::Need::Chromium, why);
+    }
+    let (_mock, mock_url) = mock_openai();
+    let judge = format!("openai-compatible:mock@{mock_url}/v1");
+    let ui = support::start_judged(None, SLOW_AGENT, Some(judge.parse().unwrap())).await;
+    let (run, other) = seed_review(&ui.store).await;
+    for name in ["ed", "al"] {
+        gavel_web::add_user(&ui.store, name, Role::Editor, "a long password 1", "test")
+            .await
+            .unwrap();
+    }
+    let (_driver, client) = chromium().await;
+    sign_in(&client, &ui, "ed", "a long password 1").await;
+
+    // The run page has no label form: it links to the queue.
+    client
+        .goto(&format!("{}/runs/{run}", ui.base))
+        .await
+        .unwrap();
+    assert!(
+        client
+            .find(Locator::Css("form[action$='/labels']"))
+            .await
+            .is_err()
+    );
+    click(&client, "#review-link").await;
+    until(&client, "return location.pathname.endsWith('/review')").await;
+
+    // Ed labels all ten by keyboard: `good` passes, the rest fail; a note first
+    // on one of them (n, type, Enter leaves the field; Enter labels nothing).
+    assert_eq!(remaining(&client).await, Some(10));
+    for n in 0..10 {
+        let output = shown_output(&client).await;
+        if n == 0 {
+            shot(&client, "review-queue").await;
+            press(&client, 'n').await;
+            until(&client, "return document.activeElement.id === 'f-note'").await;
+            css(&client, "#f-note")
+                .await
+                .send_keys("unsure about tone")
+                .await
+                .unwrap();
+            press(&client, Key::Enter.into()).await;
+            until(&client, "return document.activeElement.id !== 'f-note'").await;
+            assert_eq!(remaining(&client).await, Some(10), "Enter labelled nothing");
+        }
+        label_with(&client, if output.contains("good") { 'p' } else { 'f' }).await;
+    }
+    css(&client, "#queue-done").await;
+    let labels = ui.store.run_labels(&run).await.unwrap();
+    assert_eq!(labels.len(), 10);
+    assert_eq!(labels.iter().filter(|l| l.label == "pass").count(), 6);
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.note.as_deref() == Some("unsure about tone"))
+    );
+
+    // Pairwise against the other run: a/b/t; the order is the labeller's own and
+    // the stored label is in the true order. After four, a pair comes back in the
+    // other order.
+    client
+        .goto(&format!(
+            "{}/runs/{run}/review?mode=pairwise&against={other}",
+            ui.base
+        ))
+        .await
+        .unwrap();
+    let mut rechecks = 0;
+    for n in 0..10 {
+        css(&client, "#side-left").await;
+        let left = css(&client, "#side-left .output")
+            .await
+            .text()
+            .await
+            .unwrap();
+        if client.find(Locator::Css("#queue-recheck")).await.is_ok() {
+            rechecks += 1;
+        }
+        if n == 4 {
+            shot(&client, "review-queue-pairwise").await;
+        }
+        // Ed always prefers take 0 (this run's answer), wherever it is shown.
+        label_with(&client, if left.contains("take 0") { 'a' } else { 'b' }).await;
+    }
+    assert!(rechecks >= 1, "a pair came back in the other order");
+    let pairs = ui.store.run_pair_labels(&run).await.unwrap();
+    assert_eq!(pairs.len(), 10 - rechecks);
+    assert!(
+        pairs.iter().all(|p| p.label == "A"),
+        "true order: {pairs:?}"
+    );
+    assert!(pairs.iter().any(|p| p.shown_swapped) && pairs.iter().any(|p| !p.shown_swapped));
+    assert!(
+        pairs
+            .iter()
+            .filter(|p| p.recheck.is_some())
+            .all(|p| p.recheck.as_deref() == Some("A"))
+    );
+    let consistency = css(&client, ".consistency").await.text().await.unwrap();
+    assert!(
+        consistency.contains(&format!("{rechecks} of {rechecks}")),
+        "{consistency}"
+    );
+    click(&client, "#sign-out").await;
+
+    // Al labels the same ten: `fine` passes too. κ = (0.8 − 0.56) / 0.44 = 0.545.
+    sign_in(&client, &ui, "al", "a long password 1").await;
+    client
+        .goto(&format!("{}/runs/{run}/review", ui.base))
+        .await
+        .unwrap();
+    for _ in 0..10 {
+        let output = shown_output(&client).await;
+        let pass = output.contains("good") || output.contains("fine");
+        label_with(&client, if pass { 'p' } else { 'f' }).await;
+    }
+    let single = css(&client, "#agreement-single")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(single.contains("2 labellers (al, ed)"), "{single}");
+    assert!(
+        single.contains("10 items labelled by two or more"),
+        "{single}"
+    );
+    assert!(single.contains("Cohen's κ 0.545"), "{single}");
+    assert!(single.contains("all agree on 80.0%"), "{single}");
+    // α = 1 − (n − 1)·D_o / Σ n_c·n_k = 1 − 19·4 / (14·6·2) = 0.548.
+    assert!(single.contains("Krippendorff's α 0.548"), "{single}");
+
+    // Calibrate the server's judge on the set: 10 single items and the 8 pairs
+    // judged in both orders, 26 calls at most.
+    let planned = css(&client, "#planned-calls").await.text().await.unwrap();
+    assert_eq!(planned, "26");
+    shot(&client, "review-queue-agreement").await;
+    click(&client, "#calibrate").await;
+    css(&client, "#calibration-2").await;
+    let result = css(&client, "#calibration-1").await.text().await.unwrap();
+    assert!(result.contains("95% CI"), "{result}");
+    assert!(result.contains("Recall of pass"), "{result}");
+    shot(&client, "review-queue-calibrated").await;
+    let stored = ui.store.calibrations().await.unwrap();
+    assert_eq!(stored.len(), 2);
+    let mut sets: Vec<&str> = stored.iter().map(|c| c.dataset.as_str()).collect();
+    sets.sort_unstable();
+    assert_eq!(sets, ["support", "support:pairwise"]);
+    for c in &stored {
+        let fingerprint = c.fingerprint.as_ref().expect("a suite can gate on it");
+        assert!(
+            format!("{fingerprint:?}").contains("mock"),
+            "{fingerprint:?}"
+        );
+        // Ed and Al split on the two `fine` answers: those items are left out.
+        let items = if c.dataset == "support" {
+            8
+        } else {
+            10 - rechecks as u64
+        };
+        assert_eq!(c.items, items, "{}", c.dataset);
+    }
+}

@@ -104,7 +104,7 @@ async fn state_changes_need_the_csrf_token() {
         ("score", "0.1"),
         ("who", "ana"),
     ];
-    let url = format!("{}/runs/{RUN}/labels", ui.base);
+    let url = format!("{}/runs/{RUN}/review", ui.base);
     let r = ui.client.post(&url).form(&label).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     let r = ui
@@ -652,6 +652,10 @@ async fn the_openapi_document_describes_the_api() {
         "/api/runs/{id}",
         "/api/runs/{id}/progress",
         "/api/runs/{id}/labels",
+        "/api/runs/{id}/review",
+        "/api/runs/{id}/pair-labels",
+        "/api/runs/{id}/agreement",
+        "/api/runs/{id}/calibrate",
         "/api/compare",
         "/api/trends",
         "/api/suites",

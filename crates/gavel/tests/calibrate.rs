@@ -262,6 +262,7 @@ fn a_reference_judge_gives_a_full_report_and_gates_a_suite() {
                         run_id: run.id.clone(),
                         key: gavel::ExecutionKey::new("hi", "agent", 0),
                     }),
+                    pair: None,
                     label: Some(label.into()),
                     score: None,
                     note: None,
