@@ -50,4 +50,4 @@ pub use prepare::{check_model, load_suite, stored_source, stored_yaml, validate_
 pub use run::{Finished, PreparedRun};
 #[cfg(feature = "promptfoo")]
 pub use validate::convert_promptfoo;
-pub use validate::validate;
+pub use validate::{Validated, validate};
