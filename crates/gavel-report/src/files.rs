@@ -107,7 +107,8 @@ pub(crate) fn render(report: &Report, format: Format) -> Result<String, ReportEr
     }
     let mut out = Vec::new();
     w.finish(report, &mut out)?;
-    String::from_utf8(out).map_err(|e| ReportError::Write(io::Error::new(io::ErrorKind::InvalidData, e)))
+    String::from_utf8(out)
+        .map_err(|e| ReportError::Write(io::Error::new(io::ErrorKind::InvalidData, e)))
 }
 
 /// Writes `path` with `fill`, creating parent directories: next to its final
@@ -162,7 +163,10 @@ impl Spool {
 
     /// Copies what was spooled to `out`.
     pub(crate) fn copy_to(self, out: &mut dyn Write) -> Result<(), ReportError> {
-        let mut file = self.file.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let mut file = self
+            .file
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
         file.seek(SeekFrom::Start(0))?;
         io::copy(&mut file, out)?;
         Ok(())

@@ -254,7 +254,9 @@ impl Writer for HtmlWriter {
         section.count += 1;
         if section.details.count < section.detailed_max {
             let view = serde(outcome(case, o));
-            section.details.push(&part(&self.env, "outcome", &[view])?)?;
+            section
+                .details
+                .push(&part(&self.env, "outcome", &[view])?)?;
         } else if section.rows.count < ROWS_MAX {
             let view = serde(row(o));
             section.rows.push(&part(&self.env, "row", &[view])?)?;
@@ -302,9 +304,7 @@ fn row(o: &Outcome) -> RowView {
             text::headline(o, &problems).map_or_else(String::new, |p| p.line(WHY_MAX))
         }
         Status::Skipped => text::one_line(&text::skip_reason(o), WHY_MAX),
-        Status::Pass if o.passed_with_skips() => {
-            text::one_line(&text::skipped_checks(o), WHY_MAX)
-        }
+        Status::Pass if o.passed_with_skips() => text::one_line(&text::skipped_checks(o), WHY_MAX),
         Status::Pass => String::new(),
     };
     RowView {

@@ -208,7 +208,9 @@ impl Writer for JsonWriter {
 
     fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
         let head = serde_json::to_string_pretty(&document(report))?;
-        let open = head.strip_suffix("[]\n}").filter(|_| self.results.count > 0);
+        let open = head
+            .strip_suffix("[]\n}")
+            .filter(|_| self.results.count > 0);
         match open {
             None => writeln!(out, "{head}")?,
             Some(open) => {

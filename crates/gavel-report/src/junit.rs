@@ -136,7 +136,9 @@ impl Writer for JunitWriter {
         // the first one left.
         let mut rest = xml.as_str();
         for spool in spools {
-            let end = rest.find(SUITE_END).ok_or_else(|| unexpected("a suite's end"))?;
+            let end = rest
+                .find(SUITE_END)
+                .ok_or_else(|| unexpected("a suite's end"))?;
             out.write_all(rest[..end].as_bytes())?;
             if let Some(cases) = spool {
                 cases.copy_to(out)?;

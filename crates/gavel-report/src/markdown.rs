@@ -75,9 +75,9 @@ impl Writer for MarkdownWriter {
         match o.status {
             Status::Fail | Status::Error => listed(&mut self.bad, || failure(o))?,
             Status::Skipped => listed(&mut self.skipped, || reason_line(o, text::skip_reason))?,
-            Status::Pass if o.passed_with_skips() => {
-                listed(&mut self.with_skips, || reason_line(o, text::skipped_checks))?
-            }
+            Status::Pass if o.passed_with_skips() => listed(&mut self.with_skips, || {
+                reason_line(o, text::skipped_checks)
+            })?,
             Status::Pass => {}
         }
         Ok(())
@@ -89,7 +89,9 @@ impl Writer for MarkdownWriter {
         if w.spread.count > 0 {
             out.write_all(b"## Repeats and judge noise\n\n")?;
             writeln!(out, "| {} |", crate::noise::SPREAD_HEADER.join(" | "))?;
-            out.write_all(b"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")?;
+            out.write_all(
+                b"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+            )?;
             w.spread.copy_to(out)?;
             out.write_all(b"\n")?;
             if w.robust.count > 0 {
@@ -100,25 +102,29 @@ impl Writer for MarkdownWriter {
                 out.write_all(b"\n")?;
             }
         }
-        if w.rubric.count > 0 {
-            let more = w.rubric.count.saturating_sub(DETAILED_MAX);
-            out.write_all(b"## Rubric\n\n| Case | Target | Dimensions (1-5) | Suggestions |\n| --- | --- | --- | --- |\n")?;
-            w.rubric.copy_to(out)?;
-            if more > 0 {
-                write!(out, "\n…and {more} more; see the JSON or HTML report.\n")?;
-            }
-            out.write_all(b"\n")?;
-        }
-        if w.bad.count > 0 {
-            let more = w.bad.count.saturating_sub(DETAILED_MAX);
-            out.write_all(b"## Failures and errors\n\n")?;
-            w.bad.copy_to(out)?;
-            if more > 0 {
-                writeln!(out, "…and {more} more; see the JSON or HTML report.\n")?;
-            }
-        }
-        reasons(out, "Skipped", w.skipped)?;
-        reasons(out, "Passed with skipped checks", w.with_skips)?;
+        capped(
+            out,
+            "## Rubric\n\n| Case | Target | Dimensions (1-5) | Suggestions |\n| --- | --- | --- | --- |\n",
+            w.rubric,
+            |more| format!("\n…and {more} more; see the JSON or HTML report.\n"),
+            "\n",
+        )?;
+        capped(
+            out,
+            "## Failures and errors\n\n",
+            w.bad,
+            |more| format!("…and {more} more; see the JSON or HTML report.\n\n"),
+            "",
+        )?;
+        let more = |more| format!("- …and {more} more\n");
+        capped(out, "## Skipped\n\n", w.skipped, more, "\n")?;
+        capped(
+            out,
+            "## Passed with skipped checks\n\n",
+            w.with_skips,
+            more,
+            "\n",
+        )?;
         let mut md = String::new();
         not_run(&mut md, report);
         out.write_all(md.as_bytes())?;
@@ -278,19 +284,26 @@ fn reason_line(o: &Outcome, reason: fn(&Outcome) -> String) -> String {
     )
 }
 
-/// A `## title` section of the spooled reason lines (at most
-/// [`DETAILED_MAX`], then how many more); nothing when there are none.
-fn reasons(out: &mut dyn Write, title: &str, lines: Spool) -> Result<(), ReportError> {
-    if lines.count == 0 {
+/// A section of spooled items shown up to [`DETAILED_MAX`]: `head`, the
+/// items, `more` of how many were left out (if any), then `tail`; nothing
+/// when there are none.
+fn capped(
+    out: &mut dyn Write,
+    head: &str,
+    items: Spool,
+    more: fn(usize) -> String,
+    tail: &str,
+) -> Result<(), ReportError> {
+    if items.count == 0 {
         return Ok(());
     }
-    let more = lines.count.saturating_sub(DETAILED_MAX);
-    writeln!(out, "## {title}\n")?;
-    lines.copy_to(out)?;
-    if more > 0 {
-        writeln!(out, "- …and {more} more")?;
+    let left_out = items.count.saturating_sub(DETAILED_MAX);
+    out.write_all(head.as_bytes())?;
+    items.copy_to(out)?;
+    if left_out > 0 {
+        out.write_all(more(left_out).as_bytes())?;
     }
-    out.write_all(b"\n")?;
+    out.write_all(tail.as_bytes())?;
     Ok(())
 }
 
@@ -317,7 +330,10 @@ fn rubric_line(o: &Outcome, dimensions: &str, suggestions: Option<String>) -> St
         cell(&o.case_id),
         cell(&o.target),
         cell(dimensions),
-        cell(&text::truncate(suggestions.as_deref().unwrap_or("-"), QUOTE_MAX)),
+        cell(&text::truncate(
+            suggestions.as_deref().unwrap_or("-"),
+            QUOTE_MAX
+        )),
     )
 }
 

@@ -148,14 +148,14 @@ pub(crate) fn input_of(case: Option<&Case>, outcome: &Outcome) -> Value {
 /// The case's expected output (else the last round's that has one), or null.
 pub(crate) fn expected_of(case: Option<&Case>) -> Value {
     case.and_then(|c| {
-            c.expected_output.clone().or_else(|| {
-                c.rounds
-                    .iter()
-                    .rev()
-                    .find_map(|r| r.expected_output.clone())
-            })
+        c.expected_output.clone().or_else(|| {
+            c.rounds
+                .iter()
+                .rev()
+                .find_map(|r| r.expected_output.clone())
         })
-        .unwrap_or(Value::Null)
+    })
+    .unwrap_or(Value::Null)
 }
 
 /// The last turn's output of the first execution.

@@ -58,12 +58,7 @@ pub async fn validate(
     location: &StoreLocation,
 ) -> Result<Validated, SessionError> {
     let loading = gavel_core::load::open(sources);
-    let replays = loading
-        .suite()
-        .targets
-        .values()
-        .any(|t| matches!(t, gavel_core::TargetSpec::Replay(_)));
-    if replays {
+    if crate::replay::replays(loading.suite()) {
         let mut suite = loading.collect().map_err(SessionError::Load)?;
         let store = match crate::replay::needs_store(&suite) {
             true => Some(location.open().await?),

@@ -6,9 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use gavel_core::{
-    CheckKind, Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict,
-};
+use gavel_core::{CheckKind, Execution, RunRecord, RunStatus, Status, Transcript, Turn, Verdict};
 use gavel_report::{Detail, Files, Format};
 use gavel_session::Regate;
 use gavel_store::{SnapshotCase, Store};
@@ -45,7 +43,11 @@ fn execution(i: usize, t: usize) -> Execution {
         repeat_index: 0,
         tags: vec![format!("shard-{}", i % 3)],
         status,
-        score: (status != Status::Skipped).then_some(if status == Status::Pass { 1.0 } else { 0.0 }),
+        score: (status != Status::Skipped).then_some(if status == Status::Pass {
+            1.0
+        } else {
+            0.0
+        }),
         transcript: Transcript {
             session_id: format!("s-{case}-{t}"),
             turns: vec![Turn {
@@ -101,7 +103,10 @@ async fn stored_run(store: &Store) -> String {
         })
         .collect();
     for (page, chunk) in snapshot.chunks(500).enumerate() {
-        store.append_cases(&run_id, page * 500, chunk).await.unwrap();
+        store
+            .append_cases(&run_id, page * 500, chunk)
+            .await
+            .unwrap();
     }
     let executions: Vec<Execution> = (0..CASES)
         .rev()
@@ -133,7 +138,9 @@ async fn a_run_of_5000_executions_is_written_as_it_is_read() {
         .await
         .unwrap();
     assert_eq!(report.detail(), Detail::Summary, "the run is not held");
-    let read = |f: Format| std::fs::read_to_string(&paths[Format::ALL.iter().position(|&x| x == f).unwrap()]).unwrap();
+    let read = |f: Format| {
+        std::fs::read_to_string(&paths[Format::ALL.iter().position(|&x| x == f).unwrap()]).unwrap()
+    };
 
     // What the store holds, counted apart from any report.
     let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
@@ -149,7 +156,10 @@ async fn a_run_of_5000_executions_is_written_as_it_is_read() {
         .unwrap();
     for format in Format::ALL {
         let rendered = gavel_report::render(&whole, format).unwrap();
-        assert!(read(format) == rendered, "{format} differs from the whole report's");
+        assert!(
+            read(format) == rendered,
+            "{format} differs from the whole report's"
+        );
     }
 
     // JSON: one result per execution (one repeat each), in report order,
@@ -159,13 +169,24 @@ async fn a_run_of_5000_executions_is_written_as_it_is_read() {
     assert_eq!(results.len(), stored.len());
     assert_eq!(results[0]["id"], "case-00000");
     assert_eq!(results[1]["target"], "beta");
-    assert_eq!(results[results.len() - 1]["id"], format!("case-{:05}", CASES - 1));
-    for (key, status) in [("passed", "pass"), ("failed", "fail"), ("errors", "error"), ("skipped", "skipped")] {
+    assert_eq!(
+        results[results.len() - 1]["id"],
+        format!("case-{:05}", CASES - 1)
+    );
+    for (key, status) in [
+        ("passed", "pass"),
+        ("failed", "fail"),
+        ("errors", "error"),
+        ("skipped", "skipped"),
+    ] {
         assert_eq!(json["summary"][key], by_status[status], "{key}");
         let listed = results.iter().filter(|r| r["status"] == status).count();
         assert_eq!(listed, by_status[status], "results of {status}");
     }
-    assert_eq!(results[7]["input"], "ask case-00003", "cases come with their results");
+    assert_eq!(
+        results[7]["input"], "ask case-00003",
+        "cases come with their results"
+    );
 
     // JUnit: valid, one test case per outcome, both targets' suites complete.
     let xml = read(Format::Junit);
@@ -173,7 +194,10 @@ async fn a_run_of_5000_executions_is_written_as_it_is_read() {
     assert_eq!(xml.matches("<testcase ").count(), stored.len());
     assert_eq!(xml.matches("<testsuite ").count(), TARGETS.len());
     let failures = by_status["fail"];
-    assert!(xml.contains(&format!("failures=\"{failures}\"")), "the root counts every failure");
+    assert!(
+        xml.contains(&format!("failures=\"{failures}\"")),
+        "the root counts every failure"
+    );
     for t in TARGETS {
         let n = CASES.to_string();
         assert!(xml.contains(&format!("<testsuite name=\"many/{t}\" tests=\"{n}\"")));
@@ -182,18 +206,29 @@ async fn a_run_of_5000_executions_is_written_as_it_is_read() {
     // Markdown: the failures, capped, with how many more.
     let md = read(Format::Markdown);
     let bad = by_status["fail"] + by_status["error"];
-    assert!(md.contains(&format!("…and {} more; see the JSON or HTML report.", bad - 50)));
+    assert!(md.contains(&format!(
+        "…and {} more; see the JSON or HTML report.",
+        bad - 50
+    )));
 
     // HTML: failures and errors first, in full; passes last, summarised.
     let html = read(Format::Html);
-    let bad_at = html.find("Failures and errors <span class=\"muted\">(").unwrap();
+    let bad_at = html
+        .find("Failures and errors <span class=\"muted\">(")
+        .unwrap();
     let passed_at = html.find("Passed <span class=\"muted\">(").unwrap();
     assert!(bad_at < passed_at, "failures come before passes");
     assert!(html[bad_at..passed_at].contains("connection refused (case-00007)"));
     assert!(html.contains("&lt;case-00001&gt;"), "agent text is escaped");
     let passes = by_status["pass"];
     assert!(html.contains(&format!("Passed <span class=\"muted\">({passes})")));
-    assert!(html.contains("<table class=\"compact\">"), "later passes are rows");
-    assert!(html.contains(&format!("…and {} more, not shown here", passes - 100 - 2_000)));
+    assert!(
+        html.contains("<table class=\"compact\">"),
+        "later passes are rows"
+    );
+    assert!(html.contains(&format!(
+        "…and {} more, not shown here",
+        passes - 100 - 2_000
+    )));
     store.close().await;
 }

@@ -9,7 +9,8 @@ use std::process::Command;
 /// or with `GAVEL_TEST_REQUIRE_XMLSCHEMA` set, where that is a failure.
 pub(crate) fn assert_valid_junit(xml: &str) {
     // From any crate of the workspace that includes this module.
-    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gavel-report/tests/fixtures/junit-10.xsd");
+    let xsd =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../gavel-report/tests/fixtures/junit-10.xsd");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("junit.xml");
     std::fs::write(&file, xml).unwrap();
