@@ -139,7 +139,7 @@ impl Writer for JunitWriter {
             let end = rest
                 .find(SUITE_END)
                 .ok_or_else(|| unexpected("a suite's end"))?;
-            out.write_all(rest[..end].as_bytes())?;
+            out.write_all(&rest.as_bytes()[..end])?;
             if let Some(cases) = spool {
                 cases.copy_to(out)?;
             }
