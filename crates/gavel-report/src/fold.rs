@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
 
 use crate::snapshot::Snapshot;
-use crate::{Gate, Report, RequiredJudges, Transport, Unfinished};
+use crate::{Files, Gate, Report, RequiredJudges, Transport, Unfinished};
 
 /// Which outcomes a [`Report`] keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +52,8 @@ pub struct ReportBuilder {
     /// Outcomes of each listed kind kept so far ([`Detail::Summary`]).
     listed: crate::terminal::Listed,
     targets: crate::targets::TargetsFold,
+    /// Report files written as the outcomes come.
+    files: Option<Files>,
 }
 
 impl ReportBuilder {
@@ -79,7 +81,16 @@ impl ReportBuilder {
             recorded: 0,
             listed: Default::default(),
             targets: Default::default(),
+            files: None,
         }
+    }
+
+    /// Writes `files` as the outcomes come ([`ReportBuilder::finish_files`]
+    /// hands them back to be finished): with [`Detail::Summary`], a report
+    /// of any size is written without holding its outcomes.
+    pub fn files(mut self, files: Files) -> Self {
+        self.files = Some(files);
+        self
     }
 
     /// Gates on the outcomes carrying any of `tags` only (none: on every outcome).
@@ -120,6 +131,9 @@ impl ReportBuilder {
             Detail::Full => true,
             Detail::Summary => self.listed.shows(&outcome, case),
         };
+        if let Some(files) = &mut self.files {
+            files.push(&self.run, &outcome, case);
+        }
         self.snapshot.ran(&outcome.case_id, keep);
         self.count(&outcome);
         if keep {
@@ -128,7 +142,13 @@ impl ReportBuilder {
     }
 
     /// The report: summary, transport and gate over every outcome pushed.
-    pub fn finish(mut self) -> Report {
+    pub fn finish(self) -> Report {
+        self.finish_files().0
+    }
+
+    /// The report ([`ReportBuilder::finish`]) and the files being written,
+    /// to be finished ([`Files::finish`]) once its gate is final.
+    pub fn finish_files(mut self) -> (Report, Option<Files>) {
         self.flush();
         let (cases, case_positions, unrun_cases) = self.snapshot.finish();
         let unfinished = Unfinished::new(&self.run, self.recorded, unrun_cases);
@@ -149,7 +169,7 @@ impl ReportBuilder {
             tags: self.gate_tags,
             ..Gate::new(&gated, self.min_pass_rate, unfinished)
         };
-        Report {
+        let report = Report {
             run: self.run,
             cases,
             outcomes: self.outcomes,
@@ -161,7 +181,8 @@ impl ReportBuilder {
             judges: self.judges,
             detail: self.detail,
             targets: self.targets.finish(),
-        }
+        };
+        (report, self.files)
     }
 
     /// Turns the pending executions into their outcome.
@@ -198,8 +219,7 @@ impl ReportBuilder {
         let transport = Transport::of(std::slice::from_ref(o));
         self.transport.target.add(&transport.target);
         self.transport.judges.add(&transport.judges);
-        self.judges
-            .merge(RequiredJudges::of(std::slice::from_ref(o)));
+        self.judges.add(o);
         self.execution_ms += o.executions.iter().map(|e| e.duration_ms).sum::<u64>();
         self.recorded += o.executions.len() as u64;
     }

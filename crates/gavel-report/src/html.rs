@@ -1,18 +1,37 @@
 //! One self-contained HTML page (inline CSS, no scripts, no external assets).
 //!
 //! The page is rendered by minijinja with HTML auto-escaping forced on for every
-//! template, from a view of plain strings built here: no value is ever marked safe,
+//! template, from views of plain strings built here: no value is ever marked safe,
 //! so all agent and model text reaches the page escaped.
+//!
+//! The page stays usable whatever the run's size: failures and errors come
+//! first, each in full (up to [`BAD_DETAILED`]); skips, passes with skipped
+//! checks and passes follow, the first few of each in full and the rest as one
+//! compact row each, up to [`ROWS_MAX`] rows a section (the JSON report has
+//! every outcome). Outcomes are rendered as they come, each section spooled,
+//! and the page put together once the summary is known.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 
-use gavel_core::{Execution, Outcome, Status, TagStats, Turn, Verdict};
-use minijinja::value::Serde;
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use gavel_core::{Case, Execution, Outcome, RunRecord, Status, TagStats, Turn, Verdict};
+use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 use serde::Serialize;
 
-use crate::Report;
+use crate::files::{Spool, Writer};
 use crate::text;
+use crate::{Report, ReportError};
+
+/// Failures and errors shown in full; those after them get a compact row.
+const BAD_DETAILED: usize = 1_000;
+/// Skips, passes with skipped checks and passes shown in full, each.
+const OTHERS_DETAILED: usize = 100;
+/// Compact rows a section lists at most.
+const ROWS_MAX: usize = 2_000;
+/// Cases with no execution named in the page.
+const UNRUN_NAMED: usize = 200;
+/// The longest reason in a compact row, in characters.
+const WHY_MAX: usize = 300;
 
 const PAGE: &str = include_str!("../templates/report.html");
 const STYLE: &str = include_str!("../templates/report.css");
@@ -32,7 +51,6 @@ struct View {
     cards: Vec<Card>,
     by_tag: Vec<StatsRow>,
     by_target: Vec<StatsRow>,
-    outcomes: Vec<OutcomeView>,
 }
 
 #[derive(Serialize)]
@@ -46,7 +64,9 @@ struct GateView {
 #[derive(Serialize)]
 struct NotRunView {
     sentence: String,
+    /// The first [`UNRUN_NAMED`] of them.
     cases: Vec<String>,
+    more: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -142,16 +162,160 @@ struct VerdictView {
     reason: String,
 }
 
-/// Renders the HTML page.
-pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
-    let mut env = Environment::new();
-    env.set_auto_escape_callback(|_| AutoEscape::Html);
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.add_template("report.html", PAGE)?;
-    env.add_template("report.css", STYLE)?;
-    Ok(env
-        .get_template("report.html")?
-        .render(Serde(&view(report)))?)
+/// A compact row: one outcome on one line.
+#[derive(Serialize)]
+struct RowView {
+    id: String,
+    target: String,
+    tags: Vec<String>,
+    status: &'static str,
+    word: &'static str,
+    score: String,
+    why: String,
+}
+
+/// One section of outcomes: those shown in full, then compact rows.
+struct Section {
+    title: &'static str,
+    class: &'static str,
+    detailed_max: usize,
+    details: Spool,
+    rows: Spool,
+    count: usize,
+}
+
+impl Section {
+    fn new(
+        title: &'static str,
+        class: &'static str,
+        detailed_max: usize,
+    ) -> Result<Section, ReportError> {
+        Ok(Section {
+            title,
+            class,
+            detailed_max,
+            details: Spool::new()?,
+            rows: Spool::new()?,
+            count: 0,
+        })
+    }
+}
+
+/// The HTML page, written as the outcomes come ([`crate::files`]).
+pub(crate) struct HtmlWriter {
+    env: Environment<'static>,
+    bad: Section,
+    skipped: Section,
+    with_skips: Section,
+    passed: Section,
+}
+
+impl HtmlWriter {
+    pub(crate) fn new() -> Result<HtmlWriter, ReportError> {
+        let mut env = Environment::new();
+        env.set_auto_escape_callback(|_| AutoEscape::Html);
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.add_template("report.html", PAGE)?;
+        env.add_template("report.css", STYLE)?;
+        Ok(HtmlWriter {
+            env,
+            bad: Section::new("Failures and errors", "bad", BAD_DETAILED)?,
+            skipped: Section::new("Skipped", "skipped", OTHERS_DETAILED)?,
+            with_skips: Section::new("Passed with skipped checks", "with-skips", OTHERS_DETAILED)?,
+            passed: Section::new("Passed", "pass", OTHERS_DETAILED)?,
+        })
+    }
+}
+
+/// A view as a template value.
+fn serde(view: impl Serialize) -> Value {
+    Value::from(minijinja::value::Serde(view))
+}
+
+/// Calls macro `name` of the page template with `args`.
+fn part(env: &Environment<'static>, name: &str, args: &[Value]) -> Result<String, ReportError> {
+    let mut page = env.get_template("report.html")?.render_captured(())?;
+    Ok(page.with_state_mut(|state| state.call_macro(name, args))?)
+}
+
+impl Writer for HtmlWriter {
+    fn outcome(
+        &mut self,
+        _run: &RunRecord,
+        o: &Outcome,
+        case: Option<&Case>,
+    ) -> Result<(), ReportError> {
+        let section = match o.status {
+            Status::Fail | Status::Error => &mut self.bad,
+            Status::Skipped => &mut self.skipped,
+            Status::Pass if o.passed_with_skips() => &mut self.with_skips,
+            Status::Pass => &mut self.passed,
+        };
+        section.count += 1;
+        if section.details.count < section.detailed_max {
+            let view = serde(outcome(case, o));
+            section
+                .details
+                .push(&part(&self.env, "outcome", &[view])?)?;
+        } else if section.rows.count < ROWS_MAX {
+            let view = serde(row(o));
+            section.rows.push(&part(&self.env, "row", &[view])?)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
+        let w = *self;
+        let env = &w.env;
+        let head = serde(view(report));
+        out.write_all(part(env, "head", &[head])?.as_bytes())?;
+        let sections = [w.bad, w.skipped, w.with_skips, w.passed];
+        if sections.iter().all(|s| s.count == 0) {
+            out.write_all(part(env, "empty", &[])?.as_bytes())?;
+        }
+        for s in sections.into_iter().filter(|s| s.count > 0) {
+            let args = [s.title.into(), s.count.into(), s.class.into()];
+            out.write_all(part(env, "section_open", &args)?.as_bytes())?;
+            let shown = s.details.count + s.rows.count;
+            s.details.copy_to(out)?;
+            if s.rows.count > 0 {
+                out.write_all(part(env, "rows_open", &[])?.as_bytes())?;
+                s.rows.copy_to(out)?;
+                out.write_all(part(env, "rows_close", &[])?.as_bytes())?;
+            }
+            let more = (s.count > shown).then(|| {
+                format!(
+                    "…and {} more, not shown here: the JSON report and the web UI have every outcome.",
+                    s.count - shown
+                )
+            });
+            out.write_all(part(env, "section_close", &[more.into()])?.as_bytes())?;
+        }
+        out.write_all(part(env, "tail", &[])?.as_bytes())?;
+        Ok(())
+    }
+}
+
+/// An outcome's compact row.
+fn row(o: &Outcome) -> RowView {
+    let why = match o.status {
+        Status::Fail | Status::Error => {
+            let problems = text::problems(o);
+            text::headline(o, &problems).map_or_else(String::new, |p| p.line(WHY_MAX))
+        }
+        Status::Skipped => text::one_line(&text::skip_reason(o), WHY_MAX),
+        Status::Pass if o.passed_with_skips() => text::one_line(&text::skipped_checks(o), WHY_MAX),
+        Status::Pass => String::new(),
+    };
+    RowView {
+        id: o.case_id.clone(),
+        target: o.target.clone(),
+        tags: o.tags.clone(),
+        status: o.status.as_str(),
+        word: text::status_word(o.status),
+        score: text::score(o.score),
+        why,
+    }
 }
 
 fn view(report: &Report) -> View {
@@ -181,7 +345,9 @@ fn view(report: &Report) -> View {
         },
         not_run: g.unfinished.as_ref().map(|u| NotRunView {
             sentence: u.sentence(),
-            cases: u.unrun_cases.clone(),
+            cases: u.unrun_cases.iter().take(UNRUN_NAMED).cloned().collect(),
+            more: (u.unrun_cases.len() > UNRUN_NAMED)
+                .then(|| format!("…and {} more", u.unrun_cases.len() - UNRUN_NAMED)),
         }),
         cards: vec![
             Card {
@@ -259,7 +425,6 @@ fn view(report: &Report) -> View {
         ],
         by_tag: rows(&report.summary.by_tag),
         by_target: rows(&report.summary.by_target),
-        outcomes: report.outcomes.iter().map(|o| outcome(report, o)).collect(),
     }
 }
 
@@ -280,9 +445,8 @@ fn rows(stats: &BTreeMap<String, TagStats>) -> Vec<StatsRow> {
         .collect()
 }
 
-fn outcome(report: &Report, o: &Outcome) -> OutcomeView {
-    let case = report.case(&o.case_id);
-    let expected = text::expected_of(report, o);
+fn outcome(case: Option<&Case>, o: &Outcome) -> OutcomeView {
+    let expected = text::expected_of(case);
     let passed = o
         .executions
         .iter()
@@ -300,7 +464,7 @@ fn outcome(report: &Report, o: &Outcome) -> OutcomeView {
         repeats_passed: (o.executions.len() > 1)
             .then(|| format!("{passed}/{} repeats passed", o.executions.len())),
         description: case.and_then(|c| c.description.clone()),
-        input: text::json_text(&text::input_of(report, o)),
+        input: text::json_text(&text::input_of(case, o)),
         expected: (!expected.is_null()).then(|| text::json_text(&expected)),
         criteria: case.and_then(|c| c.criteria.clone()),
         skip_reason: (o.status == Status::Skipped).then(|| text::skip_reason(o)),

@@ -7,12 +7,15 @@
 
 use std::collections::BTreeMap;
 
-use gavel_core::{Outcome, Status, TagStats, Transcript, Verdict};
+use std::io::Write;
+
+use gavel_core::{Case, Outcome, RunRecord, Status, TagStats, Transcript, Verdict};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::Report;
+use crate::files::{Spool, Writer};
 use crate::text;
+use crate::{Report, ReportError};
 
 /// Bumped when a key changes meaning or goes away (adding keys does not bump it).
 const REPORT_VERSION: u32 = 1;
@@ -27,7 +30,8 @@ struct JsonReport<'a> {
     by_target: BTreeMap<&'a str, JsonStats>,
     /// The targets side by side (null with fewer than two).
     targets_compared: Option<&'a crate::TargetComparison>,
-    detailed_results: Vec<JsonResult<'a>>,
+    /// Left empty here: [`JsonWriter`] streams the results into it.
+    detailed_results: &'a [JsonResult<'a>],
 }
 
 #[derive(Serialize)]
@@ -162,11 +166,68 @@ struct JsonRepeat<'a> {
     verdicts: &'a [Verdict],
 }
 
-/// Renders the JSON report, pretty-printed.
-pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
+/// The JSON report, pretty-printed, its `detailed_results` written as the
+/// outcomes come: each result is spooled at its depth in the document, and the
+/// head (summary, gate, tables) is written before them at the end.
+pub(crate) struct JsonWriter {
+    results: Spool,
+}
+
+/// How deep a result sits in the document (`detailed_results` of the root).
+const RESULT_INDENT: &str = "    ";
+
+impl JsonWriter {
+    pub(crate) fn new() -> Result<JsonWriter, ReportError> {
+        Ok(JsonWriter {
+            results: Spool::new()?,
+        })
+    }
+}
+
+impl Writer for JsonWriter {
+    fn outcome(
+        &mut self,
+        _run: &RunRecord,
+        o: &Outcome,
+        case: Option<&Case>,
+    ) -> Result<(), ReportError> {
+        let text = serde_json::to_string_pretty(&result(case, o))?;
+        // A JSON text has no raw line break inside a string: every line
+        // is indented alike.
+        let mut item = String::with_capacity(text.len() + text.len() / 8);
+        if self.results.count > 0 {
+            item.push(',');
+        }
+        for line in text.lines() {
+            item.push('\n');
+            item.push_str(RESULT_INDENT);
+            item.push_str(line);
+        }
+        self.results.push(&item)
+    }
+
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
+        let head = serde_json::to_string_pretty(&document(report))?;
+        let open = head
+            .strip_suffix("[]\n}")
+            .filter(|_| self.results.count > 0);
+        match open {
+            None => writeln!(out, "{head}")?,
+            Some(open) => {
+                write!(out, "{open}[")?;
+                self.results.copy_to(out)?;
+                out.write_all(b"\n  ]\n}\n")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The document without its results.
+fn document(report: &Report) -> JsonReport<'_> {
     let s = &report.summary;
     let g = &report.gate;
-    let doc = JsonReport {
+    JsonReport {
         report_version: REPORT_VERSION,
         summary: JsonSummary {
             total: s.overall.total,
@@ -222,21 +283,18 @@ pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
             .map(|(k, v)| (k.as_str(), v.into()))
             .collect(),
         targets_compared: report.targets.as_ref(),
-        detailed_results: report.outcomes.iter().map(|o| result(report, o)).collect(),
-    };
-    let mut out = serde_json::to_string_pretty(&doc)?;
-    out.push('\n');
-    Ok(out)
+        detailed_results: &[],
+    }
 }
 
-fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
+fn result<'a>(case: Option<&Case>, o: &'a Outcome) -> JsonResult<'a> {
     JsonResult {
         id: &o.case_id,
         name: &o.case_name,
         target: &o.target,
         tags: &o.tags,
-        input: text::input_of(report, o),
-        expected: text::expected_of(report, o),
+        input: text::input_of(case, o),
+        expected: text::expected_of(case),
         actual: text::actual_of(o),
         status: o.status,
         pass: o.status == Status::Pass,
@@ -244,9 +302,7 @@ fn result<'a>(report: &Report, o: &'a Outcome) -> JsonResult<'a> {
         repeat_pass_rate: o.pass_rate,
         repeat_stats: crate::repeats::RepeatStats::of(o),
         judge_noise: crate::noise::JudgeNoise::of(o),
-        robustness: report
-            .case(&o.case_id)
-            .and_then(|c| crate::robust::Robustness::of(c, o)),
+        robustness: case.and_then(|c| crate::robust::Robustness::of(c, o)),
         scores: scores(o),
         reasoning: text::reasoning(o),
         suggestions: crate::rubric::suggestions(o),

@@ -5,52 +5,150 @@
 //! `testsuites@skipped`).
 
 use std::fmt::Write as _;
+use std::io::Write;
 use std::time::Duration;
 
-use gavel_core::{Outcome, Status};
+use gavel_core::{Case, Outcome, RunRecord, Status};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
+use crate::files::{Spool, Writer};
 use crate::text::{self, Problem};
-use crate::{GateFailure, Report, Unfinished};
+use crate::{GateFailure, Report, ReportError, Unfinished};
 
 /// The longest failure message attribute, in characters (the body has everything).
 const MESSAGE_MAX: usize = 500;
 
-/// Renders the JUnit XML report.
-pub(crate) fn render(report: &Report) -> Result<String, crate::ReportError> {
-    let suite = &report.run.suite;
-    let mut junit = quick_junit::Report::new(format!("gavel {suite}"));
-    junit.set_time(Duration::from_millis(report.execution_ms()));
+/// Test cases serialised per chunk of a target's outcomes: what a writer holds.
+const CHUNK: usize = 64;
 
-    let mut targets: Vec<&str> = Vec::new();
-    for o in &report.outcomes {
-        if !targets.contains(&o.target.as_str()) {
-            targets.push(&o.target);
+/// The end of a `<testsuite>` as quick-junit indents it (depth 1).
+const SUITE_END: &str = "\n    </testsuite>";
+
+/// The JUnit XML report, written as the outcomes come: each target's test
+/// cases are serialised by quick-junit a chunk at a time and spooled; at the
+/// end quick-junit writes the document with each target's suite (its counts,
+/// time and properties, no cases) and the spooled cases go in before each
+/// suite's end tag. The document is the one quick-junit writes for the whole
+/// report at once.
+#[derive(Default)]
+pub(crate) struct JunitWriter {
+    /// Each target's suite, in the order targets first appear.
+    targets: Vec<TargetSuite>,
+}
+
+/// One target's suite being written.
+struct TargetSuite {
+    target: String,
+    /// The suite's counts so far, and the cases not spooled yet.
+    suite: TestSuite,
+    /// The cases spooled, serialised.
+    cases: Spool,
+    ms: u64,
+}
+
+impl TargetSuite {
+    /// Serialises the cases held and spools them.
+    fn flush(&mut self) -> Result<(), ReportError> {
+        if self.suite.test_cases.is_empty() {
+            return Ok(());
         }
+        let mut chunk = TestSuite::new("chunk");
+        chunk.test_cases = std::mem::take(&mut self.suite.test_cases);
+        let mut scratch = quick_junit::Report::new("chunk");
+        scratch.test_suites.push(chunk);
+        let xml = scratch.to_string()?;
+        let cases = xml
+            .find("<testsuite ")
+            .and_then(|start| Some(start + xml[start..].find('>')? + 1))
+            .and_then(|start| Some(&xml[start..xml.rfind(SUITE_END)?]))
+            .ok_or_else(|| unexpected("a suite's test cases"))?;
+        self.cases.push(cases)
     }
-    for target in targets {
-        let mut ts = TestSuite::new(format!("{suite}/{target}"));
-        ts.add_property(Property::new("gavel.run_id", report.run.id.as_str()));
-        ts.add_property(Property::new("gavel.target", target));
-        if let Some(stats) = report.summary.by_target.get(target) {
-            ts.add_property(Property::new("gavel.pass_rate", text::pct(stats.pass_rate)));
+}
+
+/// quick-junit wrote something other than what this module splices.
+fn unexpected(what: &str) -> ReportError {
+    ReportError::Write(std::io::Error::other(format!(
+        "cannot find {what} in the JUnit XML quick-junit wrote"
+    )))
+}
+
+impl Writer for JunitWriter {
+    fn outcome(
+        &mut self,
+        run: &RunRecord,
+        o: &Outcome,
+        _case: Option<&Case>,
+    ) -> Result<(), ReportError> {
+        let at = match self.targets.iter().position(|t| t.target == o.target) {
+            Some(at) => at,
+            None => {
+                self.targets.push(TargetSuite {
+                    target: o.target.clone(),
+                    suite: TestSuite::new("cases"),
+                    cases: Spool::new()?,
+                    ms: 0,
+                });
+                self.targets.len() - 1
+            }
+        };
+        let t = &mut self.targets[at];
+        let (case, ms) = test_case(&run.suite, o);
+        t.ms += ms;
+        t.suite.add_test_case(case);
+        if t.suite.test_cases.len() >= CHUNK {
+            t.flush()?;
         }
-        let mut ms = 0;
-        for o in report.outcomes.iter().filter(|o| o.target == target) {
-            let (case, case_ms) = test_case(suite, o);
-            ms += case_ms;
-            ts.add_test_case(case);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
+        let suite = &report.run.suite;
+        let mut junit = quick_junit::Report::new(format!("gavel {suite}"));
+        junit.set_time(Duration::from_millis(report.execution_ms()));
+        let mut spools = Vec::new();
+        for mut t in self.targets {
+            t.flush()?;
+            let mut ts = TestSuite::new(format!("{suite}/{}", t.target));
+            ts.add_property(Property::new("gavel.run_id", report.run.id.as_str()));
+            ts.add_property(Property::new("gavel.target", t.target.as_str()));
+            if let Some(stats) = report.summary.by_target.get(&t.target) {
+                ts.add_property(Property::new("gavel.pass_rate", text::pct(stats.pass_rate)));
+            }
+            ts.tests = t.suite.tests;
+            ts.failures = t.suite.failures;
+            ts.errors = t.suite.errors;
+            ts.skipped = t.suite.skipped;
+            ts.set_time(Duration::from_millis(t.ms));
+            junit.add_test_suite(ts);
+            spools.push(Some(t.cases));
         }
-        ts.set_time(Duration::from_millis(ms));
-        junit.add_test_suite(ts);
+        if let Some(u) = &report.gate.unfinished {
+            junit.add_test_suite(not_run(report, u));
+            spools.push(None);
+        }
+        if let Some(ts) = gate(report) {
+            junit.add_test_suite(ts);
+            spools.push(None);
+        }
+        let xml = without_root_skipped(&junit.to_string()?);
+        // Attribute values and text are escaped: each suite's end tag is
+        // the first one left.
+        let mut rest = xml.as_str();
+        for spool in spools {
+            let end = rest
+                .find(SUITE_END)
+                .ok_or_else(|| unexpected("a suite's end"))?;
+            out.write_all(&rest.as_bytes()[..end])?;
+            if let Some(cases) = spool {
+                cases.copy_to(out)?;
+            }
+            out.write_all(SUITE_END.as_bytes())?;
+            rest = &rest[end + SUITE_END.len()..];
+        }
+        out.write_all(rest.as_bytes())?;
+        Ok(())
     }
-    if let Some(u) = &report.gate.unfinished {
-        junit.add_test_suite(not_run(report, u));
-    }
-    if let Some(ts) = gate(report) {
-        junit.add_test_suite(ts);
-    }
-    Ok(without_root_skipped(&junit.to_string()?))
 }
 
 /// Removes the `skipped` attribute quick-junit always writes on `<testsuites>`

@@ -55,6 +55,7 @@ use gavel_core::{Case, Execution, Outcome, RunRecord, Summary, TagStats};
 
 pub mod compare;
 mod explain;
+mod files;
 mod fold;
 mod html;
 mod json;
@@ -77,6 +78,7 @@ mod workspace;
 
 pub use compare::Comparison;
 pub use explain::explain;
+pub use files::Files;
 pub use fold::{Detail, ReportBuilder};
 pub use outputs::{Color, Outputs};
 pub use required::RequiredJudges;
@@ -457,6 +459,9 @@ pub enum ReportError {
     /// The report holds only the outcomes its summary lists ([`Detail::Summary`]).
     #[error("cannot render the report: it was built with only the outcomes its summary lists")]
     Partial,
+    /// Writing a report, or its working files, failed.
+    #[error("cannot write the report: {0}")]
+    Write(#[from] std::io::Error),
     /// JSON serialisation failed.
     #[error("cannot render the JSON report: {0}")]
     Json(#[from] serde_json::Error),
@@ -468,38 +473,38 @@ pub enum ReportError {
     Template(#[from] minijinja::Error),
 }
 
+impl ReportError {
+    /// The error, naming `path` when it is a failure to write.
+    pub(crate) fn at(self, path: &Path) -> ReportError {
+        match self {
+            ReportError::Write(source) => ReportError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => other,
+        }
+    }
+}
+
 /// Renders the report in one format; a report of [`Detail::Summary`] is refused.
+/// The same writers as [`Files`], fed the report's outcomes.
 pub fn render(report: &Report, format: Format) -> Result<String, ReportError> {
     if report.detail != Detail::Full {
         return Err(ReportError::Partial);
     }
-    match format {
-        Format::Json => json::render(report),
-        Format::Junit => junit::render(report),
-        Format::Markdown => Ok(markdown::render(report)),
-        Format::Html => html::render(report),
-    }
+    files::render(report, format)
 }
 
 /// Renders the report in the format its extension names and writes it, creating
 /// parent directories. The file is written next to its final name and renamed into
 /// place, so a reader never sees half a report.
 pub fn write(report: &Report, path: &Path) -> Result<(), ReportError> {
-    let format = Format::from_path(path)?;
-    let text = render(report, format)?;
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ReportError::Io { path, source }
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    if report.detail != Detail::Full {
+        return Err(ReportError::Partial);
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(path)(e)
-    })
+    let mut files = Files::create(&[path.to_path_buf()])?;
+    for o in &report.outcomes {
+        files.push(&report.run, o, report.case(&o.case_id));
+    }
+    files.finish(report, |_| ())
 }

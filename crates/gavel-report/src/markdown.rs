@@ -2,11 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Write;
 
-use gavel_core::{Outcome, Status, TagStats};
+use gavel_core::{Case, Outcome, RunRecord, Status, TagStats};
 
-use crate::Report;
+use crate::files::{Spool, Writer};
 use crate::text;
+use crate::{Report, ReportError};
 
 /// Reasons longer than this (or spanning lines) are quoted in full under the table.
 const CELL_MAX: usize = 120;
@@ -15,8 +17,124 @@ const QUOTE_MAX: usize = 4_000;
 /// At most this many non-passing outcomes are detailed (step summaries are capped at 1 MiB).
 const DETAILED_MAX: usize = 50;
 
-/// Renders the Markdown report.
-pub(crate) fn render(report: &Report) -> String {
+/// The Markdown report, written as the outcomes come: the tables of every
+/// outcome (repeats and judge noise, robustness) and the lists capped at
+/// [`DETAILED_MAX`] (rubric, failures, skips) are spooled section by section;
+/// the head, which needs the summary and the gate, is written before them.
+pub(crate) struct MarkdownWriter {
+    spread: Spool,
+    robust: Spool,
+    rubric: Spool,
+    bad: Spool,
+    skipped: Spool,
+    with_skips: Spool,
+}
+
+impl MarkdownWriter {
+    pub(crate) fn new() -> Result<MarkdownWriter, ReportError> {
+        Ok(MarkdownWriter {
+            spread: Spool::new()?,
+            robust: Spool::new()?,
+            rubric: Spool::new()?,
+            bad: Spool::new()?,
+            skipped: Spool::new()?,
+            with_skips: Spool::new()?,
+        })
+    }
+}
+
+/// Spools `text()` as the next item of a list shown up to [`DETAILED_MAX`]
+/// (counting it either way).
+fn listed(spool: &mut Spool, text: impl FnOnce() -> String) -> Result<(), ReportError> {
+    if spool.count < DETAILED_MAX {
+        spool.push(&text())
+    } else {
+        spool.count += 1;
+        Ok(())
+    }
+}
+
+impl Writer for MarkdownWriter {
+    fn outcome(
+        &mut self,
+        _run: &RunRecord,
+        o: &Outcome,
+        case: Option<&Case>,
+    ) -> Result<(), ReportError> {
+        if let Some(row) = crate::noise::spread_row(o) {
+            self.spread.push(&row_line(&row))?;
+        }
+        if let Some(row) = case.and_then(|c| crate::robust::robust_row(c, o)) {
+            self.robust.push(&row_line(&row))?;
+        }
+        if let Some(dimensions) = crate::rubric::dimension_line(o) {
+            listed(&mut self.rubric, || {
+                rubric_line(o, &dimensions, crate::rubric::suggestions(o))
+            })?;
+        }
+        match o.status {
+            Status::Fail | Status::Error => listed(&mut self.bad, || failure(o))?,
+            Status::Skipped => listed(&mut self.skipped, || reason_line(o, text::skip_reason))?,
+            Status::Pass if o.passed_with_skips() => listed(&mut self.with_skips, || {
+                reason_line(o, text::skipped_checks)
+            })?,
+            Status::Pass => {}
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
+        out.write_all(head(report).as_bytes())?;
+        let w = *self;
+        if w.spread.count > 0 {
+            out.write_all(b"## Repeats and judge noise\n\n")?;
+            writeln!(out, "| {} |", crate::noise::SPREAD_HEADER.join(" | "))?;
+            out.write_all(
+                b"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+            )?;
+            w.spread.copy_to(out)?;
+            out.write_all(b"\n")?;
+            if w.robust.count > 0 {
+                out.write_all(b"## Robustness (variants of the input)\n\n")?;
+                writeln!(out, "| {} |", crate::robust::ROBUST_HEADER.join(" | "))?;
+                out.write_all(b"| --- | --- | --- | ---: | ---: | --- |\n")?;
+                w.robust.copy_to(out)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        capped(
+            out,
+            "## Rubric\n\n| Case | Target | Dimensions (1-5) | Suggestions |\n| --- | --- | --- | --- |\n",
+            w.rubric,
+            |more| format!("\n…and {more} more; see the JSON or HTML report.\n"),
+            "\n",
+        )?;
+        capped(
+            out,
+            "## Failures and errors\n\n",
+            w.bad,
+            |more| format!("…and {more} more; see the JSON or HTML report.\n\n"),
+            "",
+        )?;
+        let more = |more| format!("- …and {more} more\n");
+        capped(out, "## Skipped\n\n", w.skipped, more, "\n")?;
+        capped(
+            out,
+            "## Passed with skipped checks\n\n",
+            w.with_skips,
+            more,
+            "\n",
+        )?;
+        let mut md = String::new();
+        not_run(&mut md, report);
+        out.write_all(md.as_bytes())?;
+        Ok(())
+    }
+}
+
+/// Everything before the outcomes' sections: the verdict, the summary and
+/// the tables by tag, by target and of the targets compared.
+fn head(report: &Report) -> String {
     let mut md = String::new();
     let g = &report.gate;
     let s = &report.summary.overall;
@@ -79,140 +197,114 @@ pub(crate) fn render(report: &Report) -> String {
             &targets.pair_table(),
         );
     }
-    spread_table(&mut md, report);
-    rubric_table(&mut md, report);
-
-    let bad: Vec<_> = report
-        .outcomes
-        .iter()
-        .filter(|o| matches!(o.status, Status::Fail | Status::Error))
-        .collect();
-    if !bad.is_empty() {
-        md.push_str("## Failures and errors\n\n");
-        for o in bad.iter().take(DETAILED_MAX) {
-            let _ = writeln!(
-                md,
-                "### {} {} · {}\n",
-                text::status_word(o.status),
-                inline(&o.case_id),
-                inline(&o.target)
-            );
-            let mut facts = Vec::new();
-            if o.case_name != o.case_id {
-                facts.push(format!("Name: {}", inline(&o.case_name)));
-            }
-            if !o.tags.is_empty() {
-                facts.push(format!("Tags: {}", inline(&o.tags.join(", "))));
-            }
-            facts.push(format!("Score: {}", text::score(o.score)));
-            if o.executions.len() > 1 {
-                let passed = o
-                    .executions
-                    .iter()
-                    .filter(|e| e.status == Status::Pass)
-                    .count();
-                facts.push(format!("Repeats passed: {passed}/{}", o.executions.len()));
-            }
-            let _ = writeln!(md, "{}\n", facts.join(" · "));
-            md.push_str("| Repeat | Check | Status | Score | Threshold | Reason |\n");
-            md.push_str("| ---: | --- | --- | ---: | ---: | --- |\n");
-            let problems = text::problems(o);
-            let mut long = Vec::new();
-            for p in &problems {
-                let v = p.verdict;
-                let one = text::one_line(p.reason, CELL_MAX);
-                let reason = p.reason.trim();
-                if reason.chars().count() > CELL_MAX || reason.contains('\n') {
-                    long.push(p);
-                }
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    p.execution.repeat_index + 1,
-                    cell(p.check),
-                    p.status,
-                    v.map_or_else(|| "-".to_owned(), |v| text::verdict_value(v, v.score)),
-                    v.map_or_else(|| "-".to_owned(), |v| text::verdict_value(v, v.threshold)),
-                    cell(&one),
-                );
-            }
-            md.push('\n');
-            for p in long {
-                let _ = writeln!(
-                    md,
-                    "> **{}** (repeat {}):",
-                    inline(p.check),
-                    p.execution.repeat_index + 1
-                );
-                md.push_str(">\n");
-                for line in text::truncate(p.reason.trim(), QUOTE_MAX).lines() {
-                    let _ = writeln!(md, "> {}", quoted(line));
-                }
-                md.push('\n');
-            }
-            for e in o.executions.iter().filter(|e| e.status != Status::Pass) {
-                if let Some(ws) = crate::workspace::of_turns(&e.transcript.turns) {
-                    let _ = writeln!(md, "Workspace of repeat {}:\n", e.repeat_index + 1);
-                    code_block(&mut md, &ws.lines(""));
-                }
-            }
-        }
-        if bad.len() > DETAILED_MAX {
-            let _ = writeln!(
-                md,
-                "…and {} more; see the JSON or HTML report.\n",
-                bad.len() - DETAILED_MAX
-            );
-        }
-    }
-
-    let skipped: Vec<_> = report
-        .outcomes
-        .iter()
-        .filter(|o| o.status == Status::Skipped)
-        .collect();
-    reasons(&mut md, "Skipped", &skipped, text::skip_reason);
-    passed_with_skips(&mut md, report);
-    not_run(&mut md, report);
     md
 }
 
-/// The passes that rest on fewer checks than asked, with the skipped checks' reasons.
-fn passed_with_skips(md: &mut String, report: &Report) {
-    let with_skips: Vec<_> = report
-        .outcomes
-        .iter()
-        .filter(|o| o.passed_with_skips())
-        .collect();
-    reasons(
+/// A failed or errored outcome in detail: its facts, a table of its
+/// problems, their long reasons quoted, and the workspaces it left.
+fn failure(o: &Outcome) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
         md,
-        "Passed with skipped checks",
-        &with_skips,
-        text::skipped_checks,
+        "### {} {} · {}\n",
+        text::status_word(o.status),
+        inline(&o.case_id),
+        inline(&o.target)
     );
-}
-
-/// A `## title` section listing each outcome with its reason (at most
-/// [`DETAILED_MAX`]); nothing when there are none.
-fn reasons(md: &mut String, title: &str, outcomes: &[&Outcome], reason: fn(&Outcome) -> String) {
-    if outcomes.is_empty() {
-        return;
+    let mut facts = Vec::new();
+    if o.case_name != o.case_id {
+        facts.push(format!("Name: {}", inline(&o.case_name)));
     }
-    let _ = writeln!(md, "## {title}\n");
-    for o in outcomes.iter().take(DETAILED_MAX) {
-        let reason = text::one_line(&reason(o), 300);
+    if !o.tags.is_empty() {
+        facts.push(format!("Tags: {}", inline(&o.tags.join(", "))));
+    }
+    facts.push(format!("Score: {}", text::score(o.score)));
+    if o.executions.len() > 1 {
+        let passed = o
+            .executions
+            .iter()
+            .filter(|e| e.status == Status::Pass)
+            .count();
+        facts.push(format!("Repeats passed: {passed}/{}", o.executions.len()));
+    }
+    let _ = writeln!(md, "{}\n", facts.join(" · "));
+    md.push_str("| Repeat | Check | Status | Score | Threshold | Reason |\n");
+    md.push_str("| ---: | --- | --- | ---: | ---: | --- |\n");
+    let problems = text::problems(o);
+    let mut long = Vec::new();
+    for p in &problems {
+        let v = p.verdict;
+        let one = text::one_line(p.reason, CELL_MAX);
+        let reason = p.reason.trim();
+        if reason.chars().count() > CELL_MAX || reason.contains('\n') {
+            long.push(p);
+        }
         let _ = writeln!(
             md,
-            "- {} · {}: {}",
-            inline(&o.case_id),
-            inline(&o.target),
-            inline(&reason)
+            "| {} | {} | {} | {} | {} | {} |",
+            p.execution.repeat_index + 1,
+            cell(p.check),
+            p.status,
+            v.map_or_else(|| "-".to_owned(), |v| text::verdict_value(v, v.score)),
+            v.map_or_else(|| "-".to_owned(), |v| text::verdict_value(v, v.threshold)),
+            cell(&one),
         );
     }
-    if outcomes.len() > DETAILED_MAX {
-        let _ = writeln!(md, "- …and {} more", outcomes.len() - DETAILED_MAX);
-    }
     md.push('\n');
+    for p in long {
+        let _ = writeln!(
+            md,
+            "> **{}** (repeat {}):",
+            inline(p.check),
+            p.execution.repeat_index + 1
+        );
+        md.push_str(">\n");
+        for line in text::truncate(p.reason.trim(), QUOTE_MAX).lines() {
+            let _ = writeln!(md, "> {}", quoted(line));
+        }
+        md.push('\n');
+    }
+    for e in o.executions.iter().filter(|e| e.status != Status::Pass) {
+        if let Some(ws) = crate::workspace::of_turns(&e.transcript.turns) {
+            let _ = writeln!(md, "Workspace of repeat {}:\n", e.repeat_index + 1);
+            code_block(&mut md, &ws.lines(""));
+        }
+    }
+    md
+}
+
+/// An outcome's line in a list of reasons.
+fn reason_line(o: &Outcome, reason: fn(&Outcome) -> String) -> String {
+    let reason = text::one_line(&reason(o), 300);
+    format!(
+        "- {} · {}: {}\n",
+        inline(&o.case_id),
+        inline(&o.target),
+        inline(&reason)
+    )
+}
+
+/// A section of spooled items shown up to [`DETAILED_MAX`]: `head`, the
+/// items, `more` of how many were left out (if any), then `tail`; nothing
+/// when there are none.
+fn capped(
+    out: &mut dyn Write,
+    head: &str,
+    items: Spool,
+    more: fn(usize) -> String,
+    tail: &str,
+) -> Result<(), ReportError> {
+    if items.count == 0 {
+        return Ok(());
+    }
+    let left_out = items.count.saturating_sub(DETAILED_MAX);
+    out.write_all(head.as_bytes())?;
+    items.copy_to(out)?;
+    if left_out > 0 {
+        out.write_all(more(left_out).as_bytes())?;
+    }
+    out.write_all(tail.as_bytes())?;
+    Ok(())
 }
 
 /// What the run left undone, and the cases that have no execution.
@@ -230,62 +322,25 @@ fn not_run(md: &mut String, report: &Report) {
     }
 }
 
-/// The agent's spread across repeats beside the judges' own (`rejudge`), then
-/// the robustness cases (which always have several runs).
-fn spread_table(md: &mut String, report: &Report) {
-    let rows = crate::noise::spread_rows(report);
-    if rows.is_empty() {
-        return;
-    }
-    md.push_str("## Repeats and judge noise\n\n");
-    let _ = writeln!(md, "| {} |", crate::noise::SPREAD_HEADER.join(" | "));
-    md.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    rows_of(md, rows.iter().map(|r| r.as_slice()));
-    let robust = crate::robust::robust_rows(report);
-    if !robust.is_empty() {
-        md.push_str("## Robustness (variants of the input)\n\n");
-        let _ = writeln!(md, "| {} |", crate::robust::ROBUST_HEADER.join(" | "));
-        md.push_str("| --- | --- | --- | ---: | ---: | --- |\n");
-        rows_of(md, robust.iter().map(|r| r.as_slice()));
-    }
+/// A rubric-scored outcome's row: its dimension scores (1-5) and
+/// improvement suggestions.
+fn rubric_line(o: &Outcome, dimensions: &str, suggestions: Option<String>) -> String {
+    format!(
+        "| {} | {} | {} | {} |\n",
+        cell(&o.case_id),
+        cell(&o.target),
+        cell(dimensions),
+        cell(&text::truncate(
+            suggestions.as_deref().unwrap_or("-"),
+            QUOTE_MAX
+        )),
+    )
 }
 
-/// Each rubric-scored outcome's dimension scores (1-5) and improvement
-/// suggestions.
-fn rubric_table(md: &mut String, report: &Report) {
-    let rows = crate::rubric::rows(report);
-    if rows.is_empty() {
-        return;
-    }
-    md.push_str("## Rubric\n\n| Case | Target | Dimensions (1-5) | Suggestions |\n| --- | --- | --- | --- |\n");
-    for row in rows.iter().take(DETAILED_MAX) {
-        let suggestions = row.suggestions.as_deref().unwrap_or("-");
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} |",
-            cell(&row.outcome.case_id),
-            cell(&row.outcome.target),
-            cell(&row.dimensions),
-            cell(&text::truncate(suggestions, QUOTE_MAX)),
-        );
-    }
-    if rows.len() > DETAILED_MAX {
-        let _ = writeln!(
-            md,
-            "\n…and {} more; see the JSON or HTML report.",
-            rows.len() - DETAILED_MAX
-        );
-    }
-    md.push('\n');
-}
-
-/// Table rows, cells escaped, then a blank line.
-fn rows_of<'a>(md: &mut String, rows: impl Iterator<Item = &'a [String]>) {
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-        let _ = writeln!(md, "| {} |", cells.join(" | "));
-    }
-    md.push('\n');
+/// One table row, cells escaped.
+fn row_line(row: &[String]) -> String {
+    let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+    format!("| {} |\n", cells.join(" | "))
 }
 
 fn stats_table(md: &mut String, title: &str, what: &str, stats: &BTreeMap<String, TagStats>) {

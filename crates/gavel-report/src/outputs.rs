@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::{Detail, Report, ReportError};
+use crate::{Files, ReportError};
 
 /// The reports a command writes and how it shows its summary.
 #[derive(Debug, Clone, Default)]
@@ -34,14 +34,10 @@ pub enum Color {
 }
 
 impl Outputs {
-    /// How much the run's report must hold: [`Detail::Full`] when files are
-    /// written, else the summary only.
-    pub fn detail(&self) -> Detail {
-        if self.files.is_empty() {
-            Detail::Summary
-        } else {
-            Detail::Full
-        }
+    /// Writers for the report files ([`Files::create`]): refuses an
+    /// extension that names no format before anything runs.
+    pub fn writers(&self) -> Result<Files, ReportError> {
+        Files::create(&self.files)
     }
 
     /// Whether the terminal summary is coloured.
@@ -54,18 +50,5 @@ impl Outputs {
             Color::Always => true,
             Color::Never => false,
         }
-    }
-
-    /// Writes `report` to every file ([`crate::write`]), calling `wrote` after each.
-    pub fn write(
-        &self,
-        report: &Report,
-        mut wrote: impl FnMut(&std::path::Path),
-    ) -> Result<(), ReportError> {
-        for path in &self.files {
-            crate::write(report, path)?;
-            wrote(path);
-        }
-        Ok(())
     }
 }

@@ -1,6 +1,8 @@
 //! The required-judges gate (`--require-judges`, `judge.required`): a run whose
 //! judged checks went unjudged for want of a judge model does not pass.
 
+use std::collections::HashSet;
+
 use gavel_core::Outcome;
 use serde::Serialize;
 
@@ -13,6 +15,9 @@ pub struct RequiredJudges {
     pub unjudged: usize,
     /// Each distinct `case [target] check: reason` of them.
     pub checks: Vec<String>,
+    /// The lines of `checks`, to keep them distinct in constant time.
+    #[serde(skip)]
+    seen: HashSet<String>,
 }
 
 /// Checks listed by name in the gate line; the JSON report lists them all.
@@ -22,34 +27,29 @@ impl RequiredJudges {
     /// The judged checks of `outcomes` that had no judge model
     /// ([`gavel_core::Verdict::judge_unavailable`]).
     pub fn of(outcomes: &[Outcome]) -> RequiredJudges {
-        let mut unjudged = 0;
-        let mut checks: Vec<String> = Vec::new();
+        let mut judges = RequiredJudges {
+            passed: true,
+            unjudged: 0,
+            checks: Vec::new(),
+            seen: HashSet::new(),
+        };
         for o in outcomes {
-            let verdicts = o.executions.iter().flat_map(|e| &e.verdicts);
-            for v in verdicts.filter(|v| v.judge_unavailable()) {
-                unjudged += 1;
-                let line = format!("{} [{}] {}: {}", o.case_id, o.target, v.check, v.reason);
-                if !checks.contains(&line) {
-                    checks.push(line);
-                }
-            }
+            judges.add(o);
         }
-        RequiredJudges {
-            passed: unjudged == 0,
-            unjudged,
-            checks,
-        }
+        judges
     }
 
-    /// Adds the unjudged checks of `other` (outcomes that come after these).
-    pub(crate) fn merge(&mut self, other: RequiredJudges) {
-        self.unjudged += other.unjudged;
-        self.passed = self.unjudged == 0;
-        for line in other.checks {
-            if !self.checks.contains(&line) {
+    /// Adds the unjudged checks of `o` (an outcome after these).
+    pub(crate) fn add(&mut self, o: &Outcome) {
+        let verdicts = o.executions.iter().flat_map(|e| &e.verdicts);
+        for v in verdicts.filter(|v| v.judge_unavailable()) {
+            self.unjudged += 1;
+            let line = format!("{} [{}] {}: {}", o.case_id, o.target, v.check, v.reason);
+            if self.seen.insert(line.clone()) {
                 self.checks.push(line);
             }
         }
+        self.passed = self.unjudged == 0;
     }
 
     /// Why the gate failed, naming the first unjudged checks; `None` when it did not.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use gavel_core::{Execution, Outcome, Scale, Status, TagStats, Verdict};
+use gavel_core::{Case, Execution, Outcome, Scale, Status, TagStats, Verdict};
 use serde_json::Value;
 
 use crate::Report;
@@ -125,8 +125,8 @@ pub(crate) fn json_text(value: &Value) -> String {
 /// transcript recorded it (a replayed case's is the recording's, whatever the
 /// suite says), else the case snapshot's; a structured (non-text) input as the
 /// case gives it.
-pub(crate) fn input_of(report: &Report, outcome: &Outcome) -> Value {
-    let from_case = report.case(&outcome.case_id).and_then(|c| {
+pub(crate) fn input_of(case: Option<&Case>, outcome: &Outcome) -> Value {
+    let from_case = case.and_then(|c| {
         c.rounds
             .first()
             .map(|r| r.input.clone())
@@ -146,18 +146,16 @@ pub(crate) fn input_of(report: &Report, outcome: &Outcome) -> Value {
 }
 
 /// The case's expected output (else the last round's that has one), or null.
-pub(crate) fn expected_of(report: &Report, outcome: &Outcome) -> Value {
-    report
-        .case(&outcome.case_id)
-        .and_then(|c| {
-            c.expected_output.clone().or_else(|| {
-                c.rounds
-                    .iter()
-                    .rev()
-                    .find_map(|r| r.expected_output.clone())
-            })
+pub(crate) fn expected_of(case: Option<&Case>) -> Value {
+    case.and_then(|c| {
+        c.expected_output.clone().or_else(|| {
+            c.rounds
+                .iter()
+                .rev()
+                .find_map(|r| r.expected_output.clone())
         })
-        .unwrap_or(Value::Null)
+    })
+    .unwrap_or(Value::Null)
 }
 
 /// The last turn's output of the first execution.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use gavel_core::load::SuiteSource;
 use gavel_models::{CacheMode, ModelId};
-use gavel_report::{CalibrationGate, Detail};
+use gavel_report::CalibrationGate;
 use serde::{Deserialize, Serialize};
 
 /// Where a run's cases come from.
@@ -209,16 +209,16 @@ pub struct RunConfig {
     /// stored with the run and shown in its label.
     #[cfg_attr(feature = "cli", arg(long, env = "GAVEL_COMMIT", value_name = "REV"))]
     pub commit: Option<String>,
-    /// Which outcomes the finished run's report keeps: [`Detail::Summary`] when
-    /// only its summary is shown (no report file), so a large run's report does
-    /// not hold every execution.
+    /// Report files the finished run's report is written to as it is read
+    /// from the store (the format follows each extension); the report itself
+    /// keeps only what its summary lists ([`gavel_report::Detail::Summary`]).
     #[cfg_attr(feature = "cli", arg(skip))]
-    pub report: Detail,
+    pub report_files: Vec<std::path::PathBuf>,
 }
 
 impl RunConfig {
     /// A run of `sources` with the defaults: 4 at once, 120 s per execution,
-    /// gate at 80%, a full report.
+    /// gate at 80%, no report file.
     pub fn new(sources: Sources) -> RunConfig {
         RunConfig {
             sources,
@@ -230,7 +230,7 @@ impl RunConfig {
             run_id: None,
             resume: None,
             commit: None,
-            report: Detail::Full,
+            report_files: Vec::new(),
         }
     }
 }

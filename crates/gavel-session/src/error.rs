@@ -46,6 +46,9 @@ pub enum SessionError {
     /// The run itself broke (a result could not be recorded).
     #[error(transparent)]
     Run(gavel_runner::RunnerError),
+    /// A report file could not be written.
+    #[error(transparent)]
+    Report(#[from] gavel_report::ReportError),
 }
 
 impl SessionError {

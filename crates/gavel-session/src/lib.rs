@@ -52,4 +52,4 @@ pub use run::{Finished, PreparedRun};
 pub use set_calibration::{CalibrationPlan, SetCalibrated, SetCalibration};
 #[cfg(feature = "promptfoo")]
 pub use validate::convert_promptfoo;
-pub use validate::validate;
+pub use validate::{Validated, validate};

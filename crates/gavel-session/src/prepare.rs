@@ -46,12 +46,7 @@ pub(crate) async fn load_planned(
 ) -> Result<(Loaded, Plan), SessionError> {
     let (inputs, versions) = inputs(store, &config.sources).await?;
     let loading = gavel_core::load::open(&inputs);
-    let replays = loading
-        .suite()
-        .targets
-        .values()
-        .any(|t| matches!(t, gavel_core::TargetSpec::Replay(_)));
-    if replays {
+    if crate::replay::replays(loading.suite()) {
         let mut suite = loading.collect().map_err(SessionError::Load)?;
         crate::replay::expand(&mut suite, Some(store)).await?;
         has_targets(&suite)?;

@@ -108,6 +108,14 @@ fn stored(executions: Vec<Execution>) -> BTreeMap<ConversationKey, Transcript> {
         .collect()
 }
 
+/// Whether `suite` has a `replay` target.
+pub(crate) fn replays(suite: &Suite) -> bool {
+    suite
+        .targets
+        .values()
+        .any(|t| matches!(t, TargetSpec::Replay(_)))
+}
+
 /// Whether reading `suite`'s recordings needs a store (a `run:` target).
 pub(crate) fn needs_store(suite: &Suite) -> bool {
     suite
@@ -124,11 +132,7 @@ pub(crate) fn needs_store(suite: &Suite) -> bool {
 /// recorded user message (of the longest of its recordings), and keeps the
 /// case's own checks and settings.
 pub(crate) async fn expand(suite: &mut Suite, store: Option<&Store>) -> Result<(), SessionError> {
-    let has_replay = suite
-        .targets
-        .values()
-        .any(|t| matches!(t, TargetSpec::Replay(_)));
-    if !has_replay {
+    if !replays(suite) {
         return Ok(());
     }
     let recorded = read_all(suite, store).await?;

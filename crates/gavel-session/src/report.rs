@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use gavel_core::Execution;
-use gavel_report::{Detail, Report, ReportBuilder};
+use gavel_report::{Detail, Files, Report, ReportBuilder};
 use gavel_store::{ExecutionPages, PAGE_SIZE, Store, StoreError};
 
 use crate::config::StoredConfig;
@@ -25,6 +25,34 @@ pub async fn build(
     regate: &Regate,
     detail: Detail,
 ) -> Result<Report, SessionError> {
+    Ok(fold(store, run_id, regate, detail, None).await?.0)
+}
+
+/// The summary report of stored run `run_id` ([`build`] with
+/// [`Detail::Summary`]), writing `files` as its outcomes are read: each report
+/// file is written without holding the run's executions, and put in place
+/// once the gate is decided.
+pub async fn write(
+    store: &Store,
+    run_id: &str,
+    regate: &Regate,
+    files: Files,
+) -> Result<Report, SessionError> {
+    let (report, files) = fold(store, run_id, regate, Detail::Summary, Some(files)).await?;
+    if let Some(files) = files {
+        files.finish(&report, |_| ())?;
+    }
+    Ok(report)
+}
+
+/// [`build`], handing each outcome to `files` as it is folded.
+async fn fold(
+    store: &Store,
+    run_id: &str,
+    regate: &Regate,
+    detail: Detail,
+    files: Option<Files>,
+) -> Result<(Report, Option<Files>), SessionError> {
     let run = store.run(run_id).await?;
     // Runs stored before the configuration was typed gate at the defaults.
     let stored = StoredConfig::of(&run).ok();
@@ -48,6 +76,9 @@ pub async fn build(
         page: VecDeque::new(),
     };
     let mut builder = ReportBuilder::new(run, min_pass_rate, detail).gate_tags(tags);
+    if let Some(files) = files {
+        builder = builder.files(files);
+    }
     while let Some(page) = cases.next_page().await? {
         for case in page {
             let id = case.id.clone();
@@ -61,14 +92,14 @@ pub async fn build(
     while let Some(execution) = executions.next(None).await? {
         builder.push_execution(execution);
     }
-    let mut report = builder.finish();
+    let (mut report, files) = builder.finish_files();
     if let Some(c) = calibration {
         report.gate = report.gate.clone().with_calibration(c);
     }
     if require_judges {
         report.require_judges();
     }
-    Ok(report)
+    Ok((report, files))
 }
 
 /// A run's executions in report order, one page read ahead.

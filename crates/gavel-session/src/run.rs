@@ -407,8 +407,8 @@ impl PreparedRun {
         // The report reads every result (and case) back from the store: free
         // the run's models and its plan first.
         drop((pool, baselines, suite, embeddings, plan));
-        let report =
-            crate::report::build(&store, &run.id, &Regate::default(), config.report).await?;
+        let files = gavel_report::Files::create(&config.report_files)?;
+        let report = crate::report::write(&store, &run.id, &Regate::default(), files).await?;
         let (outcome, error) = match outcome {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(SessionError::Run(e))),

@@ -1,7 +1,10 @@
 //! Times reading a whole run the way a report does, a page at a time: fills a
-//! store with runs of N cases and N executions (one turn, one tool call and
-//! one verdict each) and reads each run's executions and snapshot cases in
-//! pages of [`gavel_store::PAGE_SIZE`]. Prints figures; asserts nothing.
+//! store with finished runs of N cases and N executions (one turn, one tool
+//! call and one verdict each; one in 20 fails, one in 97 errors) and reads
+//! each run's executions and snapshot cases in pages of
+//! [`gavel_store::PAGE_SIZE`]. Prints figures; asserts nothing. Given a
+//! store's URL it keeps the runs there: `gavel report` can then be timed on
+//! them.
 //!
 //! ```text
 //! cargo run -p gavel-store --example report_pages -- [URL] [N ...]
@@ -114,22 +117,39 @@ async fn fill(store: &Store, run_id: &str, n: usize) -> Result<(), Box<dyn Error
             .await?;
     }
     // Recorded last case first: report order is the snapshot's, not the recording's.
-    let executions: Vec<Execution> = ids.iter().rev().map(|id| execution(id)).collect();
+    let executions: Vec<Execution> = ids
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, id)| execution(id, i))
+        .collect();
     for chunk in executions.chunks(FILL_BATCH) {
         store.record_executions(run_id, chunk).await?;
     }
+    store
+        .finish_run(run_id, RunStatus::Completed, &gavel_core::now_rfc3339())
+        .await?;
     Ok(())
 }
 
-fn execution(case: &str) -> Execution {
+/// The execution of the `i`th case: one in 20 fails its check, one in 97
+/// errors, the rest pass.
+fn execution(case: &str, i: usize) -> Execution {
+    let (status, verdict) = if i % 97 == 0 {
+        (Status::Error, Status::Skipped)
+    } else if i % 20 == 0 {
+        (Status::Fail, Status::Fail)
+    } else {
+        (Status::Pass, Status::Pass)
+    };
     Execution {
         case_id: case.to_owned(),
         case_name: case.to_owned(),
         target: "agent".to_owned(),
         repeat_index: 0,
-        tags: vec![],
-        status: Status::Pass,
-        score: Some(1.0),
+        tags: vec!["bench".to_owned(), format!("shard-{}", i % 4)],
+        status,
+        score: Some(if status == Status::Pass { 1.0 } else { 0.0 }),
         transcript: Transcript {
             session_id: format!("session-{case}"),
             turns: vec![Turn {
@@ -158,10 +178,14 @@ fn execution(case: &str) -> Execution {
         verdicts: vec![Verdict::new(
             "contains",
             CheckKind::Contains,
-            Status::Pass,
-            "found",
+            verdict,
+            if verdict == Status::Pass {
+                "found"
+            } else {
+                "`refund` not found in the answer"
+            },
         )],
-        reason: None,
+        reason: (status == Status::Error).then(|| "connection refused".to_owned()),
         started_at: gavel_core::now_rfc3339(),
         duration_ms: 1,
     }

@@ -336,10 +336,86 @@ async fn start_run(
     Ok((StatusCode::ACCEPTED, Json(json!({ "id": id }))))
 }
 
-async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Value> {
+/// Executions a page of `/api/runs/{id}` holds unless `limit` says otherwise.
+const RUN_PAGE_DEFAULT: usize = 100;
+/// The most executions one page of `/api/runs/{id}` holds.
+const RUN_PAGE_MAX: usize = 500;
+
+/// `/api/runs/{id}`'s page: where it starts, how long, and its filter.
+#[derive(Deserialize)]
+struct RunPageQuery {
+    /// Executions recorded after this sequence number (a page's `page.next`).
+    after: Option<i64>,
+    /// At most this many executions, 1 to [`RUN_PAGE_MAX`].
+    limit: Option<usize>,
+    /// Comma-separated statuses shown (`pass`, `fail`, `error`, `skipped`); none: all.
+    #[serde(default)]
+    status: String,
+    /// Text the case id or name contains, ignoring case.
+    #[serde(default)]
+    q: String,
+}
+
+impl RunPageQuery {
+    /// The store's page this asks for; a bad field is named.
+    fn browse(&self) -> Result<gavel_store::Browse, WebError> {
+        let limit = self.limit.unwrap_or(RUN_PAGE_DEFAULT);
+        if !(1..=RUN_PAGE_MAX).contains(&limit) {
+            return Err(WebError::BadRequest(format!(
+                "limit: {limit} is out of range: give 1 to {RUN_PAGE_MAX}"
+            )));
+        }
+        let statuses = self
+            .status
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                use gavel_core::Status;
+                [Status::Pass, Status::Fail, Status::Error, Status::Skipped]
+                    .into_iter()
+                    .find(|status| status.as_str() == s)
+                    .ok_or_else(|| {
+                        WebError::BadRequest(format!(
+                            "status: `{s}` is not a status: use pass, fail, error or skipped"
+                        ))
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(gavel_store::Browse {
+            statuses,
+            search: self.q.clone(),
+            after: self.after,
+            limit,
+        })
+    }
+}
+
+/// `GET /api/runs/{id}?after=SEQ&limit=N&status=fail,error&q=TEXT`: the run,
+/// its gate and counts, and one page of its executions in recording order
+/// (with the snapshot cases they ran), read by key as the run page reads
+/// them, so a page costs the same in a run of any size; `page.next` is the
+/// `after` of the next page (null on the last).
+async fn run(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<RunPageQuery>,
+) -> ApiResult<Value> {
+    let browse = q.browse()?;
     let run = state.store.run(&id).await?;
-    let executions = state.store.executions(&run.id).await?;
-    let cases = state.store.cases(&run.id).await?;
+    let page = state.store.browse(&run.id, &browse).await?;
+    let mut case_ids: Vec<&str> = page.executions.iter().map(|e| e.case_id.as_str()).collect();
+    case_ids.sort_unstable();
+    case_ids.dedup();
+    let mut cases = Vec::with_capacity(case_ids.len());
+    for case_id in case_ids {
+        match state.store.saved_case(&run.id, case_id).await {
+            Ok(case) => cases.push(case),
+            // An execution whose case is not in the snapshot.
+            Err(gavel_store::StoreError::NotFound(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     let versions = state.store.run_case_versions(&run.id).await?;
     let error = state.store.run_error(&run.id).await?;
     let warnings = state.store.run_warnings(&run.id).await?;
@@ -353,6 +429,13 @@ async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult
             "min_pass_rate": summary.min_pass_rate,
             "failures": summary.gate_failures,
         },
+        "counts": {
+            "total": summary.total,
+            "passed": summary.passed,
+            "failed": summary.failed,
+            "errors": summary.errors,
+            "skipped": summary.skipped,
+        },
         "error": error,
         "warnings": warnings,
         "started_by": started_by,
@@ -361,7 +444,12 @@ async fn run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult
             .iter()
             .map(|(suite, key, version)| json!({"suite": suite, "case": key, "version": version}))
             .collect::<Vec<_>>(),
-        "executions": executions,
+        "executions": page.executions,
+        "page": {
+            "limit": browse.limit,
+            "matching": page.matching,
+            "next": page.next,
+        },
     })))
 }
 

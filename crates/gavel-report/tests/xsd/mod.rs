@@ -8,7 +8,9 @@ use std::process::Command;
 /// `xmlschema` the check is skipped with the reason on stderr, except under CI
 /// or with `GAVEL_TEST_REQUIRE_XMLSCHEMA` set, where that is a failure.
 pub(crate) fn assert_valid_junit(xml: &str) {
-    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit-10.xsd");
+    // From any crate of the workspace that includes this module.
+    let xsd =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../gavel-report/tests/fixtures/junit-10.xsd");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("junit.xml");
     std::fs::write(&file, xml).unwrap();

@@ -32,9 +32,15 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<u8> {
     if args.trend {
         return trend(&store, args.last, &args.out).await;
     }
+    let files = match args.out.writers() {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(super::EXIT_BAD_INPUT);
+        }
+    };
     let run = store.find_run(&args.run).await?;
-    let detail = args.out.detail();
-    let report = gavel_session::report::build(&store, &run.id, &args.gate, detail).await?;
+    let report = gavel_session::report::write(&store, &run.id, &args.gate, files).await?;
     emit(&report, &args.out)
 }
 
@@ -52,8 +58,8 @@ async fn trend(store: &Store, last: u32, out: &Outputs) -> anyhow::Result<u8> {
     Ok(super::EXIT_OK)
 }
 
-/// Prints the terminal summary of `report`, writes the requested files and
-/// returns the gate's exit code.
+/// Prints the terminal summary of `report`, names the report files written
+/// with it and returns the gate's exit code.
 pub(crate) fn emit(report: &Report, out: &Outputs) -> anyhow::Result<u8> {
     if !report.gate.tags.is_empty() {
         eprintln!("gate on cases tagged {}", report.gate.tags.join(", "));
@@ -62,6 +68,8 @@ pub(crate) fn emit(report: &Report, out: &Outputs) -> anyhow::Result<u8> {
         eprintln!("gate failed: {why}");
     }
     print!("{}", gavel::report::terminal(report, out.colored()));
-    out.write(report, |path| eprintln!("wrote {}", path.display()))?;
+    for path in &out.files {
+        eprintln!("wrote {}", path.display());
+    }
     Ok(u8::try_from(report.gate.exit_code()).unwrap_or(super::EXIT_INFRA))
 }

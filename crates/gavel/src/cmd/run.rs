@@ -61,7 +61,11 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<u8> {
 /// `gavel run` on an open store.
 async fn run_in(store: &gavel::store::Store, args: RunArgs) -> anyhow::Result<u8> {
     let mut config = args.config.clone();
-    config.report = args.out.detail();
+    if let Err(e) = args.out.writers() {
+        eprintln!("error: {e}");
+        return Ok(super::EXIT_BAD_INPUT);
+    }
+    config.report_files = args.out.files.clone();
     let prepared = match PreparedRun::new(store.clone(), config).await {
         Ok(p) => p,
         Err(e) => return Ok(super::session_error(&e)),
@@ -153,6 +157,7 @@ async fn distributed(
         return Ok(EXIT_INTERRUPTED);
     }
     let regate = gavel_session::Regate::default();
-    let report = gavel_session::report::build(store, &run_id, &regate, args.out.detail()).await?;
+    let files = args.out.writers()?;
+    let report = gavel_session::report::write(store, &run_id, &regate, files).await?;
     super::report::emit(&report, &args.out)
 }

@@ -19,16 +19,16 @@ pub(crate) struct ValidateArgs {
 
 pub(crate) async fn validate(args: ValidateArgs) -> anyhow::Result<u8> {
     let sources: Vec<_> = args.paths.iter().cloned().map(SuiteSource::Path).collect();
-    let suite = match gavel_session::validate(&sources, &args.store).await {
-        Ok(s) => s,
+    let validated = match gavel_session::validate(&sources, &args.store).await {
+        Ok(v) => v,
         Err(e) => {
             super::promptfoo::hint(&args.paths);
             return Ok(session_error(&e));
         }
     };
-    for w in &suite.warnings {
+    for w in &validated.suite.warnings {
         eprintln!("warning: {w}");
     }
-    println!("ok: {suite}");
+    println!("ok: {validated}");
     Ok(EXIT_OK)
 }

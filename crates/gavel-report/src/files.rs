@@ -1,0 +1,174 @@
+//! Report files written as a report is folded: each outcome goes to every
+//! file's writer as it is read and is spooled, section by section, to
+//! temporary files; once the summary and the gate are known, each file is put
+//! together (its head, then the spools in order) and renamed into place.
+//! Memory stays flat in the run's size: a writer holds at most one chunk of
+//! outcomes' text, never the run.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use gavel_core::{Case, Outcome, RunRecord};
+
+use crate::{Format, Report, ReportError};
+
+/// One format's writer: fed each outcome in report order, then finished with
+/// the whole report's summary and gate.
+pub(crate) trait Writer: Send {
+    /// Takes the next outcome of `run` (with its snapshot case, when there is one).
+    fn outcome(
+        &mut self,
+        run: &RunRecord,
+        o: &Outcome,
+        case: Option<&Case>,
+    ) -> Result<(), ReportError>;
+
+    /// Writes the whole file to `out`: what only the finished report knows,
+    /// and the spooled outcomes.
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError>;
+}
+
+/// The writer of a format.
+fn writer(format: Format) -> Result<Box<dyn Writer>, ReportError> {
+    Ok(match format {
+        Format::Json => Box::new(crate::json::JsonWriter::new()?),
+        Format::Junit => Box::new(crate::junit::JunitWriter::default()),
+        Format::Markdown => Box::new(crate::markdown::MarkdownWriter::new()?),
+        Format::Html => Box::new(crate::html::HtmlWriter::new()?),
+    })
+}
+
+/// Report files being written as a report is folded
+/// ([`crate::ReportBuilder::files`]): every format its path's extension names.
+pub struct Files {
+    files: Vec<(PathBuf, Box<dyn Writer>)>,
+    /// The first failure; the files are not written.
+    error: Option<ReportError>,
+}
+
+impl std::fmt::Debug for Files {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let paths: Vec<&PathBuf> = self.files.iter().map(|(p, _)| p).collect();
+        f.debug_struct("Files").field("paths", &paths).finish()
+    }
+}
+
+impl Files {
+    /// Writers for `paths`, each in the format its extension names
+    /// ([`Format::from_path`]); nothing is written before [`Files::finish`].
+    pub fn create(paths: &[PathBuf]) -> Result<Files, ReportError> {
+        let mut files = Vec::with_capacity(paths.len());
+        for path in paths {
+            let format = Format::from_path(path)?;
+            files.push((path.clone(), writer(format).map_err(|e| e.at(path))?));
+        }
+        Ok(Files { files, error: None })
+    }
+
+    /// Whether no file is asked for.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Hands the next outcome to every writer; the first failure is kept for
+    /// [`Files::finish`].
+    pub(crate) fn push(&mut self, run: &RunRecord, o: &Outcome, case: Option<&Case>) {
+        if self.error.is_some() {
+            return;
+        }
+        for (path, writer) in &mut self.files {
+            if let Err(e) = writer.outcome(run, o, case) {
+                self.error = Some(e.at(path));
+                return;
+            }
+        }
+    }
+
+    /// Writes every file from `report` (the one these outcomes were folded
+    /// into, gate applied), calling `wrote` after each.
+    pub fn finish(self, report: &Report, mut wrote: impl FnMut(&Path)) -> Result<(), ReportError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        for (path, writer) in self.files {
+            write_file(&path, |out| writer.finish(report, out))?;
+            wrote(&path);
+        }
+        Ok(())
+    }
+}
+
+/// Renders `report` (all its outcomes) in one format, through that format's writer.
+pub(crate) fn render(report: &Report, format: Format) -> Result<String, ReportError> {
+    let mut w = writer(format)?;
+    for o in &report.outcomes {
+        w.outcome(&report.run, o, report.case(&o.case_id))?;
+    }
+    let mut out = Vec::new();
+    w.finish(report, &mut out)?;
+    String::from_utf8(out)
+        .map_err(|e| ReportError::Write(io::Error::new(io::ErrorKind::InvalidData, e)))
+}
+
+/// Writes `path` with `fill`, creating parent directories: next to its final
+/// name, then renamed into place, so a reader never sees half a report.
+fn write_file(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ReportError::Io { path, source }
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let written = File::create(&tmp).map_err(io(&tmp)).and_then(|file| {
+        let mut out = BufWriter::new(file);
+        fill(&mut out).map_err(|e| e.at(&tmp))?;
+        out.flush().map_err(io(&tmp))
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path).map_err(io(path))) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Text spooled to an anonymous temporary file, copied out when the report is
+/// put together; counts what was pushed.
+pub(crate) struct Spool {
+    file: BufWriter<File>,
+    /// Items pushed.
+    pub(crate) count: usize,
+}
+
+impl Spool {
+    pub(crate) fn new() -> Result<Spool, ReportError> {
+        Ok(Spool {
+            file: BufWriter::new(tempfile::tempfile()?),
+            count: 0,
+        })
+    }
+
+    /// Appends one item.
+    pub(crate) fn push(&mut self, text: &str) -> Result<(), ReportError> {
+        self.count += 1;
+        Ok(self.file.write_all(text.as_bytes())?)
+    }
+
+    /// Copies what was spooled to `out`.
+    pub(crate) fn copy_to(self, out: &mut dyn Write) -> Result<(), ReportError> {
+        let mut file = self
+            .file
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
+        file.seek(SeekFrom::Start(0))?;
+        io::copy(&mut file, out)?;
+        Ok(())
+    }
+}
