@@ -9,12 +9,14 @@ mod request;
 pub mod layers;
 mod pricing;
 mod providers;
+mod recorded;
 mod stack;
 
 pub use error::{ErrorKind, ModelError};
 pub use id::{ModelId, ModelIdError, Provider};
 pub use layers::CacheMode;
 pub use pricing::{builtin_prices, price_for};
+pub use recorded::chat_recorded;
 pub use providers::{
     EmbeddingProvider, ProviderConfig, base_url, provider, provider_with, retry_after,
 };

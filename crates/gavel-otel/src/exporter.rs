@@ -17,6 +17,8 @@ use opentelemetry_sdk::trace::{
 
 use crate::attrs::{int, text};
 use crate::evaluation::{EVENTS_PER_SPAN, Targets, attach};
+use crate::ids::{self, Planned};
+use crate::phoenix::Phoenix;
 use crate::timeline::{self, parse_time};
 use crate::trace::{ExecutionSpans, RunContext};
 use crate::watch::{Failure, Watched, receiver};
@@ -37,6 +39,8 @@ pub struct Exporter {
     logger: Option<SdkLogger>,
     /// The first failed export of traces, then of logs.
     failures: [Failure; 2],
+    /// Where verdicts also go as span annotations (`--otel-phoenix`).
+    phoenix: Option<Phoenix>,
     settings: Settings,
 }
 
@@ -83,6 +87,7 @@ impl Exporter {
             )
             .with_resource(resource.clone())
             .with_max_events_per_span(EVENTS_PER_SPAN as u32)
+            .with_id_generator(Planned::default())
             .build();
         let tracer = tracer_provider.tracer(SCOPE);
         let logger_provider = if settings.logs {
@@ -105,12 +110,22 @@ impl Exporter {
             None
         };
         let logger = logger_provider.as_ref().map(|p| p.logger(SCOPE));
+        let phoenix = match &settings.phoenix {
+            Some(url) => Some(Phoenix::new(url, tracer_provider.clone()).map_err(|message| {
+                OtelError::Build {
+                    signal: "annotations",
+                    message,
+                }
+            })?),
+            None => None,
+        };
         Ok(Exporter {
             tracer_provider,
             tracer,
             logger_provider,
             logger,
             failures,
+            phoenix,
             settings,
         })
     }
@@ -118,7 +133,7 @@ impl Exporter {
     /// Opens the span of `run`, started at its recorded start.
     pub fn start_run(&self, run: &RunRecord) -> RunSpan {
         let start = parse_time(&run.started_at).unwrap_or_else(SystemTime::now);
-        let span = self
+        let builder = self
             .tracer
             .span_builder(format!("run {}", run.suite))
             .with_kind(SpanKind::Internal)
@@ -126,9 +141,9 @@ impl Exporter {
             .with_attributes([
                 text("gavel.run.id", run.id.clone()),
                 text("gavel.suite", run.suite.clone()),
-            ])
-            .start_with_context(&self.tracer, &Context::new());
-        let cx = Context::new().with_span(span);
+            ]);
+        let trace = ids::trace_id(&run.id, None);
+        let cx = crate::trace::start(&self.tracer, builder, &Context::new(), trace, "run");
         let sc = cx.span().span_context().clone();
         RunSpan {
             run: RunContext {
@@ -157,6 +172,8 @@ impl Exporter {
             span_events: self.settings.span_events,
             redact: self.settings.redact_content,
             events: Default::default(),
+            phoenix: self.phoenix.as_ref(),
+            emitted: Default::default(),
         };
         attach(&targets, e, &mut spans);
         spans.end();
@@ -191,11 +208,19 @@ impl Exporter {
     /// receiver answered or the export timed out: call it off the async
     /// executor (`tokio::task::spawn_blocking`).
     pub fn shutdown(&self) -> Result<(), OtelError> {
+        let annotations = self.phoenix.as_ref().and_then(Phoenix::finish);
         let traces = self.tracer_provider.shutdown();
         let logs = self.logger_provider.as_ref().map(|p| p.shutdown());
         self.failed("traces", &self.failures[0], traces)?;
-        match logs {
-            Some(logs) => self.failed("logs", &self.failures[1], logs),
+        if let Some(logs) = logs {
+            self.failed("logs", &self.failures[1], logs)?;
+        }
+        match annotations {
+            Some((receiver, message)) => Err(OtelError::Export {
+                signal: "annotations",
+                receiver,
+                message,
+            }),
             None => Ok(()),
         }
     }

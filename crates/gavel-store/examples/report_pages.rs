@@ -138,10 +138,10 @@ fn execution(case: &str) -> Execution {
                 output: "answer".to_owned(),
                 response: None,
                 tool_calls: vec![ToolCall {
-                    agent: None,
                     name: "lookup".to_owned(),
                     arguments: json!({"q": case}),
                     result: None,
+                    ..Default::default()
                 }],
                 latency_ms: 1,
                 usage: None,
