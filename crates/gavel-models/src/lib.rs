@@ -16,10 +16,10 @@ pub use error::{ErrorKind, ModelError};
 pub use id::{ModelId, ModelIdError, Provider};
 pub use layers::CacheMode;
 pub use pricing::{builtin_prices, price_for};
-pub use recorded::chat_recorded;
 pub use providers::{
     EmbeddingProvider, ProviderConfig, base_url, provider, provider_with, retry_after,
 };
+pub use recorded::chat_recorded;
 pub use request::{
     ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenLogprob, TokenUsage,
     ToolCallRequest, ToolDef, TopLogprob,

@@ -62,6 +62,9 @@ mod tests {
         );
         assert_eq!(model("gpt")[0].value.as_str(), "gpt");
         assert_eq!(model("gpt")[1].value.as_str(), "_OTHER");
-        assert_eq!(model("gemini:gemini-2.5-pro")[1].value.as_str(), "gcp.gemini");
+        assert_eq!(
+            model("gemini:gemini-2.5-pro")[1].value.as_str(),
+            "gcp.gemini"
+        );
     }
 }

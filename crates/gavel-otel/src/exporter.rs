@@ -111,12 +111,12 @@ impl Exporter {
         };
         let logger = logger_provider.as_ref().map(|p| p.logger(SCOPE));
         let phoenix = match &settings.phoenix {
-            Some(url) => Some(Phoenix::new(url, tracer_provider.clone()).map_err(|message| {
-                OtelError::Build {
+            Some(url) => Some(
+                Phoenix::new(url, tracer_provider.clone()).map_err(|message| OtelError::Build {
                     signal: "annotations",
                     message,
-                }
-            })?),
+                })?,
+            ),
             None => None,
         };
         Ok(Exporter {

@@ -9,8 +9,8 @@
 //! spans queued so far were flushed; Phoenix keeps an annotation whose span it
 //! has not stored yet and tries it again.
 
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -50,16 +50,21 @@ impl Phoenix {
                 .map_err(|_| format!("{API_KEY_VAR} is not a valid header value"))?;
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
-        let client = reqwest::blocking::Client::builder()
-            .timeout(TIMEOUT)
-            .default_headers(headers)
-            .build()
-            .map_err(|e| e.to_string())?;
         let (sender, batches) = sync_channel(WAITING);
         let failure = Failure::default();
         let worker = {
             let (url, failure) = (url.clone(), failure.clone());
-            std::thread::spawn(move || send_all(&client, &url, &spans, &batches, &failure))
+            // A blocking client is built, and used, off any async executor.
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::builder()
+                    .timeout(TIMEOUT)
+                    .default_headers(headers)
+                    .build();
+                match client {
+                    Ok(client) => send_all(&client, &url, &spans, &batches, &failure),
+                    Err(e) => failure.keep_message(e.to_string()),
+                }
+            })
         };
         Ok(Phoenix {
             url,

@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use gavel_core::{Execution, ModelCall, ModelCaller, TargetFailure, ToolCall, Transcript, Turn, Usage};
+use gavel_core::{
+    Execution, ModelCall, ModelCaller, TargetFailure, ToolCall, Transcript, Turn, Usage,
+};
 use opentelemetry::trace::{
     Link, SpanBuilder, SpanContext, SpanKind, Status, TraceContextExt, TraceId, Tracer,
 };
@@ -104,10 +106,7 @@ impl ExecutionSpans {
             .iter()
             .map(|s| Link::with_context(s.clone()))
             .collect();
-        let trace = ids::trace_id(
-            &run.run_id,
-            Some((&e.case_id, &e.target, e.repeat_index)),
-        );
+        let trace = ids::trace_id(&run.run_id, Some((&e.case_id, &e.target, e.repeat_index)));
         let builder = tracer
             .span_builder(format!("case {}", e.case_id))
             .with_kind(SpanKind::Internal)

@@ -382,7 +382,11 @@ fn needed(r: &Requirement, span: &Span) -> bool {
         // turns of the targets whose model it drives.
         ("gen_ai.request.model", "If available.") => {
             r.operation == "chat"
-                || ["chat", "refused"].contains(&string(&span.attributes, "gavel.target").as_deref().unwrap_or(""))
+                || ["chat", "refused"].contains(
+                    &string(&span.attributes, "gavel.target")
+                        .as_deref()
+                        .unwrap_or(""),
+                )
         }
         // A judge's calls are not part of the conversation judged.
         ("gen_ai.conversation.id", "when available") => !judge,
@@ -401,10 +405,14 @@ fn needed(r: &Requirement, span: &Span) -> bool {
         | ("gen_ai.agent.id" | "gen_ai.data_source.id", "if applicable.")
         | ("gen_ai.request.choice.count", "if available, in the request, and !=1")
         | ("gen_ai.request.seed", "if applicable and if the request includes a seed") => false,
-        ("gen_ai.request.stream", c) if c.starts_with("If and only if the request is streaming") => {
+        ("gen_ai.request.stream", c)
+            if c.starts_with("If and only if the request is streaming") =>
+        {
             false
         }
-        (a, c) => panic!("the conventions' list has a condition this test does not know: {a} ({c})"),
+        (a, c) => {
+            panic!("the conventions' list has a condition this test does not know: {a} ({c})")
+        }
     }
 }
 
@@ -432,7 +440,10 @@ async fn exported_spans_carry_every_required_genai_attribute() {
     assert!(!stderr.contains("warning"), "{stderr}");
     let got = received(&live).await;
     let rows = requirements();
-    assert!(rows.iter().any(|r| r.operation == "execute_tool"), "fixture read");
+    assert!(
+        rows.iter().any(|r| r.operation == "execute_tool"),
+        "fixture read"
+    );
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for span in &got.spans {
         let Some(op) = string(&span.attributes, "gen_ai.operation.name") else {
@@ -443,7 +454,13 @@ async fn exported_spans_carry_every_required_genai_attribute() {
             None => op.clone(),
         };
         let failed = span.status.as_ref().is_some_and(|s| s.code == 2);
-        *seen.entry(if failed { format!("{kind}, failed") } else { kind }).or_default() += 1;
+        *seen
+            .entry(if failed {
+                format!("{kind}, failed")
+            } else {
+                kind
+            })
+            .or_default() += 1;
         for r in rows.iter().filter(|r| r.operation == op) {
             if needed(r, span) {
                 assert!(
@@ -451,7 +468,11 @@ async fn exported_spans_carry_every_required_genai_attribute() {
                     "{} lacks {} ({}): {span:#?}",
                     span.name,
                     r.attribute,
-                    if r.conditional { &r.condition } else { "required" }
+                    if r.conditional {
+                        &r.condition
+                    } else {
+                        "required"
+                    }
                 );
             }
         }
@@ -479,7 +500,13 @@ async fn exported_spans_carry_every_required_genai_attribute() {
     let refused = got
         .spans
         .iter()
-        .find(|s| string(&s.attributes, "gen_ai.request.model").as_deref() == Some("reject-key") && s.name.starts_with("chat"))
+        .find(|s| {
+            string(&s.attributes, "gen_ai.request.model").as_deref() == Some("reject-key")
+                && s.name.starts_with("chat")
+        })
         .unwrap();
-    assert_eq!(string(&refused.attributes, "error.type").as_deref(), Some("auth"));
+    assert_eq!(
+        string(&refused.attributes, "error.type").as_deref(),
+        Some("auth")
+    );
 }

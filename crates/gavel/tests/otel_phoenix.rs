@@ -182,7 +182,11 @@ fn of_run(spans: &[Value], run_id: &str) -> Vec<Value> {
         .collect();
     spans
         .iter()
-        .filter(|s| s["context"]["trace_id"].as_str().is_some_and(|t| traces.contains(t)))
+        .filter(|s| {
+            s["context"]["trace_id"]
+                .as_str()
+                .is_some_and(|t| traces.contains(t))
+        })
         .cloned()
         .collect()
 }
@@ -344,7 +348,13 @@ fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_with_annota
     // Over HTTP Phoenix takes the project from this header.
     let project = ("OTEL_EXPORTER_OTLP_HEADERS", "x-project-name=gavel");
     // Live, with the verdicts also as annotations.
-    let export = ["--otel", "--otel-endpoint", &phoenix.http, "--otel-phoenix", &phoenix.http];
+    let export = [
+        "--otel",
+        "--otel-endpoint",
+        &phoenix.http,
+        "--otel-phoenix",
+        &phoenix.http,
+    ];
     let first = run("first.json", &export, &[project]);
     let recorded = Recorded::of(&first);
     assert_eq!(recorded.executions, 6, "{first:#}");
@@ -355,15 +365,32 @@ fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_with_annota
     assert_eq!(annotated.len(), events, "one annotation per evaluation");
     for a in &annotated {
         let label = a["result"]["label"].as_str().unwrap_or_default();
-        assert!(["pass", "fail", "error", "skipped"].contains(&label), "{a:#}");
-        assert!(a["identifier"].as_str().is_some_and(|i| i.starts_with("gavel ")), "{a:#}");
+        assert!(
+            ["pass", "fail", "error", "skipped"].contains(&label),
+            "{a:#}"
+        );
+        assert!(
+            a["identifier"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("gavel ")),
+            "{a:#}"
+        );
     }
-    assert!(annotated.iter().any(|a| a["annotator_kind"] == "LLM"), "the judge's");
+    assert!(
+        annotated.iter().any(|a| a["annotator_kind"] == "LLM"),
+        "the judge's"
+    );
 
     // The same run exported again (Phoenix's URL from the variable this
     // time): Phoenix keeps one copy of each span and annotation.
     gavel(
-        &["export", "otel", &first_id, "--otel-endpoint", &phoenix.http],
+        &[
+            "export",
+            "otel",
+            &first_id,
+            "--otel-endpoint",
+            &phoenix.http,
+        ],
         &[project, ("GAVEL_OTEL_PHOENIX", &phoenix.http)],
     );
 
@@ -389,14 +416,26 @@ fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_with_annota
     );
     check_run(&phoenix, "gavel", &second_id, &Recorded::of(&second), false);
     let all = phoenix.spans("gavel", |_| true);
-    assert_eq!(named(&all, "case ").len(), 2 * recorded.executions, "no duplicates");
+    assert_eq!(
+        named(&all, "case ").len(),
+        2 * recorded.executions,
+        "no duplicates"
+    );
     let traces: std::collections::HashSet<&str> = all
         .iter()
         .filter_map(|s| s["context"]["trace_id"].as_str())
         .collect();
-    assert_eq!(traces.len(), 2 * (recorded.executions + 1), "each run's traces once");
+    assert_eq!(
+        traces.len(),
+        2 * (recorded.executions + 1),
+        "each run's traces once"
+    );
     let spans_again = of_run(&all, &first_id);
     assert_eq!(spans_again.len(), spans.len(), "the first run's spans once");
     let annotated_again = annotations(&phoenix, "gavel", &spans, events);
-    assert_eq!(annotated_again.len(), events, "annotations updated, not added");
+    assert_eq!(
+        annotated_again.len(),
+        events,
+        "annotations updated, not added"
+    );
 }

@@ -138,13 +138,11 @@ impl Spent {
         let (answer, call) = gavel_models::chat_recorded(model, request, caller).await;
         self.calls.extend(call);
         let response = answer.map_err(|e| e.message)?;
-        self.usage
-            .get_or_insert_with(Usage::default)
-            .add(&Usage {
-                input_tokens: response.usage.input_tokens,
-                output_tokens: response.usage.output_tokens,
-                cost_usd: response.cost_usd,
-            });
+        self.usage.get_or_insert_with(Usage::default).add(&Usage {
+            input_tokens: response.usage.input_tokens,
+            output_tokens: response.usage.output_tokens,
+            cost_usd: response.cost_usd,
+        });
         Ok(response)
     }
 }
