@@ -24,9 +24,16 @@ use crate::trace::{ExecutionSpans, RunContext};
 use crate::watch::{Failure, Watched, receiver};
 use crate::{OtelError, Protocol, Requested, Settings};
 
-/// Spans and log records waiting to be sent, at most: a run of thousands of
-/// cases against a slow receiver keeps everything instead of dropping.
-const QUEUE: usize = 1 << 16;
+/// Spans (and, separately, log records) waiting to be sent, at most. The SDK
+/// allocates its queues whole, so they are kept small; nothing is dropped
+/// because an execution waits for what was queued before it to be sent once
+/// [`FLUSH_AT`] spans and records were queued (a slow receiver slows the
+/// export down instead).
+const QUEUE: usize = 1 << 13;
+/// Spans and log records queued since the last flush that make the next
+/// execution wait for them to be sent: room for one execution of up to
+/// `QUEUE - FLUSH_AT` of them.
+const FLUSH_AT: usize = 1 << 11;
 
 /// The instrumentation scope's name.
 const SCOPE: &str = "gavel";
@@ -41,6 +48,8 @@ pub struct Exporter {
     failures: [Failure; 2],
     /// Where verdicts also go as span annotations (`--otel-phoenix`).
     phoenix: Option<Phoenix>,
+    /// Spans and log records queued since the last flush.
+    queued: std::sync::atomic::AtomicUsize,
     settings: Settings,
 }
 
@@ -126,6 +135,7 @@ impl Exporter {
             logger,
             failures,
             phoenix,
+            queued: Default::default(),
             settings,
         })
     }
@@ -176,7 +186,25 @@ impl Exporter {
             emitted: Default::default(),
         };
         attach(&targets, e, &mut spans);
+        let queued = spans.len() + targets.emitted.get();
         spans.end();
+        self.wait_if_full(queued);
+    }
+
+    /// Counts `queued` more spans and records; once [`FLUSH_AT`] were,
+    /// waits until they are sent (the queues stay below [`QUEUE`]).
+    fn wait_if_full(&self, queued: usize) {
+        use std::sync::atomic::Ordering;
+        let total = self.queued.fetch_add(queued, Ordering::Relaxed) + queued;
+        if total >= FLUSH_AT {
+            self.queued.store(0, Ordering::Relaxed);
+            // A failed export is kept by the watched exporter and reported
+            // at shutdown.
+            let _ = self.tracer_provider.force_flush();
+            if let Some(logs) = &self.logger_provider {
+                let _ = logs.force_flush();
+            }
+        }
     }
 
     /// Ends the run span with the run's status, how many executions it

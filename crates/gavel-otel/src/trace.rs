@@ -302,6 +302,11 @@ impl ExecutionSpans {
         self.others.push((span, at));
     }
 
+    /// How many spans this execution has.
+    pub(crate) fn len(&self) -> usize {
+        1 + self.turns.len() + self.tools.len() + self.others.len()
+    }
+
     /// Ends every span, children before parents, at its recorded end.
     pub(crate) fn end(self) {
         for (cx, at) in &self.others {
