@@ -3,8 +3,8 @@
 # CASES times, default 1,000, answer cache off) against examples/mock-openai, in
 # alternating rounds (default 3; the order flips each round) with and without
 # `--otel` sending to a local OTLP/HTTP receiver that answers 200. Prints gavel's
-# own CPU (user + system, from /usr/bin/time) per case for each run and the
-# medians; the difference is the export's overhead.
+# own CPU (user + system, from /usr/bin/time) per case and its peak RSS for each
+# run, the medians, and the export's cost as ratios (otel / plain).
 #
 #   GAVEL=target/debug/gavel MOCK=target/debug/mock-openai scripts/bench-otel.sh [CASES] [ROUNDS]
 set -euo pipefail
@@ -56,10 +56,10 @@ YAML
 one() { # $1 = label, rest = extra flags; prints CPU ms per case
   local label="$1"; shift
   rm -f "$work/g.db"
-  /usr/bin/time -f "%U %S" -o "$work/time" "$gavel" run "$work/suite.yaml" --db "sqlite://$work/g.db" \
+  /usr/bin/time -f "%U %S %M" -o "$work/time" "$gavel" run "$work/suite.yaml" --db "sqlite://$work/g.db" \
     --repeat "$cases" --no-cache --quiet -j 8 "$@" > /dev/null 2> "$work/err" || true
   grep -q warning "$work/err" && { cat "$work/err" >&2; exit 1; }
-  awk -v c="$cases" -v l="$label" '{printf "%s %.3f\n", l, ($1 + $2) * 1000 / c}' "$work/time"
+  awk -v c="$cases" -v l="$label" '{printf "%s %.3f %.1f\n", l, ($1 + $2) * 1000 / c, $3 / 1024}' "$work/time"
 }
 
 for round in $(seq 1 "$rounds"); do
@@ -69,7 +69,11 @@ for round in $(seq 1 "$rounds"); do
     one otel --otel --otel-endpoint "$receiver"; one plain
   fi
 done | tee "$work/results"
+median() { # $1 = label, $2 = column
+  grep "^$1 " "$work/results" | awk -v c="$2" '{print $c}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
 for label in plain otel; do
-  grep "^$label " "$work/results" | awk '{print $2}' | sort -n | awk -v l="$label" \
-    '{a[NR]=$1} END {printf "median %s: %.3f ms CPU per judged case\n", l, a[int((NR+1)/2)]}'
+  printf "median %s: %.3f ms CPU per judged case, %.1f MiB peak RSS\n" "$label" "$(median "$label" 2)" "$(median "$label" 3)"
 done
+awk -v a="$(median otel 2)" -v b="$(median plain 2)" -v m="$(median otel 3)" -v n="$(median plain 3)" \
+  'BEGIN {printf "otel / plain: CPU per case %.3fx, peak RSS %.3fx\n", a / b, m / n}'

@@ -134,7 +134,7 @@ mod tests {
                 name: (*name).to_owned(),
                 arguments: arguments.clone(),
                 result: None,
-                agent: None,
+                ..Default::default()
             })
             .collect();
         t

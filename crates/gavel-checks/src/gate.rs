@@ -52,10 +52,10 @@ mod tests {
         // (and, with no model, is skipped for that reason instead).
         let mut called = turn(0, "x");
         called.tool_calls.push(gavel_core::ToolCall {
-            agent: None,
             name: "search".into(),
             arguments: serde_json::Value::Null,
             result: None,
+            ..Default::default()
         });
         let v = run_all(&plan, &transcript(vec![called]));
         assert_eq!(v[2].status, Status::Skipped);

@@ -261,6 +261,7 @@ mod tests {
                 arguments: json!({"id": 1}),
                 result: None,
                 agent: Some((*agent).to_owned()),
+                ..Default::default()
             })
             .collect();
         t

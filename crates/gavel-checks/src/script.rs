@@ -372,10 +372,10 @@ mod tests {
         ));
         let mut t = turn(0, "ok");
         let call = ToolCall {
-            agent: None,
             name: "search".into(),
             arguments: json!({"q": "cabin"}),
             result: None,
+            ..Default::default()
         };
         t.tool_calls = vec![call.clone()];
         let v = run_one_async(&c, vec![t.clone()]).await;

@@ -289,10 +289,10 @@ mod tests {
         t.tool_calls = names
             .iter()
             .map(|n| ToolCall {
-                agent: None,
                 name: (*n).to_owned(),
                 arguments: json!({}),
                 result: None,
+                ..Default::default()
             })
             .collect();
         t

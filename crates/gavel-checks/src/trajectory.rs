@@ -188,10 +188,10 @@ mod tests {
         t.tool_calls = steps
             .iter()
             .map(|(n, a)| ToolCall {
-                agent: None,
                 name: (*n).to_owned(),
                 arguments: a.clone(),
                 result: None,
+                ..Default::default()
             })
             .collect();
         t

@@ -390,10 +390,10 @@ mod tests {
         t.tool_calls = list
             .iter()
             .map(|(n, a, r)| ToolCall {
-                agent: None,
                 name: (*n).to_owned(),
                 arguments: a.clone(),
                 result: Some(r.clone()),
+                ..Default::default()
             })
             .collect();
         t

@@ -57,7 +57,9 @@ pub use outcome::{
 pub use run::{RunRecord, RunStatus, UnknownRunStatus};
 pub use status::{Status, UnknownStatus};
 pub use target::TargetSpec;
-pub use transcript::{Attempts, StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage};
+pub use transcript::{
+    Attempts, ModelCall, ModelCaller, StreamStats, TargetFailure, ToolCall, Transcript, Turn, Usage,
+};
 pub use verdict::Verdict;
 
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),

@@ -4,8 +4,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One tool call the target reported making.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The call's id, when the target reports one (an OpenAI `tool_calls` id,
+    /// an Anthropic `tool_use` id, a coding agent's call or item id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The tool's name.
     pub name: String,
     /// The arguments as JSON (an object for most tools).
@@ -17,6 +21,49 @@ pub struct ToolCall {
     /// The agent that made the call, in a multi-agent system that says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+}
+
+/// One model call gavel made itself: a `chat` target's step, or the harness's
+/// follow-up detector or simulated user around a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelCall {
+    /// Who made it.
+    pub caller: ModelCaller,
+    /// The model id without any base URL (`openai:gpt-5-mini`,
+    /// `openai-compatible:llama3`).
+    pub model: String,
+    /// Tokens and cost, when the model answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Wall time of the call, retries included.
+    pub latency_ms: u64,
+    /// The class of error the call failed with (`timeout`, `rate_limited`,
+    /// `auth`, …), when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Who made a [`ModelCall`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelCaller {
+    /// A target gavel drives itself (`chat`, `mcp-agent`).
+    Target,
+    /// The follow-up detector, reading an answer for a clarifying question.
+    FollowupDetector,
+    /// The simulated user, writing the next message.
+    SimulatedUser,
+}
+
+impl ModelCaller {
+    /// The caller's name, as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelCaller::Target => "target",
+            ModelCaller::FollowupDetector => "followup-detector",
+            ModelCaller::SimulatedUser => "simulated-user",
+        }
+    }
 }
 
 /// Token usage and cost of one turn, when known.
@@ -116,6 +163,10 @@ pub struct Turn {
     /// reading the answer, the simulated user writing the message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness_usage: Option<Usage>,
+    /// Each model call gavel made for this turn (the target's own when gavel
+    /// drives the model, then the harness's), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_calls: Vec<ModelCall>,
     /// Transport tries of this turn's message, when the target retries
     /// (`retry:` on an http or command target).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -68,3 +68,20 @@ impl ModelError {
         self
     }
 }
+
+impl ErrorKind {
+    /// A short, stable name for the class (`rate_limited`, `timeout`, …), as
+    /// OpenTelemetry's `error.type` wants it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::NoCredentials => "no_credentials",
+            ErrorKind::Auth => "auth",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Transient => "transient",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Permanent => "permanent",
+            ErrorKind::Malformed => "malformed",
+            ErrorKind::CacheMiss => "cache_miss",
+        }
+    }
+}

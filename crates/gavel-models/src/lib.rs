@@ -9,6 +9,7 @@ mod request;
 pub mod layers;
 mod pricing;
 mod providers;
+mod recorded;
 mod retry_after;
 mod stack;
 
@@ -19,6 +20,7 @@ pub use pricing::{builtin_prices, price_for};
 #[cfg(feature = "http")]
 pub use providers::EmbeddingProvider;
 pub use providers::{ProviderConfig, base_url, provider, provider_with};
+pub use recorded::chat_recorded;
 pub use request::{
     ChatRequest, ChatResponse, Message, OutputSchema, Role, TokenLogprob, TokenUsage,
     ToolCallRequest, ToolDef, TopLogprob,

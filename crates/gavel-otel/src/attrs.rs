@@ -27,19 +27,18 @@ pub(crate) fn int(key: &'static str, value: impl TryInto<i64>) -> KeyValue {
 }
 
 /// A model id (`provider:model`, `openai-compatible:model@URL`) as
-/// `gen_ai.provider.name` and `gen_ai.request.model`. The URL part of an
-/// `@URL` id is left out: it is configuration, not the model's name.
-pub(crate) fn model(id: &str) -> Vec<KeyValue> {
+/// `gen_ai.request.model` then `gen_ai.provider.name` (the conventions' name
+/// where gavel's prefix differs: `gemini` is `gcp.gemini`; `_OTHER` without a
+/// prefix). The URL part of an `@URL` id is left out: it is configuration,
+/// not the model's name.
+pub(crate) fn model(id: &str) -> [KeyValue; 2] {
     let (provider, name) = match id.split_once(':') {
-        Some((p, rest)) => (Some(p), rest),
-        None => (None, id),
+        Some(("gemini" | "google", rest)) => ("gcp.gemini", rest),
+        Some((p, rest)) => (p, rest),
+        None => ("_OTHER", id),
     };
     let name = name.split_once('@').map_or(name, |(n, _)| n);
-    let mut kvs = vec![text("gen_ai.request.model", name)];
-    if let Some(p) = provider {
-        kvs.push(text(PROVIDER, p));
-    }
-    kvs
+    [text("gen_ai.request.model", name), text(PROVIDER, provider)]
 }
 
 #[cfg(test)]
@@ -62,6 +61,10 @@ mod tests {
             ]
         );
         assert_eq!(model("gpt")[0].value.as_str(), "gpt");
-        assert_eq!(model("gpt").len(), 1);
+        assert_eq!(model("gpt")[1].value.as_str(), "_OTHER");
+        assert_eq!(
+            model("gemini:gemini-2.5-pro")[1].value.as_str(),
+            "gcp.gemini"
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! verdicts land on the round's last turn, transcript verdicts on the case's
 //! root span, step scores and tool verifications on their tool spans.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
@@ -15,6 +15,7 @@ use opentelemetry_sdk::logs::SdkLogger;
 use opentelemetry_sdk::trace::SdkTracer;
 
 use crate::attrs::{EVALUATION_EVENT, int, text};
+use crate::phoenix::Phoenix;
 use crate::trace::ExecutionSpans;
 
 /// One evaluation result, before it is attached.
@@ -65,11 +66,15 @@ pub(crate) struct Targets<'a> {
     pub(crate) redact: bool,
     /// Span events added so far, per span.
     pub(crate) events: RefCell<HashMap<SpanId, usize>>,
+    /// Where verdicts also go as span annotations (`--otel-phoenix`).
+    pub(crate) phoenix: Option<&'a Phoenix>,
+    /// Evaluations emitted so far in this execution (annotation identifiers).
+    pub(crate) emitted: Cell<usize>,
 }
 
 /// Attaches every verdict of `e` (and its per-tool parts) to `spans`.
 pub(crate) fn attach(targets: &Targets<'_>, e: &Execution, spans: &mut ExecutionSpans) {
-    for verdict in &e.verdicts {
+    for (n, verdict) in e.verdicts.iter().enumerate() {
         let (cx, at) = judged_span(e, spans, verdict);
         let eval = Evaluation {
             name: verdict.check.clone(),
@@ -77,16 +82,18 @@ pub(crate) fn attach(targets: &Targets<'_>, e: &Execution, spans: &mut Execution
             label: verdict.status.to_string(),
             explanation: verdict.reason.clone(),
         };
-        emit(targets, &cx, at, &eval, verdict.kind.as_str());
+        let by_model = verdict.evidence.model.is_some();
+        let kind = verdict.kind.as_str();
+        emit(targets, &cx, at, &eval, kind, by_model);
         if let Some(model) = &verdict.evidence.model {
             let calls = verdict.evidence.calls.unwrap_or_default();
             let tokens = (calls.input_tokens, calls.output_tokens);
             let latency = Duration::from_millis(calls.latency_ms);
-            spans.judge_chat(targets.tracer, &cx, model, tokens, latency);
+            spans.judge_chat(targets.tracer, &cx, n, model, tokens, latency);
         }
         for (index, eval) in per_tool(e, spans, verdict) {
             let tool = &spans.tools[index];
-            emit(targets, &tool.cx, tool.at.end, &eval, verdict.kind.as_str());
+            emit(targets, &tool.cx, tool.at.end, &eval, kind, by_model);
         }
     }
 }
@@ -154,11 +161,24 @@ fn per_tool(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> Vec<(usize, E
     graded
 }
 
-/// Sends one evaluation: the log record, and the span event when enabled.
-fn emit(targets: &Targets<'_>, cx: &Context, at: SystemTime, eval: &Evaluation, kind: &str) {
+/// Sends one evaluation (a judge model's when `by_model`): the log record,
+/// the span event when enabled, the Phoenix annotation when asked.
+fn emit(
+    targets: &Targets<'_>,
+    cx: &Context,
+    at: SystemTime,
+    eval: &Evaluation,
+    kind: &str,
+    by_model: bool,
+) {
     let mut attrs = eval.attributes(targets.redact);
     attrs.push(text("gavel.check.kind", kind.to_string()));
     let span = cx.span();
+    let n = targets.emitted.replace(targets.emitted.get() + 1);
+    if let Some(phoenix) = targets.phoenix {
+        let id = span.span_context().span_id();
+        phoenix.annotate(id, eval, by_model, targets.redact, &format!("gavel {n}"));
+    }
     if let Some(logger) = targets.logger {
         let sc = span.span_context();
         let mut record = logger.create_log_record();

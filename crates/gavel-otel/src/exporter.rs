@@ -17,14 +17,23 @@ use opentelemetry_sdk::trace::{
 
 use crate::attrs::{int, text};
 use crate::evaluation::{EVENTS_PER_SPAN, Targets, attach};
+use crate::ids::{self, Planned};
+use crate::phoenix::Phoenix;
 use crate::timeline::{self, parse_time};
 use crate::trace::{ExecutionSpans, RunContext};
 use crate::watch::{Failure, Watched, receiver};
 use crate::{OtelError, Protocol, Requested, Settings};
 
-/// Spans and log records waiting to be sent, at most: a run of thousands of
-/// cases against a slow receiver keeps everything instead of dropping.
-const QUEUE: usize = 1 << 16;
+/// Spans (and, separately, log records) waiting to be sent, at most. The SDK
+/// allocates its queues whole, so they are kept small; nothing is dropped
+/// because an execution waits for what was queued before it to be sent once
+/// [`FLUSH_AT`] spans and records were queued (a slow receiver slows the
+/// export down instead).
+const QUEUE: usize = 1 << 13;
+/// Spans and log records queued since the last flush that make the next
+/// execution wait for them to be sent: room for one execution of up to
+/// `QUEUE - FLUSH_AT` of them.
+const FLUSH_AT: usize = 1 << 11;
 
 /// The instrumentation scope's name.
 const SCOPE: &str = "gavel";
@@ -37,6 +46,10 @@ pub struct Exporter {
     logger: Option<SdkLogger>,
     /// The first failed export of traces, then of logs.
     failures: [Failure; 2],
+    /// Where verdicts also go as span annotations (`--otel-phoenix`).
+    phoenix: Option<Phoenix>,
+    /// Spans and log records queued since the last flush.
+    queued: std::sync::atomic::AtomicUsize,
     settings: Settings,
 }
 
@@ -83,6 +96,7 @@ impl Exporter {
             )
             .with_resource(resource.clone())
             .with_max_events_per_span(EVENTS_PER_SPAN as u32)
+            .with_id_generator(Planned::default())
             .build();
         let tracer = tracer_provider.tracer(SCOPE);
         let logger_provider = if settings.logs {
@@ -105,12 +119,23 @@ impl Exporter {
             None
         };
         let logger = logger_provider.as_ref().map(|p| p.logger(SCOPE));
+        let phoenix = match &settings.phoenix {
+            Some(url) => Some(
+                Phoenix::new(url, tracer_provider.clone()).map_err(|message| OtelError::Build {
+                    signal: "annotations",
+                    message,
+                })?,
+            ),
+            None => None,
+        };
         Ok(Exporter {
             tracer_provider,
             tracer,
             logger_provider,
             logger,
             failures,
+            phoenix,
+            queued: Default::default(),
             settings,
         })
     }
@@ -118,7 +143,7 @@ impl Exporter {
     /// Opens the span of `run`, started at its recorded start.
     pub fn start_run(&self, run: &RunRecord) -> RunSpan {
         let start = parse_time(&run.started_at).unwrap_or_else(SystemTime::now);
-        let span = self
+        let builder = self
             .tracer
             .span_builder(format!("run {}", run.suite))
             .with_kind(SpanKind::Internal)
@@ -126,9 +151,9 @@ impl Exporter {
             .with_attributes([
                 text("gavel.run.id", run.id.clone()),
                 text("gavel.suite", run.suite.clone()),
-            ])
-            .start_with_context(&self.tracer, &Context::new());
-        let cx = Context::new().with_span(span);
+            ]);
+        let trace = ids::trace_id(&run.id, None);
+        let cx = crate::trace::start(&self.tracer, builder, &Context::new(), trace, "run");
         let sc = cx.span().span_context().clone();
         RunSpan {
             run: RunContext {
@@ -157,9 +182,29 @@ impl Exporter {
             span_events: self.settings.span_events,
             redact: self.settings.redact_content,
             events: Default::default(),
+            phoenix: self.phoenix.as_ref(),
+            emitted: Default::default(),
         };
         attach(&targets, e, &mut spans);
+        let queued = spans.len() + targets.emitted.get();
         spans.end();
+        self.wait_if_full(queued);
+    }
+
+    /// Counts `queued` more spans and records; once [`FLUSH_AT`] were,
+    /// waits until they are sent (the queues stay below [`QUEUE`]).
+    fn wait_if_full(&self, queued: usize) {
+        use std::sync::atomic::Ordering;
+        let total = self.queued.fetch_add(queued, Ordering::Relaxed) + queued;
+        if total >= FLUSH_AT {
+            self.queued.store(0, Ordering::Relaxed);
+            // A failed export is kept by the watched exporter and reported
+            // at shutdown.
+            let _ = self.tracer_provider.force_flush();
+            if let Some(logs) = &self.logger_provider {
+                let _ = logs.force_flush();
+            }
+        }
     }
 
     /// Ends the run span with the run's status, how many executions it
@@ -191,11 +236,19 @@ impl Exporter {
     /// receiver answered or the export timed out: call it off the async
     /// executor (`tokio::task::spawn_blocking`).
     pub fn shutdown(&self) -> Result<(), OtelError> {
+        let annotations = self.phoenix.as_ref().and_then(Phoenix::finish);
         let traces = self.tracer_provider.shutdown();
         let logs = self.logger_provider.as_ref().map(|p| p.shutdown());
         self.failed("traces", &self.failures[0], traces)?;
-        match logs {
-            Some(logs) => self.failed("logs", &self.failures[1], logs),
+        if let Some(logs) = logs {
+            self.failed("logs", &self.failures[1], logs)?;
+        }
+        match annotations {
+            Some((receiver, message)) => Err(OtelError::Export {
+                signal: "annotations",
+                receiver,
+                message,
+            }),
             None => Ok(()),
         }
     }

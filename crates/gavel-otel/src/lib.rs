@@ -24,6 +24,8 @@ mod attrs;
 mod error;
 mod evaluation;
 mod exporter;
+mod ids;
+mod phoenix;
 mod settings;
 mod sink;
 mod timeline;

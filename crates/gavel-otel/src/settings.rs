@@ -10,6 +10,8 @@ use crate::OtelError;
 const PROTOCOL_VAR: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
 /// `GAVEL_OTEL_REDACT`: as `--otel-redact`.
 const REDACT_VAR: &str = "GAVEL_OTEL_REDACT";
+/// `GAVEL_OTEL_PHOENIX`: as `--otel-phoenix`.
+const PHOENIX_VAR: &str = "GAVEL_OTEL_PHOENIX";
 
 /// Export settings. Endpoint headers (`OTEL_EXPORTER_OTLP_HEADERS`) and
 /// timeouts come from the standard variables, read by the OTLP exporter.
@@ -29,6 +31,8 @@ pub struct Settings {
     /// Send `gen_ai.evaluation.result` log records (off for receivers without a
     /// logs endpoint, such as Phoenix).
     pub logs: bool,
+    /// Arize Phoenix's base URL: verdicts also go there as span annotations.
+    pub phoenix: Option<String>,
 }
 
 impl Default for Settings {
@@ -39,6 +43,7 @@ impl Default for Settings {
             redact_content: false,
             span_events: true,
             logs: true,
+            phoenix: None,
         }
     }
 }
@@ -72,6 +77,11 @@ pub struct Requested {
     /// Send no log records (for receivers without a logs endpoint, e.g. Phoenix).
     #[cfg_attr(feature = "cli", arg(long = "otel-no-logs"))]
     pub no_logs: bool,
+    /// Arize Phoenix's base URL (e.g. http://localhost:6006; also
+    /// GAVEL_OTEL_PHOENIX): verdicts also go there as span annotations
+    /// (bearer token from PHOENIX_API_KEY).
+    #[cfg_attr(feature = "cli", arg(long = "otel-phoenix", value_name = "URL"))]
+    pub phoenix: Option<String>,
 }
 
 impl Settings {
@@ -113,6 +123,22 @@ impl Settings {
             })?,
             None => false,
         };
+        let phoenix = requested
+            .phoenix
+            .clone()
+            .or_else(|| var(PHOENIX_VAR))
+            .filter(|url| !url.trim().is_empty());
+        if let Some(url) = &phoenix
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(OtelError::Variable {
+                name: PHOENIX_VAR,
+                message: format!(
+                    "`{}` is not an http:// or https:// URL (--otel-phoenix)",
+                    gavel_core::secrets::mask_url(url)
+                ),
+            });
+        }
         Ok(Some(Settings {
             endpoint: requested.endpoint.clone().or(suite.endpoint),
             protocol: requested
@@ -123,6 +149,7 @@ impl Settings {
             redact_content: requested.redact || env_redact || suite.redact,
             span_events: !requested.no_span_events && suite.span_events,
             logs: !requested.no_logs && suite.logs,
+            phoenix,
         }))
     }
 }

@@ -5,13 +5,21 @@
 
 use std::time::Duration;
 
-use gavel_core::{Execution, TargetFailure, ToolCall, Transcript, Turn, Usage};
-use opentelemetry::trace::{Link, SpanContext, SpanKind, Status, TraceContextExt, Tracer};
+use gavel_core::{
+    Execution, ModelCall, ModelCaller, TargetFailure, ToolCall, Transcript, Turn, Usage,
+};
+use opentelemetry::trace::{
+    Link, SpanBuilder, SpanContext, SpanKind, Status, TraceContextExt, TraceId, Tracer,
+};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::SdkTracer;
 
 use crate::attrs::{CONVERSATION, ERROR_TYPE, OPENINFERENCE_KIND, OPERATION, PROVIDER, int, text};
+use crate::ids;
 use crate::timeline::Interval;
+
+/// The output type a request asked for (judges and the harness ask for JSON).
+const OUTPUT_TYPE: &str = "gen_ai.output.type";
 
 /// Where the run's identity comes from, for every case's root span.
 #[derive(Debug, Clone)]
@@ -35,6 +43,8 @@ pub(crate) struct ToolSpan {
 
 /// The open spans of one execution.
 pub(crate) struct ExecutionSpans {
+    /// The trace's id (from the run and the execution).
+    trace: TraceId,
     pub(crate) root: Context,
     pub(crate) whole: Interval,
     /// Per turn: its span and interval.
@@ -96,20 +106,21 @@ impl ExecutionSpans {
             .iter()
             .map(|s| Link::with_context(s.clone()))
             .collect();
-        let root = tracer
+        let trace = ids::trace_id(&run.run_id, Some((&e.case_id, &e.target, e.repeat_index)));
+        let builder = tracer
             .span_builder(format!("case {}", e.case_id))
             .with_kind(SpanKind::Internal)
             .with_start_time(whole.start)
             .with_attributes(attrs)
-            .with_links(links)
-            .start_with_context(tracer, &Context::new());
-        let root = Context::new().with_span(root);
+            .with_links(links);
+        let root = start(tracer, builder, &Context::new(), trace, "root");
         if e.status == gavel_core::Status::Error {
             root.span().set_attribute(text(ERROR_TYPE, "_OTHER"));
             root.span()
                 .set_status(error_status(e.reason.as_deref(), redact));
         }
         let mut spans = ExecutionSpans {
+            trace,
             root,
             whole,
             turns: Vec::new(),
@@ -122,8 +133,21 @@ impl ExecutionSpans {
         spans
     }
 
+    /// Starts `builder`'s span under `parent`, with the id of `place` in
+    /// this execution's trace.
+    fn child(
+        &self,
+        tracer: &SdkTracer,
+        builder: SpanBuilder,
+        parent: &Context,
+        place: &str,
+    ) -> Context {
+        start(tracer, builder, parent, self.trace, place)
+    }
+
     /// Starts a turn's `invoke_agent` span and its children.
     fn turn(&mut self, tracer: &SdkTracer, e: &Execution, turn: &Turn, at: Interval, redact: bool) {
+        let index = self.turns.len();
         let session = match &turn.branch {
             Some(b) => Transcript::branch_session(&e.transcript.session_id, b),
             None => e.transcript.session_id.clone(),
@@ -135,7 +159,7 @@ impl ExecutionSpans {
             // conventions' list applies.
             text(PROVIDER, "_OTHER"),
             text("gen_ai.agent.name", agent.clone()),
-            text(CONVERSATION, session),
+            text(CONVERSATION, session.clone()),
             text(OPENINFERENCE_KIND, "AGENT"),
             text("gavel.target", e.target.clone()),
             int("gavel.round", turn.round),
@@ -147,19 +171,27 @@ impl ExecutionSpans {
         if let Some(u) = &turn.usage {
             attrs.extend(usage(u));
         }
+        // A `chat` target's model: the one its own calls went to.
+        let target_model = turn
+            .model_calls
+            .iter()
+            .find(|c| c.caller == ModelCaller::Target);
+        if let Some(call) = target_model {
+            let [model, _] = crate::attrs::model(&call.model);
+            attrs.push(model);
+        }
         if !redact {
             attrs.extend(messages(&turn.input, &turn.output));
         }
         if let Some(f) = &turn.failure {
             attrs.push(text(ERROR_TYPE, error_type(f)));
         }
-        let span = tracer
+        let builder = tracer
             .span_builder(format!("invoke_agent {agent}"))
             .with_kind(SpanKind::Client)
             .with_start_time(at.start)
-            .with_attributes(attrs)
-            .start_with_context(tracer, &self.root);
-        let cx = self.root.with_span(span);
+            .with_attributes(attrs);
+        let cx = self.child(tracer, builder, &self.root, &format!("turn {index}"));
         if let Some(f) = &turn.failure {
             cx.span()
                 .set_status(error_status(Some(f.message.as_str()), redact));
@@ -167,69 +199,112 @@ impl ExecutionSpans {
         let n = turn.tool_calls.len();
         for (i, call) in turn.tool_calls.iter().enumerate() {
             let slot = at.slice(i, n);
-            let span = tracer
+            let builder = tracer
                 .span_builder(format!("execute_tool {}", call.name))
                 .with_kind(SpanKind::Internal)
                 .with_start_time(slot.start)
-                .with_attributes(tool_attrs(call, redact))
-                .start_with_context(tracer, &cx);
+                .with_attributes(tool_attrs(call, redact));
+            let place = format!("tool {}", self.tools.len());
             self.tools.push(ToolSpan {
-                cx: cx.with_span(span),
+                cx: self.child(tracer, builder, &cx, &place),
                 at: slot,
                 round: turn.round,
                 name: call.name.clone(),
             });
         }
-        if let Some(u) = &turn.harness_usage {
+        self.model_calls(tracer, &cx, index, turn, at, &session);
+        self.turns.push((cx, at));
+    }
+
+    /// Starts a `chat` span per model call gavel made for turn `index` (in
+    /// conversation `session`): a `chat` target's own calls laid end to end
+    /// from the turn's start, the harness's at its end. A turn stored before
+    /// calls were kept has only its harness usage: one `chat` span without a
+    /// model stands for them.
+    fn model_calls(
+        &mut self,
+        tracer: &SdkTracer,
+        cx: &Context,
+        index: usize,
+        turn: &Turn,
+        at: Interval,
+        session: &str,
+    ) {
+        let mut next = at.start;
+        for (k, call) in turn.model_calls.iter().enumerate() {
+            let length = Duration::from_millis(call.latency_ms);
+            let slot = match call.caller {
+                ModelCaller::Target => {
+                    let slot = Interval {
+                        start: next.min(at.end),
+                        end: (next + length).min(at.end).max(next.min(at.end)),
+                    };
+                    next = slot.end;
+                    slot
+                }
+                ModelCaller::FollowupDetector | ModelCaller::SimulatedUser => at.tail(length),
+            };
+            let place = format!("turn {index} call {k}");
+            let mut attrs = model_call_attrs(call);
+            attrs.push(text(CONVERSATION, session));
+            let builder = chat_span(&call.model, attrs);
+            let span = self.child(tracer, builder.with_start_time(slot.start), cx, &place);
+            if call.error.is_some() {
+                span.span().set_status(Status::error("error"));
+            }
+            self.others.push((span, slot));
+        }
+        let harness_kept = turn
+            .model_calls
+            .iter()
+            .any(|c| c.caller != ModelCaller::Target);
+        if let (Some(u), false) = (&turn.harness_usage, harness_kept) {
             let slot = at.tail(Duration::ZERO);
             let mut attrs = vec![
                 text(OPERATION, "chat"),
                 text(PROVIDER, "_OTHER"),
                 text(OPENINFERENCE_KIND, "LLM"),
+                text(CONVERSATION, session),
                 text("gavel.caller", "harness"),
             ];
             attrs.extend(usage(u));
-            let span = tracer
+            let builder = tracer
                 .span_builder("chat")
                 .with_kind(SpanKind::Client)
                 .with_start_time(slot.start)
-                .with_attributes(attrs)
-                .start_with_context(tracer, &cx);
-            self.others.push((cx.with_span(span), slot));
+                .with_attributes(attrs);
+            let span = self.child(tracer, builder, cx, &format!("turn {index} harness"));
+            self.others.push((span, slot));
         }
-        self.turns.push((cx, at));
     }
 
-    /// Starts a `chat` span for a judge's model calls under `parent`, ending
-    /// with the execution; `model` is the judge's model id.
+    /// Starts a `chat` span for the model calls of the judge of verdict
+    /// `verdict` (its index) under `parent`, ending with the execution;
+    /// `model` is the judge's model id.
     pub(crate) fn judge_chat(
         &mut self,
         tracer: &SdkTracer,
         parent: &Context,
+        verdict: usize,
         model: &str,
         tokens: (u64, u64),
         latency: Duration,
     ) {
         let at = self.whole.tail(latency);
-        let mut attrs = vec![
-            text(OPERATION, "chat"),
-            text(OPENINFERENCE_KIND, "LLM"),
+        let attrs = vec![
             text("gavel.caller", "judge"),
+            text(OUTPUT_TYPE, "json"),
+            int("gen_ai.usage.input_tokens", tokens.0),
+            int("gen_ai.usage.output_tokens", tokens.1),
         ];
-        attrs.extend(crate::attrs::model(model));
-        attrs.push(int("gen_ai.usage.input_tokens", tokens.0));
-        attrs.push(int("gen_ai.usage.output_tokens", tokens.1));
-        let name = match model.split_once(':') {
-            Some((_, m)) => format!("chat {}", m.split_once('@').map_or(m, |(n, _)| n)),
-            None => format!("chat {model}"),
-        };
-        let span = tracer
-            .span_builder(name)
-            .with_kind(SpanKind::Client)
-            .with_start_time(at.start)
-            .with_attributes(attrs)
-            .start_with_context(tracer, parent);
-        self.others.push((parent.with_span(span), at));
+        let builder = chat_span(model, attrs).with_start_time(at.start);
+        let span = self.child(tracer, builder, parent, &format!("judge {verdict}"));
+        self.others.push((span, at));
+    }
+
+    /// How many spans this execution has.
+    pub(crate) fn len(&self) -> usize {
+        1 + self.turns.len() + self.tools.len() + self.others.len()
     }
 
     /// Ends every span, children before parents, at its recorded end.
@@ -245,6 +320,49 @@ impl ExecutionSpans {
         }
         self.root.span().end_with_timestamp(self.whole.end);
     }
+}
+
+/// Starts `builder`'s span under `parent` with the ids of `place` in `trace`
+/// (a child takes its parent's trace id).
+pub(crate) fn start(
+    tracer: &SdkTracer,
+    builder: SpanBuilder,
+    parent: &Context,
+    trace: TraceId,
+    place: &str,
+) -> Context {
+    let ids = (trace, ids::span_id(trace, place));
+    let span = ids::planned(ids, || builder.start_with_context(tracer, parent));
+    parent.with_span(span)
+}
+
+/// A `chat` span for model `model` (an id, `provider:name`): the operation,
+/// the provider and model, and `attrs`.
+fn chat_span(model: &str, attrs: Vec<KeyValue>) -> SpanBuilder {
+    let named = crate::attrs::model(model);
+    let name = format!("chat {}", named[0].value.as_str());
+    let mut all = vec![text(OPERATION, "chat"), text(OPENINFERENCE_KIND, "LLM")];
+    all.extend(named);
+    all.extend(attrs);
+    SpanBuilder::from_name(name)
+        .with_kind(SpanKind::Client)
+        .with_attributes(all)
+}
+
+/// A model call's own attributes: who made it, its tokens and its error class
+/// (and the harness's structured answers' `json` output type).
+fn model_call_attrs(call: &ModelCall) -> Vec<KeyValue> {
+    let mut attrs = vec![text("gavel.caller", call.caller.as_str())];
+    if call.caller != ModelCaller::Target {
+        attrs.push(text(OUTPUT_TYPE, "json"));
+    }
+    if let Some(u) = &call.usage {
+        attrs.extend(usage(u));
+    }
+    if let Some(e) = &call.error {
+        attrs.push(text(ERROR_TYPE, e.clone()));
+    }
+    attrs
 }
 
 /// An error status: with `redact`, its message (agent or provider text) is
@@ -282,6 +400,9 @@ fn tool_attrs(call: &ToolCall, redact: bool) -> Vec<KeyValue> {
         text("gen_ai.tool.name", call.name.clone()),
         text("gen_ai.tool.type", "function"),
     ];
+    if let Some(id) = &call.id {
+        attrs.push(text("gen_ai.tool.call.id", id.clone()));
+    }
     if let Some(agent) = &call.agent {
         attrs.push(text("gen_ai.agent.name", agent.clone()));
     }

@@ -21,9 +21,14 @@ pub(crate) struct Failure(Arc<Mutex<Option<String>>>);
 impl Failure {
     fn keep(&self, result: &OTelSdkResult) {
         if let Err(e) = result {
-            let mut first = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            first.get_or_insert_with(|| e.to_string());
+            self.keep_message(e.to_string());
         }
+    }
+
+    /// Keeps `message` unless a failure was kept already.
+    pub(crate) fn keep_message(&self, message: String) {
+        let mut first = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert(message);
     }
 
     /// The first failure, if an export failed.

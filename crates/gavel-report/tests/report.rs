@@ -110,10 +110,10 @@ fn greet(target: &str, repeat: u32, score: f64) -> Execution {
 fn refund_fail() -> Execution {
     let mut t = turn("I want a refund", SCRIPT);
     t.tool_calls.push(ToolCall {
-        agent: None,
         name: "lookup_order".into(),
         arguments: json!({"order": "A-1"}),
         result: Some(json!({"status": "shipped"})),
+        ..Default::default()
     });
     let long = format!(
         "The agent promised {SCRIPT}.\nSecond line of reasoning. {}",

@@ -158,10 +158,10 @@ fn execution(case: &str, i: usize) -> Execution {
                 output: "answer".to_owned(),
                 response: None,
                 tool_calls: vec![ToolCall {
-                    agent: None,
                     name: "lookup".to_owned(),
                     arguments: json!({"q": case}),
                     result: None,
+                    ..Default::default()
                 }],
                 latency_ms: 1,
                 usage: None,

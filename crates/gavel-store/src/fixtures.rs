@@ -34,10 +34,10 @@ pub(crate) fn execution(case: &str) -> Execution {
                 output: "hello".to_owned(),
                 response: Some(json!({"answer": "hello"})),
                 tool_calls: vec![ToolCall {
-                    agent: None,
                     name: "lookup".to_owned(),
                     arguments: json!({"q": case}),
                     result: Some(json!([1, 2])),
+                    ..Default::default()
                 }],
                 latency_ms: 12,
                 usage: None,

@@ -248,14 +248,16 @@ pub(crate) struct TurnRow {
     conversation_json: Option<String>,
 }
 
-/// A turn's place in its conversation (and gavel's own model usage around it,
-/// which agents answered and called its tools, and what a coding agent left in
-/// its workspace), as stored in
+/// A turn's place in its conversation (and gavel's own model calls around it,
+/// which agents answered and called its tools, the tool calls' ids, and what a
+/// coding agent left in its workspace), as stored in
 /// `turns.conversation_json`: `None` for a plain turn.
 pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
     let tool_agents: Vec<Option<&str>> =
         turn.tool_calls.iter().map(|c| c.agent.as_deref()).collect();
     let has_tool_agents = tool_agents.iter().any(Option::is_some);
+    let tool_ids: Vec<Option<&str>> = turn.tool_calls.iter().map(|c| c.id.as_deref()).collect();
+    let has_tool_ids = tool_ids.iter().any(Option::is_some);
     if !turn.followup
         && turn.branch.is_none()
         && turn.stream.is_none()
@@ -264,6 +266,8 @@ pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
         && turn.agent.is_none()
         && turn.workspace.is_none()
         && !has_tool_agents
+        && !has_tool_ids
+        && turn.model_calls.is_empty()
     {
         return None;
     }
@@ -275,6 +279,8 @@ pub(crate) fn conversation_json(turn: &Turn) -> Option<serde_json::Value> {
         "attempts": turn.attempts,
         "agent": turn.agent,
         "tool_agents": if has_tool_agents { serde_json::json!(tool_agents) } else { serde_json::Value::Null },
+        "tool_ids": if has_tool_ids { serde_json::json!(tool_ids) } else { serde_json::Value::Null },
+        "model_calls": turn.model_calls,
         "workspace": turn.workspace,
     }))
 }
@@ -297,6 +303,11 @@ struct Conversation {
     /// The agent of each tool call of the turn, in order.
     #[serde(default)]
     tool_agents: Option<Vec<Option<String>>>,
+    /// The id of each tool call of the turn, in order.
+    #[serde(default)]
+    tool_ids: Option<Vec<Option<String>>>,
+    #[serde(default)]
+    model_calls: Vec<gavel_core::ModelCall>,
     #[serde(default)]
     workspace: Option<Box<gavel_core::workspace::WorkspaceState>>,
 }
@@ -312,11 +323,15 @@ impl TurnRow {
         for (call, agent) in tool_calls.iter_mut().zip(c.tool_agents.unwrap_or_default()) {
             call.agent = agent;
         }
+        for (call, id) in tool_calls.iter_mut().zip(c.tool_ids.unwrap_or_default()) {
+            call.id = id;
+        }
         Ok(Turn {
             followup: c.followup,
             branch: c.branch,
             stream: c.stream,
             harness_usage: c.harness_usage,
+            model_calls: c.model_calls,
             attempts: c.attempts,
             agent: c.agent,
             workspace: c.workspace,
@@ -371,13 +386,13 @@ impl ToolCallRow {
             self.execution_id, self.turn_seq, self.seq
         );
         Ok(ToolCall {
-            agent: None,
             name: self.name,
             arguments: from_json(&self.arguments_json, || format!("{at} arguments_json"))?,
             result: self
                 .result_json
                 .map(|j| from_json(&j, || format!("{at} result_json")))
                 .transpose()?,
+            ..ToolCall::default()
         })
     }
 }

@@ -91,12 +91,13 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                     name: "lookup".to_owned(),
                     arguments: json!({ "city": "Zürich", "days": 2, "units": ["c", "mm"] }),
                     result: Some(json!({ "temp": 21.5, "rain": null })),
+                    ..Default::default()
                 },
                 ToolCall {
-                    agent: None,
                     name: "noop".to_owned(),
                     arguments: Value::Null,
                     result: None,
+                    ..Default::default()
                 },
             ],
             latency_ms: 1234,
@@ -146,10 +147,10 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
             output: String::new(),
             response: Some(Value::Null),
             tool_calls: vec![ToolCall {
-                agent: None,
                 name: "lookup".to_owned(),
                 arguments: json!([1, "two"]),
                 result: Some(json!("sunny")),
+                ..Default::default()
             }],
             latency_ms: 0,
             usage: Some(Usage {

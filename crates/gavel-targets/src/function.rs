@@ -60,10 +60,10 @@ impl FnReply {
         result: Option<Value>,
     ) -> Self {
         self.tool_calls.push(ToolCall {
-            agent: None,
             name: name.into(),
             arguments,
             result,
+            ..ToolCall::default()
         });
         self
     }

@@ -181,7 +181,15 @@ fn tool_call(item: &Value) -> Result<ToolCall, String> {
         Some(value) => agent(value, "tool call", "agent")?,
         None => None,
     };
+    // OpenAI's `id` (Responses API: `call_id`), Anthropic's `tool_use` id.
+    let id = ["call_id", "id", "tool_call_id"]
+        .iter()
+        .find_map(|k| match outer.get(*k) {
+            Some(Value::String(id)) if !id.is_empty() => Some(id.clone()),
+            _ => None,
+        });
     Ok(ToolCall {
+        id,
         agent,
         name,
         arguments,

@@ -92,10 +92,13 @@ where
         } else if kind == map.tool_call {
             stats.tool_calls += 1;
             turn.tool_calls.push(ToolCall {
-                agent: None,
+                id: json.pointer("/id").map(|id| match id {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
                 name: text_at(&json, "/name"),
                 arguments: json.pointer("/arguments").cloned().unwrap_or(Value::Null),
-                result: None,
+                ..ToolCall::default()
             });
             ids.push(json.pointer("/id").cloned());
         } else if kind == map.tool_result {

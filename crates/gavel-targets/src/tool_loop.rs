@@ -5,7 +5,7 @@
 //! Running out of steps is an `error` (the turn's failure), never an empty answer:
 //! the agent did not finish, and a check must not grade what it never said.
 
-use gavel_core::{TargetFailure, ToolCall, Turn, Usage};
+use gavel_core::{ModelCaller, TargetFailure, ToolCall, Turn, Usage};
 use gavel_models::{ChatModel, ChatRequest, Message, Role, ToolDef};
 use serde_json::{Map, Value, json};
 
@@ -42,7 +42,7 @@ pub struct ToolLoop<'a> {
 impl ToolLoop<'_> {
     /// Plays one user turn: `messages` holds the conversation so far, the user's
     /// message last, and gets every assistant and tool message appended. Tool
-    /// calls, summed usage and the model calls' transport tries go into `turn`;
+    /// calls, summed usage, each model call and their transport tries go into `turn`;
     /// the answer text into `turn.output`.
     /// A model error is `Err` (transient when retrying may help), and so is
     /// running out of steps.
@@ -64,7 +64,9 @@ impl ToolLoop<'_> {
                 tools: self.tools.to_vec(),
                 ..ChatRequest::default()
             };
-            let answer = self.model.chat(&request).await;
+            let (answer, call) =
+                gavel_models::chat_recorded(self.model, &request, ModelCaller::Target).await;
+            turn.model_calls.extend(call);
             let tried = match &answer {
                 Ok(a) => a.attempts,
                 Err(e) => e.attempts,
@@ -99,6 +101,7 @@ impl ToolLoop<'_> {
                     other => other.to_string(),
                 };
                 turn.tool_calls.push(ToolCall {
+                    id: Some(call.id.clone()).filter(|id| !id.is_empty()),
                     agent: Some(self.agent.to_owned()),
                     name: call.name,
                     arguments: call.arguments,

@@ -372,7 +372,7 @@ async fn tool_arguments_are_escaped_once() {
         name: "search".into(),
         arguments: json!({"q": "<q-x>a & b</q-x>"}),
         result: Some(json!(["<i-x>x</i-x>"])),
-        agent: None,
+        ..Default::default()
     };
     let execution = Execution {
         case_id: "c".into(),

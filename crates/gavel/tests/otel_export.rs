@@ -300,3 +300,213 @@ fn a_bad_protocol_variable_is_refused_by_name() {
         "{stderr}"
     );
 }
+
+/// A suite whose run makes every kind of span gavel exports: a command target
+/// reporting tool calls with ids, a `chat` target calling a tool (its own
+/// model calls), one whose model refuses the key (a failed turn and model
+/// call), the follow-up detector reading an answer with a question mark, and
+/// judges.
+fn semconv_suite(url: &str) -> String {
+    format!(
+        r#"
+name: otel-semconv
+judge:
+  model: openai-compatible:judge@{url}/v1
+targets:
+  tools:
+    type: command
+    command: [sh, -c, 'while IFS= read -r line; do printf "%s\n" "{{\"output\": \"Stock is 3.\", \"tool_calls\": [{{\"id\": \"toolu_01\", \"name\": \"lookup\", \"arguments\": {{\"sku\": \"A1\"}}, \"result\": {{\"stock\": 3}}}}]}}"; done']
+    response: {{output: /output, tool_calls: /tool_calls}}
+  chat:
+    type: chat
+    model: openai-compatible:agent@{url}/v1
+    tools:
+      - name: lookup
+        description: Stock of a SKU.
+        result: {{stock: 3}}
+  refused:
+    type: chat
+    model: openai-compatible:reject-key@{url}/v1
+cases:
+  - id: stock
+    input: 'Use lookup with {{"sku": "A1"}}'
+    criteria: States the stock.
+  - id: question
+    input: Are you there?
+    max_followups: 1
+    checks:
+      - {{type: contains, value: there}}
+"#
+    )
+}
+
+/// One row of the vendored requirement list (tests/otel/semconv-genai-required.tsv).
+struct Requirement {
+    operation: String,
+    attribute: String,
+    conditional: bool,
+    condition: String,
+}
+
+fn requirements() -> Vec<Requirement> {
+    let text = include_str!("otel/semconv-genai-required.tsv");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            assert_eq!(f.len(), 4, "bad fixture line: {l}");
+            Requirement {
+                operation: f[0].to_owned(),
+                attribute: f[1].to_owned(),
+                conditional: f[2] == "conditionally_required",
+                condition: f[3].to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// Whether `span` (of a run of [`semconv_suite`]) must carry the attribute
+/// of `r`: Required always; Conditionally Required when its condition holds
+/// for what gavel knows. A condition this test does not know fails it: a new
+/// requirement needs a decision.
+fn needed(r: &Requirement, span: &Span) -> bool {
+    let caller = string(&span.attributes, "gavel.caller");
+    let judge = caller.as_deref() == Some("judge");
+    let failed = span.status.as_ref().is_some_and(|s| s.code == 2);
+    if !r.conditional {
+        return true;
+    }
+    match (r.attribute.as_str(), r.condition.as_str()) {
+        ("error.type", "if the operation ended in an error") => failed,
+        // gavel knows the model of every model call it makes, and of the
+        // turns of the targets whose model it drives.
+        ("gen_ai.request.model", "If available.") => {
+            r.operation == "chat"
+                || ["chat", "refused"].contains(
+                    &string(&span.attributes, "gavel.target")
+                        .as_deref()
+                        .unwrap_or(""),
+                )
+        }
+        // A judge's calls are not part of the conversation judged.
+        ("gen_ai.conversation.id", "when available") => !judge,
+        ("gen_ai.agent.name", "when available") => true,
+        // Judges and the harness ask for JSON; a target's calls for text.
+        ("gen_ai.output.type", c) if c.starts_with("when applicable") => {
+            r.operation == "chat" && caller.as_deref() != Some("target")
+        }
+        ("server.port", "If `server.address` is set.") => {
+            string(&span.attributes, "server.address").is_some()
+        }
+        // gavel's agents have no id, description or version, use no data
+        // source, and its model calls ask for one choice, send no seed and
+        // do not stream.
+        ("gen_ai.agent.description" | "gen_ai.agent.version", "when available")
+        | ("gen_ai.agent.id" | "gen_ai.data_source.id", "if applicable.")
+        | ("gen_ai.request.choice.count", "if available, in the request, and !=1")
+        | ("gen_ai.request.seed", "if applicable and if the request includes a seed") => false,
+        ("gen_ai.request.stream", c)
+            if c.starts_with("If and only if the request is streaming") =>
+        {
+            false
+        }
+        (a, c) => {
+            panic!("the conventions' list has a condition this test does not know: {a} ({c})")
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exported_spans_carry_every_required_genai_attribute() {
+    let mock = Mock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(&suite, semconv_suite(&mock.url)).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("g.db").display());
+    let live = receiver().await;
+    let args = [
+        "run",
+        suite.to_str().unwrap(),
+        "--db",
+        &db,
+        "--quiet",
+        "--otel",
+        "--otel-endpoint",
+        &live.uri(),
+    ];
+    // The refused target errs: exit 1, the export itself succeeds.
+    let (code, stderr) = exit_of(dir.path(), &args).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let got = received(&live).await;
+    let rows = requirements();
+    assert!(
+        rows.iter().any(|r| r.operation == "execute_tool"),
+        "fixture read"
+    );
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for span in &got.spans {
+        let Some(op) = string(&span.attributes, "gen_ai.operation.name") else {
+            continue;
+        };
+        let kind = match string(&span.attributes, "gavel.caller") {
+            Some(caller) => format!("{op} by {caller}"),
+            None => op.clone(),
+        };
+        let failed = span.status.as_ref().is_some_and(|s| s.code == 2);
+        *seen
+            .entry(if failed {
+                format!("{kind}, failed")
+            } else {
+                kind
+            })
+            .or_default() += 1;
+        for r in rows.iter().filter(|r| r.operation == op) {
+            if needed(r, span) {
+                assert!(
+                    span.attributes.iter().any(|kv| kv.key == r.attribute),
+                    "{} lacks {} ({}): {span:#?}",
+                    span.name,
+                    r.attribute,
+                    if r.conditional {
+                        &r.condition
+                    } else {
+                        "required"
+                    }
+                );
+            }
+        }
+    }
+    // Every kind of span was there to check.
+    for kind in [
+        "invoke_agent",
+        "invoke_agent, failed",
+        "execute_tool",
+        "chat by target",
+        "chat by target, failed",
+        "chat by followup-detector",
+        "chat by judge",
+    ] {
+        assert!(seen.contains_key(kind), "no {kind} span: {seen:?}");
+    }
+    // Tool call ids: the command target's own, and the chat model's.
+    let ids: Vec<String> = got
+        .spans
+        .iter()
+        .filter_map(|s| string(&s.attributes, "gen_ai.tool.call.id"))
+        .collect();
+    assert!(ids.iter().any(|i| i == "toolu_01"), "{ids:?}");
+    assert!(ids.iter().any(|i| i.starts_with("call-")), "{ids:?}");
+    let refused = got
+        .spans
+        .iter()
+        .find(|s| {
+            string(&s.attributes, "gen_ai.request.model").as_deref() == Some("reject-key")
+                && s.name.starts_with("chat")
+        })
+        .unwrap();
+    assert_eq!(
+        string(&refused.attributes, "error.type").as_deref(),
+        Some("auth")
+    );
+}

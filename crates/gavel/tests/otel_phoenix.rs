@@ -172,19 +172,49 @@ impl Recorded {
     }
 }
 
-/// Checks what Phoenix kept of the exported run: one trace per execution, a
-/// span per turn and tool call, one evaluation event per verdict, and (on the
-/// first project: session ids are global) the sessions.
-fn check_project(phoenix: &Phoenix, project: &str, recorded: &Recorded, session_check: bool) {
+/// The spans of the traces of run `run_id` among `spans` (its run span and
+/// every execution's trace).
+fn of_run(spans: &[Value], run_id: &str) -> Vec<Value> {
+    let traces: std::collections::HashSet<&str> = spans
+        .iter()
+        .filter(|s| attr(&s["attributes"], "gavel.run.id").and_then(Value::as_str) == Some(run_id))
+        .filter_map(|s| s["context"]["trace_id"].as_str())
+        .collect();
+    spans
+        .iter()
+        .filter(|s| {
+            s["context"]["trace_id"]
+                .as_str()
+                .is_some_and(|t| traces.contains(t))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Whether `spans` hold all that was recorded of a run.
+fn complete(spans: &[Value], recorded: &Recorded) -> bool {
+    named(spans, "run ").len() == 1
+        && named(spans, "case ").len() >= recorded.executions
+        && named(spans, "invoke_agent ").len() >= recorded.turns
+        && named(spans, "execute_tool ").len() >= recorded.tool_calls
+        && !named(spans, "chat judge").is_empty()
+        && evaluations(spans).len() >= recorded.verdicts
+}
+
+/// Checks what Phoenix kept of exported run `run_id` in `project`: one trace
+/// per execution, a span per turn and tool call, one evaluation event per
+/// verdict, and (on the first run: session ids are global) the sessions.
+/// Returns the run's spans.
+fn check_run(
+    phoenix: &Phoenix,
+    project: &str,
+    run_id: &str,
+    recorded: &Recorded,
+    session_check: bool,
+) -> Vec<Value> {
     // Ingestion is asynchronous: wait for as many as were sent, then compare.
-    let spans = phoenix.spans(project, |spans| {
-        named(spans, "run ").len() == 1
-            && named(spans, "case ").len() >= recorded.executions
-            && named(spans, "invoke_agent ").len() >= recorded.turns
-            && named(spans, "execute_tool ").len() >= recorded.tool_calls
-            && !named(spans, "chat judge").is_empty()
-            && evaluations(spans).len() >= recorded.verdicts
-    });
+    let all = phoenix.spans(project, |spans| complete(&of_run(spans, run_id), recorded));
+    let spans = of_run(&all, run_id);
     let roots = named(&spans, "case ");
     assert_eq!(roots.len(), recorded.executions, "{spans:#?}");
     let traces: std::collections::HashSet<&str> = roots
@@ -224,28 +254,51 @@ fn check_project(phoenix: &Phoenix, project: &str, recorded: &Recorded, session_
             .and_then(Value::as_str)
             .is_some_and(|l| ["pass", "fail", "error", "skipped"].contains(&l))
     }));
-    if !session_check {
-        return;
+    if session_check {
+        // Phoenix groups traces by gen_ai.conversation.id (a trace joins the
+        // session its first ingested span names: a case without branches has one).
+        let session = roots
+            .iter()
+            .find(|s| s["name"] == "case multi-round")
+            .and_then(|s| attr(&s["attributes"], "gen_ai.conversation.id"))
+            .and_then(Value::as_str)
+            .unwrap();
+        let found = wait_for("Phoenix's session", || {
+            phoenix.get(&format!("/v1/sessions/{session}"))
+        });
+        assert!(
+            !found["data"]["traces"].as_array().unwrap().is_empty(),
+            "{found}"
+        );
     }
-    // Phoenix groups traces by gen_ai.conversation.id (a trace joins the
-    // session its first ingested span names: a case without branches has one).
-    let session = roots
+    spans
+}
+
+/// Phoenix's annotations of the spans of `spans` that hold evaluation events,
+/// once there are at least `expected`.
+fn annotations(phoenix: &Phoenix, project: &str, spans: &[Value], expected: usize) -> Vec<Value> {
+    let judged: Vec<&str> = spans
         .iter()
-        .find(|s| s["name"] == "case multi-round")
-        .and_then(|s| attr(&s["attributes"], "gen_ai.conversation.id"))
-        .and_then(Value::as_str)
-        .unwrap();
-    let found = wait_for("Phoenix's session", || {
-        phoenix.get(&format!("/v1/sessions/{session}"))
-    });
-    assert!(
-        !found["data"]["traces"].as_array().unwrap().is_empty(),
-        "{found}"
-    );
+        .filter(|s| !evaluations(std::slice::from_ref(*s)).is_empty())
+        .filter_map(|s| s["context"]["span_id"].as_str())
+        .collect();
+    let query: String = judged.iter().map(|id| format!("&span_ids={id}")).collect();
+    wait_for("Phoenix's annotations", || {
+        let body = phoenix.get(&format!(
+            "/v1/projects/{project}/span_annotations?limit=10000{query}"
+        ))?;
+        let found = body["data"].as_array()?.clone();
+        (found.len() >= expected).then_some(found)
+    })
+}
+
+/// The run id in a JSON report.
+fn run_id(report: &Value) -> String {
+    report["run"]["id"].as_str().unwrap().to_owned()
 }
 
 #[test]
-fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_over_http_and_grpc() {
+fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_with_annotations_once() {
     let Some(bin) = phoenix_bin() else {
         return gavel_testkit::skip(
             gavel_testkit::Need::Phoenix,
@@ -257,14 +310,13 @@ fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_over_http_a
     let dir = tempfile::tempdir().unwrap();
     let targets = example_targets("conversations", dir.path());
     let suite = workspace().join("examples/conversations/suite.yaml");
-    let report = dir.path().join("r.json");
     let db = format!("sqlite://{}", dir.path().join("g.db").display());
     let judge = format!("openai-compatible:judge@{}/v1", mock.url);
-    let gavel = |args: &[&str], project: (&str, String)| {
+    let gavel = |args: &[&str], env: &[(&str, &str)]| {
         let out = gavel_command(dir.path())
             .args(args)
             .args(["--db", &db, "--otel-no-logs"])
-            .env(project.0, project.1)
+            .envs(env.iter().copied())
             .env("PROPERTY_AGENT_PORT", free_port().to_string())
             .env("PROPERTY_AGENT_REVIVAL_PORT", free_port().to_string())
             .env("TMPDIR", dir.path())
@@ -274,8 +326,10 @@ fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_over_http_a
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         assert!(!stderr.contains("warning"), "{stderr}");
     };
-    gavel(
-        &[
+    // A run of the example with `export` flags; its JSON report.
+    let run = |name: &str, export: &[&str], env: &[(&str, &str)]| {
+        let report = dir.path().join(name);
+        let mut args = vec![
             "run",
             targets.to_str().unwrap(),
             suite.to_str().unwrap(),
@@ -284,35 +338,104 @@ fn a_judged_run_of_the_conversations_example_reads_back_from_phoenix_over_http_a
             "--quiet",
             "-o",
             report.to_str().unwrap(),
-            "--otel",
-            "--otel-endpoint",
-            &phoenix.http,
-        ],
-        // Over HTTP Phoenix takes the project from this header.
-        (
-            "OTEL_EXPORTER_OTLP_HEADERS",
-            "x-project-name=gavel-live".into(),
-        ),
+        ];
+        args.extend_from_slice(export);
+        gavel(&args, env);
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+        report
+    };
+    // Over HTTP Phoenix takes the project from this header.
+    let project = ("OTEL_EXPORTER_OTLP_HEADERS", "x-project-name=gavel");
+    // Live, with the verdicts also as annotations.
+    let export = [
+        "--otel",
+        "--otel-endpoint",
+        &phoenix.http,
+        "--otel-phoenix",
+        &phoenix.http,
+    ];
+    let first = run("first.json", &export, &[project]);
+    let recorded = Recorded::of(&first);
+    assert_eq!(recorded.executions, 6, "{first:#}");
+    let first_id = run_id(&first);
+    let spans = check_run(&phoenix, "gavel", &first_id, &recorded, true);
+    let events = evaluations(&spans).len();
+    let annotated = annotations(&phoenix, "gavel", &spans, events);
+    assert_eq!(annotated.len(), events, "one annotation per evaluation");
+    for a in &annotated {
+        let label = a["result"]["label"].as_str().unwrap_or_default();
+        assert!(
+            ["pass", "fail", "error", "skipped"].contains(&label),
+            "{a:#}"
+        );
+        assert!(
+            a["identifier"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("gavel ")),
+            "{a:#}"
+        );
+    }
+    assert!(
+        annotated.iter().any(|a| a["annotator_kind"] == "LLM"),
+        "the judge's"
     );
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let recorded = Recorded::of(&report);
-    assert_eq!(recorded.executions, 6, "{report:#}");
-    check_project(&phoenix, "gavel-live", &recorded, true);
+
+    // The same run exported again (Phoenix's URL from the variable this
+    // time): Phoenix keeps one copy of each span and annotation.
     gavel(
         &[
             "export",
             "otel",
-            "latest",
+            &first_id,
+            "--otel-endpoint",
+            &phoenix.http,
+        ],
+        &[project, ("GAVEL_OTEL_PHOENIX", &phoenix.http)],
+    );
+
+    // A second run, exported after the fact over gRPC (Phoenix reads no
+    // header there: the project is a resource attribute) into the same
+    // project: once it is in, what was sent before it is too.
+    let second = run("second.json", &[], &[]);
+    let second_id = run_id(&second);
+    gavel(
+        &[
+            "export",
+            "otel",
+            &second_id,
             "--otel-protocol",
             "grpc",
             "--otel-endpoint",
             &phoenix.grpc,
         ],
-        // Over gRPC it reads no header (metadata): the project is a resource attribute.
-        (
+        &[(
             "OTEL_RESOURCE_ATTRIBUTES",
-            "openinference.project.name=gavel-grpc".into(),
-        ),
+            "openinference.project.name=gavel",
+        )],
     );
-    check_project(&phoenix, "gavel-grpc", &recorded, false);
+    check_run(&phoenix, "gavel", &second_id, &Recorded::of(&second), false);
+    let all = phoenix.spans("gavel", |_| true);
+    assert_eq!(
+        named(&all, "case ").len(),
+        2 * recorded.executions,
+        "no duplicates"
+    );
+    let traces: std::collections::HashSet<&str> = all
+        .iter()
+        .filter_map(|s| s["context"]["trace_id"].as_str())
+        .collect();
+    assert_eq!(
+        traces.len(),
+        2 * (recorded.executions + 1),
+        "each run's traces once"
+    );
+    let spans_again = of_run(&all, &first_id);
+    assert_eq!(spans_again.len(), spans.len(), "the first run's spans once");
+    let annotated_again = annotations(&phoenix, "gavel", &spans, events);
+    assert_eq!(
+        annotated_again.len(),
+        events,
+        "annotations updated, not added"
+    );
 }

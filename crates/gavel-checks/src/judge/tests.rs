@@ -481,10 +481,10 @@ async fn the_judge_sees_history_input_output_context_reference_and_tools() {
     let mut second = turn(1, "The Cabin, at $90.");
     second.input = "Which is cheapest?".into();
     second.tool_calls = vec![ToolCall {
-        agent: None,
         name: "get_listings".into(),
         arguments: json!({"sort": "price"}),
         result: Some(json!([{"name": "Cabin", "price": 90}])),
+        ..Default::default()
     }];
     let v = judge_one(&p, vec![first, second], &models.runtime()).await;
     assert_eq!((v.status, v.round), (Status::Pass, Some(1)));
@@ -777,10 +777,10 @@ async fn the_rubric_weighs_its_dimensions_and_adds_tool_usage_only_when_tools_ar
     // The tool was called: the tools-called check passes and does not gate the judge.
     let mut searched = turn(0, "a");
     searched.tool_calls.push(gavel_core::ToolCall {
-        agent: None,
         name: "search".into(),
         arguments: json!({}),
         result: None,
+        ..Default::default()
     });
     let v = judge_one(&p, vec![searched.clone()], &models.runtime()).await;
     assert_eq!(

@@ -12,8 +12,11 @@ impl TargetFailure {
 }
 
 impl ToolCall {
-    /// Redacts registered secrets from the name, arguments and result.
+    /// Redacts registered secrets from the id, name, arguments and result.
     pub fn redact_secrets(&mut self) {
+        if let Some(id) = &mut self.id {
+            redact_in_place(id);
+        }
         redact_in_place(&mut self.name);
         redact_json(&mut self.arguments);
         if let Some(result) = &mut self.result {
@@ -130,10 +133,10 @@ mod tests {
                     output: format!("echo {c}"),
                     response: Some(json!({"headers": {"authorization": c}})),
                     tool_calls: vec![ToolCall {
-                        agent: None,
                         name: "t".into(),
                         arguments: json!({"k": c}),
                         result: Some(json!([c])),
+                        ..Default::default()
                     }],
                     failure: Some(TargetFailure {
                         message: format!("HTTP 500: {c}"),

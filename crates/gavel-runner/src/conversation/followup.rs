@@ -7,9 +7,11 @@
 //! a clarifying question, so plain answers cost no model call.
 
 use gavel_checks::JudgeRuntime;
-use gavel_core::{Case, Usage};
+use gavel_core::{Case, ModelCaller};
 use gavel_models::{ChatRequest, Message, OutputSchema};
 use serde_json::{Value, json};
+
+use super::Spent;
 
 /// Characters of the answer and the request shown to the detector model.
 const SHOWN_CHARS: usize = 4000;
@@ -23,13 +25,13 @@ pub(crate) struct Clarification {
 
 /// Decides whether `output` (the answer to `request`) asks for clarification:
 /// the judge model when there is one, else [`gavel_checks::looks_like_clarification`].
-/// What the model call cost goes to `spent`.
+/// The model call, and what it cost, go to `spent`.
 pub(crate) async fn detect(
     case: &Case,
     request: &str,
     output: &str,
     rt: &JudgeRuntime<'_>,
-    spent: &mut Option<Usage>,
+    spent: &mut Spent,
 ) -> Option<Clarification> {
     if !output.contains('?') {
         return None;
@@ -68,7 +70,7 @@ async fn ask_model(
     request: &str,
     output: &str,
     rt: &JudgeRuntime<'_>,
-    spent: &mut Option<Usage>,
+    spent: &mut Spent,
 ) -> Result<Option<Clarification>, String> {
     let model = rt.models.model(None).map_err(|e| e.message)?;
     let mut user = format!(
@@ -112,8 +114,9 @@ async fn ask_model(
         template_hash: Some("gavel-followup-v1".to_owned()),
         ..ChatRequest::default()
     };
-    let response = model.chat(&request).await.map_err(|e| e.message)?;
-    *spent = Some(super::usage_of(&response));
+    let response = spent
+        .chat(model.as_ref(), &request, ModelCaller::FollowupDetector)
+        .await?;
     let answer: Value = serde_json::from_str(response.text.trim())
         .map_err(|e| format!("the detector's answer is not JSON: {e}"))?;
     let needs = answer

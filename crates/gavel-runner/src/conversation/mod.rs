@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use gavel_checks::JudgeRuntime;
 use gavel_core::workspace::WorkspaceRequest;
-use gavel_core::{Case, Round, TargetFailure, Transcript, Turn, Usage};
-use gavel_models::ChatResponse;
+use gavel_core::{Case, ModelCall, ModelCaller, Round, TargetFailure, Transcript, Turn, Usage};
+use gavel_models::{ChatModel, ChatRequest, ChatResponse};
 use gavel_targets::{Session, Target, TurnRequest};
 
 /// A played conversation, or why it could not be played.
@@ -36,9 +36,9 @@ struct Conversation<'a> {
     transcript: Transcript,
     /// The case's `followups` hints not used yet.
     hints: std::slice::Iter<'a, String>,
-    /// gavel's own model usage not yet attributed to a turn (the simulated user's
+    /// gavel's own model calls not yet attributed to a turn (the simulated user's
     /// first message, written before any turn exists).
-    unattributed: Option<Usage>,
+    unattributed: Spent,
     /// What the case asks of a `workspace` target (other targets ignore it).
     workspace: WorkspaceRequest,
 }
@@ -69,7 +69,7 @@ pub(crate) async fn converse(
             turns: Vec::new(),
         },
         hints: case.followups.iter(),
-        unattributed: None,
+        unattributed: Spent::default(),
         workspace: WorkspaceRequest::of(case),
     };
     if let Some(user) = &case.simulated_user {
@@ -119,24 +119,46 @@ fn replayed(
     }
 }
 
-/// A model answer's usage in transcript terms.
-fn usage_of(response: &ChatResponse) -> Usage {
-    Usage {
-        input_tokens: response.usage.input_tokens,
-        output_tokens: response.usage.output_tokens,
-        cost_usd: response.cost_usd,
+/// gavel's own model calls around a turn: their summed usage and each call.
+#[derive(Debug, Default)]
+struct Spent {
+    usage: Option<Usage>,
+    calls: Vec<ModelCall>,
+}
+
+impl Spent {
+    /// Asks `model` for `caller`, keeping the call and, when it answered, its
+    /// usage; the answer, or why there is none.
+    async fn chat(
+        &mut self,
+        model: &dyn ChatModel,
+        request: &ChatRequest,
+        caller: ModelCaller,
+    ) -> Result<ChatResponse, String> {
+        let (answer, call) = gavel_models::chat_recorded(model, request, caller).await;
+        self.calls.extend(call);
+        let response = answer.map_err(|e| e.message)?;
+        self.usage.get_or_insert_with(Usage::default).add(&Usage {
+            input_tokens: response.usage.input_tokens,
+            output_tokens: response.usage.output_tokens,
+            cost_usd: response.cost_usd,
+        });
+        Ok(response)
     }
 }
 
 impl Conversation<'_> {
-    /// Books a model call gavel made for this conversation on the latest turn
-    /// (the one it was about), or on the next turn when there is none yet.
-    fn spend(&mut self, usage: Usage) {
-        let slot = match self.transcript.turns.last_mut() {
-            Some(turn) => &mut turn.harness_usage,
-            None => &mut self.unattributed,
+    /// Books model calls gavel made for this conversation on the latest turn
+    /// (the one they were about), or on the next turn when there is none yet.
+    fn spend(&mut self, spent: Spent) {
+        let (usage, calls) = match self.transcript.turns.last_mut() {
+            Some(turn) => (&mut turn.harness_usage, &mut turn.model_calls),
+            None => (&mut self.unattributed.usage, &mut self.unattributed.calls),
         };
-        slot.get_or_insert_with(Usage::default).add(&usage);
+        if let Some(u) = spent.usage {
+            usage.get_or_insert_with(Usage::default).add(&u);
+        }
+        calls.extend(spent.calls);
     }
 
     /// The parent rounds in one session (revived after round 1 when asked), then
@@ -220,12 +242,10 @@ impl Conversation<'_> {
             if sent >= limit {
                 return Ok(());
             }
-            let mut spent = None;
+            let mut spent = Spent::default();
             let asked =
                 followup::detect(self.case, &message, &turn.output, self.rt, &mut spent).await;
-            if let Some(usage) = spent {
-                self.spend(usage);
-            }
+            self.spend(spent);
             let Some(asked) = asked else {
                 return Ok(());
             };
@@ -276,7 +296,9 @@ impl Conversation<'_> {
         };
         turn.branch = branch.map(str::to_owned);
         turn.followup = followup;
-        turn.harness_usage = self.unattributed.take();
+        let spent = std::mem::take(&mut self.unattributed);
+        turn.harness_usage = spent.usage;
+        turn.model_calls.extend(spent.calls);
         let failed = turn.failure.is_some();
         self.transcript.turns.push(turn.clone());
         if failed { Err(Stopped) } else { Ok(turn) }

@@ -125,8 +125,12 @@ async fn next_move(
         template_hash: Some("gavel-simulated-user-v1".to_owned()),
         ..ChatRequest::default()
     };
-    let response = model.chat(&request).await.map_err(|e| e.message)?;
-    c.spend(super::usage_of(&response));
+    let mut spent = super::Spent::default();
+    let response = spent
+        .chat(model, &request, gavel_core::ModelCaller::SimulatedUser)
+        .await;
+    c.spend(spent);
+    let response = response?;
     let answer: Value = serde_json::from_str(response.text.trim())
         .map_err(|e| format!("the user model's answer is not JSON: {e}"))?;
     let met = answer

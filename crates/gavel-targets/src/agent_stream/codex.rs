@@ -109,7 +109,7 @@ impl Codex {
                         Slot::Call(index)
                     }
                     Some(slot) => slot,
-                    None => out.call(None, call).map_or(Slot::Skipped, Slot::Call),
+                    None => out.call(Some(id), call).map_or(Slot::Skipped, Slot::Call),
                 }
             }
         };

@@ -172,14 +172,15 @@ impl Collector {
         }
     }
 
-    /// Adds a tool call (its arguments and result capped), remembered by `id`
-    /// when it has one; its index, `None` past the cap.
+    /// Adds a tool call (its arguments and result capped) with the agent's call
+    /// `id`, remembered by it when it has one; its index, `None` past the cap.
     fn call(&mut self, id: Option<&str>, mut call: ToolCall) -> Option<usize> {
         if self.run.tool_calls.len() >= MAX_TOOL_CALLS {
             self.run.dropped += 1;
             return None;
         }
         cap_call(&mut call);
+        call.id = id.map(str::to_owned);
         let index = self.run.tool_calls.len();
         self.run.tool_calls.push(call);
         if let Some(id) = id {
@@ -188,10 +189,11 @@ impl Collector {
         Some(index)
     }
 
-    /// Replaces tool call `index` (capped).
+    /// Replaces tool call `index` (capped), keeping its id.
     fn replace_call(&mut self, index: usize, mut call: ToolCall) {
         if let Some(slot) = self.run.tool_calls.get_mut(index) {
             cap_call(&mut call);
+            call.id = slot.id.take();
             *slot = call;
         }
     }
@@ -280,13 +282,14 @@ fn u64_field(object: &Map<String, Value>, key: &str) -> u64 {
     object.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
-/// A tool call the agent made itself (`agent: None`).
+/// A tool call the agent made itself (`agent: None`; its id is set by
+/// [`Collector::call`]).
 fn tool_call(name: impl Into<String>, arguments: Value, result: Option<Value>) -> ToolCall {
     ToolCall {
         name: name.into(),
         arguments,
         result,
-        agent: None,
+        ..ToolCall::default()
     }
 }
 

@@ -382,6 +382,7 @@ fn json_text(v: &Value) -> Value {
 
 fn tool_call(s: &Span, agent: Option<String>) -> ToolCall {
     ToolCall {
+        id: s.text("gen_ai.tool.call.id").map(str::to_owned),
         agent,
         name: s
             .text("gen_ai.tool.name")

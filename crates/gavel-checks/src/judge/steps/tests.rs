@@ -10,10 +10,10 @@ use crate::testing::{case, compile, compile_err, reads_back, run_all, transcript
 
 fn call(name: &str, result: &str) -> ToolCall {
     ToolCall {
-        agent: None,
         name: name.into(),
         arguments: json!({"q": name}),
         result: Some(json!(result)),
+        ..Default::default()
     }
 }
 
