@@ -41,6 +41,8 @@ pub enum Need {
     XmlSchema,
     /// Arize Phoenix, the OpenTelemetry receiver read back from.
     Phoenix,
+    /// promptfoo (npm), run beside gavel by the parity test.
+    Promptfoo,
 }
 
 impl Need {
@@ -54,6 +56,7 @@ impl Need {
             Need::Models => "the offline model weights",
             Need::XmlSchema => "python3's xmlschema",
             Need::Phoenix => "Arize Phoenix",
+            Need::Promptfoo => "promptfoo",
         }
     }
 
@@ -67,6 +70,7 @@ impl Need {
             Need::Models => "GAVEL_TEST_REQUIRE_MODELS",
             Need::XmlSchema => "GAVEL_TEST_REQUIRE_XMLSCHEMA",
             Need::Phoenix => "GAVEL_TEST_REQUIRE_PHOENIX",
+            Need::Promptfoo => "GAVEL_TEST_REQUIRE_PROMPTFOO",
         }
     }
 
@@ -111,6 +115,7 @@ mod tests {
             Need::Models,
             Need::XmlSchema,
             Need::Phoenix,
+            Need::Promptfoo,
         ];
         let mut names: Vec<&str> = all.iter().map(|n| n.variable()).collect();
         names.sort_unstable();
