@@ -15,6 +15,7 @@ use crate::node::{Node, Val};
 use crate::prompts::{self, Body, Prompt};
 use crate::providers::{self, Provider, model_id};
 use crate::render::render;
+use crate::scripts::is_javascript;
 use crate::testfiles::{self, TestSrc};
 use crate::{Conversion, ImportError, Unmapped};
 
@@ -121,6 +122,9 @@ pub(crate) fn build(configs: &[(Node, PathBuf)]) -> Result<Conversion, ImportErr
         }
         for (vi, vars) in sets.iter().enumerate() {
             for (pi, prompt) in cfg.prompts.iter().enumerate() {
+                let Some(route) = &routes.per_prompt[pi] else {
+                    continue;
+                };
                 let mut notes = test_notes.clone();
                 let name = Naming {
                     stem: &stem,
@@ -132,7 +136,7 @@ pub(crate) fn build(configs: &[(Node, PathBuf)]) -> Result<Conversion, ImportErr
                     &test,
                     vars,
                     prompt,
-                    &routes.per_prompt[pi],
+                    route,
                     &judge,
                     &name,
                     &mut ids,
@@ -175,8 +179,9 @@ fn suite_judge(default: Option<&TestSrc>, notes: &mut Vec<Unmapped>) -> JudgeSet
 /// Targets, and which of them each prompt's cases run against.
 struct Routes {
     targets: BTreeMap<String, TargetSpec>,
-    /// Per prompt: the target names (empty: every target).
-    per_prompt: Vec<Vec<String>>,
+    /// Per prompt: the target names (empty: every target); `None` when no
+    /// provider runs it (each names other prompts).
+    per_prompt: Vec<Option<Vec<String>>>,
 }
 
 impl Routes {
@@ -184,26 +189,29 @@ impl Routes {
     /// with that system prompt (its vars come from the case context).
     fn new(providers: &[Provider], prompts: &[Prompt], notes: &mut Vec<Unmapped>) -> Routes {
         let mut names = HashSet::new();
-        let named: Vec<(String, &TargetSpec)> = providers
+        let named: Vec<(String, &Provider)> = providers
             .iter()
-            .map(|p| (unique(&p.name, &mut names), &p.spec))
+            .map(|p| (unique(&p.name, &mut names), p))
             .collect();
         let systems: Vec<Option<String>> = prompts.iter().map(|p| system(p, notes)).collect();
+        let filtered = providers.iter().any(|p| !p.prompts.is_empty());
         let mut targets = BTreeMap::new();
-        if systems.iter().all(Option::is_none) {
-            for (name, spec) in &named {
-                targets.insert(name.clone(), (*spec).clone());
+        if systems.iter().all(Option::is_none) && !filtered {
+            for (name, p) in &named {
+                targets.insert(name.clone(), p.spec.clone());
             }
             return Routes {
                 targets,
-                per_prompt: vec![Vec::new(); prompts.len()],
+                per_prompt: vec![Some(Vec::new()); prompts.len()],
             };
         }
         let mut per_prompt = Vec::new();
         for (k, (prompt, system)) in prompts.iter().zip(&systems).enumerate() {
             let mut route = Vec::new();
-            for (name, spec) in &named {
-                match (system, spec) {
+            // A provider with `prompts:` runs only the prompts it names.
+            let runs = |p: &Provider| p.prompts.is_empty() || p.prompts.contains(&prompt.label);
+            for (name, p) in named.iter().filter(|(_, p)| runs(p)) {
+                match (system, &p.spec) {
                     (Some(system), TargetSpec::Chat(chat)) => {
                         let mut chat = chat.clone();
                         chat.system = Some(system.clone());
@@ -219,12 +227,12 @@ impl Routes {
                                 "only chat targets take a system prompt",
                             ));
                         }
-                        targets.insert(name.clone(), (*spec).clone());
+                        targets.insert(name.clone(), spec.clone());
                         route.push(name.clone());
                     }
                 }
             }
-            per_prompt.push(route);
+            per_prompt.push((!route.is_empty()).then_some(route));
         }
         Routes {
             targets,
@@ -358,8 +366,22 @@ fn one_case(
             vars: &ctx_vars,
             base,
             grader,
+            transform: test.transform.as_ref().map(|(code, _)| code.as_str()),
+            threshold: test.threshold,
         };
         asserts::map(node, &ctx, &mut mapped, notes);
+    }
+    if let Some((_, node)) = &test.transform
+        && mapped
+            .checks
+            .iter()
+            .any(|c| !matches!(c, CheckSpec::Script(s) if is_javascript(s)))
+    {
+        notes.push(Unmapped::new(
+            "options.transform",
+            node,
+            "applied in javascript assertions only: gavel runs no transform code for its other checks, which see the raw answer",
+        ));
     }
     let mut tags = mapped.tags;
     if naming.prompt.1 > 1 {

@@ -23,6 +23,9 @@ pub(crate) struct Test {
     pub(crate) suffix: String,
     /// The grading model (`options.provider`).
     pub(crate) grader: Option<String>,
+    /// `options.transform` (or `postprocess`): JavaScript over the output, and
+    /// where it was written.
+    pub(crate) transform: Option<(String, Node)>,
     expand: bool,
 }
 
@@ -62,7 +65,8 @@ impl Test {
                         .into_iter()
                         .map(|a| (a.clone(), base.to_owned())),
                 ),
-                "threshold" => self.threshold = value.as_f64(),
+                // promptfoo ignores a threshold of 0 (all assertions must pass).
+                "threshold" => self.threshold = value.as_f64().filter(|t| *t != 0.0),
                 "options" => self.options(value, notes),
                 _ => notes.push(Unmapped::new(format!("test field '{key}'"), value, "")),
             }
@@ -117,11 +121,14 @@ impl Test {
                         )),
                     }
                 }
-                "transform" | "postprocess" => notes.push(Unmapped::new(
-                    format!("options.{key}"),
-                    value,
-                    "gavel runs no output transform code; checks see the raw answer",
-                )),
+                "transform" | "postprocess" => match value.as_str() {
+                    Some(code) => self.transform = Some((code.to_owned(), value.clone())),
+                    None => notes.push(Unmapped::new(
+                        format!("options.{key}"),
+                        value,
+                        "expected JavaScript text",
+                    )),
+                },
                 _ => notes.push(Unmapped::new(format!("test option '{key}'"), value, "")),
             }
         }
