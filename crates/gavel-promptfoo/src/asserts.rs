@@ -27,6 +27,9 @@ pub(crate) struct AssertCtx<'a> {
     pub(crate) transform: Option<&'a str>,
     /// The test's `threshold`: it passes on the weighted mean of its scores.
     pub(crate) threshold: Option<f64>,
+    /// The test's `options.rubricPrompt` text, the criteria of an
+    /// `llm-rubric` without a value.
+    pub(crate) rubric: Option<&'a str>,
 }
 
 /// The checks and tags (metric names) assertions became.
@@ -108,6 +111,12 @@ pub(crate) fn map(node: &Node, ctx: &AssertCtx<'_>, out: &mut Mapped, notes: &mu
             ));
             return;
         }
+    };
+    let value = match (value, kind, ctx.rubric) {
+        (None, "llm-rubric", Some(rubric)) => Some(Value::String(
+            render(rubric, ctx.vars).unwrap_or_else(|_| rubric.to_owned()),
+        )),
+        (value, _, _) => value,
     };
     let model = grader(node, ctx, notes);
     let has_context = ctx.vars.get("context").is_some();

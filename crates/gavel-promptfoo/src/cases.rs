@@ -29,6 +29,8 @@ struct Config {
     providers: Vec<Provider>,
     tests: Vec<TestSrc>,
     default_test: Option<TestSrc>,
+    /// `assertionTemplates`, which an assertion names with `$ref`.
+    templates: Option<Node>,
 }
 
 impl Config {
@@ -67,6 +69,7 @@ impl Config {
                         base: base.to_owned(),
                     });
                 }
+                "assertionTemplates" => self.templates = Some(value.clone()),
                 _ => notes.push(Unmapped::new(format!("config key '{key}'"), value, "")),
             }
         }
@@ -134,6 +137,7 @@ pub(crate) fn build(configs: &[(Node, PathBuf)]) -> Result<Conversion, ImportErr
                 };
                 let case = one_case(
                     &test,
+                    cfg.templates.as_ref(),
                     vars,
                     prompt,
                     route,
@@ -316,6 +320,7 @@ fn slug(s: &str) -> String {
 #[allow(clippy::too_many_arguments)]
 fn one_case(
     test: &Test,
+    templates: Option<&Node>,
     vars: &Map<String, Value>,
     prompt: &Prompt,
     targets: &[String],
@@ -362,12 +367,31 @@ fn one_case(
         .filter(|g| judge.model.as_deref() != Some(*g));
     let mut mapped = Mapped::default();
     for (node, base) in &test.asserts {
+        // `$ref: '#/assertionTemplates/NAME'` stands for that template.
+        let node = match node.get("$ref").and_then(Node::as_str) {
+            Some(r) => match r
+                .strip_prefix("#/assertionTemplates/")
+                .and_then(|name| templates.and_then(|t| t.get(name)))
+            {
+                Some(template) => template,
+                None => {
+                    notes.push(Unmapped::new(
+                        format!("assert $ref '{r}'"),
+                        node,
+                        "no such assertion template",
+                    ));
+                    continue;
+                }
+            },
+            None => node,
+        };
         let ctx = AssertCtx {
             vars: &ctx_vars,
             base,
             grader,
             transform: test.transform.as_ref().map(|(code, _)| code.as_str()),
             threshold: test.threshold,
+            rubric: test.rubric.as_deref(),
         };
         asserts::map(node, &ctx, &mut mapped, notes);
     }
@@ -382,6 +406,14 @@ fn one_case(
             node,
             "applied in javascript assertions only: gavel runs no transform code for its other checks, which see the raw answer",
         ));
+    }
+    if test.asserts.is_empty() {
+        // promptfoo passes a test without assertions whenever the provider
+        // answers; a gavel case without checks would be `skipped`.
+        mapped.checks.push(CheckSpec::Regex {
+            pattern: "(?s).*".into(),
+            negate: false,
+        });
     }
     let mut tags = mapped.tags;
     if naming.prompt.1 > 1 {

@@ -26,6 +26,9 @@ pub(crate) struct Test {
     /// `options.transform` (or `postprocess`): JavaScript over the output, and
     /// where it was written.
     pub(crate) transform: Option<(String, Node)>,
+    /// `options.rubricPrompt`: the grading instructions of `llm-rubric`
+    /// assertions without a value (its messages' text, joined).
+    pub(crate) rubric: Option<String>,
     expand: bool,
 }
 
@@ -120,6 +123,17 @@ impl Test {
                             "not a chat model gavel knows; give the suite a judge.model",
                         )),
                     }
+                }
+                "rubricPrompt" => {
+                    let parts: Vec<String> = match value.as_str() {
+                        Some(text) => vec![text.to_owned()],
+                        None => value
+                            .items()
+                            .iter()
+                            .filter_map(|m| m.get("content").and_then(Node::scalar_text))
+                            .collect(),
+                    };
+                    self.rubric = (!parts.is_empty()).then(|| parts.join("\n\n"));
                 }
                 "transform" | "postprocess" => match value.as_str() {
                     Some(code) => self.transform = Some((code.to_owned(), value.clone())),

@@ -39,7 +39,9 @@ fn environment() -> Environment<'static> {
     env.add_filter("load", load);
     env.add_filter("center", center);
     env.add_filter("forceescape", |s: String| s);
-    env.add_filter("nl2br", |s: String| s.replace("\r\n", "<br />\n").replace('\n', "<br />\n"));
+    env.add_filter("nl2br", |s: String| {
+        s.replace("\r\n", "<br />\n").replace('\n', "<br />\n")
+    });
     env.add_filter("striptags", striptags);
     env.add_filter("truncate", truncate);
     env.add_filter("wordcount", |s: String| s.split_whitespace().count());
@@ -57,7 +59,7 @@ fn dump(value: Ctx) -> Result<String, Error> {
 /// promptfoo's `load`: JSON text parsed into a value.
 fn load(text: String) -> Result<Ctx, Error> {
     serde_json::from_str::<Value>(&text)
-        .map(Ctx::from_serialize)
+        .map(|v| Ctx::from(minijinja::value::Serde(v)))
         .map_err(|e| invalid(format!("load: not JSON: {e}")))
 }
 
@@ -131,10 +133,15 @@ mod tests {
 
     #[test]
     fn nunjucks_and_promptfoo_filters() {
-        let vars = json!({"style": "{\"tone\": \"formal\"}", "t": "<b>a</b>  b", "long": "one two three"});
+        let vars =
+            json!({"style": "{\"tone\": \"formal\"}", "t": "<b>a</b>  b", "long": "one two three"});
         let r = |t: &str| render(t, &vars).unwrap();
         assert_eq!(r("{{ (style | load).tone }}"), "formal");
-        assert!(render("{{ t | load }}", &vars).unwrap_err().contains("not JSON"));
+        assert!(
+            render("{{ t | load }}", &vars)
+                .unwrap_err()
+                .contains("not JSON")
+        );
         assert_eq!(r("[{{ 'ab' | center(6) }}]"), "[  ab  ]");
         assert_eq!(r("{{ t | striptags }}"), "a b");
         assert_eq!(r("{{ long | truncate(9) }}"), "one two...");

@@ -13,9 +13,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-mod support;
 #[path = "promptfoo_parity/fake.rs"]
 mod fake;
+mod support;
 
 use support::{gavel_command, workspace};
 
@@ -28,6 +28,12 @@ const KEY: &str = "sk-parity-fake";
 
 /// One verdict: pass, fail, error or skipped (gavel's words).
 type Verdict = String;
+
+/// A provider's name as both tools report it: promptfoo reports
+/// `openai:chat:MODEL` as `openai:MODEL`.
+fn provider_name(name: &str) -> String {
+    name.replacen("openai:chat:", "openai:", 1)
+}
 
 /// A promptfoo row's place: test index, prompt index, provider name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -96,7 +102,7 @@ fn promptfoo(bin: &Path, dir: &Path, base: &str) -> BTreeMap<Row, Verdict> {
     let mut cmd = Command::new("node");
     cmd.arg(bin)
         .args(["eval", "-c", "promptfooconfig.yaml", "-o", "promptfoo.json"])
-        .args(["--no-cache", "--no-table", "--no-progress-bar", "--no-write"])
+        .args(["--no-cache", "--no-table", "--no-progress-bar"])
         .args(["--max-concurrency", "4"])
         .current_dir(dir);
     provider_env(&mut cmd, base);
@@ -121,6 +127,25 @@ fn promptfoo(bin: &Path, dir: &Path, base: &str) -> BTreeMap<Row, Verdict> {
         text(&out.stderr)
     );
     let json: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    // `promptIdx` numbers the columns (prompt × provider); a column's prompt is
+    // the index of its label among the labels in order of appearance.
+    let mut labels: Vec<String> = Vec::new();
+    let prompt_of: Vec<u64> = json["results"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let label = c["label"]
+                .as_str()
+                .or(c["raw"].as_str())
+                .unwrap_or_default();
+            let i = labels.iter().position(|l| l == label).unwrap_or_else(|| {
+                labels.push(label.to_owned());
+                labels.len() - 1
+            });
+            i as u64
+        })
+        .collect();
     json["results"]["results"]
         .as_array()
         .unwrap()
@@ -128,7 +153,7 @@ fn promptfoo(bin: &Path, dir: &Path, base: &str) -> BTreeMap<Row, Verdict> {
         .map(|r| {
             let provider = match r["provider"]["label"].as_str() {
                 Some(label) if !label.is_empty() => label.to_owned(),
-                _ => r["provider"]["id"].as_str().unwrap_or_default().to_owned(),
+                _ => provider_name(r["provider"]["id"].as_str().unwrap_or_default()),
             };
             let verdict = if r["success"] == true {
                 "pass"
@@ -139,7 +164,7 @@ fn promptfoo(bin: &Path, dir: &Path, base: &str) -> BTreeMap<Row, Verdict> {
             };
             let row = Row {
                 test: r["testIdx"].as_u64().unwrap(),
-                prompt: r["promptIdx"].as_u64().unwrap(),
+                prompt: prompt_of[r["promptIdx"].as_u64().unwrap() as usize],
                 provider,
             };
             (row, verdict.to_owned())
@@ -208,7 +233,7 @@ fn gavel(dir: &Path, base: &str) -> (Vec<String>, BTreeMap<(String, String), Ver
             let target = r["target"].as_str().unwrap();
             let target = target.split_once('#').map_or(target, |(t, _)| t);
             (
-                (r["id"].as_str().unwrap().to_owned(), target.to_owned()),
+                (r["id"].as_str().unwrap().to_owned(), provider_name(target)),
                 r["status"].as_str().unwrap().to_owned(),
             )
         })
@@ -294,7 +319,11 @@ fn promptfoo_and_gavel_agree_on_the_parity_corpus() {
         );
     }
     let corpus = corpus();
-    assert!(corpus.len() >= 30, "the corpus holds {} configs", corpus.len());
+    assert!(
+        corpus.len() >= 30,
+        "the corpus holds {} configs",
+        corpus.len()
+    );
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(wiremock::MockServer::start());

@@ -34,7 +34,9 @@ impl Respond for Fake {
             return ResponseTemplate::new(200).set_body_json(embeddings(&body));
         }
         let content = answer(&body);
-        let prompt_tokens = body["messages"].to_string().len() / 4 + 1;
+        // Usage from the messages' text, not their JSON: the same messages cost
+        // the same whichever tool sent them.
+        let prompt_tokens = all_text(&body).len() / 4 + 1;
         let completion_tokens = content.len() / 4 + 1;
         ResponseTemplate::new(200).set_body_json(json!({
             "id": "chatcmpl-fake",
@@ -180,16 +182,16 @@ fn instance(schema: &Value, good: bool) -> Value {
         Some("array") => json!([instance(&schema["items"], good)]),
         Some("integer" | "number") => {
             let bound = if good { "maximum" } else { "minimum" };
-            schema[bound].clone().as_f64().map_or(
-                json!(if good { 1 } else { 0 }),
-                |n| {
+            schema[bound]
+                .clone()
+                .as_f64()
+                .map_or(json!(if good { 1 } else { 0 }), |n| {
                     if kind == "integer" {
                         json!(n as i64)
                     } else {
                         json!(n)
                     }
-                },
-            )
+                })
         }
         Some("boolean") => json!(good),
         _ => json!("fake judge"),
@@ -211,7 +213,10 @@ fn embeddings(body: &Value) -> Value {
         .enumerate()
         .map(|(i, text)| {
             let mut v = vec![0.0f64; 64];
-            for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            for word in text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+            {
                 v[(hash(&word.to_lowercase()) % 64) as usize] += 1.0;
             }
             let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-9);
