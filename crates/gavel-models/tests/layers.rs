@@ -362,6 +362,86 @@ async fn a_broken_store_never_fails_the_call() {
     assert_eq!(store.keys(), vec![key]);
 }
 
+#[tokio::test(start_paused = true)]
+async fn identical_calls_in_flight_make_one_call() {
+    let mock = Arc::new(Mock::new("openai:gpt-5-mini").delay(Duration::from_millis(200)));
+    let store = Arc::new(MemoryCache::default());
+    let model = Arc::new(cached(&mock, &store, CacheMode::ReadWrite));
+    let ask = |text: &'static str| {
+        let model = model.clone();
+        tokio::spawn(async move { model.chat(&request(text)).await })
+    };
+    let same: Vec<_> = (0..32).map(|_| ask("same")).collect();
+    let other: Vec<_> = (0..3).map(|_| ask("other")).collect();
+    let mut answers = Vec::new();
+    for task in same.into_iter().chain(other) {
+        answers.push(task.await.expect("task").expect("answer"));
+    }
+    assert_eq!(mock.calls(), 2, "one call per distinct request");
+    let (paid, shared): (Vec<_>, Vec<_>) = answers.iter().partition(|a| !a.cached);
+    assert_eq!((paid.len(), shared.len()), (2, 33));
+    assert!(shared.iter().all(|a| a.cost_usd == Some(0.0)));
+    assert_eq!(
+        answers[..32]
+            .iter()
+            .map(|a| a.text.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        1,
+        "every waiter got the one answer"
+    );
+    assert_eq!(store.puts(), 2);
+
+    // Nothing is held once answered: a later call is a plain cache hit.
+    assert!(model.chat(&request("same")).await.expect("hit").cached);
+    assert_eq!(mock.calls(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_call_in_flight_leaves_the_next_waiter_to_call() {
+    let mock = Arc::new(
+        Mock::new("openai:gpt-5-mini")
+            .delay(Duration::from_millis(100))
+            .script([Step::Fail(error(ErrorKind::Auth))]),
+    );
+    let store = Arc::new(MemoryCache::default());
+    let model = Arc::new(cached(&mock, &store, CacheMode::ReadWrite));
+    let tasks: Vec<_> = (0..3)
+        .map(|_| {
+            let model = model.clone();
+            tokio::spawn(async move { model.chat(&request("hi")).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for task in tasks {
+        results.push(task.await.expect("task"));
+    }
+    let failed = results.iter().filter(|r| r.is_err()).count();
+    let paid = results
+        .iter()
+        .filter(|r| r.as_ref().is_ok_and(|a| !a.cached))
+        .count();
+    assert_eq!((failed, paid, mock.calls()), (1, 1, 2), "{results:?}");
+
+    // A cancelled call leaves its waiters to call the model themselves.
+    let mock = Arc::new(Mock::new("openai:gpt-5-mini").delay(Duration::from_millis(100)));
+    let model = Arc::new(cached(&mock, &store, CacheMode::ReadWrite));
+    let first = {
+        let model = model.clone();
+        tokio::spawn(async move { model.chat(&request("cancelled")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let second = {
+        let model = model.clone();
+        tokio::spawn(async move { model.chat(&request("cancelled")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    first.abort();
+    let answer = second.await.expect("task").expect("answer");
+    assert!(!answer.cached, "the waiter made the call");
+    assert_eq!(mock.calls(), 2);
+}
+
 // ---------------------------------------------------------------- retry
 
 #[tokio::test(start_paused = true)]

@@ -193,6 +193,63 @@ fn a_mixed_suite_is_judged_stored_and_served_from_the_cache_the_second_time() {
     assert_ne!(out.status.code(), Some(0));
 }
 
+/// Identical model requests in flight at once make one call: six targets that
+/// answer alike, judged, cost as many calls with 32 executions in flight as with one.
+#[test]
+fn paid_calls_do_not_depend_on_parallelism() {
+    let mock = Mock::start_with(&["--latency-ms", "150"]);
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("openai-compatible:agent@{}/v1", mock.url);
+    let targets: String = (0..6)
+        .map(|n| format!("  t{n}: {{type: chat, model: \"{agent}\"}}\n"))
+        .collect();
+    let cases: String = (0..4)
+        .map(|n| {
+            format!(
+                "  - {{id: c{n}, input: \"question {n}\", criteria: Answers., \
+                 checks: [{{type: judge}}]}}\n"
+            )
+        })
+        .collect();
+    let suite_file = dir.path().join("suite.yaml");
+    std::fs::write(
+        &suite_file,
+        format!(
+            "name: alike\njudge:\n  model: openai-compatible:judge@{}/v1\ntargets:\n{targets}cases:\n{cases}",
+            mock.url
+        ),
+    )
+    .unwrap();
+    let mut calls = Vec::new();
+    for jobs in ["1", "32"] {
+        let before = mock.requests();
+        let db = format!(
+            "sqlite://{}",
+            dir.path().join(format!("j{jobs}.db")).display()
+        );
+        let out = gavel(
+            dir.path(),
+            &[
+                "run",
+                suite_file.to_str().unwrap(),
+                "--db",
+                &db,
+                "--quiet",
+                "-j",
+                jobs,
+            ],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        calls.push(mock.requests() - before);
+    }
+    assert_eq!(
+        calls,
+        [8, 8],
+        "4 distinct agent requests and 4 distinct judge requests, at -j 1 and -j 32"
+    );
+}
+
 #[test]
 fn without_credentials_judges_are_skipped_with_the_reason_and_code_checks_still_run() {
     let mock = Mock::start();

@@ -1,8 +1,10 @@
 //! The cache layer: answers kept under a content-addressed key, served with no call.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use tokio::sync::OnceCell;
 use tokio::time::Instant;
 
 use super::cache_key::cache_key;
@@ -49,16 +51,61 @@ fn cacheable(response: &ChatResponse) -> bool {
 /// latency. Errors and refusals are never stored. The cache is best effort: a
 /// store that fails to read counts as a miss, and one that fails to write loses the
 /// entry, each with a warning, never failing the call.
+///
+/// Identical requests in flight at once (one cache key) make one call: the first
+/// calls the model, the others wait for its answer and get it as a hit, so the
+/// number of paid calls does not depend on how many run in parallel. If that call
+/// fails or is cancelled, the next waiter calls the model itself.
 pub struct Cached {
     inner: Arc<dyn ChatModel>,
     store: Arc<dyn CacheStore>,
     mode: CacheMode,
+    in_flight: InFlight,
 }
 
 impl Cached {
     /// Caches `inner`'s answers in `store`, as `mode` says.
     pub fn new(inner: Arc<dyn ChatModel>, store: Arc<dyn CacheStore>, mode: CacheMode) -> Self {
-        Cached { inner, store, mode }
+        Cached {
+            inner,
+            store,
+            mode,
+            in_flight: Mutex::default(),
+        }
+    }
+
+    /// The answer to `request` under `key`: looked up, or called for, once for all
+    /// identical requests in flight; and whether this caller called the model.
+    async fn answer(
+        &self,
+        key: &str,
+        request: &ChatRequest,
+    ) -> Result<(ChatResponse, bool), ModelError> {
+        let joined = Joined::new(&self.in_flight, key);
+        let mut called = false;
+        let answer = joined
+            .cell
+            .get_or_try_init(|| async {
+                if let Some(hit) = self.lookup(key).await {
+                    tracing::debug!(model = %self.inner.id(), key, "model cache hit");
+                    return Ok(hit);
+                }
+                if self.mode == CacheMode::Only {
+                    return Err(ModelError::new(
+                        ErrorKind::CacheMiss,
+                        format!("{}: not in the cache (--cache-only)", self.inner.id()),
+                    ));
+                }
+                called = true;
+                let response = self.inner.chat(request).await?;
+                if cacheable(&response) {
+                    self.keep(key, &response).await;
+                }
+                Ok(response)
+            })
+            .await?
+            .clone();
+        Ok((answer, called))
     }
 
     /// The stored answer under `key`, if any and readable.
@@ -94,6 +141,51 @@ impl Cached {
     }
 }
 
+/// Identical requests in flight, by cache key: one cell each, set by the call that
+/// answered.
+type InFlight = Mutex<HashMap<String, Arc<OnceCell<ChatResponse>>>>;
+
+/// One caller's hold on the cell of its key. Dropped (answered, failed or
+/// cancelled), it takes the cell out of the map once it is set, or once nobody else
+/// waits on it: later callers then find the answer in the cache, or call afresh.
+struct Joined<'a> {
+    in_flight: &'a InFlight,
+    key: &'a str,
+    cell: Arc<OnceCell<ChatResponse>>,
+}
+
+impl<'a> Joined<'a> {
+    fn new(in_flight: &'a InFlight, key: &'a str) -> Self {
+        let cell = in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(key.to_owned())
+            .or_default()
+            .clone();
+        Joined {
+            in_flight,
+            key,
+            cell,
+        }
+    }
+}
+
+impl Drop for Joined<'_> {
+    fn drop(&mut self) {
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let ours = in_flight
+            .get(self.key)
+            .is_some_and(|cell| Arc::ptr_eq(cell, &self.cell));
+        // Two holders: the map and this caller.
+        if ours && (self.cell.initialized() || Arc::strong_count(&self.cell) == 2) {
+            in_flight.remove(self.key);
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl ChatModel for Cached {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
@@ -102,22 +194,12 @@ impl ChatModel for Cached {
         }
         let started = Instant::now();
         let key = cache_key(self.inner.id(), request);
-        if let Some(mut hit) = self.lookup(&key).await {
-            hit.cached = true;
-            hit.cost_usd = Some(0.0);
-            hit.latency_ms = elapsed_ms(started);
-            tracing::debug!(model = %self.inner.id(), key, "model cache hit");
-            return Ok(hit);
-        }
-        if self.mode == CacheMode::Only {
-            return Err(ModelError::new(
-                ErrorKind::CacheMiss,
-                format!("{}: not in the cache (--cache-only)", self.inner.id()),
-            ));
-        }
-        let response = self.inner.chat(request).await?;
-        if cacheable(&response) {
-            self.keep(&key, &response).await;
+        let (mut response, called) = self.answer(&key, request).await?;
+        if !called {
+            // From the cache, or shared with the identical call that made it.
+            response.cached = true;
+            response.cost_usd = Some(0.0);
+            response.latency_ms = elapsed_ms(started);
         }
         Ok(response)
     }

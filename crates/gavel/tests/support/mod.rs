@@ -35,13 +35,22 @@ pub(crate) struct Mock {
 impl Mock {
     /// Starts the `mock-openai` binary built beside `gavel`.
     pub(crate) fn start() -> Mock {
+        Mock::start_with(&[])
+    }
+
+    /// Starts `mock-openai` with `args` (e.g. `--latency-ms 100`).
+    pub(crate) fn start_with(args: &[&str]) -> Mock {
         let bin = Path::new(env!("CARGO_BIN_EXE_gavel")).with_file_name("mock-openai");
         assert!(
             bin.exists(),
             "{} is built by `cargo test --workspace`",
             bin.display()
         );
-        let mut child = Command::new(bin).stdout(Stdio::piped()).spawn().unwrap();
+        let mut child = Command::new(bin)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
