@@ -19,6 +19,8 @@ const fn price(input_per_mtok: f64, output_per_mtok: f64) -> Price {
 /// up to 200k tokens. Prices change: a suite overrides any of them, or prices a
 /// model missing here, with `judge.prices` (see [`price_for`]).
 const BUILTIN: &[(&str, Price)] = &[
+    ("openai:gpt-4", price(30.00, 60.00)),
+    ("openai:gpt-3.5-turbo", price(0.50, 1.50)),
     ("openai:gpt-4o", price(2.50, 10.00)),
     ("openai:gpt-4o-mini", price(0.15, 0.60)),
     ("openai:gpt-4.1", price(2.00, 8.00)),

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use gavel_core::{CheckSpec, MetricSpec, OneOrMany, ScriptSpec};
+use gavel_core::{CheckSpec, MetricSpec, OneOrMany};
 use serde_json::Value;
 
 use crate::Unmapped;
@@ -10,6 +10,7 @@ use crate::files::{extension, file_ref, is_code, resolve};
 use crate::node::{Node, Val, read_text};
 use crate::providers::model_id;
 use crate::render::render;
+use crate::scripts::{ScriptCtx, script};
 
 /// promptfoo's default pass threshold of `similar`.
 const SIMILAR_THRESHOLD: f64 = 0.75;
@@ -22,6 +23,13 @@ pub(crate) struct AssertCtx<'a> {
     pub(crate) vars: &'a Value,
     pub(crate) base: &'a Path,
     pub(crate) grader: Option<&'a str>,
+    /// The test's `options.transform` (JavaScript).
+    pub(crate) transform: Option<&'a str>,
+    /// The test's `threshold`: it passes on the weighted mean of its scores.
+    pub(crate) threshold: Option<f64>,
+    /// The test's `options.rubricPrompt` text, the criteria of an
+    /// `llm-rubric` without a value.
+    pub(crate) rubric: Option<&'a str>,
 }
 
 /// The checks and tags (metric names) assertions became.
@@ -46,14 +54,28 @@ pub(crate) fn map(node: &Node, ctx: &AssertCtx<'_>, out: &mut Mapped, notes: &mu
         assert_set(node, ctx, out, notes);
         return;
     }
+    if node.get("weight").and_then(Node::as_f64) == Some(0.0) {
+        // promptfoo counts a weight-0 assertion as passed and weighs its score
+        // 0: it never changes the verdict.
+        notes.push(Unmapped::new(
+            format!("assert type '{kind}' with weight 0"),
+            node,
+            "promptfoo counts it as passed, so it never gates; left out",
+        ));
+        return;
+    }
     for (key, value) in node.entries() {
         match key.as_str() {
             "type" | "value" | "threshold" | "metric" | "provider" => {}
-            "weight" if value.as_f64() == Some(1.0) => {}
+            "transform" if kind == "javascript" => {}
+            // Without a test threshold every assertion must pass, whatever
+            // its weight; weight 0 is handled below.
+            "weight" if value.as_f64() == Some(1.0) || value.as_f64() == Some(0.0) => {}
+            "weight" if ctx.threshold.is_none() => {}
             "weight" => notes.push(Unmapped::new(
                 "assert weight",
                 value,
-                "gavel checks are unweighted: each must pass",
+                "the test passes on a weighted score here; gavel checks are unweighted: each must pass",
             )),
             _ => notes.push(Unmapped::new(
                 format!("assert field '{key}' of '{kind}'"),
@@ -68,7 +90,12 @@ pub(crate) fn map(node: &Node, ctx: &AssertCtx<'_>, out: &mut Mapped, notes: &mu
     };
     let threshold = node.get("threshold").and_then(Node::as_f64);
     if !negate && matches!(base, "javascript" | "python") {
-        match script(base, node, ctx, threshold) {
+        let sctx = ScriptCtx {
+            vars: ctx.vars,
+            base: ctx.base,
+            transform: ctx.transform,
+        };
+        match script(base, node, &sctx, threshold) {
             Ok(spec) => out.checks.push(CheckSpec::Script(spec)),
             Err(why) => notes.push(Unmapped::new(format!("assert type '{kind}'"), node, why)),
         }
@@ -84,6 +111,12 @@ pub(crate) fn map(node: &Node, ctx: &AssertCtx<'_>, out: &mut Mapped, notes: &mu
             ));
             return;
         }
+    };
+    let value = match (value, kind, ctx.rubric) {
+        (None, "llm-rubric", Some(rubric)) => Some(Value::String(
+            render(rubric, ctx.vars).unwrap_or_else(|_| rubric.to_owned()),
+        )),
+        (value, _, _) => value,
     };
     let model = grader(node, ctx, notes);
     let has_context = ctx.vars.get("context").is_some();
@@ -349,98 +382,6 @@ fn check(
         _ => Err(why_not(kind).into()),
     }
 }
-
-/// A `javascript` or `python` assertion as a `script` check: an inline expression
-/// (or function body) or a `file://` script, run by node or python3 through a
-/// small adapter that gives it promptfoo's `output` and `context.vars` and reads
-/// its boolean, number or `{pass, score, reason}` result.
-fn script(
-    kind: &str,
-    node: &Node,
-    ctx: &AssertCtx<'_>,
-    threshold: Option<f64>,
-) -> Result<ScriptSpec, String> {
-    let Some(source) = node.get("value").and_then(Node::as_str) else {
-        return Err("needs the code as text or a file:// path".into());
-    };
-    let code = match file_ref(source) {
-        Some(reference) => {
-            let paths = resolve(reference, ctx.base, node).map_err(|e| e.to_string())?;
-            let path = paths.first().ok_or("no file")?;
-            Code::File(path.display().to_string())
-        }
-        None => Code::Inline(source.to_owned()),
-    };
-    let command = match (kind, code) {
-        ("javascript", Code::Inline(src)) => {
-            vec![
-                "node".into(),
-                "-e".into(),
-                JS_ADAPTER.into(),
-                "inline".into(),
-                src,
-            ]
-        }
-        ("javascript", Code::File(path)) => {
-            vec![
-                "node".into(),
-                "-e".into(),
-                JS_ADAPTER.into(),
-                "file".into(),
-                path,
-            ]
-        }
-        (_, Code::Inline(src)) => {
-            vec![
-                "python3".into(),
-                "-c".into(),
-                PY_ADAPTER.into(),
-                "inline".into(),
-                src,
-            ]
-        }
-        (_, Code::File(path)) => {
-            vec![
-                "python3".into(),
-                "-c".into(),
-                PY_ADAPTER.into(),
-                "file".into(),
-                path,
-            ]
-        }
-    };
-    Ok(ScriptSpec {
-        command,
-        shell: None,
-        input: Default::default(),
-        timeout_s: None,
-        threshold,
-    })
-}
-
-enum Code {
-    Inline(String),
-    File(String),
-}
-
-/// Runs a promptfoo `javascript` assertion: argv `inline CODE` (an expression, or
-/// a function body when it has several lines) or `file PATH` (a module whose
-/// export, or its default, is called with `(output, context)`).
-const JS_ADAPTER: &str = r#"const d=JSON.parse(require('fs').readFileSync(0,'utf8'));const output=d.output;const context={vars:d.context||{},prompt:d.input};const [how,src]=process.argv.slice(1);(async()=>{let r;if(how==='file'){let m=require(require('path').resolve(src));if(typeof m!=='function')m=m.default||m;r=await m(output,context);}else{const body=src.includes(String.fromCharCode(10))?src:'return ('+src+')';r=await new Function('output','context',body)(output,context);}if(typeof r==='boolean')r={pass:r};else if(typeof r==='number')r={score:r};console.log(JSON.stringify(r));})().catch(e=>{console.error(String(e));process.exit(1);});"#;
-
-/// Runs a promptfoo `python` assertion: argv `inline CODE` (an expression, or a
-/// body that returns, when it has several lines) or `file PATH` (a file defining
-/// `get_assert(output, context)`).
-const PY_ADAPTER: &str = r#"import json,sys,runpy
-d=json.load(sys.stdin);output=d['output'];context={'vars':d.get('context') or {},'prompt':d.get('input')}
-how,src=sys.argv[1],sys.argv[2];nl=chr(10)
-if how=='file':r=runpy.run_path(src)['get_assert'](output,context)
-elif nl in src:
-    ns={};exec('def _f(output,context):'+nl+''.join('    '+l+nl for l in src.splitlines()),ns);r=ns['_f'](output,context)
-else:r=eval(src,{'output':output,'context':context})
-if isinstance(r,bool):r={'pass':r}
-elif isinstance(r,(int,float)):r={'score':r}
-print(json.dumps(r))"#;
 
 /// g-eval criteria: a list, or one text (never split on commas).
 fn texts_or_one(v: Option<&Value>) -> Result<Vec<String>, String> {

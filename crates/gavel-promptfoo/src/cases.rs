@@ -15,6 +15,7 @@ use crate::node::{Node, Val};
 use crate::prompts::{self, Body, Prompt};
 use crate::providers::{self, Provider, model_id};
 use crate::render::render;
+use crate::scripts::is_javascript;
 use crate::testfiles::{self, TestSrc};
 use crate::{Conversion, ImportError, Unmapped};
 
@@ -28,6 +29,8 @@ struct Config {
     providers: Vec<Provider>,
     tests: Vec<TestSrc>,
     default_test: Option<TestSrc>,
+    /// `assertionTemplates`, which an assertion names with `$ref`.
+    templates: Option<Node>,
 }
 
 impl Config {
@@ -66,6 +69,7 @@ impl Config {
                         base: base.to_owned(),
                     });
                 }
+                "assertionTemplates" => self.templates = Some(value.clone()),
                 _ => notes.push(Unmapped::new(format!("config key '{key}'"), value, "")),
             }
         }
@@ -121,6 +125,9 @@ pub(crate) fn build(configs: &[(Node, PathBuf)]) -> Result<Conversion, ImportErr
         }
         for (vi, vars) in sets.iter().enumerate() {
             for (pi, prompt) in cfg.prompts.iter().enumerate() {
+                let Some(route) = &routes.per_prompt[pi] else {
+                    continue;
+                };
                 let mut notes = test_notes.clone();
                 let name = Naming {
                     stem: &stem,
@@ -130,9 +137,10 @@ pub(crate) fn build(configs: &[(Node, PathBuf)]) -> Result<Conversion, ImportErr
                 };
                 let case = one_case(
                     &test,
+                    cfg.templates.as_ref(),
                     vars,
                     prompt,
-                    &routes.per_prompt[pi],
+                    route,
                     &judge,
                     &name,
                     &mut ids,
@@ -175,8 +183,9 @@ fn suite_judge(default: Option<&TestSrc>, notes: &mut Vec<Unmapped>) -> JudgeSet
 /// Targets, and which of them each prompt's cases run against.
 struct Routes {
     targets: BTreeMap<String, TargetSpec>,
-    /// Per prompt: the target names (empty: every target).
-    per_prompt: Vec<Vec<String>>,
+    /// Per prompt: the target names (empty: every target); `None` when no
+    /// provider runs it (each names other prompts).
+    per_prompt: Vec<Option<Vec<String>>>,
 }
 
 impl Routes {
@@ -184,26 +193,29 @@ impl Routes {
     /// with that system prompt (its vars come from the case context).
     fn new(providers: &[Provider], prompts: &[Prompt], notes: &mut Vec<Unmapped>) -> Routes {
         let mut names = HashSet::new();
-        let named: Vec<(String, &TargetSpec)> = providers
+        let named: Vec<(String, &Provider)> = providers
             .iter()
-            .map(|p| (unique(&p.name, &mut names), &p.spec))
+            .map(|p| (unique(&p.name, &mut names), p))
             .collect();
         let systems: Vec<Option<String>> = prompts.iter().map(|p| system(p, notes)).collect();
+        let filtered = providers.iter().any(|p| !p.prompts.is_empty());
         let mut targets = BTreeMap::new();
-        if systems.iter().all(Option::is_none) {
-            for (name, spec) in &named {
-                targets.insert(name.clone(), (*spec).clone());
+        if systems.iter().all(Option::is_none) && !filtered {
+            for (name, p) in &named {
+                targets.insert(name.clone(), p.spec.clone());
             }
             return Routes {
                 targets,
-                per_prompt: vec![Vec::new(); prompts.len()],
+                per_prompt: vec![Some(Vec::new()); prompts.len()],
             };
         }
         let mut per_prompt = Vec::new();
         for (k, (prompt, system)) in prompts.iter().zip(&systems).enumerate() {
             let mut route = Vec::new();
-            for (name, spec) in &named {
-                match (system, spec) {
+            // A provider with `prompts:` runs only the prompts it names.
+            let runs = |p: &Provider| p.prompts.is_empty() || p.prompts.contains(&prompt.label);
+            for (name, p) in named.iter().filter(|(_, p)| runs(p)) {
+                match (system, &p.spec) {
                     (Some(system), TargetSpec::Chat(chat)) => {
                         let mut chat = chat.clone();
                         chat.system = Some(system.clone());
@@ -219,12 +231,12 @@ impl Routes {
                                 "only chat targets take a system prompt",
                             ));
                         }
-                        targets.insert(name.clone(), (*spec).clone());
+                        targets.insert(name.clone(), spec.clone());
                         route.push(name.clone());
                     }
                 }
             }
-            per_prompt.push(route);
+            per_prompt.push((!route.is_empty()).then_some(route));
         }
         Routes {
             targets,
@@ -308,6 +320,7 @@ fn slug(s: &str) -> String {
 #[allow(clippy::too_many_arguments)]
 fn one_case(
     test: &Test,
+    templates: Option<&Node>,
     vars: &Map<String, Value>,
     prompt: &Prompt,
     targets: &[String],
@@ -354,12 +367,53 @@ fn one_case(
         .filter(|g| judge.model.as_deref() != Some(*g));
     let mut mapped = Mapped::default();
     for (node, base) in &test.asserts {
+        // `$ref: '#/assertionTemplates/NAME'` stands for that template.
+        let node = match node.get("$ref").and_then(Node::as_str) {
+            Some(r) => match r
+                .strip_prefix("#/assertionTemplates/")
+                .and_then(|name| templates.and_then(|t| t.get(name)))
+            {
+                Some(template) => template,
+                None => {
+                    notes.push(Unmapped::new(
+                        format!("assert $ref '{r}'"),
+                        node,
+                        "no such assertion template",
+                    ));
+                    continue;
+                }
+            },
+            None => node,
+        };
         let ctx = AssertCtx {
             vars: &ctx_vars,
             base,
             grader,
+            transform: test.transform.as_ref().map(|(code, _)| code.as_str()),
+            threshold: test.threshold,
+            rubric: test.rubric.as_deref(),
         };
         asserts::map(node, &ctx, &mut mapped, notes);
+    }
+    if let Some((_, node)) = &test.transform
+        && mapped
+            .checks
+            .iter()
+            .any(|c| !matches!(c, CheckSpec::Script(s) if is_javascript(s)))
+    {
+        notes.push(Unmapped::new(
+            "options.transform",
+            node,
+            "applied in javascript assertions only: gavel runs no transform code for its other checks, which see the raw answer",
+        ));
+    }
+    if test.asserts.is_empty() {
+        // promptfoo passes a test without assertions whenever the provider
+        // answers; a gavel case without checks would be `skipped`.
+        mapped.checks.push(CheckSpec::Regex {
+            pattern: "(?s).*".into(),
+            negate: false,
+        });
     }
     let mut tags = mapped.tags;
     if naming.prompt.1 > 1 {

@@ -17,6 +17,7 @@ mod node;
 mod prompts;
 mod providers;
 mod render;
+mod scripts;
 mod testfiles;
 
 use std::fmt;

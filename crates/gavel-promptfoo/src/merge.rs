@@ -23,6 +23,12 @@ pub(crate) struct Test {
     pub(crate) suffix: String,
     /// The grading model (`options.provider`).
     pub(crate) grader: Option<String>,
+    /// `options.transform` (or `postprocess`): JavaScript over the output, and
+    /// where it was written.
+    pub(crate) transform: Option<(String, Node)>,
+    /// `options.rubricPrompt`: the grading instructions of `llm-rubric`
+    /// assertions without a value (its messages' text, joined).
+    pub(crate) rubric: Option<String>,
     expand: bool,
 }
 
@@ -62,7 +68,8 @@ impl Test {
                         .into_iter()
                         .map(|a| (a.clone(), base.to_owned())),
                 ),
-                "threshold" => self.threshold = value.as_f64(),
+                // promptfoo ignores a threshold of 0 (all assertions must pass).
+                "threshold" => self.threshold = value.as_f64().filter(|t| *t != 0.0),
                 "options" => self.options(value, notes),
                 _ => notes.push(Unmapped::new(format!("test field '{key}'"), value, "")),
             }
@@ -117,11 +124,25 @@ impl Test {
                         )),
                     }
                 }
-                "transform" | "postprocess" => notes.push(Unmapped::new(
-                    format!("options.{key}"),
-                    value,
-                    "gavel runs no output transform code; checks see the raw answer",
-                )),
+                "rubricPrompt" => {
+                    let parts: Vec<String> = match value.as_str() {
+                        Some(text) => vec![text.to_owned()],
+                        None => value
+                            .items()
+                            .iter()
+                            .filter_map(|m| m.get("content").and_then(Node::scalar_text))
+                            .collect(),
+                    };
+                    self.rubric = (!parts.is_empty()).then(|| parts.join("\n\n"));
+                }
+                "transform" | "postprocess" => match value.as_str() {
+                    Some(code) => self.transform = Some((code.to_owned(), value.clone())),
+                    None => notes.push(Unmapped::new(
+                        format!("options.{key}"),
+                        value,
+                        "expected JavaScript text",
+                    )),
+                },
                 _ => notes.push(Unmapped::new(format!("test option '{key}'"), value, "")),
             }
         }

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use crate::files::{extension, file_ref, is_code, resolve};
 use crate::node::{Node, Val, read_text};
+use crate::render::control_flow;
 use crate::{ImportError, Unmapped};
 
 /// One prompt: a template over a test's vars.
@@ -58,6 +59,9 @@ pub(crate) fn read(
             for (i, item) in prompts.items().into_iter().enumerate() {
                 match &item.val {
                     Val::Str(s) => entry(s, None, item, base, notes, &mut out)?,
+                    Val::Map(_) if item.get("messages").is_some() => {
+                        out.extend(messages(item, i, base, notes)?);
+                    }
                     Val::Map(_) => {
                         let label = item.get("label").and_then(Node::scalar_text);
                         let text = item
@@ -131,7 +135,10 @@ fn entry(
         let file: Rc<str> = Rc::from(shown.as_str());
         match extension(&path).as_str() {
             "json" | "yaml" | "yml" => {
-                let root = Node::parse(&content, &shown)?;
+                let root = match chat_template(&content, &shown) {
+                    Some(root) => root,
+                    None => Node::parse(&content, &shown)?,
+                };
                 match chat(&root) {
                     Some(messages) => out.push(Prompt {
                         label,
@@ -183,6 +190,78 @@ fn entry(
         }
     }
     Ok(())
+}
+
+/// A `{label, messages: [{role, content}]}` prompt: chat messages, each content
+/// inline or a `file://` text read whole.
+fn messages(
+    item: &Node,
+    i: usize,
+    base: &Path,
+    notes: &mut Vec<Unmapped>,
+) -> Result<Option<Prompt>, ImportError> {
+    let field = || format!("prompts[{i}].messages");
+    let mut out = Vec::new();
+    for m in item.get("messages").map(Node::items).unwrap_or_default() {
+        let (Some(role), Some(content)) = (
+            m.get("role").and_then(Node::as_str),
+            m.get("content").and_then(Node::scalar_text),
+        ) else {
+            return Err(ImportError::shape(
+                m,
+                field(),
+                "each message needs a `role` and a text `content`",
+            ));
+        };
+        let content = match file_ref(&content) {
+            Some(reference) if is_code(reference) => {
+                notes.push(Unmapped::new(
+                    format!("prompt message content '{content}'"),
+                    m,
+                    "gavel runs no prompt code, so the prompt was left out",
+                ));
+                return Ok(None);
+            }
+            Some(reference) => {
+                let mut text = String::new();
+                for path in resolve(reference, base, m)? {
+                    text.push_str(&read_text(&path, &m.at())?);
+                }
+                text
+            }
+            None => content,
+        };
+        out.push(Message {
+            role: role.to_owned(),
+            content,
+            node: m.clone(),
+        });
+    }
+    if out.is_empty() {
+        return Err(ImportError::shape(item, field(), "no messages"));
+    }
+    let label = item
+        .get("label")
+        .and_then(Node::scalar_text)
+        .unwrap_or_else(|| format!("messages {}", i + 1));
+    Ok(Some(Prompt {
+        label,
+        body: Body::Chat(out),
+        node: item.clone(),
+    }))
+}
+
+/// A chat file built with `{% … %}` tags (a loop over promptfoo's
+/// `_conversation`, the earlier turns of a multi-turn test, which a gavel case
+/// does not carry: empty here) parsed once its control flow is rendered; its
+/// `{{ … }}` stay templates, rendered per test. `None` when it has no tags or
+/// does not parse so.
+fn chat_template(content: &str, file: &str) -> Option<Node> {
+    if !content.contains("{%") {
+        return None;
+    }
+    let rendered = control_flow(content, &serde_json::json!({"_conversation": []})).ok()?;
+    Node::parse(&rendered, file).ok()
 }
 
 /// Text split on lines that are exactly `---`: each part with its first line.

@@ -19,6 +19,8 @@ pub(crate) struct Provider {
     /// The target's name: the label, else the id.
     pub(crate) name: String,
     pub(crate) spec: TargetSpec,
+    /// The labels of the prompts it runs (`prompts:`); empty: every prompt.
+    pub(crate) prompts: Vec<String>,
 }
 
 /// Reads the `providers` (or `targets`) value.
@@ -44,11 +46,18 @@ pub(crate) fn read(
                 Some(id) => {
                     let label = item.get("label").and_then(Node::scalar_text);
                     for (key, value) in entries {
-                        if !matches!(key.as_str(), "id" | "label" | "config") {
+                        if !matches!(key.as_str(), "id" | "label" | "config" | "prompts") {
                             notes.push(Unmapped::new(format!("provider field '{key}'"), value, ""));
                         }
                     }
-                    out.extend(provider(id, label, item.get("config"), item, notes));
+                    let prompts: Vec<String> = item
+                        .get("prompts")
+                        .map(|p| p.items().iter().filter_map(|l| l.scalar_text()).collect())
+                        .unwrap_or_default();
+                    out.extend(
+                        provider(id, label, item.get("config"), item, notes)
+                            .map(|p| Provider { prompts, ..p }),
+                    );
                 }
                 None if entries.len() == 1 => {
                     // `- openai:gpt-5-mini: {label, config}`
@@ -97,7 +106,11 @@ fn provider(
         ));
             return None;
         };
-    Some(Provider { name, spec })
+    Some(Provider {
+        name,
+        spec,
+        prompts: Vec::new(),
+    })
 }
 
 /// A gavel model id for a promptfoo provider id (`openai:chat:gpt-5-mini`,

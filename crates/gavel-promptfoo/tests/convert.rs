@@ -476,3 +476,134 @@ fn devices_and_fifos_are_refused_by_name_without_reading() {
     assert!(e.contains(": not a regular file"), "{e}");
     assert!(e.contains(&fifo.display().to_string()), "{e}");
 }
+
+#[test]
+fn parity_corpus_chat_loops_filters_and_prompt_routes() {
+    // `{% for %}` over `_conversation` in a chat prompt file: parsed once its
+    // control flow is rendered, the system message a template per target.
+    let (_, suite) = converted("parity/multiple-turn-conversation/promptfooconfig.yaml");
+    assert_eq!(suite.cases.len(), 7);
+    assert_eq!(
+        suite.cases[0].input,
+        Some(serde_json::json!("Who founded Facebook?"))
+    );
+    let TargetSpec::Chat(chat) = &suite.targets["openai:gpt-4.1-mini#1"] else {
+        panic!("{:?}", suite.targets.keys())
+    };
+    assert_eq!(chat.system.as_deref(), Some("{{ system_message }}"));
+
+    // promptfoo's `load` filter renders (it left the whole prompt unrendered).
+    let (conv, suite) = converted("parity/simple-csv/promptfooconfig.yaml");
+    let input = suite.cases[0].input.as_ref().unwrap().as_str().unwrap();
+    assert!(input.contains("- Tone: formal\n- Length: brief"), "{input}");
+    assert!(
+        !conv.unmapped.iter().any(|u| u.what == "prompt template"),
+        "{:?}",
+        conv.unmapped
+    );
+
+    // A provider's `prompts:` keeps it to the prompts it names.
+    let (_, suite) = converted("parity/config-prompts-per-model/promptfooconfig.yaml");
+    assert_eq!(suite.cases.len(), 32);
+    assert!(suite.cases[0].targets.is_empty() || suite.cases[0].targets.len() == 2);
+    assert_eq!(suite.cases[1].targets, ["openai:chat:gpt-5.4-mini"]);
+}
+
+#[test]
+fn weights_thresholds_and_messages_prompts_follow_promptfoo() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("system.txt"), "Be brief about {{ topic }}.").unwrap();
+    let config = r#"prompts:
+  - label: chat
+    messages:
+      - role: system
+        content: file://system.txt
+      - role: user
+        content: 'Tell me about {{ topic }}'
+providers: [openai:gpt-5-mini]
+tests:
+  - vars: {topic: tea}
+    threshold: 0
+    assert:
+      - type: contains
+        value: tea
+      - type: icontains
+        value: never
+        weight: 0
+      - type: javascript
+        value: output.length;
+        weight: 3
+"#;
+    let path = dir.path().join("promptfooconfig.yaml");
+    std::fs::write(&path, config).unwrap();
+    let conv = convert(&[path]).unwrap_or_else(|e| panic!("{e}"));
+    let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("s.yaml")).unwrap();
+    let c = &suite.cases[0];
+    assert_eq!(c.input, Some(serde_json::json!("Tell me about tea")));
+    let TargetSpec::Chat(chat) = &suite.targets["openai:gpt-5-mini#1"] else {
+        panic!("{:?}", suite.targets.keys())
+    };
+    assert_eq!(chat.system.as_deref(), Some("Be brief about {{ topic }}."));
+    // Threshold 0 is none in promptfoo; weight 0 never gates (left out, noted);
+    // other weights need no note when every assertion must pass.
+    assert_eq!(c.threshold, None);
+    assert_eq!(c.checks.len(), 2, "{:?}", c.checks);
+    let notes: Vec<&str> = conv.unmapped.iter().map(|u| u.what.as_str()).collect();
+    assert_eq!(notes, ["assert type 'icontains' with weight 0"]);
+}
+
+#[tokio::test]
+async fn script_results_follow_promptfoos_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"prompts: ['{{ q }}']
+providers: [openai:gpt-5-mini]
+tests:
+  - vars: {q: hi, word: Paris}
+    options:
+      transform: JSON.parse(output)
+    assert:
+      - type: javascript
+        value: Math.max(0, 1 - output.text.length / 10);
+      - type: javascript
+        value: "const t = output.text; t.includes('{{ word }}');"
+      - type: javascript
+        value: output.text.length / 100
+        threshold: 0.2
+      - type: javascript
+        value: output.missing.field
+  - vars: {q: again}
+    assert:
+      - type: python
+        value: len(output) - 20
+      - type: python
+        value: len(output) - 2
+"#;
+    let path = dir.path().join("promptfooconfig.yaml");
+    std::fs::write(&path, config).unwrap();
+    let conv = convert(&[path]).unwrap_or_else(|e| panic!("{e}"));
+    let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("s.yaml")).unwrap();
+    let rt = gavel_checks::JudgeRuntime::new(&gavel_checks::NoJudgeModels);
+    let answer = gavel_core::Transcript {
+        session_id: "s".into(),
+        turns: vec![gavel_core::Turn {
+            output: r#"{"text": "Paris!"}"#.into(),
+            ..Default::default()
+        }],
+    };
+    let mut got = Vec::new();
+    for case in &suite.cases {
+        let plan = gavel_checks::compile(case, &suite.judge).unwrap();
+        let statuses: Vec<gavel_core::Status> = plan
+            .run(&answer, &rt)
+            .await
+            .into_iter()
+            .map(|v| v.status)
+            .collect();
+        got.push(statuses);
+    }
+    use gavel_core::Status::{Fail, Pass};
+    // After the test's transform: 0.4 > 0 passes; a statement list returns
+    // its last expression; 0.06 is under the threshold; a throw fails (not an
+    // error). Python numbers: 18 - 20 < 0 fails, 16 > 0 passes.
+    assert_eq!(got, [vec![Pass, Pass, Fail, Fail], vec![Fail, Pass]]);
+}

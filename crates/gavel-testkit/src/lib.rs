@@ -43,6 +43,8 @@ pub enum Need {
     Phoenix,
     /// maturin, which builds the Python wheel.
     Maturin,
+    /// promptfoo (npm), run beside gavel by the parity test.
+    Promptfoo,
 }
 
 impl Need {
@@ -57,6 +59,7 @@ impl Need {
             Need::XmlSchema => "python3's xmlschema",
             Need::Phoenix => "Arize Phoenix",
             Need::Maturin => "maturin",
+            Need::Promptfoo => "promptfoo",
         }
     }
 
@@ -71,6 +74,7 @@ impl Need {
             Need::XmlSchema => "GAVEL_TEST_REQUIRE_XMLSCHEMA",
             Need::Phoenix => "GAVEL_TEST_REQUIRE_PHOENIX",
             Need::Maturin => "GAVEL_TEST_REQUIRE_MATURIN",
+            Need::Promptfoo => "GAVEL_TEST_REQUIRE_PROMPTFOO",
         }
     }
 
@@ -116,6 +120,7 @@ mod tests {
             Need::XmlSchema,
             Need::Phoenix,
             Need::Maturin,
+            Need::Promptfoo,
         ];
         let mut names: Vec<&str> = all.iter().map(|n| n.variable()).collect();
         names.sort_unstable();
