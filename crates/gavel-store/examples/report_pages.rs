@@ -135,9 +135,9 @@ async fn fill(store: &Store, run_id: &str, n: usize) -> Result<(), Box<dyn Error
 /// The execution of the `i`th case: one in 20 fails its check, one in 97
 /// errors, the rest pass.
 fn execution(case: &str, i: usize) -> Execution {
-    let (status, verdict) = if i % 97 == 0 {
+    let (status, verdict) = if i.is_multiple_of(97) {
         (Status::Error, Status::Skipped)
-    } else if i % 20 == 0 {
+    } else if i.is_multiple_of(20) {
         (Status::Fail, Status::Fail)
     } else {
         (Status::Pass, Status::Pass)
@@ -163,6 +163,7 @@ fn execution(case: &str, i: usize) -> Execution {
                     result: None,
                     ..Default::default()
                 }],
+                model_calls: Vec::new(),
                 latency_ms: 1,
                 usage: None,
                 failure: None,

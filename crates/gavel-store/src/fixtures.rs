@@ -39,6 +39,7 @@ pub(crate) fn execution(case: &str) -> Execution {
                     result: Some(json!([1, 2])),
                     ..Default::default()
                 }],
+                model_calls: Vec::new(),
                 latency_ms: 12,
                 usage: None,
                 failure: None,

@@ -100,6 +100,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                     ..Default::default()
                 },
             ],
+            model_calls: Vec::new(),
             latency_ms: 1234,
             usage: Some(Usage {
                 input_tokens: 120,
@@ -152,6 +153,7 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
                 result: Some(json!("sunny")),
                 ..Default::default()
             }],
+            model_calls: Vec::new(),
             latency_ms: 0,
             usage: Some(Usage {
                 input_tokens: 0,

@@ -99,7 +99,8 @@ async fn body_template_gets_context_history_and_ids_and_pointers_read_the_answer
         [ToolCall {
             name: "search".into(),
             arguments: json!({"q": "x"}),
-            result: Some(json!([1, 2]))..Default::default()
+            result: Some(json!([1, 2])),
+            ..Default::default()
         }]
     );
     assert_eq!(turn.response, Some(answer));

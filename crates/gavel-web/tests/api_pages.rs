@@ -17,7 +17,7 @@ const RUN: &str = "019a0000-5555-7000-8000-000000000005";
 const N: usize = 230;
 
 fn execution(i: usize) -> Execution {
-    let status = if i % 7 == 0 {
+    let status = if i.is_multiple_of(7) {
         Status::Fail
     } else {
         Status::Pass

@@ -114,7 +114,7 @@ fn agent(body: &Value) -> String {
         return json!({"answer": message, "model": model}).to_string();
     }
     let mut out = format!("You said: {message} ({model})");
-    if hash(&message) % 3 == 0 {
+    if hash(&message).is_multiple_of(3) {
         out.push(' ');
         out.push_str(UNSURE);
     }
