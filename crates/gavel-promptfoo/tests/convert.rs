@@ -238,7 +238,11 @@ fn every_mapped_assertion_becomes_its_check() {
         panic!("{:?}", c.checks[26])
     };
     assert_eq!(js.command[0], "node");
-    assert_eq!(js.command[3..], ["inline", "output.length < 100"]);
+    assert_eq!(
+        js.command[3..],
+        ["inline", "output.length < 100", "", "output.trim()"],
+        "how, code, no threshold, then the test's transform"
+    );
     let CheckSpec::Script(py) = &c.checks[27] else {
         panic!("{:?}", c.checks[27])
     };
@@ -483,10 +487,7 @@ fn parity_corpus_chat_loops_filters_and_prompt_routes() {
     // control flow is rendered, the system message a template per target.
     let (_, suite) = converted("parity/multiple-turn-conversation/promptfooconfig.yaml");
     assert_eq!(suite.cases.len(), 7);
-    assert_eq!(
-        suite.cases[0].input,
-        Some(serde_json::json!("Who founded Facebook?"))
-    );
+    assert_eq!(suite.cases[0].rounds[0].input, "Who founded Facebook?");
     let TargetSpec::Chat(chat) = &suite.targets["openai:gpt-4.1-mini#1"] else {
         panic!("{:?}", suite.targets.keys())
     };
@@ -494,7 +495,7 @@ fn parity_corpus_chat_loops_filters_and_prompt_routes() {
 
     // promptfoo's `load` filter renders (it left the whole prompt unrendered).
     let (conv, suite) = converted("parity/simple-csv/promptfooconfig.yaml");
-    let input = suite.cases[0].input.as_ref().unwrap().as_str().unwrap();
+    let input = suite.cases[0].rounds[0].input.as_str().unwrap();
     assert!(input.contains("- Tone: formal\n- Length: brief"), "{input}");
     assert!(
         !conv.unmapped.iter().any(|u| u.what == "prompt template"),
@@ -539,7 +540,7 @@ tests:
     let conv = convert(&[path]).unwrap_or_else(|e| panic!("{e}"));
     let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("s.yaml")).unwrap();
     let c = &suite.cases[0];
-    assert_eq!(c.input, Some(serde_json::json!("Tell me about tea")));
+    assert_eq!(c.rounds[0].input, "Tell me about tea");
     let TargetSpec::Chat(chat) = &suite.targets["openai:gpt-5-mini#1"] else {
         panic!("{:?}", suite.targets.keys())
     };
