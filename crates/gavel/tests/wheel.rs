@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use gavel_testkit::{Need, skip};
-use support::{example_targets, free_port, workspace};
+use support::{example_targets, free_port, without_credentials, workspace};
 
 /// maturin from scripts/setup's virtualenv, else from PATH.
 fn maturin() -> Option<PathBuf> {
@@ -121,17 +121,7 @@ fn pip_installed_wheel_runs_the_quickstart() {
         .arg(&report)
         .current_dir(tmp.path())
         .env("PROPERTY_AGENT_PORT", free_port().to_string());
-    for var in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENAI_BASE_URL",
-        "GAVEL_DATABASE_URL",
-        "PROPERTY_AGENT_BUG",
-    ] {
-        quickstart.env_remove(var);
-    }
+    without_credentials(&mut quickstart).env_remove("PROPERTY_AGENT_BUG");
     let out = run(&mut quickstart, "the installed gavel run");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("PASS: pass rate 100%"), "{}", text(&out));

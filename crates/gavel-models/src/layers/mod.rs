@@ -3,7 +3,7 @@
 //!
 //! | layer | why there |
 //! | --- | --- |
-//! | [`Cached`] | outermost: a hit spends no quota, no slot, no money |
+//! | [`Cached`] | outermost: a hit, or an identical call already in flight, spends no quota, no slot, no money |
 //! | [`RateLimited`] | a call takes its RPM/TPM cells once, however often it is retried |
 //! | [`Concurrency`] | a slot is held for the call and its retries |
 //! | [`Retry`] | outside the timeout, so each try gets its own deadline; waits out Retry-After inside the limiter, taking no new cells |

@@ -12,6 +12,12 @@ use serde_json::Value;
 pub(crate) fn gavel_command(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gavel"));
     cmd.current_dir(dir);
+    without_credentials(&mut cmd);
+    cmd
+}
+
+/// `cmd` with no provider credentials, OpenAI base URL or store URL inherited.
+pub(crate) fn without_credentials(cmd: &mut Command) -> &mut Command {
     for var in [
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",
