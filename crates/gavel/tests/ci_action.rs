@@ -32,18 +32,40 @@ fn write_suite(dir: &Path, port: u16) {
 
 /// Runs the action's script in `dir` as GitHub Actions would on pull request 5.
 async fn action(dir: &Path, api: &str, args: &str, bug: Option<&str>, bin: &str) -> Output {
+    let step = Step {
+        suites: "targets.yaml suite.yaml",
+        key: Some(KEY),
+        args,
+        bug,
+    };
+    step.run(dir, api, bin).await
+}
+
+/// One use of the action in a workflow: its `suites`, comment key and arguments.
+struct Step<'a> {
+    suites: &'a str,
+    /// `None`: the action's default (the suites).
+    key: Option<&'a str>,
+    args: &'a str,
+    /// `PROPERTY_AGENT_BUG` for the agent under test.
+    bug: Option<&'a str>,
+}
+
+impl Step<'_> {
+    async fn run(&self, dir: &Path, api: &str, bin: &str) -> Output {
+    let Step { suites, key, args, bug } = *self;
     let event = dir.join("event.json");
     std::fs::write(&event, json!({"pull_request": {"number": 5}}).to_string()).unwrap();
     let mut cmd = tokio::process::Command::new("python3");
     cmd.arg(workspace().join("scripts/ci/gavel-action"))
         .current_dir(dir)
         .env("GAVEL_BIN", bin)
-        .env("GAVEL_SUITES", "targets.yaml suite.yaml")
+        .env("GAVEL_SUITES", suites)
         .env(
             "GAVEL_ARGS",
             format!("--db sqlite://{}/gavel.db --quiet {args}", dir.display()),
         )
-        .env("GAVEL_COMMENT_KEY", KEY)
+        .env_remove("GAVEL_COMMENT_KEY")
         .env("GITHUB_API_URL", api)
         .env("GITHUB_REPOSITORY", "octo/agent")
         .env("GITHUB_EVENT_NAME", "pull_request")
@@ -56,10 +78,14 @@ async fn action(dir: &Path, api: &str, args: &str, bug: Option<&str>, bin: &str)
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("GEMINI_API_KEY")
         .env_remove("GOOGLE_API_KEY");
+    if let Some(key) = key {
+        cmd.env("GAVEL_COMMENT_KEY", key);
+    }
     if let Some(bug) = bug {
         cmd.env("PROPERTY_AGENT_BUG", bug);
     }
     cmd.output().await.unwrap()
+    }
 }
 
 /// Requests the fake API received, as (method, path, JSON body).
@@ -76,6 +102,30 @@ async fn requests(server: &MockServer) -> Vec<(String, String, Value)> {
     out
 }
 
+/// Whether python3 starts; when it does not, the test is skipped (CI fails).
+fn python_ready() -> bool {
+    match std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+    {
+        Ok(_) => true,
+        Err(e) => {
+            gavel_testkit::skip(
+                gavel_testkit::Need::Python,
+                format_args!("python3 cannot start ({e}); GitHub's runners have it"),
+            );
+            false
+        }
+    }
+}
+
+/// The id of the run whose JSON report the last step wrote.
+fn reported_run(dir: &Path) -> String {
+    let path = dir.join("gavel-report").join("report.json");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    report["run"]["id"].as_str().unwrap().to_owned()
+}
+
 fn text(out: &Output) -> String {
     format!(
         "{}{}",
@@ -86,14 +136,8 @@ fn text(out: &Output) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn action_script_summarises_comments_once_and_passes_exit_codes() {
-    if let Err(e) = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-    {
-        return gavel_testkit::skip(
-            gavel_testkit::Need::Python,
-            format_args!("python3 cannot start ({e}); GitHub's runners have it"),
-        );
+    if !python_ready() {
+        return;
     }
     let server = MockServer::start().await;
     let comments = "/repos/octo/agent/issues/5/comments";
@@ -220,6 +264,84 @@ async fn action_script_summarises_comments_once_and_passes_exit_codes() {
     for r in requests(&server).await {
         assert!(!r.2.to_string().contains(TOKEN));
     }
+}
+
+/// Two suites share one store, as two steps of one workflow do: each run is
+/// compared with the previous run of its own suite, never with the other
+/// suite's run that happens to be newer, and each suite keeps its own comment.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_suites_in_one_store_are_each_compared_with_their_own_base() {
+    if !python_ready() {
+        return;
+    }
+    let server = MockServer::start().await;
+    let comments = "/repos/octo/agent/issues/5/comments";
+    Mock::given(method("GET"))
+        .and(path(comments))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(comments))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 9})))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), free_port());
+    let other = "name: other\ncases:\n  - id: z-listings\n    input: What are my listings?\n    checks:\n      - {type: regex, pattern: '\\b3 listings\\b'}\n";
+    std::fs::write(dir.path().join("other.yaml"), other).unwrap();
+    let gavel = env!("CARGO_BIN_EXE_gavel");
+    let ci = |bug| Step {
+        suites: "targets.yaml suite.yaml",
+        key: None,
+        args: "--min-pass-rate 0",
+        bug,
+    };
+    let other = |bug| Step {
+        suites: "targets.yaml other.yaml",
+        ..ci(bug)
+    };
+
+    // ci's base, then other's base (with the bug), then ci again with the bug:
+    // the newest run in the store before it is other's.
+    let mut bases = Vec::new();
+    for step in [ci(None), other(Some("wrong-count"))] {
+        let out = step.run(dir.path(), &server.uri(), gavel).await;
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        bases.push(reported_run(dir.path()));
+    }
+    let out = ci(Some("wrong-count"))
+        .run(dir.path(), &server.uri(), gavel)
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = other(None).run(dir.path(), &server.uri(), gavel).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let posts: Vec<String> = requests(&server)
+        .await
+        .into_iter()
+        .filter(|r| r.0 == "POST")
+        .map(|r| r.2["body"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(posts.len(), 4, "{posts:?}");
+    let ci_marker = "<!-- gavel-action:targets.yaml suite.yaml -->";
+    let other_marker = "<!-- gavel-action:targets.yaml other.yaml -->";
+    for (body, marker) in posts.iter().zip([ci_marker, other_marker, ci_marker, other_marker]) {
+        assert!(body.starts_with(marker), "{body}");
+    }
+    for body in &posts[..2] {
+        assert!(body.contains("No stored run of the base branch"), "{body}");
+    }
+    // ci against ci's base: one regression and one fix, none of other's cases.
+    let against = |run: &str| format!("against run `{}` of the base branch", &run[..8]);
+    assert!(posts[2].contains(&against(&bases[0])), "{}", posts[2]);
+    assert!(posts[2].contains("**1 regression, 1 fix**"), "{}", posts[2]);
+    assert!(!posts[2].contains("only-in"), "{}", posts[2]);
+    // other against other's base, not against ci's newer run.
+    assert!(posts[3].contains(&against(&bases[1])), "{}", posts[3]);
+    assert!(posts[3].contains("**0 regressions, 1 fix**"), "{}", posts[3]);
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert_eq!(summary.matches("## Against the base branch").count(), 4);
 }
 
 /// `action.yml` is read by a real YAML parser, as GitHub reads it: every input
