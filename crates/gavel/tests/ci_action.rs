@@ -53,38 +53,43 @@ struct Step<'a> {
 
 impl Step<'_> {
     async fn run(&self, dir: &Path, api: &str, bin: &str) -> Output {
-    let Step { suites, key, args, bug } = *self;
-    let event = dir.join("event.json");
-    std::fs::write(&event, json!({"pull_request": {"number": 5}}).to_string()).unwrap();
-    let mut cmd = tokio::process::Command::new("python3");
-    cmd.arg(workspace().join("scripts/ci/gavel-action"))
-        .current_dir(dir)
-        .env("GAVEL_BIN", bin)
-        .env("GAVEL_SUITES", suites)
-        .env(
-            "GAVEL_ARGS",
-            format!("--db sqlite://{}/gavel.db --quiet {args}", dir.display()),
-        )
-        .env_remove("GAVEL_COMMENT_KEY")
-        .env("GITHUB_API_URL", api)
-        .env("GITHUB_REPOSITORY", "octo/agent")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
-        .env("GITHUB_TOKEN", TOKEN)
-        .env_remove("PROPERTY_AGENT_BUG")
-        .env_remove("GAVEL_DATABASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("GOOGLE_API_KEY");
-    if let Some(key) = key {
-        cmd.env("GAVEL_COMMENT_KEY", key);
-    }
-    if let Some(bug) = bug {
-        cmd.env("PROPERTY_AGENT_BUG", bug);
-    }
-    cmd.output().await.unwrap()
+        let Step {
+            suites,
+            key,
+            args,
+            bug,
+        } = *self;
+        let event = dir.join("event.json");
+        std::fs::write(&event, json!({"pull_request": {"number": 5}}).to_string()).unwrap();
+        let mut cmd = tokio::process::Command::new("python3");
+        cmd.arg(workspace().join("scripts/ci/gavel-action"))
+            .current_dir(dir)
+            .env("GAVEL_BIN", bin)
+            .env("GAVEL_SUITES", suites)
+            .env(
+                "GAVEL_ARGS",
+                format!("--db sqlite://{}/gavel.db --quiet {args}", dir.display()),
+            )
+            .env_remove("GAVEL_COMMENT_KEY")
+            .env("GITHUB_API_URL", api)
+            .env("GITHUB_REPOSITORY", "octo/agent")
+            .env("GITHUB_EVENT_NAME", "pull_request")
+            .env("GITHUB_EVENT_PATH", &event)
+            .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+            .env("GITHUB_TOKEN", TOKEN)
+            .env_remove("PROPERTY_AGENT_BUG")
+            .env_remove("GAVEL_DATABASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("GEMINI_API_KEY")
+            .env_remove("GOOGLE_API_KEY");
+        if let Some(key) = key {
+            cmd.env("GAVEL_COMMENT_KEY", key);
+        }
+        if let Some(bug) = bug {
+            cmd.env("PROPERTY_AGENT_BUG", bug);
+        }
+        cmd.output().await.unwrap()
     }
 }
 
@@ -326,7 +331,10 @@ async fn two_suites_in_one_store_are_each_compared_with_their_own_base() {
     assert_eq!(posts.len(), 4, "{posts:?}");
     let ci_marker = "<!-- gavel-action:targets.yaml suite.yaml -->";
     let other_marker = "<!-- gavel-action:targets.yaml other.yaml -->";
-    for (body, marker) in posts.iter().zip([ci_marker, other_marker, ci_marker, other_marker]) {
+    for (body, marker) in posts
+        .iter()
+        .zip([ci_marker, other_marker, ci_marker, other_marker])
+    {
         assert!(body.starts_with(marker), "{body}");
     }
     for body in &posts[..2] {
@@ -339,7 +347,11 @@ async fn two_suites_in_one_store_are_each_compared_with_their_own_base() {
     assert!(!posts[2].contains("only-in"), "{}", posts[2]);
     // other against other's base, not against ci's newer run.
     assert!(posts[3].contains(&against(&bases[1])), "{}", posts[3]);
-    assert!(posts[3].contains("**0 regressions, 1 fix**"), "{}", posts[3]);
+    assert!(
+        posts[3].contains("**0 regressions, 1 fix**"),
+        "{}",
+        posts[3]
+    );
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert_eq!(summary.matches("## Against the base branch").count(), 4);
 }
