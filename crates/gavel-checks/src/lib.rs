@@ -105,6 +105,7 @@ mod json;
 mod judge;
 mod latency;
 mod panel;
+mod patterns;
 mod script;
 mod similar;
 mod sql;

@@ -98,7 +98,8 @@ impl TextCheck {
             },
             CheckSpec::Regex { pattern, negate } => {
                 let regex =
-                    Regex::new(pattern).map_err(|e| FieldError::new("pattern", e.to_string()))?;
+                    crate::patterns::regex(pattern)
+                    .map_err(|e| FieldError::new("pattern", e.to_string()))?;
                 TextCheck::Regex {
                     regex,
                     negate: *negate,

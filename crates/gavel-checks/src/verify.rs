@@ -257,7 +257,7 @@ impl CallRule {
             .patterns
             .iter()
             .map(|(field, pattern)| {
-                Regex::new(pattern)
+                crate::patterns::regex(pattern)
                     .map(|re| (Key::new(field), re))
                     .map_err(|e| FieldError::new(format!("patterns.{field}"), e.to_string()))
             })
