@@ -22,7 +22,7 @@ const MESSAGE_CHARS: usize = 200;
 
 /// A compiled argument-validity check.
 pub(crate) struct ArgumentsCheck {
-    validators: BTreeMap<String, jsonschema::Validator>,
+    validators: BTreeMap<String, std::sync::Arc<jsonschema::Validator>>,
     threshold: f64,
 }
 
@@ -39,7 +39,7 @@ impl ArgumentsCheck {
             .schemas
             .iter()
             .map(|(tool, schema)| {
-                jsonschema::validator_for(schema)
+                crate::compiled::schema(schema)
                     .map(|v| (tool.clone(), v))
                     .map_err(|e| {
                         FieldError::new(

@@ -91,7 +91,8 @@ impl GroundingCheck {
                 )
             })?),
             Claim::Regex(p) => CompiledClaim::Regex(
-                crate::patterns::regex(p).map_err(|e| FieldError::new("claim.regex", e.to_string()))?,
+                crate::compiled::regex(p)
+                    .map_err(|e| FieldError::new("claim.regex", e.to_string()))?,
             ),
             Claim::Pointer(p) if p.is_empty() || p.starts_with('/') => {
                 CompiledClaim::Pointer(p.clone())

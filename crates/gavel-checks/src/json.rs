@@ -31,7 +31,7 @@ pub(crate) struct JsonCheck {
 enum Rule {
     IsJson,
     Schema {
-        validator: Box<jsonschema::Validator>,
+        validator: std::sync::Arc<jsonschema::Validator>,
         title: Option<String>,
     },
     RequiredKeys(Vec<Key>),
@@ -56,19 +56,13 @@ impl JsonCheck {
         let (from, rule) = match spec {
             CheckSpec::IsJson { from } => (*from, Rule::IsJson),
             CheckSpec::JsonSchema { schema, from } => {
-                let validator = jsonschema::validator_for(schema)
+                let validator = crate::compiled::schema(schema)
                     .map_err(|e| FieldError::new("schema", format!("invalid JSON Schema: {e}")))?;
                 let title = schema
                     .get("title")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                (
-                    *from,
-                    Rule::Schema {
-                        validator: Box::new(validator),
-                        title,
-                    },
-                )
+                (*from, Rule::Schema { validator, title })
             }
             CheckSpec::RequiredKeys { keys, from } => {
                 if keys.is_empty() {

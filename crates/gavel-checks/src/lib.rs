@@ -105,7 +105,6 @@ mod json;
 mod judge;
 mod latency;
 mod panel;
-mod patterns;
 mod script;
 mod similar;
 mod sql;
@@ -120,6 +119,7 @@ mod workspace;
 // Compiling and running: kind → compiler, and the plan that runs what compiled.
 mod awaited;
 mod code;
+mod compiled;
 mod gate;
 mod plan;
 mod registry;

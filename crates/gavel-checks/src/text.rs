@@ -97,8 +97,7 @@ impl TextCheck {
                 values: strings(value.as_slice())?,
             },
             CheckSpec::Regex { pattern, negate } => {
-                let regex =
-                    crate::patterns::regex(pattern)
+                let regex = crate::compiled::regex(pattern)
                     .map_err(|e| FieldError::new("pattern", e.to_string()))?;
                 TextCheck::Regex {
                     regex,

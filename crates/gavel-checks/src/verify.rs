@@ -28,7 +28,7 @@ struct CallRule {
     tool: String,
     arguments: Option<Value>,
     args_match: ArgsMatch,
-    schema: Option<jsonschema::Validator>,
+    schema: Option<std::sync::Arc<jsonschema::Validator>>,
     patterns: Vec<(Key, Regex)>,
     result: Option<Value>,
     weight: f64,
@@ -249,7 +249,7 @@ impl CallRule {
             .schema
             .as_ref()
             .map(|s| {
-                jsonschema::validator_for(s)
+                crate::compiled::schema(s)
                     .map_err(|e| FieldError::new("schema", format!("invalid JSON Schema: {e}")))
             })
             .transpose()?;
@@ -257,7 +257,7 @@ impl CallRule {
             .patterns
             .iter()
             .map(|(field, pattern)| {
-                crate::patterns::regex(pattern)
+                crate::compiled::regex(pattern)
                     .map(|re| (Key::new(field), re))
                     .map_err(|e| FieldError::new(format!("patterns.{field}"), e.to_string()))
             })

@@ -45,7 +45,7 @@ impl FileCheck {
         let matches = spec
             .matches
             .as_deref()
-            .map(crate::patterns::regex)
+            .map(crate::compiled::regex)
             .transpose()
             .map_err(|e| FieldError::new("matches", e.to_string()))?;
         let contains = strings(spec.contains.as_ref());
