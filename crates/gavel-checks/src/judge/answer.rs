@@ -6,9 +6,6 @@
 //! strict-compatible: every property required, no additional properties, and the
 //! reasoning before the score in property order.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
 use gavel_core::Scale;
 
 use serde_json::{Value, json};
@@ -135,26 +132,6 @@ pub(crate) fn pairwise_schema() -> Value {
 /// Characters of a schema violation kept in a problem description.
 const PROBLEM_CHARS: usize = 200;
 
-/// The compiled validator of a judge schema, built once per schema: judges
-/// validate every answer, and a run uses only a handful of schemas. Schemas are
-/// looked up by value (serializing one as the key cost more than validating).
-fn validator(schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
-    static COMPILED: OnceLock<Mutex<HashMap<Value, Arc<jsonschema::Validator>>>> = OnceLock::new();
-    let mut compiled = COMPILED
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(v) = compiled.get(schema) {
-        return Ok(v.clone());
-    }
-    let v = Arc::new(
-        jsonschema::validator_for(schema)
-            .map_err(|e| format!("internal error: invalid judge schema: {e}"))?,
-    );
-    compiled.insert(schema.clone(), v.clone());
-    Ok(v)
-}
-
 /// Parses a raw answer as JSON and validates it against `schema`. A single
 /// surrounding Markdown code fence is tolerated; nothing else is (no digging for
 /// JSON inside prose).
@@ -164,7 +141,8 @@ pub(crate) fn parse(raw: &str, schema: &Value) -> Result<Value, String> {
         return Err("the answer is empty".into());
     }
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let validator = validator(schema)?;
+    let validator = crate::compiled::schema(schema)
+        .map_err(|e| format!("internal error: invalid judge schema: {e}"))?;
     let errors: Vec<String> = validator
         .iter_errors(&value)
         .take(3)
