@@ -490,6 +490,9 @@ fn one_case(
     if let Some(t) = test.threshold {
         fields.insert("threshold".into(), json!(t));
     }
+    // promptfoo sends each prompt once and grades the answer it gets: no
+    // follow-up answers a clarifying question.
+    fields.insert("max_followups".into(), json!(0));
     if !targets.is_empty() {
         fields.insert("targets".into(), json!(targets));
     }

@@ -723,3 +723,26 @@ assertionTemplates:
             .any(|u| u.what == "select-best across prompts")
     );
 }
+
+#[test]
+fn bare_prompt_paths_are_read_as_promptfoo_reads_them() {
+    // `{path: label}` without `file://`: promptfoo reads the files.
+    let (_, suite) = converted("parity/mistral-llama-comparison/promptfooconfig.yaml");
+    let inputs: Vec<&serde_json::Value> = suite.cases[..2]
+        .iter()
+        .map(|c| &c.rounds[0].input)
+        .collect();
+    assert_eq!(
+        inputs,
+        ["<s>[INST]hello world[/INST]", "[INST] hello world [/INST]"]
+    );
+    assert_eq!(suite.cases[1].name, "promptfooconfig-1-p2 [llama_prompt]");
+    // promptfoo answers no clarifying question: follow-ups are off.
+    assert!(suite.cases.iter().all(|c| c.max_followups == Some(0)));
+    // Text that only looks like a path, naming no file, stays text.
+    let config = "prompts: ['Answer yes/no: {{ q }}', 'notes.txt']\nproviders: [openai:gpt-5-mini]\ntests: [{vars: {q: tea?}}]\n";
+    let conv = gavel_promptfoo::convert_str(config, Path::new("cfg.yaml")).unwrap();
+    let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("s.yaml")).unwrap();
+    let inputs: Vec<&serde_json::Value> = suite.cases.iter().map(|c| &c.rounds[0].input).collect();
+    assert_eq!(inputs, ["Answer yes/no: tea?", "notes.txt"]);
+}

@@ -19,10 +19,10 @@ mod support;
 
 use support::{gavel_command, workspace};
 
-/// The least share of verdicts that must agree: the figure reached (518 of 525,
-/// 98.7%), kept from slipping; every difference left is listed in
+/// The least share of verdicts that must agree: the figure reached (522 of 525,
+/// 99.4%), kept from slipping; every difference left is listed in
 /// docs/PROMPTFOO.md's known differences.
-const MIN_AGREEMENT: f64 = 0.986;
+const MIN_AGREEMENT: f64 = 0.994;
 /// Configs run at once (each tool runs its own tests 4 at a time).
 const PARALLEL: usize = 3;
 /// The API key both tools send the fake (never a real one).
