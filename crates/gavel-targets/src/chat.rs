@@ -133,7 +133,8 @@ impl Session for ChatSession {
 }
 
 /// The rendered system prompt, and the user message when the target has its
-/// own template (`message` is the case's; the context wins over it).
+/// own template (`message` is the case's; the context wins over it) and the
+/// message is the case's own, not a follow-up (sent as it is).
 fn prompts(
     spec: &ChatTarget,
     req: &TurnRequest<'_>,
@@ -148,12 +149,12 @@ fn prompts(
         None => None,
     };
     let user = match &spec.user {
-        Some(template) => {
+        Some(template) if !req.followup => {
             let mut vars = Map::new();
             vars.insert("message".into(), Value::String(req.message.to_owned()));
             Some(render_prompt("user message", template, &vars, req.context)?)
         }
-        None => None,
+        _ => None,
     };
     Ok((system, user))
 }

@@ -186,7 +186,11 @@ async fn an_undefined_system_variable_fails_the_turn_and_no_credentials_make_the
 
 #[tokio::test]
 async fn a_user_template_replaces_each_message_and_the_turn_records_what_was_sent() {
-    let model = scripted(vec![text("Bananas!", 0.0), text("Again.", 0.0)]);
+    let model = scripted(vec![
+        text("Bananas!", 0.0),
+        text("Again.", 0.0),
+        text("Short it is.", 0.0),
+    ]);
     let spec: TargetSpec = serde_json::from_value(json!({
         "type": "chat",
         "model": "openai:gpt-5-mini",
@@ -230,6 +234,17 @@ async fn a_user_template_replaces_each_message_and_the_turn_records_what_was_sen
             "Write a tweet about nyc (from the context)"
         ]
     );
+
+    // A follow-up (a reply to a clarifying question) goes as it is.
+    let reply = session
+        .send(&TurnRequest {
+            message: "the short one",
+            followup: true,
+            round: 1,
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    assert_eq!(reply.input, "the short one");
 
     // An undefined variable fails the turn; a template that does not parse, the build.
     let t = session
