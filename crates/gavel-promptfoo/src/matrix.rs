@@ -88,6 +88,9 @@ fn build(
         return Err("a test has a prefix or suffix".into());
     }
     for (k, prompt) in prompts.iter().enumerate() {
+        if !named.iter().any(|(_, p)| runs(p, prompt)) {
+            continue;
+        }
         let user = user_message(prompt)
             .ok_or_else(|| format!("prompt '{}' has not exactly one user message", prompt.label))?;
         if let Some(vars) = tests
