@@ -330,6 +330,14 @@ pub struct ChatTarget {
     /// as `today` and `date` (e.g. `Today's date is {{ today }}. Respond in {{ locale }}.`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
+    /// The user message sent in place of each of the case's messages (a reply to
+    /// a clarifying question goes as it is): a template over `message` (the
+    /// case's own message), the case's `context` (which wins over `message`) and
+    /// `today`/`date`, e.g. `Write a tweet about {{ topic }}`. Several such
+    /// targets put several prompts to one case, so `select-best` compares
+    /// prompts too. The turn records the message as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// Tools the model may call; each call is recorded with its arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ChatTool>,

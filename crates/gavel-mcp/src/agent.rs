@@ -9,7 +9,7 @@ use std::time::Instant;
 use gavel_core::target::{McpAgentTarget, McpServer};
 use gavel_core::{TargetFailure, Turn};
 use gavel_models::{ChatModel, ErrorKind, Message, ModelSource, ToolDef};
-use gavel_targets::tool_loop::{ToolLoop, ToolRunner, check_system, render_system};
+use gavel_targets::tool_loop::{ToolLoop, ToolRunner, check_prompt, render_prompt};
 use gavel_targets::{Session, Target, TargetError, TurnRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -88,7 +88,7 @@ impl McpAgent {
         template: &str,
         vars: Map<String, Value>,
     ) -> Result<Self, TargetError> {
-        check_system(&self.name, template)?;
+        check_prompt(&self.name, "system", template)?;
         self.system = Some(template.to_owned());
         self.vars = vars;
         Ok(self)
@@ -242,7 +242,9 @@ impl Session for McpSession {
             ..Turn::default()
         };
         let system = match &self.system {
-            Some(template) => render_system(template, &self.vars, req.context).map(Some),
+            Some(template) => {
+                render_prompt("system prompt", template, &self.vars, req.context).map(Some)
+            }
             None => Ok(None),
         };
         match system {

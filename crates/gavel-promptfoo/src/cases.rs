@@ -1,5 +1,7 @@
 //! The conversion: configs read, each test × prompt made a case (the prompt
-//! rendered with the test's vars), providers made targets.
+//! rendered with the test's vars), providers made targets; or, for
+//! `select-best` across prompts, each test one case over prompt × provider
+//! targets (`matrix`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -10,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::asserts::{self, AssertCtx, Mapped};
 use crate::emit::{self, Doc};
 use crate::files::file_ref;
+use crate::matrix::{self, Planned};
 use crate::merge::Test;
 use crate::node::{Node, Val};
 use crate::prompts::{self, Body, Prompt};
@@ -106,40 +109,79 @@ pub(crate) fn build(configs: &[(Node, PathBuf)]) -> Result<Conversion, ImportErr
         });
     }
     let judge = suite_judge(cfg.default_test.as_ref(), &mut global);
-    let routes = Routes::new(&cfg.providers, &cfg.prompts, &mut global);
+    let mut names = HashSet::new();
+    let named: Vec<Named<'_>> = cfg
+        .providers
+        .iter()
+        .map(|p| (unique(&p.name, &mut names), p))
+        .collect();
+    let (mut tests, mut total) = (Vec::new(), 0);
+    for src in &cfg.tests {
+        let mut notes = Vec::new();
+        let test = Test::new(cfg.default_test.as_ref(), src, &mut notes)?;
+        let sets = test.var_sets(MAX_CASES, &src.node)?;
+        // Each var set makes a case at least.
+        total += sets.len();
+        if total > MAX_CASES {
+            return Err(ImportError::TooMany {
+                at: src.node.at(),
+                limit: MAX_CASES,
+            });
+        }
+        tests.push(Planned {
+            node: &src.node,
+            test,
+            sets,
+            notes,
+        });
+    }
+    let matrix = matrix::plan(
+        &named,
+        &cfg.prompts,
+        &tests,
+        cfg.templates.as_ref(),
+        &mut global,
+    );
+    let (targets, columns): (_, Vec<Column<'_>>) = match matrix {
+        Some(m) => (m.targets, vec![(None, Some(m.names))]),
+        None => {
+            let routes = Routes::new(&named, &cfg.prompts, &mut global);
+            let prompts = cfg.prompts.iter().map(Some);
+            (routes.targets, prompts.zip(routes.per_prompt).collect())
+        }
+    };
     let stem = Path::new(&*first.file).file_stem().map_or_else(
         || "promptfoo".to_owned(),
         |s| s.to_string_lossy().into_owned(),
     );
     let mut ids = HashSet::new();
     let mut cases = Vec::new();
-    for (ti, src) in cfg.tests.iter().enumerate() {
-        let mut test_notes = Vec::new();
-        let test = Test::new(cfg.default_test.as_ref(), src, &mut test_notes)?;
-        let sets = test.var_sets(MAX_CASES, &src.node)?;
-        if cases.len() + sets.len() * cfg.prompts.len() > MAX_CASES {
+    for (ti, planned) in tests.iter().enumerate() {
+        let sets = &planned.sets;
+        if cases.len() + sets.len() * columns.len() > MAX_CASES {
             return Err(ImportError::TooMany {
-                at: src.node.at(),
+                at: planned.node.at(),
                 limit: MAX_CASES,
             });
         }
         for (vi, vars) in sets.iter().enumerate() {
-            for (pi, prompt) in cfg.prompts.iter().enumerate() {
-                let Some(route) = &routes.per_prompt[pi] else {
+            for (pi, (prompt, route)) in columns.iter().enumerate() {
+                let Some(route) = route else {
                     continue;
                 };
-                let mut notes = test_notes.clone();
+                let sends = prompt.map_or(Sends::Own(planned.node), Sends::Prompt);
+                let mut notes = planned.notes.clone();
                 let name = Naming {
                     stem: &stem,
                     test: ti,
                     set: (vi, sets.len()),
-                    prompt: (pi, cfg.prompts.len()),
+                    prompt: (pi, columns.len()),
                 };
                 let case = one_case(
-                    &test,
+                    &planned.test,
                     cfg.templates.as_ref(),
                     vars,
-                    prompt,
+                    sends,
                     route,
                     &judge,
                     &name,
@@ -155,7 +197,7 @@ pub(crate) fn build(configs: &[(Node, PathBuf)]) -> Result<Conversion, ImportErr
         description: cfg.description,
         sources: configs.iter().map(|(n, _)| n.file.to_string()).collect(),
         judge,
-        targets: routes.targets,
+        targets,
         header: global,
         cases,
     };
@@ -180,6 +222,19 @@ fn suite_judge(default: Option<&TestSrc>, notes: &mut Vec<Unmapped>) -> JudgeSet
     judge
 }
 
+/// One case of each test and var set: the prompt it sends (`None`: each target
+/// its own) and its targets (`None`: no provider runs that prompt).
+type Column<'a> = (Option<&'a Prompt>, Option<Vec<String>>);
+
+/// A provider with its target's name (unique in the suite).
+pub(crate) type Named<'a> = (String, &'a Provider);
+
+/// Whether provider `p` runs `prompt`: a provider with `prompts:` runs only the
+/// prompts it names.
+pub(crate) fn runs(p: &Provider, prompt: &Prompt) -> bool {
+    p.prompts.is_empty() || p.prompts.contains(&prompt.label)
+}
+
 /// Targets, and which of them each prompt's cases run against.
 struct Routes {
     targets: BTreeMap<String, TargetSpec>,
@@ -191,17 +246,12 @@ struct Routes {
 impl Routes {
     /// A prompt with a system message gets its own copy of each chat target,
     /// with that system prompt (its vars come from the case context).
-    fn new(providers: &[Provider], prompts: &[Prompt], notes: &mut Vec<Unmapped>) -> Routes {
-        let mut names = HashSet::new();
-        let named: Vec<(String, &Provider)> = providers
-            .iter()
-            .map(|p| (unique(&p.name, &mut names), p))
-            .collect();
+    fn new(named: &[Named<'_>], prompts: &[Prompt], notes: &mut Vec<Unmapped>) -> Routes {
         let systems: Vec<Option<String>> = prompts.iter().map(|p| system(p, notes)).collect();
-        let filtered = providers.iter().any(|p| !p.prompts.is_empty());
+        let filtered = named.iter().any(|(_, p)| !p.prompts.is_empty());
         let mut targets = BTreeMap::new();
         if systems.iter().all(Option::is_none) && !filtered {
-            for (name, p) in &named {
+            for (name, p) in named {
                 targets.insert(name.clone(), p.spec.clone());
             }
             return Routes {
@@ -212,9 +262,7 @@ impl Routes {
         let mut per_prompt = Vec::new();
         for (k, (prompt, system)) in prompts.iter().zip(&systems).enumerate() {
             let mut route = Vec::new();
-            // A provider with `prompts:` runs only the prompts it names.
-            let runs = |p: &Provider| p.prompts.is_empty() || p.prompts.contains(&prompt.label);
-            for (name, p) in named.iter().filter(|(_, p)| runs(p)) {
+            for (name, p) in named.iter().filter(|(_, p)| runs(p, prompt)) {
                 match (system, &p.spec) {
                     (Some(system), TargetSpec::Chat(chat)) => {
                         let mut chat = chat.clone();
@@ -246,7 +294,7 @@ impl Routes {
 }
 
 /// A chat prompt's system messages (joined), noting assistant messages.
-fn system(prompt: &Prompt, notes: &mut Vec<Unmapped>) -> Option<String> {
+pub(crate) fn system(prompt: &Prompt, notes: &mut Vec<Unmapped>) -> Option<String> {
     let Body::Chat(messages) = &prompt.body else {
         return None;
     };
@@ -317,12 +365,22 @@ fn slug(s: &str) -> String {
         .join("-")
 }
 
+/// What a case sends its targets.
+#[derive(Clone, Copy)]
+enum Sends<'a> {
+    /// One prompt, rendered with the vars.
+    Prompt(&'a Prompt),
+    /// Each target its own prompt (the matrix): the case's input is the vars
+    /// (`{}` without any), which no target sends; the test was written at the node.
+    Own(&'a Node),
+}
+
 #[allow(clippy::too_many_arguments)]
 fn one_case(
     test: &Test,
     templates: Option<&Node>,
     vars: &Map<String, Value>,
-    prompt: &Prompt,
+    sends: Sends<'_>,
     targets: &[String],
     judge: &JudgeSettings,
     naming: &Naming<'_>,
@@ -330,37 +388,16 @@ fn one_case(
     notes: &mut Vec<Unmapped>,
 ) -> Result<Option<Case>, ImportError> {
     let ctx_vars = Value::Object(vars.clone());
-    let mut rendered = |text: &str, node: &Node| match render(text, &ctx_vars) {
-        Ok(t) => t,
-        Err(why) => {
-            notes.push(Unmapped::new(
-                "prompt template",
-                node,
-                format!("{why}; the text is kept as written"),
-            ));
-            text.to_owned()
+    let (mut inputs, at, label) = match sends {
+        Sends::Prompt(prompt) => {
+            let Some(inputs) = prompt_inputs(test, prompt, &ctx_vars, notes) else {
+                return Ok(None);
+            };
+            let inputs = inputs.into_iter().map(Value::String).collect();
+            (inputs, &prompt.node, Some(&prompt.label))
         }
+        Sends::Own(node) => (vec![ctx_vars.clone()], node, None),
     };
-    let mut inputs: Vec<String> = match &prompt.body {
-        Body::Text(text) => vec![rendered(text, &prompt.node)],
-        Body::Chat(messages) => messages
-            .iter()
-            .filter(|m| m.role == "user")
-            .map(|m| rendered(&m.content, &m.node))
-            .collect(),
-    };
-    let Some(first) = inputs.first_mut() else {
-        notes.push(Unmapped::new(
-            "prompt without a user message",
-            &prompt.node,
-            "a gavel case needs a user message",
-        ));
-        return Ok(None);
-    };
-    first.insert_str(0, &test.prefix);
-    if let Some(last) = inputs.last_mut() {
-        last.push_str(&test.suffix);
-    }
     let grader = test
         .grader
         .as_deref()
@@ -421,14 +458,14 @@ fn one_case(
     }
     let id = unique(&naming.id(test.description.as_deref()), ids);
     let mut name = test.description.clone().unwrap_or_else(|| id.clone());
-    if naming.prompt.1 > 1 {
-        name = format!("{name} [{}]", prompt.label);
+    if let (true, Some(label)) = (naming.prompt.1 > 1, label) {
+        name = format!("{name} [{label}]");
     }
     let mut fields = Map::new();
     fields.insert("id".into(), Value::String(id));
     fields.insert("name".into(), Value::String(name));
     if inputs.len() == 1 {
-        fields.insert("input".into(), Value::String(inputs.remove(0)));
+        fields.insert("input".into(), inputs.remove(0));
     } else {
         let rounds: Vec<Value> = inputs.into_iter().map(|i| json!({"input": i})).collect();
         fields.insert("rounds".into(), Value::Array(rounds));
@@ -453,14 +490,59 @@ fn one_case(
     if let Some(t) = test.threshold {
         fields.insert("threshold".into(), json!(t));
     }
+    // promptfoo sends each prompt once and grades the answer it gets: no
+    // follow-up answers a clarifying question.
+    fields.insert("max_followups".into(), json!(0));
     if !targets.is_empty() {
         fields.insert("targets".into(), json!(targets));
     }
     let mut case: Case =
         serde_json::from_value(Value::Object(fields)).map_err(|e| ImportError::Syntax {
-            at: prompt.node.at(),
+            at: at.at(),
             message: format!("the converted case is not valid: {e}"),
         })?;
     case.checks = mapped.checks;
     Ok(Some(case))
+}
+
+/// A prompt's user messages rendered with the vars, the test's prefix and
+/// suffix added; `None` (noted) when it has none.
+fn prompt_inputs(
+    test: &Test,
+    prompt: &Prompt,
+    vars: &Value,
+    notes: &mut Vec<Unmapped>,
+) -> Option<Vec<String>> {
+    let mut rendered = |text: &str, node: &Node| match render(text, vars) {
+        Ok(t) => t,
+        Err(why) => {
+            notes.push(Unmapped::new(
+                "prompt template",
+                node,
+                format!("{why}; the text is kept as written"),
+            ));
+            text.to_owned()
+        }
+    };
+    let mut inputs: Vec<String> = match &prompt.body {
+        Body::Text(text) => vec![rendered(text, &prompt.node)],
+        Body::Chat(messages) => messages
+            .iter()
+            .filter(|m| m.role == "user")
+            .map(|m| rendered(&m.content, &m.node))
+            .collect(),
+    };
+    let Some(first) = inputs.first_mut() else {
+        notes.push(Unmapped::new(
+            "prompt without a user message",
+            &prompt.node,
+            "a gavel case needs a user message",
+        ));
+        return None;
+    };
+    first.insert_str(0, &test.prefix);
+    if let Some(last) = inputs.last_mut() {
+        last.push_str(&test.suffix);
+    }
+    Some(inputs)
 }

@@ -12,6 +12,7 @@ mod cases;
 mod detect;
 mod emit;
 mod files;
+mod matrix;
 mod merge;
 mod node;
 mod prompts;

@@ -1,5 +1,6 @@
 //! promptfoo `prompts`: inline text, chat JSON, `file://` text split on `---`,
-//! chat message files (JSON, JSONL, YAML), globs, and `{id|raw, label}` entries.
+//! chat message files (JSON, JSONL, YAML), globs, bare paths to files that
+//! exist, and `{id|raw, label}` entries.
 
 use std::path::Path;
 use std::rc::Rc;
@@ -108,7 +109,7 @@ fn entry(
     notes: &mut Vec<Unmapped>,
     out: &mut Vec<Prompt>,
 ) -> Result<(), ImportError> {
-    let Some(reference) = file_ref(text) else {
+    let Some(reference) = file_ref(text).or_else(|| bare_path(text, base)) else {
         let body = inline_chat(text, node).unwrap_or_else(|| Body::Text(text.to_owned()));
         out.push(Prompt {
             label: label.unwrap_or_else(|| short(text)),
@@ -190,6 +191,45 @@ fn entry(
         }
     }
     Ok(())
+}
+
+/// Extensions that make promptfoo read a prompt text as a path.
+const PATH_EXTENSIONS: [&str; 14] = [
+    ".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md", ".mjs", ".mts", ".py", ".ts", ".txt",
+    ".yml", ".yaml",
+];
+
+/// A prompt written as a path without `file://`, as promptfoo reads one: text
+/// that looks like a path (promptfoo's `maybeFilePath`: a slash, backslash or
+/// `*`, a known extension, or a dot 3 or 4 characters from the end; no line
+/// break, no URL) and names a file under `base`, or a glob matching one
+/// (promptfoo sends other text, and a glob matching nothing, as it is).
+fn bare_path<'a>(text: &'a str, base: &Path) -> Option<&'a str> {
+    if text.contains('\n') || text.contains("://") {
+        return None;
+    }
+    let extension = text
+        .rsplit(':')
+        .take(2)
+        .any(|t| PATH_EXTENSIONS.iter().any(|e| t.ends_with(e)));
+    let dot = [2, 3]
+        .iter()
+        .any(|&n| text.chars().rev().nth(n) == Some('.'));
+    if !(extension || dot || text.contains(['/', '\\', '*'])) {
+        return None;
+    }
+    // Code may name its function: `prompts.py:make`.
+    let path = match is_code(text) {
+        true => text.split(':').next().unwrap_or(text),
+        false => text,
+    };
+    let exists = if path.contains(['*', '?', '[']) {
+        glob::glob(&base.join(path).display().to_string())
+            .is_ok_and(|mut found| found.any(|p| p.is_ok_and(|p| p.is_file())))
+    } else {
+        base.join(path).is_file()
+    };
+    exists.then_some(text)
 }
 
 /// A `{label, messages: [{role, content}]}` prompt: chat messages, each content

@@ -164,6 +164,7 @@ fn chat(model: String, config: Option<&Node>, notes: &mut Vec<Unmapped>) -> Chat
     let mut target = ChatTarget {
         model,
         system: None,
+        user: None,
         tools: Vec::new(),
         temperature: None,
         max_tokens: None,

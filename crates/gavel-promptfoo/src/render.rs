@@ -4,9 +4,9 @@
 //! parsed, promptfoo's), `dump` (JSON), `center`, `forceescape`, `nl2br`,
 //! `striptags`, `truncate`, `wordcount`.
 
-use minijinja::value::Kwargs;
-use minijinja::{Environment, Error, ErrorKind, Value as Ctx};
-use serde_json::Value;
+use minijinja::value::{Kwargs, Serde};
+use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value as Ctx};
+use serde_json::{Map, Value};
 
 /// What stands for `{{` and `}}` while only control flow is rendered.
 const OPEN: &str = "\u{e000}";
@@ -20,6 +20,17 @@ pub(crate) fn render(text: &str, vars: &Value) -> Result<String, String> {
     environment()
         .render_str(text, Ctx::from(minijinja::value::Serde(vars)))
         .map_err(|e| e.to_string())
+}
+
+/// Whether `text` renders over `vars` as a chat target's `user` template does
+/// at run time (minijinja alone: undefined variables are errors, no nunjucks
+/// filters) to what [`render`] gives.
+pub(crate) fn renders_alike(text: &str, vars: &Map<String, Value>) -> bool {
+    let vars = Value::Object(vars.clone());
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    let strict = gavel_core::template::render_str(&env, text, &Ctx::from(Serde(&vars)));
+    matches!((strict, render(text, &vars)), (Ok(a), Ok(b)) if a == b)
 }
 
 /// Renders only the `{% … %}` tags of `text` over `vars`, leaving every
@@ -119,7 +130,7 @@ fn truncate(
 
 #[cfg(test)]
 mod tests {
-    use super::{control_flow, render};
+    use super::{control_flow, render, renders_alike};
     use serde_json::json;
 
     #[test]
@@ -149,6 +160,16 @@ mod tests {
         assert_eq!(r("{{ long | truncate(length=5, end='') }}"), "one");
         assert_eq!(r("{{ long | wordcount }}"), "3");
         assert_eq!(r("{{ 'a\nb' | nl2br }}"), "a<br />\nb");
+    }
+
+    #[test]
+    fn a_target_template_renders_alike_only_with_every_variable_and_no_nunjucks_filter() {
+        let vars = json!({"topic": "bananas", "list": [1]});
+        let vars = vars.as_object().unwrap();
+        assert!(renders_alike("About {{ topic }}", vars));
+        assert!(renders_alike("No template", vars));
+        assert!(!renders_alike("About {{ topic }} {{ nope }}", vars));
+        assert!(!renders_alike("{{ list | dump }}", vars));
     }
 
     #[test]

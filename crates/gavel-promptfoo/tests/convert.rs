@@ -272,6 +272,7 @@ fn unmapped_items_name_file_and_line_and_stay_as_comments() {
         ("provider config 'apiKey'", 19),
         ("provider 'exec:python agent.py'", 30),
         ("options.transform", 39),
+        ("select-best across prompts", 103),
         ("assert type 'levenshtein'", 105),
         ("assert type 'contains-json'", 108),
         ("assert type 'webhook'", 113),
@@ -607,4 +608,141 @@ tests:
     // its last expression; 0.06 is under the threshold; a throw fails (not an
     // error). Python numbers: 18 - 20 < 0 fails, 16 > 0 passes.
     assert_eq!(got, [vec![Pass, Pass, Fail, Fail], vec![Fail, Pass]]);
+}
+
+#[test]
+fn select_best_across_prompts_makes_prompt_times_provider_targets_of_one_case() {
+    let (conv, suite) = converted("parity/eval-select-best/promptfooconfig.yaml");
+    let ids: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["promptfooconfig-1", "promptfooconfig-2"]);
+    let names: Vec<&str> = suite.targets.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["openai:chat:gpt-5.4-mini#1", "openai:chat:gpt-5.4-mini#2"]
+    );
+    let user = |name: &str| match &suite.targets[name] {
+        TargetSpec::Chat(chat) => (chat.model.clone(), chat.system.clone(), chat.user.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        user("openai:chat:gpt-5.4-mini#1"),
+        (
+            "openai:gpt-5.4-mini".to_owned(),
+            None,
+            Some("Write a tweet about {{topic}}".to_owned())
+        )
+    );
+    assert_eq!(
+        user("openai:chat:gpt-5.4-mini#2").2.as_deref(),
+        Some("Write a very concise, funny tweet about {{topic}}")
+    );
+    let c = &suite.cases[0];
+    assert_eq!(c.targets, names);
+    assert_eq!(c.context, Some(serde_json::json!({"topic": "bananas"})));
+    assert_eq!(c.rounds[0].input, serde_json::json!({"topic": "bananas"}));
+    assert!(c.tags.is_empty(), "{:?}", c.tags);
+    assert!(
+        matches!(&c.checks[..], [CheckSpec::SelectBest { criteria: Some(k), .. }] if k == "choose the funniest tweet"),
+        "{:?}",
+        c.checks
+    );
+    assert!(conv.unmapped.is_empty(), "{:?}", conv.unmapped);
+}
+
+#[test]
+fn select_best_across_prompts_keeps_system_messages_and_falls_back_with_a_note() {
+    // Chat prompts: the system message goes with the user template; a provider
+    // running one prompt only makes that prompt's target alone.
+    let config = r#"prompts:
+  - '[{"role": "system", "content": "Be {{ tone }}."}, {"role": "user", "content": "About {{ topic }}"}]'
+  - id: 'Short: {{ topic }}'
+    label: short
+providers:
+  - openai:gpt-5-mini
+  - id: anthropic:claude-sonnet-4-5
+    label: claude
+    prompts: [short]
+tests:
+  - vars: {topic: tea, tone: calm}
+    assert:
+      - type: contains
+        value: tea
+  - vars: {topic: cake, tone: warm}
+    assert:
+      - $ref: '#/assertionTemplates/best'
+assertionTemplates:
+  best: {type: select-best, value: the best}
+"#;
+    let conv = gavel_promptfoo::convert_str(config, Path::new("cfg.yaml")).unwrap();
+    let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("s.yaml")).unwrap();
+    assert_eq!(suite.cases.len(), 2, "one case per test");
+    let names: Vec<&str> = suite.targets.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["claude#2", "openai:gpt-5-mini#1", "openai:gpt-5-mini#2"]
+    );
+    let TargetSpec::Chat(first) = &suite.targets["openai:gpt-5-mini#1"] else {
+        panic!()
+    };
+    assert_eq!(first.system.as_deref(), Some("Be {{ tone }}."));
+    assert_eq!(first.user.as_deref(), Some("About {{ topic }}"));
+    assert_eq!(
+        suite.cases[1].targets,
+        ["openai:gpt-5-mini#1", "openai:gpt-5-mini#2", "claude#2"]
+    );
+    assert_eq!(suite.cases[0].checks.len(), 1, "the contains check");
+
+    // A prefix cannot be part of a target's template: per-prompt cases, noted.
+    let prefixed = config.replace(
+        "  - vars: {topic: cake, tone: warm}\n",
+        "  - vars: {topic: cake, tone: warm}\n    options: {prefix: 'Note: '}\n",
+    );
+    let conv = gavel_promptfoo::convert_str(&prefixed, Path::new("cfg.yaml")).unwrap();
+    let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("s.yaml")).unwrap();
+    assert_eq!(suite.cases.len(), 4, "test × prompt");
+    let note = conv
+        .unmapped
+        .iter()
+        .find(|u| u.what == "select-best across prompts")
+        .unwrap_or_else(|| panic!("{:?}", conv.unmapped));
+    assert_eq!(note.at, "cfg.yaml:20");
+    assert!(
+        note.why.starts_with("a test has a prefix or suffix"),
+        "{}",
+        note.why
+    );
+
+    // A var a prompt names that a test lacks renders empty in promptfoo but is
+    // an error in a target's template: per-prompt cases too.
+    let missing = config.replace("{topic: cake, tone: warm}", "{tone: warm}");
+    let conv = gavel_promptfoo::convert_str(&missing, Path::new("cfg.yaml")).unwrap();
+    assert_eq!(conv.cases, 4);
+    assert!(
+        conv.unmapped
+            .iter()
+            .any(|u| u.what == "select-best across prompts")
+    );
+}
+
+#[test]
+fn bare_prompt_paths_are_read_as_promptfoo_reads_them() {
+    // `{path: label}` without `file://`: promptfoo reads the files.
+    let (_, suite) = converted("parity/mistral-llama-comparison/promptfooconfig.yaml");
+    let inputs: Vec<&serde_json::Value> = suite.cases[..2]
+        .iter()
+        .map(|c| &c.rounds[0].input)
+        .collect();
+    assert_eq!(
+        inputs,
+        ["<s>[INST]hello world[/INST]", "[INST] hello world [/INST]"]
+    );
+    assert_eq!(suite.cases[1].name, "promptfooconfig-1-p2 [llama_prompt]");
+    // promptfoo answers no clarifying question: follow-ups are off.
+    assert!(suite.cases.iter().all(|c| c.max_followups == Some(0)));
+    // Text that only looks like a path, naming no file, stays text.
+    let config = "prompts: ['Answer yes/no: {{ q }}', 'notes.txt']\nproviders: [openai:gpt-5-mini]\ntests: [{vars: {q: tea?}}]\n";
+    let conv = gavel_promptfoo::convert_str(config, Path::new("cfg.yaml")).unwrap();
+    let suite = gavel_core::load::parse_suite_str(&conv.yaml, Path::new("s.yaml")).unwrap();
+    let inputs: Vec<&serde_json::Value> = suite.cases.iter().map(|c| &c.rounds[0].input).collect();
+    assert_eq!(inputs, ["Answer yes/no: tea?", "notes.txt"]);
 }

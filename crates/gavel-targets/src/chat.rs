@@ -1,5 +1,6 @@
 //! The `chat` target: a model behind a system prompt, with optional tools whose
-//! calls are recorded and answered from the suite.
+//! calls are recorded and answered from the suite, and optionally its own user
+//! message template over the case's message and context.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,7 +10,7 @@ use gavel_core::{TargetFailure, Turn};
 use gavel_models::{ChatModel, ErrorKind, Message, ModelSource, ToolDef};
 use serde_json::{Map, Value, json};
 
-use crate::tool_loop::{ToolLoop, ToolRunner, check_system, render_system};
+use crate::tool_loop::{ToolLoop, ToolRunner, check_prompt, render_prompt};
 use crate::{Session, Target, TargetError, TurnRequest, elapsed_ms};
 
 /// Model calls per user message while the model keeps calling tools, by default.
@@ -32,7 +33,10 @@ impl ChatAdapter {
         models: &dyn ModelSource,
     ) -> Result<Self, TargetError> {
         if let Some(system) = &spec.system {
-            check_system(name, system)?;
+            check_prompt(name, "system", system)?;
+        }
+        if let Some(user) = &spec.user {
+            check_prompt(name, "user", user)?;
         }
         let model = models.model(&spec.model).map_err(|e| match e.kind {
             ErrorKind::NoCredentials => TargetError::Unavailable {
@@ -95,17 +99,17 @@ impl Session for ChatSession {
     async fn send(&mut self, req: &TurnRequest<'_>) -> Turn {
         let clock = Instant::now();
         let mut turn = req.turn();
-        let system = match &self.spec.system {
-            Some(template) => match render_system(template, &Map::new(), req.context) {
-                Ok(s) => Some(s),
-                Err(failure) => {
-                    turn.failure = Some(failure);
-                    return crate::redacted(turn);
-                }
-            },
-            None => None,
+        let (system, user) = match prompts(&self.spec, req) {
+            Ok(prompts) => prompts,
+            Err(failure) => {
+                turn.failure = Some(failure);
+                return crate::redacted(turn);
+            }
         };
-        self.messages.push(Message::user(req.message));
+        if let Some(user) = user {
+            turn.input = user;
+        }
+        self.messages.push(Message::user(&turn.input));
         let tool_loop = ToolLoop {
             model: self.model.as_ref(),
             system: system.as_deref(),
@@ -126,6 +130,33 @@ impl Session for ChatSession {
     }
 
     async fn close(self: Box<Self>) {}
+}
+
+/// The rendered system prompt, and the user message when the target has its
+/// own template (`message` is the case's; the context wins over it) and the
+/// message is the case's own, not a follow-up (sent as it is).
+fn prompts(
+    spec: &ChatTarget,
+    req: &TurnRequest<'_>,
+) -> Result<(Option<String>, Option<String>), TargetFailure> {
+    let system = match &spec.system {
+        Some(template) => Some(render_prompt(
+            "system prompt",
+            template,
+            &Map::new(),
+            req.context,
+        )?),
+        None => None,
+    };
+    let user = match &spec.user {
+        Some(template) if !req.followup => {
+            let mut vars = Map::new();
+            vars.insert("message".into(), Value::String(req.message.to_owned()));
+            Some(render_prompt("user message", template, &vars, req.context)?)
+        }
+        _ => None,
+    };
+    Ok((system, user))
 }
 
 /// Answers tool calls from the results the suite configured.

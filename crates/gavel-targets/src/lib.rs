@@ -75,6 +75,9 @@ pub struct TurnRequest<'a> {
     pub round: usize,
     /// The user message.
     pub message: &'a str,
+    /// Whether the message replies to the agent's clarifying question (a
+    /// follow-up) rather than being one of the case's own messages.
+    pub followup: bool,
     /// The case's context object, injected into every call.
     pub context: Option<&'a Value>,
     /// The earlier turns of this session, oldest first.
@@ -85,7 +88,8 @@ pub struct TurnRequest<'a> {
 }
 
 impl<'a> TurnRequest<'a> {
-    /// A request for round 0 with an empty message, no context and no history;
+    /// A request for round 0 with an empty message (not a follow-up), no context
+    /// and no history;
     /// set the rest with struct update syntax.
     pub fn new(session_id: &'a str, case_id: &'a str) -> Self {
         TurnRequest {
@@ -93,6 +97,7 @@ impl<'a> TurnRequest<'a> {
             case_id,
             round: 0,
             message: "",
+            followup: false,
             context: None,
             history: &[],
             workspace: None,

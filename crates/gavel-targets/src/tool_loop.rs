@@ -126,10 +126,12 @@ pub fn out_of_steps(steps: u32) -> TargetFailure {
     ))
 }
 
-/// Renders a system prompt template (minijinja, undefined variables are errors)
-/// over `vars`, then the case `context` on top, with today's date
-/// (`YYYY-MM-DD`) as both `today` and `date` unless those are given.
-pub fn render_system(
+/// Renders a prompt template (minijinja, undefined variables are errors) over
+/// `vars`, then the case `context` on top, with today's date (`YYYY-MM-DD`) as
+/// both `today` and `date` unless those are given; an error starts with `what`
+/// (`system prompt`, `user message`).
+pub fn render_prompt(
+    what: &str,
     template: &str,
     vars: &Map<String, Value>,
     context: Option<&Value>,
@@ -147,16 +149,16 @@ pub fn render_system(
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     let ctx = minijinja::Value::from(minijinja::value::Serde(&Value::Object(all)));
     gavel_core::template::render_str(&env, template, &ctx)
-        .map_err(|e| permanent(format!("system prompt: {e}")))
+        .map_err(|e| permanent(format!("{what}: {e}")))
 }
 
-/// Checks that target `target`'s system prompt template parses; the error names
-/// the target and its `system` field.
-pub fn check_system(target: &str, template: &str) -> Result<(), TargetError> {
+/// Checks that the prompt template in target `target`'s `field` parses; the
+/// error names both.
+pub fn check_prompt(target: &str, field: &str, template: &str) -> Result<(), TargetError> {
     minijinja::Environment::new()
         .template_from_str(template)
         .map(|_| ())
-        .map_err(|e| TargetError::config(target, "system", e.to_string()))
+        .map_err(|e| TargetError::config(target, field, e.to_string()))
 }
 
 #[cfg(test)]
@@ -167,18 +169,30 @@ mod tests {
     fn today_and_date_are_both_set_and_the_context_wins() {
         let mut vars = Map::new();
         vars.insert("locale".into(), json!("fr"));
-        let out = render_system("{{ today }}|{{ date }}|{{ locale }}", &vars, None).unwrap();
+        let out = render_prompt(
+            "system prompt",
+            "{{ today }}|{{ date }}|{{ locale }}",
+            &vars,
+            None,
+        )
+        .unwrap();
         let parts: Vec<&str> = out.split('|').collect();
         assert_eq!(parts[0], parts[1]);
         assert_eq!(parts[0].len(), 10);
         assert_eq!(parts[2], "fr");
         let ctx = json!({"locale": "en", "date": "2026-01-02"});
-        let out = render_system("{{ date }} {{ locale }}", &vars, Some(&ctx)).unwrap();
+        let out = render_prompt(
+            "system prompt",
+            "{{ date }} {{ locale }}",
+            &vars,
+            Some(&ctx),
+        )
+        .unwrap();
         assert_eq!(out, "2026-01-02 en");
-        let err = render_system("{{ nope }}", &vars, None).unwrap_err();
+        let err = render_prompt("system prompt", "{{ nope }}", &vars, None).unwrap_err();
         assert!(err.message.starts_with("system prompt:"), "{}", err.message);
         assert!(
-            check_system("bot", "{{ open")
+            check_prompt("bot", "system", "{{ open")
                 .unwrap_err()
                 .to_string()
                 .starts_with("target `bot`: system: ")

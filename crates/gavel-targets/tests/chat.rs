@@ -1,5 +1,5 @@
-//! The `chat` target over a scripted model: system prompt rendering, the tool
-//! loop, usage, failures and missing credentials.
+//! The `chat` target over a scripted model: system prompt and user message
+//! rendering, the tool loop, usage, failures and missing credentials.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -182,6 +182,87 @@ async fn an_undefined_system_variable_fails_the_turn_and_no_credentials_make_the
     let err = gavel_targets::build("agent", &spec(), &common::NoModels).unwrap_err();
     assert!(matches!(err, TargetError::Unavailable { .. }));
     assert!(err.to_string().contains("NO_KEY is not set"));
+}
+
+#[tokio::test]
+async fn a_user_template_replaces_each_message_and_the_turn_records_what_was_sent() {
+    let model = scripted(vec![
+        text("Bananas!", 0.0),
+        text("Again.", 0.0),
+        text("Short it is.", 0.0),
+    ]);
+    let spec: TargetSpec = serde_json::from_value(json!({
+        "type": "chat",
+        "model": "openai:gpt-5-mini",
+        "user": "Write a tweet about {{ topic }} ({{ message }})"
+    }))
+    .unwrap();
+    let target = gavel_targets::build("tweets", &spec, &One(model.clone())).unwrap();
+    let mut session = target.open("s").await.unwrap();
+    let context = json!({"topic": "bananas"});
+    let first = session
+        .send(&TurnRequest {
+            message: "be brief",
+            context: Some(&context),
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    assert!(first.failure.is_none(), "{:?}", first.failure);
+    assert_eq!(first.input, "Write a tweet about bananas (be brief)");
+    // The context wins over the case's message.
+    let context = json!({"topic": "nyc", "message": "from the context"});
+    let second = session
+        .send(&TurnRequest {
+            message: "ignored",
+            context: Some(&context),
+            round: 1,
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    assert_eq!(second.input, "Write a tweet about nyc (from the context)");
+    let seen = model.seen.lock().unwrap().clone();
+    let sent: Vec<&str> = seen[1]
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            "Write a tweet about bananas (be brief)",
+            "Bananas!",
+            "Write a tweet about nyc (from the context)"
+        ]
+    );
+
+    // A follow-up (a reply to a clarifying question) goes as it is.
+    let reply = session
+        .send(&TurnRequest {
+            message: "the short one",
+            followup: true,
+            round: 1,
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    assert_eq!(reply.input, "the short one");
+
+    // An undefined variable fails the turn; a template that does not parse, the build.
+    let t = session
+        .send(&TurnRequest {
+            message: "hi",
+            ..TurnRequest::new("s", "c")
+        })
+        .await;
+    assert!(t.failure.unwrap().message.starts_with("user message:"));
+    let bad: TargetSpec = serde_json::from_value(
+        json!({"type": "chat", "model": "openai:gpt-5-mini", "user": "{{ open"}),
+    )
+    .unwrap();
+    let err = gavel_targets::build("tweets", &bad, &One(scripted(vec![]))).unwrap_err();
+    assert!(
+        err.to_string().starts_with("target `tweets`: user: "),
+        "{err}"
+    );
 }
 
 /// A model at a local OpenAI-compatible server (wiremock) that answers with a

@@ -19,10 +19,10 @@ mod support;
 
 use support::{gavel_command, workspace};
 
-/// The least share of verdicts that must agree: the figure reached (514 of 525),
-/// kept from slipping. The target is 98%; the four select-best tests across
-/// prompts are the gap (docs/PROMPTFOO.md, known differences).
-const MIN_AGREEMENT: f64 = 0.979;
+/// The least share of verdicts that must agree: the figure reached (522 of 525,
+/// 99.4%), kept from slipping; every difference left is listed in
+/// docs/PROMPTFOO.md's known differences.
+const MIN_AGREEMENT: f64 = 0.994;
 /// Configs run at once (each tool runs its own tests 4 at a time).
 const PARALLEL: usize = 3;
 /// The API key both tools send the fake (never a real one).
@@ -49,7 +49,7 @@ struct Row {
 struct Measured {
     name: String,
     promptfoo: BTreeMap<Row, Verdict>,
-    /// gavel's verdicts by (case id, target).
+    /// gavel's verdicts by (case id, target as named in the suite).
     gavel: BTreeMap<(String, String), Verdict>,
     /// The converted suite's case ids, in order.
     cases: Vec<String>,
@@ -231,11 +231,11 @@ fn gavel(dir: &Path, base: &str) -> (Vec<String>, BTreeMap<(String, String), Ver
         .unwrap()
         .iter()
         .map(|r| {
-            // A chat prompt's own copy of a target is named `TARGET#N`.
-            let target = r["target"].as_str().unwrap();
-            let target = target.split_once('#').map_or(target, |(t, _)| t);
             (
-                (r["id"].as_str().unwrap().to_owned(), provider_name(target)),
+                (
+                    r["id"].as_str().unwrap().to_owned(),
+                    r["target"].as_str().unwrap().to_owned(),
+                ),
                 r["status"].as_str().unwrap().to_owned(),
             )
         })
@@ -259,12 +259,44 @@ fn measure(bin: &Path, fixture: &Path, scratch: &Path, base: &str) -> Measured {
     }
 }
 
+/// A gavel target's provider and prompt: prompt N's own copy of a target
+/// (its system prompt or, prompts as targets, its user message) is named
+/// `TARGET#N`.
+fn provider_and_prompt(target: &str) -> (String, Option<u64>) {
+    match target.rsplit_once('#') {
+        Some((t, n)) if n.parse::<u64>().is_ok() => (provider_name(t), n.parse().ok()),
+        _ => (provider_name(target), None),
+    }
+}
+
+/// Where promptfoo's (test, prompt) pairs sit in gavel's suite, in order: a
+/// case per pair, or one case per test whose targets are prompt × provider
+/// (`TARGET#N` of several N): then a slot per prompt.
+fn slots(m: &Measured) -> Vec<(&String, Option<u64>)> {
+    let mut out = Vec::new();
+    for case in &m.cases {
+        let prompts: BTreeSet<u64> = m
+            .gavel
+            .keys()
+            .filter(|(c, _)| c == case)
+            .filter_map(|(_, t)| provider_and_prompt(t).1)
+            .collect();
+        if prompts.len() > 1 {
+            out.extend(prompts.into_iter().map(|n| (case, Some(n))));
+        } else {
+            out.push((case, None));
+        }
+    }
+    out
+}
+
 /// Each promptfoo row against gavel's verdict for the same case and target:
-/// promptfoo's (test, prompt) pairs in order are the suite's cases in order.
+/// promptfoo's (test, prompt) pairs in order are the suite's [`slots`] in order.
 /// Returns (rows compared, differences).
 fn compare(m: &Measured) -> (usize, Vec<String>) {
     let pairs: BTreeSet<(u64, u64)> = m.promptfoo.keys().map(|r| (r.test, r.prompt)).collect();
-    let case_of: BTreeMap<(u64, u64), &String> = pairs.into_iter().zip(&m.cases).collect();
+    let slot_of: BTreeMap<(u64, u64), (&String, Option<u64>)> =
+        pairs.into_iter().zip(slots(m)).collect();
     let mut differences = Vec::new();
     let mut seen = BTreeSet::new();
     for (row, theirs) in &m.promptfoo {
@@ -272,10 +304,13 @@ fn compare(m: &Measured) -> (usize, Vec<String>) {
             "`{}` test {} prompt {} `{}`",
             m.name, row.test, row.prompt, row.provider
         );
-        let ours = case_of.get(&(row.test, row.prompt)).and_then(|case| {
-            let k = ((*case).clone(), row.provider.clone());
+        let ours = slot_of.get(&(row.test, row.prompt)).and_then(|&(case, n)| {
+            let (k, ours) = m.gavel.iter().find(|((c, t), _)| {
+                let (provider, prompt) = provider_and_prompt(t);
+                c == case && provider == row.provider && (n.is_none() || prompt == n)
+            })?;
             seen.insert(k.clone());
-            m.gavel.get(&k)
+            Some(ours)
         });
         match ours {
             Some(ours) if ours == theirs => {}

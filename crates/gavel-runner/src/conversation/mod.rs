@@ -286,6 +286,7 @@ impl Conversation<'_> {
             case_id: &self.case.id,
             round: index,
             message,
+            followup,
             context: self.case.context.as_ref(),
             history: &history,
             workspace: Some(&self.workspace),
