@@ -65,27 +65,29 @@ pub use verdict::Verdict;
 /// The current time as fixed-width RFC 3339 UTC text (`2026-01-02T03:04:05.678Z`),
 /// which sorts as text in every store.
 pub fn now_rfc3339() -> String {
-    rfc3339(time::OffsetDateTime::now_utc())
+    rfc3339(chrono::Utc::now())
 }
+
+/// The first and last milliseconds written with a four-digit year:
+/// `-9999-01-01T00:00:00.000Z` and `9999-12-31T23:59:59.999Z`.
+const MS_RANGE: std::ops::RangeInclusive<i64> = -377_705_116_800_000..=253_402_300_799_999;
 
 /// A time given in epoch milliseconds, written as [`now_rfc3339`] writes the
-/// present (out of range: the nearest end of the range `time` can write).
+/// present (out of range: the epoch for times before, the last millisecond of
+/// year 9999 for times after).
 pub fn rfc3339_of_ms(ms: i64) -> String {
-    let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap_or(
-        if ms < 0 {
-            time::OffsetDateTime::UNIX_EPOCH
-        } else {
-            time::macros::datetime!(9999-12-31 23:59:59.999 UTC)
-        },
-    );
-    rfc3339(at)
+    let ms = if MS_RANGE.contains(&ms) {
+        ms
+    } else if ms < 0 {
+        0
+    } else {
+        *MS_RANGE.end()
+    };
+    chrono::DateTime::from_timestamp_millis(ms).map_or_else(String::new, rfc3339)
 }
 
-fn rfc3339(at: time::OffsetDateTime) -> String {
-    let format = time::macros::format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-    );
-    at.format(&format).unwrap_or_default()
+fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 /// `""` for one, `"s"` otherwise: the plural ending of a counted English noun.
@@ -116,6 +118,23 @@ mod tests {
             "2025-11-28T03:20:00.123Z"
         );
         assert_eq!(super::rfc3339_of_ms(i64::MAX), "9999-12-31T23:59:59.999Z");
+        assert_eq!(
+            super::rfc3339_of_ms(253_402_300_800_000),
+            "9999-12-31T23:59:59.999Z"
+        );
+        assert_eq!(
+            super::rfc3339_of_ms(-377_705_116_800_000),
+            "-9999-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            super::rfc3339_of_ms(-377_705_116_800_001),
+            "1970-01-01T00:00:00.000Z"
+        );
+        assert_eq!(super::rfc3339_of_ms(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(
+            super::rfc3339_of_ms(-62_135_596_800_001),
+            "0000-12-31T23:59:59.999Z"
+        );
         assert_eq!(super::now_rfc3339().len(), 24);
     }
 }

@@ -5,8 +5,6 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use hf_hub::{Cache, Repo};
-
 use crate::{KnownModel, Located, ModelFiles, ModelFilesError, ModelKind, Source, known};
 
 /// The files an encoder folder must hold.
@@ -168,11 +166,11 @@ pub(crate) fn split_hub_spec(spec: &str) -> Option<(&str, Option<&str>)> {
 
 /// The model in the Hugging Face cache's snapshot for `repo`'s main revision.
 fn in_hf_cache(cache: &Path, repo: &str, file: Option<&str>, kind: ModelKind) -> Option<PathBuf> {
-    let cached = Cache::new(cache.to_path_buf()).repo(Repo::model(repo.to_owned()));
+    let snapshot = hf_snapshot(cache, repo)?;
+    let cached = |file: &str| Some(snapshot.join(file)).filter(|p| p.exists());
     match (kind, file) {
-        (ModelKind::Gguf, Some(file)) => cached.get(file).filter(|p| is_gguf(p)),
+        (ModelKind::Gguf, Some(file)) => cached(file).filter(|p| is_gguf(p)),
         (ModelKind::Gguf, None) => {
-            let snapshot = cached.get(".")?;
             let ggufs: Vec<PathBuf> = read_dir_sorted(&snapshot)
                 .into_iter()
                 .filter(|f| is_gguf(f))
@@ -182,11 +180,19 @@ fn in_hf_cache(cache: &Path, repo: &str, file: Option<&str>, kind: ModelKind) ->
                 _ => None,
             }
         }
-        (ModelKind::Encoder, _) => cached
-            .get("config.json")
+        (ModelKind::Encoder, _) => cached("config.json")
             .and_then(|config| config.parent().map(Path::to_path_buf))
             .filter(|dir| is_encoder(dir)),
     }
+}
+
+/// The snapshot folder of `repo`'s `main` revision in the Hugging Face cache, if
+/// there is one: `models--org--name/refs/main` names the commit, whose files are
+/// in `models--org--name/snapshots/COMMIT/` (the cache's layout).
+fn hf_snapshot(cache: &Path, repo: &str) -> Option<PathBuf> {
+    let dir = cache.join(format!("models--{}", repo.replace('/', "--")));
+    let commit = fs::read_to_string(dir.join("refs").join("main")).ok()?;
+    Some(dir.join("snapshots").join(commit)).filter(|p| p.is_dir())
 }
 
 /// `models--org--name` as `org/name`.

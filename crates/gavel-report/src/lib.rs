@@ -167,10 +167,10 @@ impl Report {
 
     /// Wall time of the run from its start and finish times, when both are known.
     pub fn wall_ms(&self) -> Option<u64> {
-        use time::format_description::well_known::Rfc3339;
-        let start = time::OffsetDateTime::parse(&self.run.started_at, &Rfc3339).ok()?;
-        let end = time::OffsetDateTime::parse(self.run.finished_at.as_deref()?, &Rfc3339).ok()?;
-        u64::try_from((end - start).whole_milliseconds()).ok()
+        use chrono::DateTime;
+        let start = DateTime::parse_from_rfc3339(&self.run.started_at).ok()?;
+        let end = DateTime::parse_from_rfc3339(self.run.finished_at.as_deref()?).ok()?;
+        u64::try_from((end - start).num_milliseconds()).ok()
     }
 }
 

@@ -320,10 +320,11 @@ fn plain(name: &str) -> String {
     text::one_line(name, 120)
 }
 
+/// A table as plain text: comfy-table is built without its `tty` feature, so
+/// the width is never the terminal's and cells carry no styling.
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED)
-        .force_no_tty()
         .set_header(header.to_vec());
     t
 }

@@ -45,6 +45,7 @@ mod fixtures;
 mod labels;
 mod library;
 mod lifecycle;
+mod migrations;
 mod open;
 mod pages;
 mod pair_labels;

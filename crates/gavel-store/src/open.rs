@@ -8,11 +8,9 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
 
 use crate::direct::DirectConnection;
+use crate::migrations::MIGRATOR;
 use crate::{Store, StoreError};
 use gavel_core::secrets::{mask_url, register_url};
-
-/// The schema, embedded from `migrations/`; the same files serve both engines.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();
 
 /// Why a `postgres://` URL is refused by a build without the `postgres` feature.
 const NO_POSTGRES: &str = "this build has no PostgreSQL support (gavel-eval's `postgres` feature; the `gavel` binary has it): use a SQLite store";

@@ -4,7 +4,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use gavel_core::Execution;
-use sqlx::AssertSqlSafe;
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, FromRow, Row};
 
 use crate::cases::{Cursor, FIRST_OF_ID};
 use crate::read::{
@@ -36,13 +37,24 @@ const SELECT_UNSAVED_KEYS: &str = "SELECT e.id, e.seq, e.case_id, e.target, e.re
      (SELECT 1 FROM run_cases c WHERE c.run_id = e.run_id AND c.case_id = e.case_id)";
 
 /// What a run's executions are ordered by.
-#[derive(sqlx::FromRow)]
 struct KeyRow {
     id: String,
     seq: i64,
     case_id: String,
     target: String,
     repeat_index: i64,
+}
+
+impl FromRow<'_, AnyRow> for KeyRow {
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(KeyRow {
+            id: row.try_get("id")?,
+            seq: row.try_get("seq")?,
+            case_id: row.try_get("case_id")?,
+            target: row.try_get("target")?,
+            repeat_index: row.try_get("repeat_index")?,
+        })
+    }
 }
 
 impl Ordered for KeyRow {

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use gavel_core::{Execution, ExecutionKey};
 use serde::Serialize;
-use sqlx::AssertSqlSafe;
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, FromRow, Row};
 
 use crate::pages::read_page;
 use crate::rows::from_i64;
@@ -145,7 +146,6 @@ const PAIR_COLUMNS: &str = "SELECT a.id AS a_id, b.id AS b_id, a.seq AS seq, \
 const ORDER: &str = " ORDER BY CASE WHEN q.disagree > 0 THEN 0 ELSE 1 END, q.stratum, \
      CASE WHEN q.margin IS NULL THEN 1 ELSE 0 END, q.margin, q.seq";
 
-#[derive(sqlx::FromRow)]
 struct QueueRow {
     a_id: String,
     others: i64,
@@ -154,11 +154,31 @@ struct QueueRow {
     margin: Option<f64>,
 }
 
-#[derive(sqlx::FromRow)]
+impl FromRow<'_, AnyRow> for QueueRow {
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(QueueRow {
+            a_id: row.try_get("a_id")?,
+            others: row.try_get("others")?,
+            disagree: row.try_get("disagree")?,
+            stratum: row.try_get("stratum")?,
+            margin: row.try_get("margin")?,
+        })
+    }
+}
+
+/// A pair's second execution and the columns of its first.
 struct PairRow {
     b_id: String,
-    #[sqlx(flatten)]
     row: QueueRow,
+}
+
+impl FromRow<'_, AnyRow> for PairRow {
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(PairRow {
+            b_id: row.try_get("b_id")?,
+            row: QueueRow::from_row(row)?,
+        })
+    }
 }
 
 impl QueueRow {

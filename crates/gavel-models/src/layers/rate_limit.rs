@@ -2,32 +2,27 @@
 
 use std::fmt;
 use std::num::NonZeroU32;
-use std::ops::Add;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use governor::clock::{Clock, Reference};
-use governor::middleware::NoOpMiddleware;
-use governor::nanos::Nanos;
-use governor::state::{InMemoryState, NotKeyed};
-use governor::{Quota, RateLimiter};
 use tokio::time::Instant;
 
 use crate::{ChatModel, ChatRequest, ChatResponse, ModelError, ModelId, SharedBuckets};
 
 /// A budget of cells (requests or tokens) replenished evenly over each minute: a
-/// GCRA limiter from `governor`.
+/// GCRA (generic cell rate algorithm), the one the shared buckets in the store
+/// keep: one cell frees every `period`, at most `burst` are free at once.
 ///
-/// Waiting is done here with `tokio::time::sleep` on a clock read from
-/// `tokio::time::Instant` rather than with governor's own `until_n_ready` (which
-/// sleeps on `futures-timer` against a real-time clock): the behaviour is the same,
-/// and tokio's paused test clock drives it, so tests of the spacing take no time.
+/// The clock is `tokio::time::Instant` and waiting is `tokio::time::sleep`, so
+/// tokio's paused test clock drives it and tests of the spacing take no time.
 ///
 /// A limit made [`shared`](RateLimit::shared) takes its cells from a bucket in the
 /// store instead, the same for every process on that store; if the store cannot
 /// be reached, the process's own limiter holds the call.
 pub struct RateLimit {
-    limiter: RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<TokioInstant>>,
+    /// The theoretical arrival time: when every cell taken so far has freed
+    /// again (`None` before the first take).
+    tat: Mutex<Option<Instant>>,
     per_minute: NonZeroU32,
     burst: NonZeroU32,
     period: Duration,
@@ -40,11 +35,8 @@ impl RateLimit {
         let burst = burst.min(per_minute);
         // Replenish one cell every minute / per_minute; at least one nanosecond.
         let period = Duration::from_nanos((60_000_000_000 / u64::from(per_minute.get())).max(1));
-        let quota = Quota::with_period(period)
-            .unwrap_or_else(|| Quota::per_minute(per_minute))
-            .allow_burst(burst);
         RateLimit {
-            limiter: RateLimiter::direct_with_clock(quota, TokioClock),
+            tat: Mutex::new(None),
             per_minute,
             burst,
             period,
@@ -105,15 +97,25 @@ impl RateLimit {
                 }
             }
         }
-        loop {
-            let wait = match self.limiter.check_n(n) {
-                Ok(Ok(())) => return,
-                Ok(Err(not_until)) => not_until.wait_time_from(TokioClock.now()),
-                // Unreachable: n is capped at the burst. Do not spin if it happens.
-                Err(_) => return,
-            };
+        while let Some(wait) = self.take(n) {
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// Takes `n` cells (`n` ≤ burst) if they are free now: `None`, else how long
+    /// until they are (nothing taken). The bucket holds `burst` cells: `n` of them
+    /// are free once the arrival time of the last of them, `tat + (n - 1) ·
+    /// period`, is at most `(burst - 1) · period` ahead of now.
+    fn take(&self, n: NonZeroU32) -> Option<Duration> {
+        let now = Instant::now();
+        let mut tat = self.tat.lock().unwrap_or_else(PoisonError::into_inner);
+        let last = tat.unwrap_or(now) + self.period.saturating_mul(n.get() - 1);
+        let horizon = now + self.period.saturating_mul(self.burst.get() - 1);
+        if last > horizon {
+            return Some(last - horizon);
+        }
+        *tat = Some(tat.map_or(now, |t| t.max(now)) + self.period.saturating_mul(n.get()));
+        None
     }
 }
 
@@ -203,44 +205,6 @@ impl fmt::Debug for RateLimited {
             .field("tokens", &self.tokens)
             .field("inner", &self.inner)
             .finish()
-    }
-}
-
-/// governor's clock, read from tokio's (pausable) clock.
-#[derive(Debug, Clone, Copy)]
-struct TokioClock;
-
-impl Clock for TokioClock {
-    type Instant = TokioInstant;
-
-    fn now(&self) -> TokioInstant {
-        TokioInstant(Instant::now())
-    }
-}
-
-/// A `tokio::time::Instant` that governor can compute with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct TokioInstant(Instant);
-
-impl Add<Nanos> for TokioInstant {
-    type Output = TokioInstant;
-
-    fn add(self, other: Nanos) -> TokioInstant {
-        TokioInstant(self.0 + Duration::from(other))
-    }
-}
-
-impl Reference for TokioInstant {
-    fn duration_since(&self, earlier: Self) -> Nanos {
-        Nanos::from(self.0.saturating_duration_since(earlier.0))
-    }
-
-    fn saturating_sub(&self, duration: Nanos) -> Self {
-        TokioInstant(
-            self.0
-                .checked_sub(Duration::from(duration))
-                .unwrap_or(self.0),
-        )
     }
 }
 
