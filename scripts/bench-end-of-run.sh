@@ -8,6 +8,9 @@
 # model call to exit: the mock stamps each request's arrival; one request sent
 # right after gavel exits stamps the exit on the same clock.
 #
+# With WEB=1, the run's page is then fetched from `gavel serve` on the store five
+# times: each load's time (curl's total) and size.
+#
 #   STORE=sqlite (default) or STORE=postgres (a fresh database `gavel_bench` on
 #   127.0.0.1:5432, dropped first), ROUNDS=1, GAVEL=…, MOCK=… to override:
 #   GAVEL=target/release/gavel MOCK=target/release/mock-openai scripts/bench-end-of-run.sh [N]
@@ -102,4 +105,16 @@ sizes = " ".join(f"{f} {os.path.getsize(os.path.join(sys.argv[3], f)) // 1024} K
 print(f"{sys.argv[5]} N={n}: exit {status}, peak {rss:.1f} MiB, wall {wall}, "
       f"last model call to exit {end:.2f} s; {sizes}")
 PY
+  if [ "${WEB:-0}" = 1 ]; then
+    run_id="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run"]["id"])' "$out/run.json")"
+    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+    "$gavel" serve --bind "127.0.0.1:$port" --db "$url_db" > "$work/serve.log" 2>&1 &
+    pids+=($!)
+    until curl -s -o /dev/null "http://127.0.0.1:$port/"; do sleep 0.2; done
+    for _ in 1 2 3 4 5; do
+      curl -s -o /dev/null -w "run page: HTTP %{http_code}, %{time_total} s, %{size_download} bytes\n" \
+        "http://127.0.0.1:$port/runs/$run_id"
+    done
+    kill "${pids[-1]}"
+  fi
 done

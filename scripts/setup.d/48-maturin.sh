@@ -8,6 +8,10 @@
 # (.ci/run sets GAVEL_TEST_REQUIRE_MATURIN, so CI fails instead).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# maturin reads `cargo metadata` for every platform, offline in the wheel test:
+# every package of Cargo.lock must be in the local registry, not only those a
+# build for this machine downloads (android_system_properties, windows-sys…).
+cargo fetch --locked --quiet
 VENV=.gavel/maturin
 if [ -x "$VENV/bin/maturin" ]; then
   exit 0
