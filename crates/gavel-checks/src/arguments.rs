@@ -12,6 +12,7 @@ use gavel_core::{CheckKind, Status};
 use serde_json::json;
 
 use crate::check::CodeCheck;
+use crate::compiled::Schema;
 use crate::error::{FieldError, share_threshold};
 use crate::finding::Finding;
 use crate::names::truncate;
@@ -22,7 +23,7 @@ const MESSAGE_CHARS: usize = 200;
 
 /// A compiled argument-validity check.
 pub(crate) struct ArgumentsCheck {
-    validators: BTreeMap<String, std::sync::Arc<jsonschema::Validator>>,
+    validators: BTreeMap<String, Schema>,
     threshold: f64,
 }
 
@@ -41,12 +42,7 @@ impl ArgumentsCheck {
             .map(|(tool, schema)| {
                 crate::compiled::schema(schema)
                     .map(|v| (tool.clone(), v))
-                    .map_err(|e| {
-                        FieldError::new(
-                            format!("schemas.{tool}"),
-                            format!("invalid JSON Schema: {e}"),
-                        )
-                    })
+                    .map_err(|e| FieldError::new(format!("schemas.{tool}"), e))
             })
             .collect::<Result<_, _>>()?;
         Ok(ArgumentsCheck {
@@ -75,11 +71,10 @@ impl CodeCheck for ArgumentsCheck {
                 continue;
             };
             let errors: Vec<String> = validator
-                .iter_errors(&call.arguments)
-                .map(|e| {
-                    let at = e.instance_path().as_str().to_owned();
-                    let at = if at.is_empty() { "/".to_owned() } else { at };
-                    truncate(&format!("{at}: {e}"), MESSAGE_CHARS)
+                .violations(&call.arguments)
+                .map(|v| {
+                    let at = if v.path.is_empty() { "/" } else { &v.path };
+                    truncate(&format!("{at}: {}", v.message), MESSAGE_CHARS)
                 })
                 .collect();
             if !errors.is_empty() {

@@ -9,6 +9,7 @@ use gavel_core::{CheckSpec, Turn};
 use serde_json::{Number, Value, json};
 
 use crate::check::CodeCheck;
+use crate::compiled::Schema;
 use crate::error::FieldError;
 use crate::expected::Expected;
 use crate::finding::Finding;
@@ -31,7 +32,7 @@ pub(crate) struct JsonCheck {
 enum Rule {
     IsJson,
     Schema {
-        validator: std::sync::Arc<jsonschema::Validator>,
+        validator: Schema,
         title: Option<String>,
     },
     RequiredKeys(Vec<Key>),
@@ -56,8 +57,8 @@ impl JsonCheck {
         let (from, rule) = match spec {
             CheckSpec::IsJson { from } => (*from, Rule::IsJson),
             CheckSpec::JsonSchema { schema, from } => {
-                let validator = crate::compiled::schema(schema)
-                    .map_err(|e| FieldError::new("schema", format!("invalid JSON Schema: {e}")))?;
+                let validator =
+                    crate::compiled::schema(schema).map_err(|e| FieldError::new("schema", e))?;
                 let title = schema
                     .get("title")
                     .and_then(Value::as_str)
@@ -250,15 +251,10 @@ fn read(from: JsonSource, answer: &Turn) -> Result<Cow<'_, Value>, String> {
     }
 }
 
-fn schema(validator: &jsonschema::Validator, doc: &Value, what: &str) -> Finding {
+fn schema(validator: &Schema, doc: &Value, what: &str) -> Finding {
     let errors: Vec<(String, String)> = validator
-        .iter_errors(doc)
-        .map(|e| {
-            (
-                e.instance_path().as_str().to_owned(),
-                truncate(&e.to_string(), MESSAGE_CHARS),
-            )
-        })
+        .violations(doc)
+        .map(|v| (v.path, truncate(&v.message, MESSAGE_CHARS)))
         .collect();
     if errors.is_empty() {
         return Finding::pass(

@@ -29,6 +29,10 @@
 //!
 //! A turn that was never reached or broke gives `skipped`, never `fail`.
 //!
+//! JSON Schemas (`json-schema`, `argument-validity`, `tool-verification`'s call
+//! schemas) need the `schema` feature (on by default; jsonschema): without it
+//! [`compile`] refuses them on their field, naming the feature.
+//!
 //! Code checks gate judges: when a tool or structural check ([`GATING_KINDS`])
 //! fails or breaks, the case's judges are `skipped` with "gated by <check>".
 //! A judge of a branch's turn sees the parent rounds and that branch only.
@@ -48,7 +52,9 @@
 //! - no judge model → `skipped` (`error` with [`JudgeRuntime::strict`]); a model
 //!   error → `error`; an answer that is not schema-valid JSON or whose score the
 //!   scale does not allow is asked again as a fresh call (at most
-//!   [`MAX_ATTEMPTS`] calls), then `error` with the raw answer kept;
+//!   [`MAX_ATTEMPTS`] calls), then `error` with the raw answer kept; without the
+//!   `schema` feature no answer can be validated: a judge with a model is an
+//!   `error` naming the feature, and the model is not called;
 //! - every verdict's evidence records the model, tokens, latency, cache hit, raw
 //!   answer, attempts (answers asked for), `transport` (the transport tries those
 //!   calls took: retries and 429s, summed over a panel's members) and the prompt

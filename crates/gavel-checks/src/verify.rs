@@ -8,6 +8,7 @@ use regex::Regex;
 use serde_json::{Map, Value, json};
 
 use crate::check::CodeCheck;
+use crate::compiled::Schema;
 use crate::error::FieldError;
 use crate::finding::{Finding, merge};
 use crate::json::{Key, first_difference, values_equal};
@@ -28,7 +29,7 @@ struct CallRule {
     tool: String,
     arguments: Option<Value>,
     args_match: ArgsMatch,
-    schema: Option<std::sync::Arc<jsonschema::Validator>>,
+    schema: Option<Schema>,
     patterns: Vec<(Key, Regex)>,
     result: Option<Value>,
     weight: f64,
@@ -248,10 +249,7 @@ impl CallRule {
         let schema = c
             .schema
             .as_ref()
-            .map(|s| {
-                crate::compiled::schema(s)
-                    .map_err(|e| FieldError::new("schema", format!("invalid JSON Schema: {e}")))
-            })
+            .map(|s| crate::compiled::schema(s).map_err(|e| FieldError::new("schema", e)))
             .transpose()?;
         let patterns = c
             .patterns
@@ -308,10 +306,10 @@ impl CallRule {
             }
         }
         if let Some(schema) = &self.schema {
-            args.extend(schema.iter_errors(&call.arguments).take(3).map(|e| {
+            args.extend(schema.violations(&call.arguments).take(3).map(|v| {
                 format!(
-                    "arguments violate the schema at `{}`: {e}",
-                    e.instance_path()
+                    "arguments violate the schema at `{}`: {}",
+                    v.path, v.message
                 )
             }));
         }

@@ -11,6 +11,7 @@ use gavel_core::Scale;
 use serde_json::{Value, json};
 
 use super::pointwise::PerScale;
+use crate::compiled::Schema;
 use crate::names::truncate;
 
 /// What the judge said the output is, before any grading.
@@ -135,21 +136,18 @@ const PROBLEM_CHARS: usize = 200;
 /// Parses a raw answer as JSON and validates it against `schema`. A single
 /// surrounding Markdown code fence is tolerated; nothing else is (no digging for
 /// JSON inside prose).
-pub(crate) fn parse(raw: &str, schema: &Value) -> Result<Value, String> {
+pub(crate) fn parse(raw: &str, schema: &Schema) -> Result<Value, String> {
     let text = strip_code_fence(raw.trim());
     if text.is_empty() {
         return Err("the answer is empty".into());
     }
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let validator = crate::compiled::schema(schema)
-        .map_err(|e| format!("internal error: invalid judge schema: {e}"))?;
-    let errors: Vec<String> = validator
-        .iter_errors(&value)
+    let errors: Vec<String> = schema
+        .violations(&value)
         .take(3)
-        .map(|e| {
-            let at = e.instance_path().as_str().to_owned();
-            let at = if at.is_empty() { "(root)".into() } else { at };
-            format!("at {at}: {}", truncate(&e.to_string(), PROBLEM_CHARS))
+        .map(|v| {
+            let at = if v.path.is_empty() { "(root)" } else { &v.path };
+            format!("at {at}: {}", truncate(&v.message, PROBLEM_CHARS))
         })
         .collect();
     if errors.is_empty() {
@@ -431,9 +429,10 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "schema")]
     #[test]
     fn answers_are_validated_against_the_schema() {
-        let s = pointwise_schema(Scale::OneToFive);
+        let s = crate::compiled::schema(&pointwise_schema(Scale::OneToFive)).unwrap();
         assert!(parse("{\"status\":\"ok\",\"reasoning\":\"r\",\"score\":4}", &s).is_ok());
         assert!(
             parse(

@@ -466,6 +466,17 @@ pub(crate) async fn ask<T>(
         Err(e) => return (Err(Failure::from_model(&e, rt)), calls),
     };
     calls.model = Some(model.id().to_string());
+    let schema = match crate::compiled::schema(&question.schema) {
+        Ok(schema) => schema,
+        Err(e) => {
+            let reason = format!("the judge's answer cannot be validated: {e}");
+            let failure = Failure::Error {
+                reason,
+                transient: false,
+            };
+            return (Err(failure), calls);
+        }
+    };
     let hash = match rt.rejudge {
         0 => question.template.hash().to_owned(),
         n => format!("{}-rejudge{n}", question.template.hash()),
@@ -484,11 +495,6 @@ pub(crate) async fn ask<T>(
         top_logprobs: question.top_logprobs,
         ..ChatRequest::default()
     };
-    let schema = first
-        .schema
-        .as_ref()
-        .map(|s| &s.schema)
-        .unwrap_or(&Value::Null);
     // A retry is the first request plus the rejected answer, built only when needed.
     let mut retry: Option<ChatRequest> = None;
     calls.cached = true;
@@ -508,7 +514,7 @@ pub(crate) async fn ask<T>(
         calls.latency_ms += response.latency_ms;
         calls.cost_usd = add_cost(calls.cost_usd, response.cost_usd);
         calls.cached &= response.cached;
-        let verdict = answer::parse(&response.text, schema).and_then(|v| interpret(&v));
+        let verdict = answer::parse(&response.text, &schema).and_then(|v| interpret(&v));
         let mut problem = match verdict {
             Ok(accepted) => {
                 calls.raw = Some(response.text);
