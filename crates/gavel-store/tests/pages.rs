@@ -167,3 +167,58 @@ async fn pages_on_sqlite() -> TestResult {
 async fn pages_on_postgres() -> TestResult {
     on_postgres(pages_story).await
 }
+
+/// When `turns` was last analyzed by hand (`ANALYZE`; autovacuum sets another column).
+async fn last_analyze(
+    url: &str,
+) -> Result<Option<String>, Box<dyn std::error::Error + Send + Sync>> {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut raw = sqlx::AnyConnection::connect(url).await?;
+    Ok(sqlx::query_scalar(
+        "SELECT CAST(last_analyze AS TEXT) FROM pg_stat_user_tables WHERE relname = 'turns'",
+    )
+    .fetch_one(&mut raw)
+    .await?)
+}
+
+/// Finishing a run of 1,000 executions on PostgreSQL refreshes the planner's
+/// statistics, so its report is read through the indexes at once; a smaller
+/// run leaves them to autovacuum.
+#[tokio::test]
+async fn finishing_a_large_run_analyzes_on_postgres() -> TestResult {
+    on_postgres(|url| async move {
+        let store = Store::open(&url).await?;
+        for (run_id, executions) in [
+            (RUN_ID, 999),
+            ("019a0000-4444-7000-8000-000000000005", 1_000),
+        ] {
+            store
+                .create_run(&RunRecord {
+                    id: run_id.into(),
+                    suite: "large".into(),
+                    status: RunStatus::Running,
+                    started_at: gavel_core::now_rfc3339(),
+                    finished_at: None,
+                    config: json!({}),
+                    planned: None,
+                })
+                .await?;
+            let recorded: Vec<Execution> = (0..executions)
+                .map(|i| execution(&format!("c{i}"), "alpha", 0))
+                .collect();
+            store.record_executions(run_id, &recorded).await?;
+            store
+                .finish_run(run_id, RunStatus::Completed, &gavel_core::now_rfc3339())
+                .await?;
+            let analyzed = last_analyze(&url).await?;
+            assert_eq!(
+                analyzed.is_some(),
+                executions >= 1_000,
+                "{executions}: {analyzed:?}"
+            );
+        }
+        Ok(())
+    })
+    .await
+}
