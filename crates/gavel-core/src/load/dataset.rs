@@ -17,7 +17,7 @@ pub(crate) fn expand(
     spec: &DatasetSpec,
     base: &Path,
     suite_file: &str,
-    each: &mut dyn FnMut(Case, Location),
+    each: &mut dyn FnMut(Case, String),
 ) -> Result<(), LoadError> {
     let path = base.join(&spec.file);
     let shown = path.display().to_string();
@@ -51,7 +51,7 @@ pub(crate) fn expand(
         if case.id.is_empty() && case.name.is_empty() {
             case.id = format!("{stem}-{line}");
         }
-        each(case, at);
+        each(case, at.to_string());
         Ok(())
     };
     if csv {

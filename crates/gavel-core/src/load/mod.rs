@@ -190,10 +190,9 @@ impl Loading<'_> {
                 index: 0,
             };
             let read = parse::cases(without_bom(&text), &f.shown, f.shape, &mut |case, line| {
-                let at = Location {
-                    file: f.shown.clone(),
-                    line,
-                    column: None,
+                let at = match line {
+                    Some(l) => format!("{}:{l}", f.shown),
+                    None => f.shown.clone(),
                 };
                 resolver.take(&mut file, case, at, &suite, &mut errors, &mut each);
             });
@@ -421,46 +420,12 @@ struct FileCases<'f> {
     index: usize,
 }
 
-/// Where a case id was first defined, compactly: a file of
-/// [`Resolver::files`] and the line and column (0: none).
-struct FirstAt {
-    file: u32,
-    line: u32,
-    column: u32,
-}
-
-impl FirstAt {
-    fn new(file: usize, at: &Location) -> FirstAt {
-        let small = |n: Option<u64>| n.and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
-        FirstAt {
-            file: u32::try_from(file).unwrap_or(u32::MAX),
-            line: small(at.line),
-            column: small(at.column),
-        }
-    }
-
-    fn location(&self, files: &[Box<str>]) -> Location {
-        let known = |n: u32| (n > 0).then_some(u64::from(n));
-        Location {
-            file: usize::try_from(self.file)
-                .ok()
-                .and_then(|i| files.get(i))
-                .map_or_else(String::new, |f| f.to_string()),
-            line: known(self.line),
-            column: known(self.column),
-        }
-    }
-}
-
 /// Resolves cases one at a time, keeping only what checks across cases need:
 /// the ids seen and the executions planned.
 struct Resolver {
     all_targets: Vec<String>,
-    /// Case id → where it was first defined (a 600,000-row dataset keeps
-    /// 600,000 of these: each is the id and three numbers).
-    seen: HashMap<Box<str>, FirstAt>,
-    /// The files cases came from, in order: [`FirstAt::file`] indexes them.
-    files: Vec<Box<str>>,
+    /// Case id → where it was first defined.
+    seen: HashMap<Box<str>, Box<str>>,
     cases: usize,
     executions: u64,
     /// The case planning the most executions, and where it is.
@@ -472,7 +437,6 @@ impl Resolver {
         Resolver {
             all_targets: suite.targets.keys().cloned().collect(),
             seen: HashMap::new(),
-            files: Vec::new(),
             cases: 0,
             executions: 0,
             biggest: None,
@@ -485,14 +449,14 @@ impl Resolver {
         &mut self,
         file: &mut FileCases<'_>,
         mut case: Case,
-        at: Location,
+        at: String,
         suite: &Suite,
         errors: &mut Vec<LoadError>,
         each: &mut impl FnMut(Case),
     ) {
         let index = file.index;
         file.index += 1;
-        case.source = at.to_string();
+        case.source = at;
         apply_defaults(&mut case, &file.parts.header.defaults);
         if let Some(fixture) = case.workspace.as_mut().and_then(|w| w.fixture.as_mut()) {
             *fixture = absolute(&file.parts.dir, fixture);
@@ -526,7 +490,6 @@ impl Resolver {
             }
         }
         if let Some(first) = self.seen.get(case.id.as_str()) {
-            let first = first.location(&self.files);
             errors.push(
                 case_error(
                     &case,
@@ -535,11 +498,8 @@ impl Resolver {
                 .field("id"),
             );
         } else {
-            if self.files.last().is_none_or(|f| **f != *at.file) {
-                self.files.push(at.file.as_str().into());
-            }
-            let first = FirstAt::new(self.files.len() - 1, &at);
-            self.seen.insert(case.id.as_str().into(), first);
+            self.seen
+                .insert(case.id.as_str().into(), case.source.as_str().into());
         }
         let planned = crate::bounds::case_executions(&case, None);
         self.executions = self.executions.saturating_add(planned);
