@@ -38,6 +38,19 @@ fn execution(case: &str, target: &str, repeat: u32) -> Execution {
     }
 }
 
+/// A run of `suite` just started.
+fn running(id: &str, suite: &str) -> RunRecord {
+    RunRecord {
+        id: id.into(),
+        suite: suite.into(),
+        status: RunStatus::Running,
+        started_at: gavel_core::now_rfc3339(),
+        finished_at: None,
+        config: json!({}),
+        planned: None,
+    }
+}
+
 /// Every page of `size` (none larger), in order.
 async fn paged(store: &Store, size: usize) -> Result<Vec<Execution>, gavel_store::StoreError> {
     let mut pages = store.execution_pages(RUN_ID, size).await?;
@@ -52,17 +65,7 @@ async fn paged(store: &Store, size: usize) -> Result<Vec<Execution>, gavel_store
 
 async fn pages_story(url: String) -> TestResult {
     let store = Store::open(&url).await?;
-    store
-        .create_run(&RunRecord {
-            id: RUN_ID.into(),
-            suite: "pages".into(),
-            status: RunStatus::Running,
-            started_at: gavel_core::now_rfc3339(),
-            finished_at: None,
-            config: json!({}),
-            planned: None,
-        })
-        .await?;
+    store.create_run(&running(RUN_ID, "pages")).await?;
     // Not in id order, a case saved twice (its first place counts), a case
     // that never runs, and enough cases for several pages of them.
     let mut ids = vec!["m", "b", "z", "b", "never", "a"];
@@ -193,17 +196,7 @@ async fn finishing_a_large_run_analyzes_on_postgres() -> TestResult {
             (RUN_ID, 999),
             ("019a0000-4444-7000-8000-000000000005", 1_000),
         ] {
-            store
-                .create_run(&RunRecord {
-                    id: run_id.into(),
-                    suite: "large".into(),
-                    status: RunStatus::Running,
-                    started_at: gavel_core::now_rfc3339(),
-                    finished_at: None,
-                    config: json!({}),
-                    planned: None,
-                })
-                .await?;
+            store.create_run(&running(run_id, "large")).await?;
             let recorded: Vec<Execution> = (0..executions)
                 .map(|i| execution(&format!("c{i}"), "alpha", 0))
                 .collect();

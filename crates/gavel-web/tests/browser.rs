@@ -110,7 +110,18 @@ fn mock_openai() -> (Kill, String) {
     (Kill(child), url)
 }
 
-async fn chromium() -> (Kill, Client) {
+/// One browser at a time: tests in parallel raced for chromedriver's port (a
+/// free port found by two tests at once) and drove each other's sessions.
+static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A test's turn with the browser, and its chromedriver (killed when dropped).
+struct Browser {
+    _driver: Kill,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+async fn chromium() -> (Browser, Client) {
+    let turn = ONE_BROWSER.lock().await;
     let port = free_port();
     let driver = Command::new(which("chromedriver").unwrap())
         .arg(format!("--port={port}"))
@@ -136,7 +147,11 @@ async fn chromium() -> (Kill, Client) {
         .connect(&format!("http://127.0.0.1:{port}"))
         .await
         .unwrap();
-    (driver, client)
+    let browser = Browser {
+        _driver: driver,
+        _turn: turn,
+    };
+    (browser, client)
 }
 
 /// The agent of the runs: a moment per answer (so results land while the run
@@ -184,9 +199,9 @@ async fn click(client: &Client, selector: &str) {
     element.click().await.unwrap();
 }
 
-/// Waits until the script returns true.
+/// Waits until the script returns true (up to two minutes: a loaded machine).
 async fn until(client: &Client, script: &str) {
-    for _ in 0..600 {
+    for _ in 0..2_400 {
         if client.execute(script, vec![]).await.unwrap() == Value::Bool(true) {
             return;
         }
