@@ -1410,4 +1410,5 @@ async fn two_editors_label_a_review_queue_by_keyboard_and_calibrate_from_it() {
         };
         assert_eq!(c.items, items, "{}", c.dataset);
     }
+    client.close().await.unwrap();
 }
