@@ -73,3 +73,13 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned: Option<u64>,
 }
+
+impl RunRecord {
+    /// Wall time from the start to the end, when both times are known.
+    pub fn wall_ms(&self) -> Option<u64> {
+        use chrono::DateTime;
+        let start = DateTime::parse_from_rfc3339(&self.started_at).ok()?;
+        let end = DateTime::parse_from_rfc3339(self.finished_at.as_deref()?).ok()?;
+        u64::try_from((end - start).num_milliseconds()).ok()
+    }
+}

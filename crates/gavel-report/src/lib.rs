@@ -167,10 +167,7 @@ impl Report {
 
     /// Wall time of the run from its start and finish times, when both are known.
     pub fn wall_ms(&self) -> Option<u64> {
-        use chrono::DateTime;
-        let start = DateTime::parse_from_rfc3339(&self.run.started_at).ok()?;
-        let end = DateTime::parse_from_rfc3339(self.run.finished_at.as_deref()?).ok()?;
-        u64::try_from((end - start).num_milliseconds()).ok()
+        self.run.wall_ms()
     }
 }
 
@@ -185,7 +182,7 @@ fn case_positions(cases: &[Case]) -> HashMap<String, usize> {
 }
 
 /// The suite gate: the pass rate over decided outcomes against a minimum.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Gate {
     /// The minimum pass rate, in percent.
     pub min_pass_rate: f64,

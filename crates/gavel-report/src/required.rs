@@ -4,10 +4,10 @@
 use std::collections::HashSet;
 
 use gavel_core::Outcome;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Judged checks that had no judge model or credentials, when judges are required.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequiredJudges {
     /// Whether every judged check was judged.
     pub passed: bool,

@@ -4,10 +4,10 @@
 //! (its status still `running`) never passes.
 
 use gavel_core::{RunRecord, RunStatus};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a run did not finish its plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum UnfinishedReason {
     /// It stopped scheduling work when the spend reached `--max-cost`.
@@ -42,7 +42,7 @@ impl UnfinishedReason {
 
 /// What a run left undone; [`Unfinished::new`] is `None` for a run that finished
 /// its plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unfinished {
     /// Why.
     pub reason: UnfinishedReason,

@@ -2,9 +2,10 @@
 
 use std::collections::VecDeque;
 
-use gavel_core::Execution;
-use gavel_report::{Detail, Files, Report, ReportBuilder};
-use gavel_store::{ExecutionPages, PAGE_SIZE, Store, StoreError};
+use gavel_core::{Execution, RunRecord, RunStatus, TagStats};
+use gavel_report::{Detail, Files, Gate, Report, ReportBuilder};
+use gavel_store::{DecisionStamp, ExecutionPages, PAGE_SIZE, Store, StoreError};
+use serde::{Deserialize, Serialize};
 
 use crate::config::StoredConfig;
 use crate::{GateConfig, Regate, SessionError};
@@ -45,7 +46,58 @@ pub async fn write(
     Ok(report)
 }
 
-/// [`build`], handing each outcome to `files` as it is folded.
+/// What a run came to at its own gate: the counts, cost and gate of its
+/// report ([`build`] with the default [`Regate`]), small enough to keep with
+/// the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// Outcomes (case × target) by status, and the pass rate.
+    pub overall: TagStats,
+    /// Summed cost of the agent's and the judges' calls, when any is known.
+    pub cost_usd: Option<f64>,
+    /// The run's gate.
+    pub gate: Gate,
+}
+
+impl Decision {
+    fn of(report: &Report) -> Decision {
+        Decision {
+            overall: report.summary.overall.clone(),
+            cost_usd: report.summary.cost_usd,
+            gate: report.gate.clone(),
+        }
+    }
+}
+
+/// What run `run_id` came to at its own gate: the decision kept when its
+/// report was last built, when the run has not changed since (so a finished
+/// run's pages cost the same whatever its size); otherwise its report is
+/// folded again, which keeps the new decision.
+pub async fn decision(store: &Store, run_id: &str) -> Result<Decision, SessionError> {
+    let stamp = store.decision_stamp(run_id).await?;
+    if let Some(kept) = store.decision(run_id, &stamp).await? {
+        return Ok(kept);
+    }
+    let report = build(store, run_id, &Regate::default(), Detail::Summary).await?;
+    Ok(Decision::of(&report))
+}
+
+/// Keeps `decision` for `run` as it stood at `stamp`, once the run is no
+/// longer running (a running run's is decided on every read).
+async fn keep(
+    store: &Store,
+    run: &RunRecord,
+    stamp: &DecisionStamp,
+    decision: &Decision,
+) -> Result<(), StoreError> {
+    if run.status == RunStatus::Running {
+        return Ok(());
+    }
+    store.save_decision(&run.id, stamp, decision).await
+}
+
+/// [`build`], handing each outcome to `files` as it is folded; a report at
+/// the run's own gate keeps its [`Decision`].
 async fn fold(
     store: &Store,
     run_id: &str,
@@ -53,6 +105,7 @@ async fn fold(
     detail: Detail,
     files: Option<Files>,
 ) -> Result<(Report, Option<Files>), SessionError> {
+    let stamp = store.decision_stamp(run_id).await?;
     let run = store.run(run_id).await?;
     // Runs stored before the configuration was typed gate at the defaults.
     let stored = StoredConfig::of(&run).ok();
@@ -98,6 +151,9 @@ async fn fold(
     }
     if require_judges {
         report.require_judges();
+    }
+    if *regate == Regate::default() {
+        keep(store, &report.run, &stamp, &Decision::of(&report)).await?;
     }
     Ok((report, files))
 }

@@ -380,3 +380,46 @@ async fn every_grading_judge_is_bound_to_a_calibration() {
         "{reason}"
     );
 }
+
+#[tokio::test]
+async fn a_finished_run_keeps_its_decision_until_the_run_changes() {
+    use gavel_session::report::{Decision, decision};
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let cases = "  - {id: a, input: hi, checks: [{type: contains, value: ok}]}\n  - {id: b, input: hi, checks: [{type: contains, value: nope}]}\n";
+    let (id, gate, _) = run_here(&store, suite("kept", "", cases)).await;
+    assert_eq!(gate.word(), "FAIL", "{gate:?}");
+    // The run's end kept what it came to; a regated report does not replace it.
+    let stamp = store.decision_stamp(&id).await.unwrap();
+    let kept: Option<Decision> = store.decision(&id, &stamp).await.unwrap();
+    let kept = kept.expect("kept when the run finished");
+    assert_eq!(kept.gate, gate);
+    assert_eq!((kept.overall.passed, kept.overall.failed), (1, 1));
+    let lenient = Regate {
+        min_pass_rate: Some(0.0),
+        ..Regate::default()
+    };
+    assert_eq!(stored_gate(&store, &id, &lenient).await.word(), "PASS");
+    assert_eq!(decision(&store, &id).await.unwrap(), kept);
+    // What is kept is what is read: the executions are not folded again.
+    let mut planted = kept.clone();
+    planted.overall.total = 99;
+    store.save_decision(&id, &stamp, &planted).await.unwrap();
+    assert_eq!(decision(&store, &id).await.unwrap().overall.total, 99);
+    // Once the run changes, it is decided again from its executions.
+    store
+        .finish_run(
+            &id,
+            gavel_core::RunStatus::Interrupted,
+            &gavel_core::now_rfc3339(),
+        )
+        .await
+        .unwrap();
+    let again = decision(&store, &id).await.unwrap();
+    assert_eq!(again.overall.total, 2);
+    assert_eq!(again.gate.word(), "FAIL", "{:?}", again.gate);
+    assert!(again.gate.unfinished.is_some(), "{:?}", again.gate);
+    let stamp = store.decision_stamp(&id).await.unwrap();
+    let kept: Option<Decision> = store.decision(&id, &stamp).await.unwrap();
+    assert_eq!(kept, Some(again));
+}

@@ -35,6 +35,7 @@ mod cache;
 mod calibration;
 mod cases;
 mod checkpoint;
+mod decisions;
 mod direct;
 mod driver;
 mod embeddings;
@@ -65,6 +66,7 @@ use sqlx::AnyPool;
 
 pub use browse::{Browse, BrowsePage};
 pub use cases::CasePages;
+pub use decisions::DecisionStamp;
 pub use error::StoreError;
 pub use evaluations::{Evaluation, EvaluationFilter, EvaluationPage, Page};
 pub use gavel_core::EvaluatorType;

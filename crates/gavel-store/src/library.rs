@@ -2,6 +2,7 @@
 //! versioned (who changed what, when), and the case versions each run used.
 
 use serde_json::{Map, Value};
+use sqlx::AssertSqlSafe;
 
 use crate::lifecycle::CaseChange;
 use crate::rows::{from_i64, to_i64, to_json};
@@ -506,18 +507,30 @@ impl Store {
         Ok(())
     }
 
-    /// The stored case versions a run used: (suite, case key, version), by key.
+    /// The stored case versions a run used: (suite, case key, version), by key;
+    /// with `keys`, only those of the cases with these keys (a page's cases).
     pub async fn run_case_versions(
         &self,
         run_id: &str,
+        keys: Option<&[&str]>,
     ) -> Result<Vec<(String, String, u32)>, StoreError> {
-        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        let only = match keys {
+            Some([]) => return Ok(Vec::new()),
+            Some(keys) => format!(
+                " AND case_key IN ({})",
+                crate::pages::placeholders(2, keys.len())
+            ),
+            None => String::new(),
+        };
+        let sql = format!(
             "SELECT suite, case_key, version FROM run_case_versions \
-             WHERE run_id = $1 ORDER BY suite, case_key",
-        )
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await?;
+             WHERE run_id = $1{only} ORDER BY suite, case_key"
+        );
+        let mut query = sqlx::query_as(AssertSqlSafe(sql)).bind(run_id);
+        for key in keys.unwrap_or_default() {
+            query = query.bind(*key);
+        }
+        let rows: Vec<(String, String, i64)> = query.fetch_all(&self.pool).await?;
         rows.into_iter()
             .map(|(suite, key, version)| {
                 let version = from_i64(version, || format!("version of `{key}`"))?;

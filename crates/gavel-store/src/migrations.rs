@@ -9,7 +9,7 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 /// Each file of `migrations/` (`VERSION_description.sql`): its version, its
 /// description (the name's words) and its SQL, in order. A test checks the list
 /// against the folder.
-const FILES: [(i64, &str, &str); 23] = [
+const FILES: [(i64, &str, &str); 24] = [
     (
         1,
         "runs executions",
@@ -116,6 +116,11 @@ const FILES: [(i64, &str, &str); 23] = [
         80,
         "review labels",
         include_str!("../migrations/0080_review_labels.sql"),
+    ),
+    (
+        81,
+        "run decisions",
+        include_str!("../migrations/0081_run_decisions.sql"),
     ),
 ];
 

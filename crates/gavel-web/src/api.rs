@@ -407,6 +407,10 @@ async fn run(
     let mut case_ids: Vec<&str> = page.executions.iter().map(|e| e.case_id.as_str()).collect();
     case_ids.sort_unstable();
     case_ids.dedup();
+    let versions = state
+        .store
+        .run_case_versions(&run.id, Some(&case_ids))
+        .await?;
     let mut cases = Vec::with_capacity(case_ids.len());
     for case_id in case_ids {
         match state.store.saved_case(&run.id, case_id).await {
@@ -416,7 +420,6 @@ async fn run(
             Err(e) => return Err(e.into()),
         }
     }
-    let versions = state.store.run_case_versions(&run.id).await?;
     let error = state.store.run_error(&run.id).await?;
     let warnings = state.store.run_warnings(&run.id).await?;
     let started_by = state.store.run_started_by(&run.id).await?;

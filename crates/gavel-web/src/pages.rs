@@ -123,7 +123,10 @@ pub(crate) async fn run_detail(
     let page = async {
         let page = state.store.browse(&run.id, &q.browse()).await?;
         let labels = state.store.run_labels(&run.id).await?;
-        let versions = state.store.run_case_versions(&run.id).await?;
+        let mut cases: Vec<&str> = page.executions.iter().map(|e| e.case_id.as_str()).collect();
+        cases.sort_unstable();
+        cases.dedup();
+        let versions = state.store.run_case_versions(&run.id, Some(&cases)).await?;
         let error = state.store.run_error(&run.id).await?;
         let warnings = state.store.run_warnings(&run.id).await?;
         let started_by = state.store.run_started_by(&run.id).await?;
@@ -136,9 +139,6 @@ pub(crate) async fn run_detail(
             });
         // Their turns after the first are written by the simulated user.
         // Each of the page's cases is read once, whatever its targets and repeats.
-        let mut cases: Vec<&str> = page.executions.iter().map(|e| e.case_id.as_str()).collect();
-        cases.sort_unstable();
-        cases.dedup();
         let mut simulated: Vec<String> = Vec::new();
         for id in cases {
             if let Ok(case) = state.store.saved_case(&run.id, id).await

@@ -3,8 +3,8 @@
 //! report (and gate) as `gavel report`.
 
 use gavel_core::{RunRecord, RunStatus};
-use gavel_report::{Detail, Report};
 use gavel_session::SessionError;
+use gavel_session::report::Decision;
 
 use crate::error::WebError;
 use gavel_store::Store;
@@ -40,27 +40,32 @@ pub(crate) struct RunSummary {
     pub(crate) duration_ms: Option<u64>,
 }
 
-/// The summary of one run, gated by the session as every door gates it.
+/// The summary of one run, gated by the session as every door gates it: the
+/// decision kept with a finished run, so a page listing or showing it does not
+/// read its executions.
 pub(crate) async fn summarize(store: &Store, run: &RunRecord) -> Result<RunSummary, WebError> {
-    let regate = gavel_session::Regate::default();
-    let report = gavel_session::report::build(store, &run.id, &regate, Detail::Summary)
+    let decision = gavel_session::report::decision(store, &run.id)
         .await
         .map_err(|e| match e {
             SessionError::Store(e) => WebError::Store(e),
             other => WebError::Internal(other.to_string()),
         })?;
-    Ok(of(report))
+    Ok(of(run.clone(), decision))
 }
 
-/// The summary of a run's report.
-fn of(report: Report) -> RunSummary {
-    let overall = &report.summary.overall;
-    let gate = match report.run.status {
+/// The summary of `run` from what it came to.
+fn of(run: RunRecord, decision: Decision) -> RunSummary {
+    let Decision {
+        overall,
+        cost_usd,
+        gate,
+    } = decision;
+    let word = match run.status {
         RunStatus::Running => "running",
         RunStatus::Interrupted => "interrupted",
         RunStatus::BudgetStopped => "budget-stopped",
         RunStatus::Failed => "errored",
-        RunStatus::Completed => match report.gate.word() {
+        RunStatus::Completed => match gate.word() {
             "PASS" => "passed",
             "FAIL" => "failed",
             "ERROR" => "errored",
@@ -68,27 +73,21 @@ fn of(report: Report) -> RunSummary {
             _ => "undecided",
         },
     };
-    let failures = report
-        .gate
-        .failures()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
     RunSummary {
-        label: label(&report.run),
+        label: label(&run),
         total: overall.total,
         passed: overall.passed,
         failed: overall.failed,
         errors: overall.errors,
         skipped: overall.skipped,
         pass_rate: overall.pass_rate.map(|r| (r * 10.0).round() / 10.0),
-        min_pass_rate: report.gate.min_pass_rate,
-        gate,
-        gate_failures: failures,
-        cost_usd: report.summary.cost_usd,
-        judge: gavel_session::RunLabels::of(&report.run).judge,
-        duration_ms: report.wall_ms(),
-        run: report.run,
+        min_pass_rate: gate.min_pass_rate,
+        gate: word,
+        gate_failures: gate.failures().iter().map(ToString::to_string).collect(),
+        cost_usd,
+        judge: gavel_session::RunLabels::of(&run).judge,
+        duration_ms: run.wall_ms(),
+        run,
     }
 }
 

@@ -161,7 +161,7 @@ async fn a_person_creates_runs_and_reads_a_case_in_chromium() {
     assert_eq!(executions.len(), 1);
     assert_eq!(executions[0].case_id, "ui-listings");
     assert_eq!(executions[0].status, Status::Pass);
-    let versions = store.run_case_versions(&run.id).await.unwrap();
+    let versions = store.run_case_versions(&run.id, None).await.unwrap();
     assert!(versions.contains(&("quickstart".into(), "ui-listings".into(), 1)));
     store.close().await;
 }

@@ -114,7 +114,7 @@ async fn cases_are_versioned_and_runs_record_their_versions() {
     // A run of the stored suite records the exact versions it used.
     gavel(&db, &["run", "--suite", "versions", "--quiet"]);
     let run = store.latest_run().await.unwrap().unwrap();
-    let used = store.run_case_versions(&run.id).await.unwrap();
+    let used = store.run_case_versions(&run.id, None).await.unwrap();
     assert_eq!(
         used,
         [
