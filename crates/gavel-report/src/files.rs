@@ -8,6 +8,8 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 use gavel_core::{Case, Outcome, RunRecord};
 
@@ -41,16 +43,32 @@ fn writer(format: Format) -> Result<Box<dyn Writer>, ReportError> {
 
 /// Report files being written as a report is folded
 /// ([`crate::ReportBuilder::files`]): every format its path's extension names.
+/// The writers run on a thread of their own, fed through a short queue, so a
+/// report is read and folded on one core while its files are written on
+/// another.
 pub struct Files {
-    files: Vec<(PathBuf, Box<dyn Writer>)>,
-    /// The first failure; the files are not written.
-    error: Option<ReportError>,
+    paths: Vec<PathBuf>,
+    writing: Writing,
 }
+
+/// Where the writers are.
+enum Writing {
+    /// Not started: no outcome was pushed yet.
+    Idle(Vec<Box<dyn Writer>>),
+    /// On their thread, which gives them back, or the first failure.
+    Started {
+        send: SyncSender<(Outcome, Option<Case>)>,
+        thread: JoinHandle<Result<Vec<Box<dyn Writer>>, ReportError>>,
+    },
+}
+
+/// Outcomes queued for the writers' thread: enough to keep it busy, few enough
+/// that memory does not grow with the run when the writers fall behind.
+const QUEUED: usize = 64;
 
 impl std::fmt::Debug for Files {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let paths: Vec<&PathBuf> = self.files.iter().map(|(p, _)| p).collect();
-        f.debug_struct("Files").field("paths", &paths).finish()
+        f.debug_struct("Files").field("paths", &self.paths).finish()
     }
 }
 
@@ -58,45 +76,99 @@ impl Files {
     /// Writers for `paths`, each in the format its extension names
     /// ([`Format::from_path`]); nothing is written before [`Files::finish`].
     pub fn create(paths: &[PathBuf]) -> Result<Files, ReportError> {
-        let mut files = Vec::with_capacity(paths.len());
+        let mut writers = Vec::with_capacity(paths.len());
         for path in paths {
             let format = Format::from_path(path)?;
-            files.push((path.clone(), writer(format).map_err(|e| e.at(path))?));
+            writers.push(writer(format).map_err(|e| e.at(path))?);
         }
-        Ok(Files { files, error: None })
+        Ok(Files {
+            paths: paths.to_vec(),
+            writing: Writing::Idle(writers),
+        })
     }
 
     /// Whether no file is asked for.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.paths.is_empty()
     }
 
-    /// Hands the next outcome to every writer; the first failure is kept for
-    /// [`Files::finish`].
+    /// Hands the next outcome of `run` to every writer, on their thread
+    /// (started with the first). A failure stops the thread; [`Files::finish`]
+    /// reports it.
     pub(crate) fn push(&mut self, run: &RunRecord, o: &Outcome, case: Option<&Case>) {
-        if self.error.is_some() {
+        if self.paths.is_empty() {
             return;
         }
-        for (path, writer) in &mut self.files {
-            if let Err(e) = writer.outcome(run, o, case) {
-                self.error = Some(e.at(path));
-                return;
-            }
+        if let Writing::Idle(writers) = &mut self.writing {
+            let writers = std::mem::take(writers);
+            let (send, receive) = mpsc::sync_channel(QUEUED);
+            let (run, paths) = (run.clone(), self.paths.clone());
+            let thread = std::thread::spawn(move || write_outcomes(&run, &paths, writers, receive));
+            self.writing = Writing::Started { send, thread };
+        }
+        if let Writing::Started { send, .. } = &self.writing {
+            // A send fails only once the thread stopped on a failure.
+            let _ = send.send((o.clone(), case.cloned()));
         }
     }
 
     /// Writes every file from `report` (the one these outcomes were folded
-    /// into, gate applied), calling `wrote` after each.
+    /// into, gate applied), calling `wrote` after each; the files are put
+    /// together side by side.
     pub fn finish(self, report: &Report, mut wrote: impl FnMut(&Path)) -> Result<(), ReportError> {
-        if let Some(e) = self.error {
-            return Err(e);
-        }
-        for (path, writer) in self.files {
-            write_file(&path, |out| writer.finish(report, out))?;
-            wrote(&path);
+        let writers = match self.writing {
+            Writing::Idle(writers) => writers,
+            Writing::Started { send, thread } => {
+                drop(send);
+                thread.join().map_err(|_| {
+                    ReportError::Write(io::Error::other("a report writer panicked"))
+                })??
+            }
+        };
+        let written: Vec<Result<(), ReportError>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = self
+                .paths
+                .iter()
+                .zip(writers)
+                .map(|(path, writer)| {
+                    scope.spawn(move || write_file(path, |out| writer.finish(report, out)))
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| {
+                    t.join().unwrap_or_else(|_| {
+                        Err(ReportError::Write(io::Error::other(
+                            "a report writer panicked",
+                        )))
+                    })
+                })
+                .collect()
+        });
+        for (path, result) in self.paths.iter().zip(written) {
+            result?;
+            wrote(path);
         }
         Ok(())
     }
+}
+
+/// The writers' thread: every outcome received, to every writer, in order;
+/// the writers back once the queue is closed, or the first failure.
+fn write_outcomes(
+    run: &RunRecord,
+    paths: &[PathBuf],
+    mut writers: Vec<Box<dyn Writer>>,
+    receive: Receiver<(Outcome, Option<Case>)>,
+) -> Result<Vec<Box<dyn Writer>>, ReportError> {
+    for (o, case) in receive {
+        for (path, writer) in paths.iter().zip(&mut writers) {
+            writer
+                .outcome(run, &o, case.as_ref())
+                .map_err(|e| e.at(path))?;
+        }
+    }
+    Ok(writers)
 }
 
 /// Renders `report` (all its outcomes) in one format, through that format's writer.

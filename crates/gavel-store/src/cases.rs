@@ -42,7 +42,9 @@ impl Default for Cursor {
 impl Cursor {
     /// The next page of `columns` (among them `seq`) from `run_cases r`, at most
     /// `size` rows, `first_of_id` keeping only the first case of each id; `None`
-    /// once the snapshot was read. `seq` returns a row's position.
+    /// once the snapshot was read. `seq` returns a row's position. A SQLite
+    /// file is read on the caller's thread (`direct` reads a row by position).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn next<T>(
         &mut self,
         store: &Store,
@@ -51,6 +53,7 @@ impl Cursor {
         size: usize,
         first_of_id: bool,
         seq: impl Fn(&T) -> i64,
+        direct: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Option<Vec<T>>, StoreError>
     where
         T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
@@ -64,12 +67,22 @@ impl Cursor {
              ORDER BY r.seq LIMIT $3"
         );
         let size = size.max(1);
-        let rows: Vec<T> = sqlx::query_as(AssertSqlSafe(sql))
-            .bind(run_id)
-            .bind(self.after)
-            .bind(i64::try_from(size).unwrap_or(i64::MAX))
-            .fetch_all(&store.pool)
-            .await?;
+        let limit = i64::try_from(size).unwrap_or(i64::MAX);
+        let read = store.direct.as_ref().and_then(|d| {
+            d.read(|conn| crate::direct::all(conn, &sql, (run_id, self.after, limit), direct))
+                .flatten()
+        });
+        let rows: Vec<T> = match read {
+            Some(rows) => rows,
+            None => {
+                sqlx::query_as(AssertSqlSafe(sql))
+                    .bind(run_id)
+                    .bind(self.after)
+                    .bind(limit)
+                    .fetch_all(&store.pool)
+                    .await?
+            }
+        };
         self.done = rows.len() < size;
         match rows.last() {
             Some(last) => self.after = seq(last),
@@ -112,6 +125,7 @@ impl CasePages {
                 self.size,
                 self.first_of_id,
                 CaseRow::seq,
+                CaseRow::from_sqlite,
             )
             .await?;
         rows.map(|rows| {

@@ -89,6 +89,19 @@ impl DirectConnection {
     }
 }
 
+/// Every row of `sql` with `params`, each read with `read`, through the
+/// statement cache; `None` when any step fails (the pool then reads).
+pub(crate) fn all<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Option<Vec<T>> {
+    let mut statement = conn.prepare_cached(sql).ok()?;
+    let rows = statement.query_map(params, read).ok()?;
+    rows.collect::<rusqlite::Result<Vec<T>>>().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -57,6 +57,19 @@ impl FromRow<'_, AnyRow> for KeyRow {
     }
 }
 
+impl KeyRow {
+    /// A row of [`SELECT_CASE_KEYS`]'s columns from the direct SQLite connection.
+    fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(KeyRow {
+            id: row.get(0)?,
+            seq: row.get(1)?,
+            case_id: row.get(2)?,
+            target: row.get(3)?,
+            repeat_index: row.get(4)?,
+        })
+    }
+}
+
 impl Ordered for KeyRow {
     fn order_key(&self) -> (&str, &str, i64, i64) {
         (&self.case_id, &self.target, self.repeat_index, self.seq)
@@ -147,6 +160,7 @@ impl ExecutionPages {
                 self.size,
                 true,
                 |row: &(i64, String)| row.0,
+                |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .await?;
         let (keys, case_seq): (Vec<KeyRow>, HashMap<String, i64>) = match cases {
@@ -156,12 +170,24 @@ impl ExecutionPages {
                     return Ok(true);
                 };
                 let sql = format!("{SELECT_CASE_KEYS}{FIRST_OF_ID}");
-                let mut keys: Vec<KeyRow> = sqlx::query_as(AssertSqlSafe(sql))
-                    .bind(self.run_id.as_str())
-                    .bind(first)
-                    .bind(last)
-                    .fetch_all(pool)
-                    .await?;
+                let run_id = self.run_id.as_str();
+                let read = self.store.direct.as_ref().and_then(|d| {
+                    d.read(|conn| {
+                        crate::direct::all(conn, &sql, (run_id, first, last), KeyRow::from_sqlite)
+                    })
+                    .flatten()
+                });
+                let mut keys: Vec<KeyRow> = match read {
+                    Some(keys) => keys,
+                    None => {
+                        sqlx::query_as(AssertSqlSafe(sql))
+                            .bind(run_id)
+                            .bind(first)
+                            .bind(last)
+                            .fetch_all(pool)
+                            .await?
+                    }
+                };
                 keys.retain(|key| key.seq <= through);
                 (keys, cases.into_iter().map(|(seq, id)| (id, seq)).collect())
             }
@@ -255,8 +281,10 @@ fn read_page_direct(conn: &rusqlite::Connection, ids: &[String]) -> Option<Vec<E
     let tx = conn.unchecked_transaction().ok()?;
     let mut assembly = Assembly::default();
     let executions = {
-        let prepare =
-            |head: &str, key: &str, order: &str| tx.prepare(&page_sql(ids, head, key, order)).ok();
+        // A full page's statements are the same text each time: prepared once.
+        let prepare = |head: &str, key: &str, order: &str| {
+            tx.prepare_cached(&page_sql(ids, head, key, order)).ok()
+        };
         let params = || rusqlite::params_from_iter(ids.iter());
         let mut statement = prepare(execution_head!(), "id", "")?;
         let executions = statement

@@ -133,6 +133,17 @@ impl CaseRow {
     }
 }
 
+impl CaseRow {
+    /// A row of `seq, source, case_json` from the direct SQLite connection.
+    pub(crate) fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(CaseRow {
+            seq: row.get(0)?,
+            source: row.get(1)?,
+            case_json: row.get(2)?,
+        })
+    }
+}
+
 impl FromRow<'_, AnyRow> for CaseRow {
     fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
         Ok(CaseRow {
