@@ -180,6 +180,43 @@ fn bad_dataset_rows_name_the_row() {
 }
 
 #[test]
+fn duplicate_ids_in_a_large_dataset_name_both_places_across_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = String::from("n\n");
+    for n in 0..5000 {
+        rows.push_str(&format!("{n}\n"));
+    }
+    // Line 5002 repeats row 2500 (line 2502); line 5003 repeats a.yaml's case.
+    rows.push_str("2500\nfrom-a\n");
+    std::fs::write(dir.path().join("rows.csv"), rows).unwrap();
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        "cases:\n  - {id: row-x, input: hi}\n  - {id: row-from-a, input: hi}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        "datasets:\n  - file: rows.csv\n    case: {id: 'row-{{ n }}', input: hi}\n",
+    )
+    .unwrap();
+    let errors = load_paths(&[dir.path().to_owned()]).unwrap_err();
+    let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    let (a, csv) = (dir.path().join("a.yaml"), dir.path().join("rows.csv"));
+    let (a, csv) = (a.display(), csv.display());
+    assert_eq!(
+        shown,
+        [
+            format!(
+                "{csv}:5002:1: id: case `row-2500`: duplicate case id `row-2500` (first defined at {csv}:2502:1)"
+            ),
+            format!(
+                "{csv}:5003:1: id: case `row-from-a`: duplicate case id `row-from-a` (first defined at {a}:3)"
+            ),
+        ]
+    );
+}
+
+#[test]
 fn csv_is_rejected_as_a_case_file_and_missing_paths_are_named() {
     let errors = load_paths(&[fixture("questions.csv"), fixture("nope.yaml")]).unwrap_err();
     assert_eq!(errors.len(), 2);

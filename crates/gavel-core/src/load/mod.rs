@@ -9,11 +9,13 @@ mod explain;
 mod finite;
 mod locate;
 mod parse;
+#[cfg(test)]
+mod tests;
 
 pub use locate::locate;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
@@ -175,47 +177,58 @@ impl Loading<'_> {
             mut errors,
         } = self;
         let mut resolver = Resolver::new(&suite);
-        for f in &files {
-            let text = match f.text.read(&f.shown) {
-                Ok(text) => text,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            let own_targets: Vec<String> = f.header.targets.keys().cloned().collect();
-            let mut file = FileCases {
-                parts: f,
-                own_targets: &own_targets,
-                index: 0,
-            };
-            let read = parse::cases(without_bom(&text), &f.shown, f.shape, &mut |case, line| {
-                let at = match line {
-                    Some(l) => format!("{}:{l}", f.shown),
-                    None => f.shown.clone(),
-                };
-                resolver.take(&mut file, case, at, &suite, &mut errors, &mut each);
-            });
-            if let Err(e) = read {
-                errors.push(e);
-                continue;
-            }
-            for ds in &f.header.datasets {
-                let mut found = Vec::new();
-                let read = dataset::expand(ds, &f.dir, &f.shown, &mut |case, at| {
-                    resolver.take(&mut file, case, at, &suite, &mut found, &mut each);
-                });
-                errors.extend(found);
-                if let Err(e) = read {
-                    errors.push(e);
-                }
-            }
-        }
+        walk(&files, &mut errors, &mut |file, case, at, errors| {
+            resolver.take(file, case, at, &suite, errors, &mut each);
+        });
+        resolver.place_duplicates(&files, &suite, &mut errors);
         resolver.finish(&mut suite, &mut errors);
         if errors.is_empty() {
             Ok(suite)
         } else {
             Err(errors)
+        }
+    }
+}
+
+/// What [`walk`] hands each case to: with its file, where it was found, and
+/// the errors so far.
+type EachCase<'a> = dyn FnMut(&mut FileCases<'_>, Case, String, &mut Vec<LoadError>) + 'a;
+
+/// Reads each file's cases, then its datasets' rows, in order, handing each
+/// case with where it was found to `each`; what cannot be read adds to `errors`.
+fn walk(files: &[FileParts<'_>], errors: &mut Vec<LoadError>, each: &mut EachCase<'_>) {
+    for f in files {
+        let text = match f.text.read(&f.shown) {
+            Ok(text) => text,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        let own_targets: Vec<String> = f.header.targets.keys().cloned().collect();
+        let mut file = FileCases {
+            parts: f,
+            own_targets: &own_targets,
+            index: 0,
+        };
+        let read = parse::cases(without_bom(&text), &f.shown, f.shape, &mut |case, line| {
+            let at = match line {
+                Some(l) => format!("{}:{l}", f.shown),
+                None => f.shown.clone(),
+            };
+            each(&mut file, case, at, errors);
+        });
+        if let Err(e) = read {
+            errors.push(e);
+            continue;
+        }
+        for ds in &f.header.datasets {
+            let read = dataset::expand(ds, &f.dir, &f.shown, &mut |case, at| {
+                each(&mut file, case, at, errors);
+            });
+            if let Err(e) = read {
+                errors.push(e);
+            }
         }
     }
 }
@@ -424,36 +437,48 @@ struct FileCases<'f> {
 /// the ids seen and the executions planned.
 struct Resolver {
     all_targets: Vec<String>,
-    /// Case id → where it was first defined.
-    seen: HashMap<Box<str>, Box<str>>,
+    /// The [`fingerprint`] of each case id seen: 8 bytes a case, where the ids
+    /// themselves would take a suite's worth of strings.
+    seen: HashSet<u64>,
+    /// Cases whose id's fingerprint was seen before, placed by
+    /// [`Resolver::place_duplicates`].
+    suspects: Vec<Suspect>,
     cases: usize,
     executions: u64,
     /// The case planning the most executions, and where it is.
     biggest: Option<(u64, Location)>,
 }
 
+/// A case whose id may repeat an earlier one's.
+struct Suspect {
+    id: String,
+    /// The case's place among the resolved cases.
+    ordinal: usize,
+    /// Its duplicate-id error's index in the errors.
+    error: usize,
+}
+
 impl Resolver {
     fn new(suite: &Suite) -> Resolver {
         Resolver {
             all_targets: suite.targets.keys().cloned().collect(),
-            seen: HashMap::new(),
+            seen: HashSet::new(),
+            suspects: Vec::new(),
             cases: 0,
             executions: 0,
             biggest: None,
         }
     }
 
-    /// Applies the file's defaults and targets to `case` (found `at`), checks
-    /// it, and hands it on when its rounds are sound.
-    fn take(
-        &mut self,
+    /// Applies the file's defaults and targets to `case` (found `at`) and
+    /// checks its rounds.
+    fn resolve(
+        &self,
         file: &mut FileCases<'_>,
         mut case: Case,
         at: String,
         suite: &Suite,
-        errors: &mut Vec<LoadError>,
-        each: &mut impl FnMut(Case),
-    ) {
+    ) -> Result<Case, LoadError> {
         let index = file.index;
         file.index += 1;
         case.source = at;
@@ -474,10 +499,28 @@ impl Resolver {
                 .targets
                 .iter()
                 .all(|t| matches!(suite.targets.get(t), Some(TargetSpec::Replay(_))));
-        if let Err(e) = normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case)) {
-            errors.push(e);
-            return;
-        }
+        normalise_rounds(&mut case, replayed).and_then(|()| check_variants(&case))?;
+        Ok(case)
+    }
+
+    /// Resolves `case` (found `at`), checks it across the suite, and hands it
+    /// on when its rounds are sound.
+    fn take(
+        &mut self,
+        file: &mut FileCases<'_>,
+        case: Case,
+        at: String,
+        suite: &Suite,
+        errors: &mut Vec<LoadError>,
+        each: &mut impl FnMut(Case),
+    ) {
+        let case = match self.resolve(file, case, at, suite) {
+            Ok(case) => case,
+            Err(e) => {
+                errors.push(e);
+                return;
+            }
+        };
         for t in &case.targets {
             if !suite.targets.contains_key(t) {
                 errors.push(
@@ -489,17 +532,13 @@ impl Resolver {
                 );
             }
         }
-        if let Some(first) = self.seen.get(case.id.as_str()) {
-            errors.push(
-                case_error(
-                    &case,
-                    format!("duplicate case id `{}` (first defined at {first})", case.id),
-                )
-                .field("id"),
-            );
-        } else {
-            self.seen
-                .insert(case.id.as_str().into(), case.source.as_str().into());
+        if !self.seen.insert(fingerprint(&case.id)) {
+            self.suspects.push(Suspect {
+                id: case.id.clone(),
+                ordinal: self.cases,
+                error: errors.len(),
+            });
+            errors.push(case_error(&case, format!("duplicate case id `{}`", case.id)).field("id"));
         }
         let planned = crate::bounds::case_executions(&case, None);
         self.executions = self.executions.saturating_add(planned);
@@ -513,6 +552,54 @@ impl Resolver {
         }
         self.cases += 1;
         each(case);
+    }
+
+    /// Completes each suspect's error with where its id was first defined,
+    /// found by reading the cases once more (only when there are suspects);
+    /// a suspect whose id is new (another id with the same fingerprint) is
+    /// no error.
+    fn place_duplicates(
+        &self,
+        files: &[FileParts<'_>],
+        suite: &Suite,
+        errors: &mut Vec<LoadError>,
+    ) {
+        if self.suspects.is_empty() {
+            return;
+        }
+        let mut first: HashMap<&str, Option<(usize, String)>> = self
+            .suspects
+            .iter()
+            .map(|s| (s.id.as_str(), None))
+            .collect();
+        let mut ordinal = 0;
+        let mut again = Vec::new();
+        walk(files, &mut again, &mut |file, case, at, _| {
+            let Ok(case) = self.resolve(file, case, at, suite) else {
+                return;
+            };
+            if let Some(slot @ None) = first.get_mut(case.id.as_str()) {
+                *slot = Some((ordinal, case.source));
+            }
+            ordinal += 1;
+        });
+        for s in self.suspects.iter().rev() {
+            match first.get(s.id.as_str()) {
+                Some(Some((at, source))) if *at < s.ordinal => {
+                    let message = &mut errors[s.error].message;
+                    message.push_str(&format!(" (first defined at {source})"));
+                }
+                _ => {
+                    errors.remove(s.error);
+                }
+            }
+        }
+        // A file that changed since the first read says so.
+        for e in again {
+            if !errors.contains(&e) {
+                errors.push(e);
+            }
+        }
     }
 
     /// The checks over the whole suite: at most [`crate::bounds::MAX_EXECUTIONS`]
