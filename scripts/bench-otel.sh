@@ -7,11 +7,20 @@
 # run, the medians, and the export's cost as ratios (otel / plain).
 #
 #   GAVEL=target/debug/gavel MOCK=target/debug/mock-openai scripts/bench-otel.sh [CASES] [ROUNDS]
+#
+# With BASE=PATH NEW=PATH (two gavel binaries, e.g. the previous commit's
+# release build and this one's) instead of GAVEL, each round runs the four
+# combinations (base and new, plain and otel; the order flips each round) and
+# the summary adds each binary's otel / plain and new / base of the otel runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cases="${1:-1000}"
 rounds="${2:-3}"
-gavel="${GAVEL:-target/debug/gavel}"
+if [ -n "${BASE:-}${NEW:-}" ]; then
+  bins=("base=${BASE:?set BASE and NEW}" "new=${NEW:?set BASE and NEW}")
+else
+  bins=("=${GAVEL:-target/debug/gavel}")
+fi
 mock="${MOCK:-target/debug/mock-openai}"
 work="$(mktemp -d)"
 pids=()
@@ -53,8 +62,8 @@ cases:
       - {type: judge, scale: "1-5", threshold: 4}
 YAML
 
-one() { # $1 = label, rest = extra flags; prints CPU ms per case
-  local label="$1"; shift
+one() { # $1 = label, $2 = binary, rest = extra flags; prints CPU ms per case
+  local label="$1" gavel="$2"; shift 2
   rm -f "$work/g.db"
   /usr/bin/time -f "%U %S %M" -o "$work/time" "$gavel" run "$work/suite.yaml" --db "sqlite://$work/g.db" \
     --repeat "$cases" --no-cache --quiet -j 8 "$@" > /dev/null 2> "$work/err" || true
@@ -62,18 +71,35 @@ one() { # $1 = label, rest = extra flags; prints CPU ms per case
   awk -v c="$cases" -v l="$label" '{printf "%s %.3f %.1f\n", l, ($1 + $2) * 1000 / c, $3 / 1024}' "$work/time"
 }
 
-for round in $(seq 1 "$rounds"); do
-  if [ $((round % 2)) -eq 1 ]; then
-    one plain; one otel --otel --otel-endpoint "$receiver"
+both() { # $1 = binary's name (empty alone), $2 = binary; plain and otel, in round $3's order
+  local plain="${1:+$1-}plain" otel="${1:+$1-}otel"
+  if [ $(($3 % 2)) -eq 1 ]; then
+    one "$plain" "$2"; one "$otel" "$2" --otel --otel-endpoint "$receiver"
   else
-    one otel --otel --otel-endpoint "$receiver"; one plain
+    one "$otel" "$2" --otel --otel-endpoint "$receiver"; one "$plain" "$2"
   fi
+}
+for round in $(seq 1 "$rounds"); do
+  order=("${bins[@]}")
+  if [ $((round % 2)) -eq 0 ]; then
+    order=(); for ((i = ${#bins[@]} - 1; i >= 0; i--)); do order+=("${bins[i]}"); done
+  fi
+  for b in "${order[@]}"; do both "${b%%=*}" "${b#*=}" "$round"; done
 done | tee "$work/results"
 median() { # $1 = label, $2 = column
   grep "^$1 " "$work/results" | awk -v c="$2" '{print $c}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
-for label in plain otel; do
-  printf "median %s: %.3f ms CPU per judged case, %.1f MiB peak RSS\n" "$label" "$(median "$label" 2)" "$(median "$label" 3)"
+for b in "${bins[@]}"; do
+  name="${b%%=*}"; prefix="${name:+$name-}"
+  for label in plain otel; do
+    printf "median %s: %.3f ms CPU per judged case, %.1f MiB peak RSS\n" "$prefix$label" \
+      "$(median "$prefix$label" 2)" "$(median "$prefix$label" 3)"
+  done
+  awk -v l="$prefix" -v a="$(median "${prefix}otel" 2)" -v b="$(median "${prefix}plain" 2)" \
+    -v m="$(median "${prefix}otel" 3)" -v n="$(median "${prefix}plain" 3)" \
+    'BEGIN {printf "%sotel / %splain: CPU per case %.3fx, peak RSS %.3fx\n", l, l, a / b, m / n}'
 done
-awk -v a="$(median otel 2)" -v b="$(median plain 2)" -v m="$(median otel 3)" -v n="$(median plain 3)" \
-  'BEGIN {printf "otel / plain: CPU per case %.3fx, peak RSS %.3fx\n", a / b, m / n}'
+if [ ${#bins[@]} -eq 2 ]; then
+  awk -v a="$(median new-otel 2)" -v b="$(median base-otel 2)" -v m="$(median new-otel 3)" -v n="$(median base-otel 3)" \
+    'BEGIN {printf "new-otel / base-otel: CPU per case %.3fx, peak RSS %.3fx\n", a / b, m / n}'
+fi

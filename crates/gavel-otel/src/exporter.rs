@@ -8,12 +8,13 @@ use gavel_report::{Detail, Gate};
 use opentelemetry::logs::LoggerProvider;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
 use opentelemetry::{Context, KeyValue};
-use opentelemetry_otlp::{LogExporter, SpanExporter, WithExportConfig};
+use opentelemetry_otlp::{LogExporter, SpanExporter, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::logs::{BatchLogProcessor, SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
 };
+use reqwest::blocking::Client;
 
 use crate::attrs::{int, text};
 use crate::evaluation::{EVENTS_PER_SPAN, Targets, attach};
@@ -25,15 +26,16 @@ use crate::watch::{Failure, Watched, receiver};
 use crate::{OtelError, Protocol, Requested, Settings};
 
 /// Spans (and, separately, log records) waiting to be sent, at most. The SDK
-/// allocates its queues whole, so they are kept small; nothing is dropped
+/// allocates its queues whole (the span queue writes each of its slots, a
+/// span's size, when it is built), so they are kept small; nothing is dropped
 /// because an execution waits for what was queued before it to be sent once
 /// [`FLUSH_AT`] spans and records were queued (a slow receiver slows the
 /// export down instead).
-const QUEUE: usize = 1 << 13;
+const QUEUE: usize = 1 << 12;
 /// Spans and log records queued since the last flush that make the next
 /// execution wait for them to be sent: room for one execution of up to
 /// `QUEUE - FLUSH_AT` of them.
-const FLUSH_AT: usize = 1 << 11;
+const FLUSH_AT: usize = 1 << 10;
 
 /// The instrumentation scope's name.
 const SCOPE: &str = "gavel";
@@ -83,7 +85,14 @@ impl Exporter {
     pub fn new(settings: Settings) -> Result<Exporter, OtelError> {
         let resource = resource();
         let failures = [Failure::default(), Failure::default()];
-        let spans = Watched::new(span_exporter(&settings)?, failures[0].clone());
+        let client = match settings.protocol {
+            Protocol::Grpc => None,
+            _ => Some(crate::http::client(&settings)?),
+        };
+        let spans = Watched::new(
+            span_exporter(&settings, client.clone())?,
+            failures[0].clone(),
+        );
         let tracer_provider = SdkTracerProvider::builder()
             .with_span_processor(
                 BatchSpanProcessor::builder(spans)
@@ -100,7 +109,7 @@ impl Exporter {
             .build();
         let tracer = tracer_provider.tracer(SCOPE);
         let logger_provider = if settings.logs {
-            let logs = Watched::new(log_exporter(&settings)?, failures[1].clone());
+            let logs = Watched::new(log_exporter(&settings, client)?, failures[1].clone());
             Some(
                 SdkLoggerProvider::builder()
                     .with_log_processor(
@@ -345,8 +354,9 @@ fn signal_url(base: &str, path: &str) -> String {
     format!("{}/{path}", base.trim_end_matches('/'))
 }
 
-/// The span exporter for the settings' protocol and endpoint.
-fn span_exporter(s: &Settings) -> Result<SpanExporter, OtelError> {
+/// The span exporter for the settings' protocol and endpoint; over HTTP,
+/// through `client`.
+fn span_exporter(s: &Settings, client: Option<Client>) -> Result<SpanExporter, OtelError> {
     let built = match s.protocol {
         Protocol::Grpc => {
             let b = SpanExporter::builder().with_tonic();
@@ -356,9 +366,12 @@ fn span_exporter(s: &Settings) -> Result<SpanExporter, OtelError> {
             }
         }
         p => {
-            let b = SpanExporter::builder()
+            let mut b = SpanExporter::builder()
                 .with_http()
                 .with_protocol(otlp_protocol(p));
+            if let Some(client) = client {
+                b = b.with_http_client(client);
+            }
             match &s.endpoint {
                 Some(e) => b.with_endpoint(signal_url(e, "v1/traces")).build(),
                 None => b.build(),
@@ -371,8 +384,9 @@ fn span_exporter(s: &Settings) -> Result<SpanExporter, OtelError> {
     })
 }
 
-/// The log exporter for the settings' protocol and endpoint.
-fn log_exporter(s: &Settings) -> Result<LogExporter, OtelError> {
+/// The log exporter for the settings' protocol and endpoint; over HTTP,
+/// through `client`.
+fn log_exporter(s: &Settings, client: Option<Client>) -> Result<LogExporter, OtelError> {
     let built = match s.protocol {
         Protocol::Grpc => {
             let b = LogExporter::builder().with_tonic();
@@ -382,9 +396,12 @@ fn log_exporter(s: &Settings) -> Result<LogExporter, OtelError> {
             }
         }
         p => {
-            let b = LogExporter::builder()
+            let mut b = LogExporter::builder()
                 .with_http()
                 .with_protocol(otlp_protocol(p));
+            if let Some(client) = client {
+                b = b.with_http_client(client);
+            }
             match &s.endpoint {
                 Some(e) => b.with_endpoint(signal_url(e, "v1/logs")).build(),
                 None => b.build(),

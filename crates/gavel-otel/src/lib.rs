@@ -24,6 +24,7 @@ mod attrs;
 mod error;
 mod evaluation;
 mod exporter;
+mod http;
 mod ids;
 mod phoenix;
 mod settings;
