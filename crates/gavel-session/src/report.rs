@@ -83,17 +83,16 @@ pub async fn decision(store: &Store, run_id: &str) -> Result<Decision, SessionEr
 }
 
 /// Keeps `decision` for `run` as it stood at `stamp`, once the run is no
-/// longer running (a running run's is decided on every read).
-async fn keep(
-    store: &Store,
-    run: &RunRecord,
-    stamp: &DecisionStamp,
-    decision: &Decision,
-) -> Result<(), StoreError> {
+/// longer running (a running run's is decided on every read). Keeping it only
+/// saves later reads the fold: a store that cannot take it (a read-only copy)
+/// is warned about, and the report stands.
+async fn keep(store: &Store, run: &RunRecord, stamp: &DecisionStamp, decision: &Decision) {
     if run.status == RunStatus::Running {
-        return Ok(());
+        return;
     }
-    store.save_decision(&run.id, stamp, decision).await
+    if let Err(e) = store.save_decision(&run.id, stamp, decision).await {
+        tracing::warn!(run = %run.id, "the run's decision was not kept: {e}");
+    }
 }
 
 /// [`build`], handing each outcome to `files` as it is folded; a report at
@@ -153,7 +152,7 @@ async fn fold(
         report.require_judges();
     }
     if *regate == Regate::default() {
-        keep(store, &report.run, &stamp, &Decision::of(&report)).await?;
+        keep(store, &report.run, &stamp, &Decision::of(&report)).await;
     }
     Ok((report, files))
 }
