@@ -104,7 +104,11 @@ async fn fold(
     detail: Detail,
     files: Option<Files>,
 ) -> Result<(Report, Option<Files>), SessionError> {
-    let stamp = store.decision_stamp(run_id).await?;
+    // Taken before the run is read: what is recorded meanwhile makes it stale.
+    let stamp = match *regate == Regate::default() {
+        true => Some(store.decision_stamp(run_id).await?),
+        false => None,
+    };
     let run = store.run(run_id).await?;
     // Runs stored before the configuration was typed gate at the defaults.
     let stored = StoredConfig::of(&run).ok();
@@ -151,8 +155,8 @@ async fn fold(
     if require_judges {
         report.require_judges();
     }
-    if *regate == Regate::default() {
-        keep(store, &report.run, &stamp, &Decision::of(&report)).await;
+    if let Some(stamp) = &stamp {
+        keep(store, &report.run, stamp, &Decision::of(&report)).await;
     }
     Ok((report, files))
 }

@@ -6,6 +6,7 @@ use futures::TryStreamExt;
 use gavel_core::{Case, Execution, ExecutionKey, RunRecord, Status, ToolCall, Turn, Verdict};
 use sqlx::{Any, Transaction};
 
+use crate::direct::all;
 use crate::rows::{
     CaseRow, ExecutionRow, RunRow, ToolCallRow, TurnRow, VerdictRow, from_i64, run_columns,
 };
@@ -348,9 +349,9 @@ impl Assembly {
 /// `None` when any step fails (the pool then reads, and reports what is wrong).
 fn executions_direct(conn: &rusqlite::Connection, run_id: &str) -> Option<Vec<Execution>> {
     let tx = conn.unchecked_transaction().ok()?;
-    let rows = all_rows(&tx, SELECT_EXECUTIONS, run_id, ExecutionRow::from_sqlite)?;
+    let rows = all(&tx, SELECT_EXECUTIONS, [run_id], ExecutionRow::from_sqlite)?;
     let mut assembly = Assembly::default();
-    for row in all_rows(&tx, SELECT_TOOL_CALLS, run_id, ToolCallRow::from_sqlite)? {
+    for row in all(&tx, SELECT_TOOL_CALLS, [run_id], ToolCallRow::from_sqlite)? {
         assembly.call(row).ok()?;
     }
     let mut turns = tx.prepare(SELECT_TURNS).ok()?;
@@ -361,7 +362,7 @@ fn executions_direct(conn: &rusqlite::Connection, run_id: &str) -> Option<Vec<Ex
     for row in verdicts.query_map([run_id], VerdictRow::from_sqlite).ok()? {
         assembly.verdict(row.ok()?).ok()?;
     }
-    let case_seq: HashMap<String, i64> = all_rows(&tx, SELECT_CASE_ORDER, run_id, |row| {
+    let case_seq: HashMap<String, i64> = all(&tx, SELECT_CASE_ORDER, [run_id], |row| {
         Ok((row.get(0)?, row.get(1)?))
     })?
     .into_iter()
@@ -369,18 +370,6 @@ fn executions_direct(conn: &rusqlite::Connection, run_id: &str) -> Option<Vec<Ex
     drop((turns, verdicts));
     tx.commit().ok()?;
     assembly.finish(rows, &case_seq).ok()
-}
-
-/// Every row of `sql` for `run_id`, read with `read`.
-fn all_rows<T>(
-    tx: &rusqlite::Transaction<'_>,
-    sql: &str,
-    run_id: &str,
-    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-) -> Option<Vec<T>> {
-    let mut statement = tx.prepare(sql).ok()?;
-    let rows = statement.query_map([run_id], read).ok()?;
-    rows.collect::<rusqlite::Result<Vec<T>>>().ok()
 }
 
 /// What the report order of executions is decided on.
