@@ -28,7 +28,29 @@ pub(crate) trait Writer: Send {
 
     /// Writes the whole file to `out`: what only the finished report knows,
     /// and the spooled outcomes.
-    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError>;
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Out) -> Result<(), ReportError>;
+}
+
+/// Where a report file is put together: text, and spools appended whole.
+pub(crate) trait Out: Write {
+    /// Appends what `spool` holds from its start.
+    fn append(&mut self, spool: &mut File) -> io::Result<()> {
+        spool.seek(SeekFrom::Start(0))?;
+        io::copy(spool, self)?;
+        Ok(())
+    }
+}
+
+impl Out for Vec<u8> {}
+
+/// A file on disk: the spool is copied file to file (by the kernel, where it can).
+impl Out for BufWriter<File> {
+    fn append(&mut self, spool: &mut File) -> io::Result<()> {
+        self.flush()?;
+        spool.seek(SeekFrom::Start(0))?;
+        io::copy(spool, self.get_mut())?;
+        Ok(())
+    }
 }
 
 /// The writer of a format.
@@ -187,7 +209,7 @@ pub(crate) fn render(report: &Report, format: Format) -> Result<String, ReportEr
 /// name, then renamed into place, so a reader never sees half a report.
 fn write_file(
     path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> Result<(), ReportError>,
+    fill: impl FnOnce(&mut dyn Out) -> Result<(), ReportError>,
 ) -> Result<(), ReportError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -234,13 +256,11 @@ impl Spool {
     }
 
     /// Copies what was spooled to `out`.
-    pub(crate) fn copy_to(self, out: &mut dyn Write) -> Result<(), ReportError> {
+    pub(crate) fn copy_to(self, out: &mut dyn Out) -> Result<(), ReportError> {
         let mut file = self
             .file
             .into_inner()
             .map_err(io::IntoInnerError::into_error)?;
-        file.seek(SeekFrom::Start(0))?;
-        io::copy(&mut file, out)?;
-        Ok(())
+        Ok(out.append(&mut file)?)
     }
 }

@@ -99,6 +99,17 @@ impl ReportBuilder {
         self
     }
 
+    /// The run reported.
+    pub fn run(&self) -> &RunRecord {
+        &self.run
+    }
+
+    /// The run as it ended, for a report folded while it was recorded: its
+    /// status and end are the report's.
+    pub fn run_ended(&mut self, run: RunRecord) {
+        self.run = run;
+    }
+
     /// Adds the next case of the run's snapshot, after the executions of the
     /// case before it.
     pub fn push_case(&mut self, case: Case) {

@@ -12,13 +12,12 @@
 //! and the page put together once the summary is known.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use gavel_core::{Case, Execution, Outcome, RunRecord, Status, TagStats, Turn, Verdict};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 use serde::Serialize;
 
-use crate::files::{Spool, Writer};
+use crate::files::{Out, Spool, Writer};
 use crate::text;
 use crate::{Report, ReportError};
 
@@ -264,7 +263,7 @@ impl Writer for HtmlWriter {
         Ok(())
     }
 
-    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Out) -> Result<(), ReportError> {
         let w = *self;
         let env = &w.env;
         let head = serde(view(report));

@@ -7,13 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use std::io::Write;
-
 use gavel_core::{Case, Outcome, RunRecord, Status, TagStats, Transcript, Verdict};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::files::{Spool, Writer};
+use crate::files::{Out, Spool, Writer};
 use crate::text;
 use crate::{Report, ReportError};
 
@@ -206,7 +204,7 @@ impl Writer for JsonWriter {
         self.results.push(&item)
     }
 
-    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Out) -> Result<(), ReportError> {
         let head = serde_json::to_string_pretty(&document(report))?;
         let open = head
             .strip_suffix("[]\n}")

@@ -5,13 +5,12 @@
 //! `testsuites@skipped`).
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::time::Duration;
 
 use gavel_core::{Case, Outcome, RunRecord, Status};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-use crate::files::{Spool, Writer};
+use crate::files::{Out, Spool, Writer};
 use crate::text::{self, Problem};
 use crate::{GateFailure, Report, ReportError, Unfinished};
 
@@ -102,7 +101,7 @@ impl Writer for JunitWriter {
         Ok(())
     }
 
-    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Out) -> Result<(), ReportError> {
         let suite = &report.run.suite;
         let mut junit = quick_junit::Report::new(format!("gavel {suite}"));
         junit.set_time(Duration::from_millis(report.execution_ms()));

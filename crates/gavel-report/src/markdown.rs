@@ -2,11 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write;
 
 use gavel_core::{Case, Outcome, RunRecord, Status, TagStats};
 
-use crate::files::{Spool, Writer};
+use crate::files::{Out, Spool, Writer};
 use crate::text;
 use crate::{Report, ReportError};
 
@@ -83,7 +82,7 @@ impl Writer for MarkdownWriter {
         Ok(())
     }
 
-    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Write) -> Result<(), ReportError> {
+    fn finish(self: Box<Self>, report: &Report, out: &mut dyn Out) -> Result<(), ReportError> {
         out.write_all(head(report).as_bytes())?;
         let w = *self;
         if w.spread.count > 0 {
@@ -288,7 +287,7 @@ fn reason_line(o: &Outcome, reason: fn(&Outcome) -> String) -> String {
 /// items, `more` of how many were left out (if any), then `tail`; nothing
 /// when there are none.
 fn capped(
-    out: &mut dyn Write,
+    out: &mut dyn Out,
     head: &str,
     items: Spool,
     more: fn(usize) -> String,

@@ -13,6 +13,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{self, Played};
+use crate::frontier::Frontier;
 use crate::pairwise::Pairing;
 use crate::select::Selecting;
 use crate::{Plan, PlannedExecution, PreparedTargets, Recorder, RunnerError};
@@ -135,14 +136,28 @@ pub async fn execute(
             over_budget.store(true, Ordering::Relaxed);
         }
     };
+    let frontier = std::sync::Mutex::new(Frontier::default());
+    let lock = || frontier.lock().unwrap_or_else(|p| p.into_inner());
     let produce = async {
         let unrecorded = &unrecorded;
-        let scheduled = plan
-            .items()
-            .take_while(|_| !over_budget.load(Ordering::Relaxed))
-            .inspect(|_| {
+        let mut items = plan.items();
+        let scheduled = std::iter::from_fn(|| {
+            if over_budget.load(Ordering::Relaxed) {
+                return None;
+            }
+            let item = items.next();
+            if let Some(cases) = items.cases() {
+                match &item {
+                    Some(Ok(item)) => lock().drew(item.key(), cases.saturating_sub(1)),
+                    Some(Err(_)) => {}
+                    None => lock().exhausted(cases),
+                }
+            }
+            if item.is_some() {
                 launched.fetch_add(1, Ordering::Relaxed);
-            });
+            }
+            item
+        });
         let mut results = futures::stream::iter(scheduled.map(|item| async move {
             let permit = unrecorded.acquire().await.ok();
             let result = match item {
@@ -200,6 +215,12 @@ pub async fn execute(
                         .sum(),
                 );
                 record(&mut batch, recorders).await?;
+                let whole = lock().recorded(&batch);
+                if let Some(cases) = whole {
+                    for r in recorders.iter_mut() {
+                        r.cases_recorded(cases).await;
+                    }
+                }
                 drop(permits);
                 report.finished += batch.len();
             }

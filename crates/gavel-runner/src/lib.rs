@@ -8,6 +8,7 @@
 mod conversation;
 mod error;
 mod execute;
+mod frontier;
 mod pairwise;
 mod plan;
 mod recorder;

@@ -141,6 +141,7 @@ impl Plan {
         Items {
             source,
             current: Vec::new().into_iter(),
+            cases: 0,
         }
     }
 
@@ -283,6 +284,8 @@ pub struct Items<'p> {
     source: Source<'p>,
     /// The executions of the case being run.
     current: std::vec::IntoIter<PlannedExecution>,
+    /// Cases read from a spilled plan.
+    cases: usize,
 }
 
 enum Source<'p> {
@@ -308,7 +311,10 @@ impl Iterator for Items<'_> {
                 Source::Failed => return None,
             };
             let case = match reader.next_case() {
-                Ok(Some(case)) => case,
+                Ok(Some(case)) => {
+                    self.cases += 1;
+                    case
+                }
                 Ok(None) => return None,
                 Err(e) => return self.fail(RunnerError::Spill(e)),
             };
@@ -322,6 +328,16 @@ impl Iterator for Items<'_> {
 }
 
 impl Items<'_> {
+    /// Cases read so far from a plan made from a suite, in plan order (the
+    /// last item given is of case `cases() - 1`); `None` for a plan of given
+    /// executions ([`Plan::of`]).
+    pub fn cases(&self) -> Option<usize> {
+        match self.source {
+            Source::Held(_) => None,
+            Source::Spilled { .. } | Source::Failed => Some(self.cases),
+        }
+    }
+
     /// Ends the iteration with `e`.
     fn fail(&mut self, e: RunnerError) -> Option<Result<PlannedExecution, RunnerError>> {
         self.source = Source::Failed;

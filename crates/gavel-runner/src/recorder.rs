@@ -31,6 +31,14 @@ pub trait Recorder: Send {
         }
         Ok(())
     }
+
+    /// Called, after the batch that completed them was recorded, each time
+    /// more of the plan's leading cases (in plan order) have every planned
+    /// execution recorded: `cases` of them now. A plan of given executions
+    /// ([`crate::Plan::of`]) does not tell it.
+    async fn cases_recorded(&mut self, cases: usize) {
+        let _ = cases;
+    }
 }
 
 /// Collects executions in memory.

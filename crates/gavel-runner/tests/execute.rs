@@ -392,3 +392,91 @@ async fn a_slow_recorder_holds_back_new_executions() {
     assert_eq!((report.finished, recorder.kept), (1000, 1000));
     assert_eq!(calls.load(Ordering::SeqCst), 1000);
 }
+
+#[tokio::test]
+async fn recorders_hear_how_many_leading_cases_are_recorded_whole() {
+    /// Keeps what it records and, at each tell, checks that every execution
+    /// of the cases told whole was recorded before it.
+    #[derive(Default)]
+    struct Watching {
+        kept: Vec<Execution>,
+        told: Vec<usize>,
+    }
+    #[async_trait::async_trait]
+    impl Recorder for Watching {
+        async fn record(&mut self, e: &Execution) -> Result<(), RecordError> {
+            self.kept.push(e.clone());
+            Ok(())
+        }
+        async fn cases_recorded(&mut self, cases: usize) {
+            for case in 0..cases {
+                for repeat in 0..2 {
+                    let id = format!("c{case}");
+                    assert!(
+                        self.kept
+                            .iter()
+                            .any(|e| e.case_id == id && e.repeat_index == repeat),
+                        "told {cases} cases whole before c{case} repeat {repeat} was recorded"
+                    );
+                }
+            }
+            self.told.push(cases);
+        }
+    }
+    // Later cases answer sooner: results land out of plan order.
+    let target = Arc::new(FnTarget::new(|req: FnRequest| async move {
+        let n: u64 = req.message.trim_start_matches('q').parse().unwrap_or(0);
+        tokio::time::sleep(Duration::from_millis(40 - n % 40)).await;
+        "ok"
+    }));
+    let cases: String = (0..60)
+        .map(|i| format!("  - {{id: c{i}, input: q{i}, repeat: 2}}\n"))
+        .collect();
+    let s = suite(&format!("cases:\n{cases}"));
+    let mut recorder = Watching::default();
+    let report = execute_into(&s, target, 8, &mut recorder).await.unwrap();
+    assert_eq!(report.finished, 120);
+    assert!(
+        recorder.told.windows(2).all(|w| w[0] < w[1]),
+        "told only as it grows: {:?}",
+        recorder.told
+    );
+    assert_eq!(recorder.told.last(), Some(&60), "every case ends whole");
+    assert!(recorder.told.len() > 1, "told as the run goes on");
+}
+
+#[tokio::test]
+async fn a_plan_of_given_executions_tells_no_case_whole() {
+    #[derive(Default)]
+    struct Told(Vec<usize>);
+    #[async_trait::async_trait]
+    impl Recorder for Told {
+        async fn record(&mut self, _e: &Execution) -> Result<(), RecordError> {
+            Ok(())
+        }
+        async fn cases_recorded(&mut self, cases: usize) {
+            self.0.push(cases);
+        }
+    }
+    let s = numbered_cases(5);
+    let items: Vec<_> = gavel_runner::plan(&s, &PlanOptions::default())
+        .unwrap()
+        .items()
+        .map(Result::unwrap)
+        .collect();
+    let plan = gavel_runner::Plan::of(items);
+    let mut told = Told::default();
+    let mut recorders: [&mut dyn Recorder; 1] = [&mut told];
+    let opts = options(&s, 2, Duration::from_secs(5));
+    gavel_runner::execute(
+        &plan,
+        &with(echo()),
+        "r",
+        &opts,
+        &CancellationToken::new(),
+        &mut recorders,
+    )
+    .await
+    .unwrap();
+    assert!(told.0.is_empty(), "{:?}", told.0);
+}

@@ -21,6 +21,7 @@ mod gate;
 pub mod history;
 pub mod judge;
 mod library;
+mod live;
 mod location;
 mod models;
 mod note;

@@ -7,12 +7,15 @@ use gavel_runner::{RecordError, Recorder};
 use gavel_store::Store;
 
 use crate::events::Sinks;
+use crate::live::Live;
 
-/// Writes every execution to the store as it lands, then sends its events.
+/// Writes every execution to the store as it lands, then sends its events;
+/// tells the run's live report how many cases are whole.
 pub(crate) struct StoreSink<'a> {
     store: &'a Store,
     run_id: &'a str,
     sinks: &'a Sinks,
+    live: Option<&'a Live>,
 }
 
 impl<'a> StoreSink<'a> {
@@ -22,7 +25,14 @@ impl<'a> StoreSink<'a> {
             store,
             run_id,
             sinks,
+            live: None,
         }
+    }
+
+    /// Tells `live` as the run's cases become whole.
+    pub(crate) fn telling(mut self, live: Option<&'a Live>) -> StoreSink<'a> {
+        self.live = live;
+        self
     }
 }
 
@@ -46,5 +56,11 @@ impl Recorder for StoreSink<'_> {
             self.sinks.recorded(e);
         }
         Ok(())
+    }
+
+    async fn cases_recorded(&mut self, cases: usize) {
+        if let Some(live) = self.live {
+            live.cases_recorded(cases);
+        }
     }
 }

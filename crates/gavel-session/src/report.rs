@@ -3,8 +3,8 @@
 use std::collections::VecDeque;
 
 use gavel_core::{Execution, RunRecord, RunStatus, TagStats};
-use gavel_report::{Detail, Files, Gate, Report, ReportBuilder};
-use gavel_store::{DecisionStamp, ExecutionPages, PAGE_SIZE, Store, StoreError};
+use gavel_report::{CalibrationGate, Detail, Files, Gate, Report, ReportBuilder};
+use gavel_store::{CasePages, DecisionStamp, ExecutionPages, PAGE_SIZE, Store, StoreError};
 use serde::{Deserialize, Serialize};
 
 use crate::config::StoredConfig;
@@ -109,56 +109,138 @@ async fn fold(
         true => Some(store.decision_stamp(run_id).await?),
         false => None,
     };
-    let run = store.run(run_id).await?;
-    // Runs stored before the configuration was typed gate at the defaults.
-    let stored = StoredConfig::of(&run).ok();
-    let given = stored.as_ref();
-    let min_pass_rate = regate
-        .min_pass_rate
-        .or_else(|| given.and_then(|s| s.min_pass_rate))
-        .unwrap_or(GateConfig::DEFAULT_MIN_PASS_RATE);
-    let tags = match &regate.tags {
-        tags if !tags.is_empty() => tags.clone(),
-        _ => given.map(|s| s.gate_tags.clone()).unwrap_or_default(),
-    };
-    let require_judges = regate.require_judges || given.is_some_and(|s| s.require_judges);
-    let calibration = given.and_then(|s| s.calibration.clone());
-    let mut cases = store.case_pages(&run.id, PAGE_SIZE);
-    if detail == Detail::Summary {
-        cases = cases.first_of_id();
+    let mut folding = Folding::open(store, run_id, regate, detail, files, false).await?;
+    folding.read().await?;
+    Ok(folding.finish(store, stamp.as_ref()).await)
+}
+
+/// A report being folded from the store, case by case in report order, as far
+/// as the run is recorded.
+pub(crate) struct Folding {
+    builder: ReportBuilder,
+    cases: CasePages,
+    executions: Ahead,
+    calibration: Option<CalibrationGate>,
+    require_judges: bool,
+    /// Every case may be read (the run is recorded).
+    whole: bool,
+}
+
+impl Folding {
+    /// The report of `run_id` at its gate, changed where `regate` says;
+    /// `growing`: of a run being recorded, none of whose cases is read until
+    /// [`Folding::before`] says how many are whole.
+    pub(crate) async fn open(
+        store: &Store,
+        run_id: &str,
+        regate: &Regate,
+        detail: Detail,
+        files: Option<Files>,
+        growing: bool,
+    ) -> Result<Folding, SessionError> {
+        let run = store.run(run_id).await?;
+        // Runs stored before the configuration was typed gate at the defaults.
+        let stored = StoredConfig::of(&run).ok();
+        let given = stored.as_ref();
+        let min_pass_rate = regate
+            .min_pass_rate
+            .or_else(|| given.and_then(|s| s.min_pass_rate))
+            .unwrap_or(GateConfig::DEFAULT_MIN_PASS_RATE);
+        let tags = match &regate.tags {
+            tags if !tags.is_empty() => tags.clone(),
+            _ => given.map(|s| s.gate_tags.clone()).unwrap_or_default(),
+        };
+        let require_judges = regate.require_judges || given.is_some_and(|s| s.require_judges);
+        let calibration = given.and_then(|s| s.calibration.clone());
+        let mut cases = store.case_pages(&run.id, PAGE_SIZE);
+        if detail == Detail::Summary {
+            cases = cases.first_of_id();
+        }
+        let pages = match growing {
+            true => {
+                cases.before(Some(0));
+                store.growing_execution_pages(&run.id, PAGE_SIZE, 0)
+            }
+            false => store.execution_pages(&run.id, PAGE_SIZE).await?,
+        };
+        let mut builder = ReportBuilder::new(run, min_pass_rate, detail).gate_tags(tags);
+        if let Some(files) = files {
+            builder = builder.files(files);
+        }
+        Ok(Folding {
+            builder,
+            cases,
+            executions: Ahead {
+                pages,
+                page: VecDeque::new(),
+            },
+            calibration,
+            require_judges,
+            whole: !growing,
+        })
     }
-    let mut executions = Ahead {
-        pages: store.execution_pages(&run.id, PAGE_SIZE).await?,
-        page: VecDeque::new(),
-    };
-    let mut builder = ReportBuilder::new(run, min_pass_rate, detail).gate_tags(tags);
-    if let Some(files) = files {
-        builder = builder.files(files);
+
+    /// A growing fold may read the run's first `cases` cases (in saved
+    /// order), each with every execution recorded; `None`: the run is
+    /// recorded, every case and execution may be read, and the run's record
+    /// (its end) is read again.
+    pub(crate) async fn before(
+        &mut self,
+        store: &Store,
+        cases: Option<usize>,
+    ) -> Result<(), SessionError> {
+        if self.whole {
+            return Ok(());
+        }
+        self.cases.before(cases);
+        self.executions.pages.before(cases).await?;
+        if cases.is_none() {
+            self.whole = true;
+            let run = store.run(&self.builder.run().id).await?;
+            self.builder.run_ended(run);
+        }
+        Ok(())
     }
-    while let Some(page) = cases.next_page().await? {
-        for case in page {
-            let id = case.id.clone();
-            builder.push_case(case);
-            while let Some(execution) = executions.next(Some(&id)).await? {
-                builder.push_execution(execution);
+
+    /// Folds every case that may be read now, with its executions; once the
+    /// run is whole, then the executions whose case is not in the snapshot.
+    pub(crate) async fn read(&mut self) -> Result<(), SessionError> {
+        while let Some(page) = self.cases.next_page().await? {
+            for case in page {
+                let id = case.id.clone();
+                self.builder.push_case(case);
+                while let Some(execution) = self.executions.next(Some(&id)).await? {
+                    self.builder.push_execution(execution);
+                }
             }
         }
+        if self.whole {
+            while let Some(execution) = self.executions.next(None).await? {
+                self.builder.push_execution(execution);
+            }
+        }
+        Ok(())
     }
-    // Those whose case is not in the snapshot.
-    while let Some(execution) = executions.next(None).await? {
-        builder.push_execution(execution);
+
+    /// The report, its gate final, and its files to finish; keeps its
+    /// [`Decision`] when `stamp` (taken before the run was read) is given.
+    pub(crate) async fn finish(
+        self,
+        store: &Store,
+        stamp: Option<&DecisionStamp>,
+    ) -> (Report, Option<Files>) {
+        let (mut report, files) = self.builder.finish_files();
+        if let Some(c) = self.calibration {
+            report.gate = report.gate.clone().with_calibration(c);
+        }
+        if self.require_judges {
+            report.require_judges();
+        }
+        if let Some(stamp) = stamp {
+            keep(store, &report.run, stamp, &Decision::of(&report)).await;
+        }
+        (report, files)
     }
-    let (mut report, files) = builder.finish_files();
-    if let Some(c) = calibration {
-        report.gate = report.gate.clone().with_calibration(c);
-    }
-    if require_judges {
-        report.require_judges();
-    }
-    if let Some(stamp) = &stamp {
-        keep(store, &report.run, stamp, &Decision::of(&report)).await;
-    }
-    Ok((report, files))
 }
 
 /// A run's executions in report order, one page read ahead.

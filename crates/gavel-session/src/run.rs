@@ -3,7 +3,7 @@
 use gavel_checks::Embeddings;
 use gavel_core::{RunRecord, RunStatus, Suite};
 use gavel_models::ModelPool;
-use gavel_report::Report;
+use gavel_report::{Files, Report};
 use gavel_runner::{
     Baselines, CancellationToken, ExecuteOptions, Plan, PlannedExecution, PreparedTargets,
     RunReport,
@@ -12,6 +12,7 @@ use gavel_store::{CaseVersion, PAGE_SIZE, SnapshotCase, Store};
 
 use crate::config::StoredConfig;
 use crate::events::{Event, ExecutionRef, RunEnd, RunStart, Sinks};
+use crate::live::Live;
 use crate::prepare::{self, Loaded};
 use crate::record::StoreSink;
 use crate::{JudgeChoice, Note, Regate, RunConfig, SessionError, models};
@@ -27,6 +28,8 @@ pub struct PreparedRun {
     run: RunRecord,
     /// The run is in the store (resumed, or stored by [`PreparedRun::store_run`]).
     stored: bool,
+    /// Its case snapshot was saved from this plan, in plan order (a new run).
+    cases_saved: bool,
     versions: Vec<CaseVersion>,
     pub(crate) judge: JudgeChoice,
     pub(crate) pool: ModelPool,
@@ -198,6 +201,7 @@ impl PreparedRun {
             plan,
             run,
             stored,
+            cases_saved: false,
             versions,
             judge,
             pool,
@@ -268,6 +272,7 @@ impl PreparedRun {
         snapshot.scrub_secrets();
         self.store.save_suite(&self.run.id, &snapshot).await?;
         self.stored = true;
+        self.cases_saved = true;
         Ok(())
     }
 
@@ -305,6 +310,7 @@ impl PreparedRun {
         sinks: &Sinks,
         cancel: &CancellationToken,
     ) -> Result<Finished, SessionError> {
+        let files = Files::create(&self.config.report_files)?;
         self.store_run().await?;
         let driver = crate::drive::Driver::take(&self.store, &self.run.id).await?;
         let PreparedRun {
@@ -316,6 +322,7 @@ impl PreparedRun {
             judge,
             pool,
             baselines,
+            cases_saved,
             ..
         } = self;
         let mut notes = Vec::new();
@@ -364,6 +371,18 @@ impl PreparedRun {
                 return failed(e).await;
             }
         };
+        // A new run's report is folded as its cases become whole; a resumed
+        // run's snapshot is not in its plan's order, so it is folded at the end.
+        let live = match cases_saved {
+            true => match Live::start(&store, &run.id, files).await {
+                Ok(live) => Some(live),
+                Err(e) => {
+                    tracing::warn!(run = %run.id, "the report is folded once the run ends: {e}");
+                    None
+                }
+            },
+            false => None,
+        };
         sinks.emit(&Event::RunStarted(&start));
         let judges = models::RunJudges {
             pool: &pool,
@@ -379,6 +398,7 @@ impl PreparedRun {
                 judges: &judges,
                 baselines: &baselines,
                 embeddings: embeddings.as_ref(),
+                live: live.as_ref(),
             },
             &store,
             sinks,
@@ -407,8 +427,20 @@ impl PreparedRun {
         // The report reads every result (and case) back from the store: free
         // the run's models and its plan first.
         drop((pool, baselines, suite, embeddings, plan));
-        let files = gavel_report::Files::create(&config.report_files)?;
-        let report = crate::report::write(&store, &run.id, &Regate::default(), files).await?;
+        let write = || async {
+            let files = Files::create(&config.report_files)?;
+            crate::report::write(&store, &run.id, &Regate::default(), files).await
+        };
+        let report = match live {
+            Some(live) => match live.write(&store).await {
+                Ok(report) => report,
+                Err(e) => {
+                    tracing::warn!(run = %run.id, "the report is folded again: {e}");
+                    write().await?
+                }
+            },
+            None => write().await?,
+        };
         let (outcome, error) = match outcome {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(SessionError::Run(e))),
@@ -472,6 +504,8 @@ pub(crate) struct Execution<'a> {
     pub(crate) judges: &'a models::RunJudges<'a>,
     pub(crate) baselines: &'a Baselines,
     pub(crate) embeddings: Option<&'a Embeddings>,
+    /// The run's report folded as it is recorded, when it is.
+    pub(crate) live: Option<&'a Live>,
 }
 
 /// Executes `plan`, recording every result in the store and sending events.
@@ -502,7 +536,7 @@ pub(crate) async fn execute_plan(
         on_start: Some(&on_start),
         ..ExecuteOptions::new(&with.suite.judge, with.baselines)
     };
-    let mut recorder = StoreSink::new(store, run_id, sinks);
+    let mut recorder = StoreSink::new(store, run_id, sinks).telling(with.live);
     gavel_runner::execute(
         plan,
         targets,

@@ -275,6 +275,7 @@ async fn run_unit(
         judges: &judges,
         baselines: &prepared.baselines,
         embeddings: context.embeddings.as_ref(),
+        live: None,
     };
     let run_id = &unit[0].run_id;
     let ran = execute_plan(

@@ -232,3 +232,71 @@ async fn a_run_of_5000_executions_is_written_as_it_is_read() {
     )));
     store.close().await;
 }
+
+/// A new run's report is folded while it runs: its files are the ones
+/// `gavel report` writes from the store afterwards, byte for byte, with the
+/// run as it ended (not as it started).
+#[tokio::test]
+async fn a_run_writes_the_files_its_stored_report_writes() {
+    use gavel_core::load::SuiteSource;
+    use gavel_session::{PreparedRun, RunConfig, Sinks, Sources};
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("gavel.db").display());
+    let store = Store::open(&url).await.unwrap();
+    // Two targets, repeats, a few failures: several pages of cases, each
+    // case whole only once all four of its executions are recorded.
+    let echo =
+        "[sh, -c, 'while IFS= read -r line; do printf \"{\\\"output\\\": \\\"ok\\\"}\\n\"; done']";
+    let cases: String = (0..700)
+        .map(|i| {
+            let want = if i % 9 == 0 { "nope" } else { "ok" };
+            format!(
+                "  - {{id: c{i:04}, input: hi, repeat: 2, targets: [a, b], checks: [{{type: contains, value: {want}}}]}}\n"
+            )
+        })
+        .collect();
+    let text = format!(
+        "name: live\ntargets:\n  a: {{type: command, command: {echo}}}\n  b: {{type: command, command: {echo}}}\ncases:\n{cases}"
+    );
+    let ran: Vec<_> = Format::ALL
+        .iter()
+        .map(|f| dir.path().join(format!("ran/run.{}", f.extension())))
+        .collect();
+    let mut config = RunConfig::new(Sources {
+        suites: vec![SuiteSource::Text {
+            text,
+            path: "suite.yaml".into(),
+        }],
+        stored: None,
+    });
+    config.jobs = 8;
+    config.report_files = ran.clone();
+    let prepared = PreparedRun::new(store.clone(), config).await.unwrap();
+    let finished = prepared
+        .execute(&Sinks::new(), &gavel_runner::CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(finished.report.summary.overall.total, 1_400);
+    assert_eq!(finished.report.summary.overall.failed, 2 * 78);
+    assert_eq!(finished.report.run.status, RunStatus::Completed);
+
+    let reported: Vec<_> = Format::ALL
+        .iter()
+        .map(|f| dir.path().join(format!("reported/run.{}", f.extension())))
+        .collect();
+    let files = Files::create(&reported).unwrap();
+    let report = gavel_session::report::write(&store, &finished.run.id, &Regate::default(), files)
+        .await
+        .unwrap();
+    assert_eq!(report.gate, finished.report.gate);
+    for (ran, reported) in ran.iter().zip(&reported) {
+        let (a, b) = (
+            std::fs::read(ran).unwrap(),
+            std::fs::read(reported).unwrap(),
+        );
+        assert!(a == b, "{} differs from `gavel report`'s", ran.display());
+    }
+    let json: Value = serde_json::from_slice(&std::fs::read(&ran[0]).unwrap()).unwrap();
+    assert_eq!(json["run"]["status"], "completed", "the run as it ended");
+}

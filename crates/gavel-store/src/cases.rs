@@ -23,10 +23,14 @@ pub struct CasePages {
     cursor: Cursor,
 }
 
-/// Where a walk through a run's snapshot is: after the case at `seq`, if any.
+/// Where a walk through a run's snapshot is: after the case at `seq`, if any,
+/// and before the case at `before`, when bounded.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cursor {
     after: i64,
+    /// Cases at this position and later are not read yet (a run still being
+    /// recorded: [`CasePages::before`]).
+    pub(crate) before: Option<i64>,
     done: bool,
 }
 
@@ -34,6 +38,7 @@ impl Default for Cursor {
     fn default() -> Self {
         Cursor {
             after: -1,
+            before: None,
             done: false,
         }
     }
@@ -42,7 +47,7 @@ impl Default for Cursor {
 impl Cursor {
     /// The next page of `columns` (among them `seq`) from `run_cases r`, at most
     /// `size` rows, `first_of_id` keeping only the first case of each id; `None`
-    /// once the snapshot was read. `seq` returns a row's position. A SQLite
+    /// once the snapshot was read (when bounded, once it was read up to the bound). `seq` returns a row's position. A SQLite
     /// file is read on the caller's thread (`direct` reads a row by position).
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn next<T>(
@@ -63,14 +68,17 @@ impl Cursor {
         }
         let filter = if first_of_id { FIRST_OF_ID } else { "" };
         let sql = format!(
-            "SELECT {columns} FROM run_cases r WHERE r.run_id = $1 AND r.seq > $2{filter} \
-             ORDER BY r.seq LIMIT $3"
+            "SELECT {columns} FROM run_cases r WHERE r.run_id = $1 AND r.seq > $2 \
+             AND r.seq < $3{filter} ORDER BY r.seq LIMIT $4"
         );
         let size = size.max(1);
         let limit = i64::try_from(size).unwrap_or(i64::MAX);
+        let before = self.before.unwrap_or(i64::MAX);
         let read = store.direct.as_ref().and_then(|d| {
-            d.read(|conn| crate::direct::all(conn, &sql, (run_id, self.after, limit), direct))
-                .flatten()
+            d.read(|conn| {
+                crate::direct::all(conn, &sql, (run_id, self.after, before, limit), direct)
+            })
+            .flatten()
         });
         let rows: Vec<T> = match read {
             Some(rows) => rows,
@@ -78,12 +86,13 @@ impl Cursor {
                 sqlx::query_as(AssertSqlSafe(sql))
                     .bind(run_id)
                     .bind(self.after)
+                    .bind(before)
                     .bind(limit)
                     .fetch_all(&store.pool)
                     .await?
             }
         };
-        self.done = rows.len() < size;
+        self.done = rows.len() < size && self.before.is_none();
         match rows.last() {
             Some(last) => self.after = seq(last),
             None => return Ok(None),
@@ -114,7 +123,15 @@ impl CasePages {
         self
     }
 
-    /// The next page, in order; `None` once every case was read.
+    /// Reads only the cases before position `cases` (in saved order) until
+    /// raised, `None`: every case. A run still being recorded is read as far
+    /// as its cases are whole.
+    pub fn before(&mut self, cases: Option<usize>) {
+        self.cursor.before = cases.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+    }
+
+    /// The next page, in order; `None` once every case was read (up to the
+    /// bound, when [`CasePages::before`] set one).
     pub async fn next_page(&mut self) -> Result<Option<Vec<Case>>, StoreError> {
         let rows = self
             .cursor

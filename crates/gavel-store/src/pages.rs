@@ -97,6 +97,11 @@ pub struct ExecutionPages {
     ids: VecDeque<String>,
     /// Executions not read yet.
     remaining: usize,
+    /// The run is still being recorded: only cases before the cursor's bound
+    /// are read ([`ExecutionPages::before`]).
+    growing: bool,
+    /// Executions given in pages so far.
+    given: usize,
 }
 
 impl Store {
@@ -121,14 +126,74 @@ impl Store {
             unsaved: false,
             ids: VecDeque::new(),
             remaining: from_i64(count, || format!("run {run_id} execution count"))?,
+            growing: false,
+            given: 0,
         })
+    }
+
+    /// [`Store::execution_pages`] of a run still being recorded: the
+    /// executions of its cases before position `cases` only (in saved order),
+    /// each of which must have every execution recorded, until raised with
+    /// [`ExecutionPages::before`]; once that is `None` (the run recorded),
+    /// the rest as [`Store::execution_pages`] would read it.
+    pub fn growing_execution_pages(
+        &self,
+        run_id: &str,
+        size: usize,
+        cases: usize,
+    ) -> ExecutionPages {
+        let mut pages = ExecutionPages {
+            store: self.clone(),
+            run_id: run_id.to_owned(),
+            size: size.max(1),
+            through: Some(i64::MAX),
+            cases: Cursor::default(),
+            unsaved: false,
+            ids: VecDeque::new(),
+            remaining: 0,
+            growing: true,
+            given: 0,
+        };
+        pages.cases.before = Some(to_position(cases));
+        pages
     }
 }
 
+/// A case position as stored.
+fn to_position(cases: usize) -> i64 {
+    i64::try_from(cases).unwrap_or(i64::MAX)
+}
+
 impl ExecutionPages {
-    /// Executions not read yet.
+    /// Executions not read yet (of pages opened growing, known once they
+    /// are read to the end).
     pub fn remaining(&self) -> usize {
         self.remaining
+    }
+
+    /// Pages opened growing ([`Store::growing_execution_pages`]) read the
+    /// cases before position `cases` now; `None` once the run is recorded:
+    /// every case, then the executions whose case is not in the snapshot, as
+    /// far as recorded now.
+    pub async fn before(&mut self, cases: Option<usize>) -> Result<(), StoreError> {
+        if !self.growing {
+            return Ok(());
+        }
+        if let Some(cases) = cases {
+            self.cases.before = Some(to_position(cases));
+            return Ok(());
+        }
+        let (count, through): (i64, Option<i64>) =
+            sqlx::query_as("SELECT COUNT(*), MAX(seq) FROM executions WHERE run_id = $1")
+                .bind(self.run_id.as_str())
+                .fetch_one(&self.store.pool)
+                .await?;
+        self.growing = false;
+        self.cases.before = None;
+        self.through = through;
+        let count: usize = from_i64(count, || format!("run {} execution count", self.run_id))?;
+        self.remaining = count.saturating_sub(self.given);
+        Ok(())
     }
 
     /// The next page, in order; `None` once every execution was read.
@@ -140,6 +205,7 @@ impl ExecutionPages {
             return Ok(None);
         }
         self.remaining = self.remaining.saturating_sub(ids.len());
+        self.given += ids.len();
         read_page(&self.store, &ids).await.map(Some)
     }
 
@@ -191,6 +257,7 @@ impl ExecutionPages {
                 keys.retain(|key| key.seq <= through);
                 (keys, cases.into_iter().map(|(seq, id)| (id, seq)).collect())
             }
+            None if self.growing => return Ok(false),
             None if !self.unsaved => {
                 self.unsaved = true;
                 let keys = sqlx::query_as(SELECT_UNSAVED_KEYS)

@@ -215,3 +215,85 @@ async fn finishing_a_large_run_analyzes_on_postgres() -> TestResult {
     })
     .await
 }
+
+/// Reads every page open now.
+async fn drain(
+    pages: &mut gavel_store::ExecutionPages,
+) -> Result<Vec<Execution>, gavel_store::StoreError> {
+    let mut read = Vec::new();
+    while let Some(page) = pages.next_page().await? {
+        read.extend(page);
+    }
+    Ok(read)
+}
+
+/// A run read while it is recorded: only the cases told whole are read, in
+/// report order, and once the run is recorded the rest; together they are the
+/// whole read.
+async fn growing_story(url: String) -> TestResult {
+    const GROWING: &str = "019a0000-4444-7000-8000-000000000005";
+    let store = Store::open(&url).await?;
+    store.create_run(&running(GROWING, "growing")).await?;
+    let ids: Vec<String> = (0..12).map(|i| format!("c{i:02}")).collect();
+    let snapshot = ids
+        .iter()
+        .map(|id| case(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    store.save_cases(GROWING, &snapshot).await?;
+    let of = |range: std::ops::Range<usize>| -> Vec<Execution> {
+        range
+            .rev()
+            .flat_map(|i| {
+                [
+                    execution(&ids[i], "beta", 0),
+                    execution(&ids[i], "alpha", 0),
+                ]
+            })
+            .collect()
+    };
+    // Cases 0 to 4 whole, and one execution of case 8 early.
+    let mut first = of(0..5);
+    first.push(execution(&ids[8], "alpha", 0));
+    store.record_executions(GROWING, &first).await?;
+
+    let mut pages = store.growing_execution_pages(GROWING, 3, 0);
+    let mut read = drain(&mut pages).await?;
+    assert!(read.is_empty(), "no case is whole yet");
+    pages.before(Some(5)).await?;
+    read.extend(drain(&mut pages).await?);
+    assert_eq!(read.len(), 10, "the five whole cases");
+    let mut cases = store.case_pages(GROWING, 2);
+    cases.before(Some(5));
+    let mut listed = Vec::new();
+    while let Some(page) = cases.next_page().await? {
+        listed.extend(page);
+    }
+    assert_eq!(listed, snapshot[..5], "cases before position 5");
+
+    let mut rest = of(5..12);
+    rest.retain(|e| !(e.case_id == ids[8] && e.target == "alpha"));
+    rest.push(execution("orphan", "alpha", 0));
+    store.record_executions(GROWING, &rest).await?;
+    pages.before(Some(9)).await?;
+    read.extend(drain(&mut pages).await?);
+    assert_eq!(read.len(), 18);
+    pages.before(None).await?;
+    read.extend(drain(&mut pages).await?);
+    assert_eq!(
+        read,
+        store.executions(GROWING).await?,
+        "the whole read, in order"
+    );
+    assert_eq!(pages.remaining(), 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn growing_pages_on_sqlite() -> TestResult {
+    on_sqlite(growing_story).await
+}
+
+#[tokio::test]
+async fn growing_pages_on_postgres() -> TestResult {
+    on_postgres(growing_story).await
+}
