@@ -1,6 +1,6 @@
 //! Attribute names and small attribute helpers.
 
-use opentelemetry::KeyValue;
+use opentelemetry::{KeyValue, StringValue};
 
 /// The GenAI operation (`invoke_agent`, `execute_tool`, `chat`).
 pub(crate) const OPERATION: &str = "gen_ai.operation.name";
@@ -16,8 +16,9 @@ pub(crate) const CONVERSATION: &str = "gen_ai.conversation.id";
 /// The event name of a verdict.
 pub(crate) const EVALUATION_EVENT: &str = "gen_ai.evaluation.result";
 
-/// A string attribute.
-pub(crate) fn text(key: &'static str, value: impl Into<String>) -> KeyValue {
+/// A string attribute: a `&'static str` or an `Arc<str>` is sent as it is, a
+/// `String` is moved (nothing is copied).
+pub(crate) fn text(key: &'static str, value: impl Into<StringValue>) -> KeyValue {
     KeyValue::new(key, value.into())
 }
 
@@ -38,7 +39,10 @@ pub(crate) fn model(id: &str) -> [KeyValue; 2] {
         None => ("_OTHER", id),
     };
     let name = name.split_once('@').map_or(name, |(n, _)| n);
-    [text("gen_ai.request.model", name), text(PROVIDER, provider)]
+    [
+        text("gen_ai.request.model", name.to_owned()),
+        text(PROVIDER, provider.to_owned()),
+    ]
 }
 
 #[cfg(test)]

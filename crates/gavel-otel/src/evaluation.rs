@@ -5,6 +5,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use gavel_core::{Execution, Verdict};
@@ -18,23 +19,23 @@ use crate::attrs::{EVALUATION_EVENT, int, text};
 use crate::phoenix::Phoenix;
 use crate::trace::ExecutionSpans;
 
-/// One evaluation result, before it is attached.
+/// One evaluation result, before it is attached. Its texts are shared by the
+/// span event and the log record (a reference count, not a copy).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Evaluation {
-    pub(crate) name: String,
+    pub(crate) name: Arc<str>,
     pub(crate) score: Option<f64>,
-    pub(crate) label: String,
-    pub(crate) explanation: String,
+    pub(crate) label: &'static str,
+    pub(crate) explanation: Arc<str>,
 }
 
 impl Evaluation {
     /// The convention's attributes; with `redact`, no explanation (it quotes
     /// what the agent said).
     pub(crate) fn attributes(&self, redact: bool) -> Vec<KeyValue> {
-        let mut kvs = vec![
-            text("gen_ai.evaluation.name", self.name.clone()),
-            text("gen_ai.evaluation.score.label", self.label.clone()),
-        ];
+        let mut kvs = Vec::with_capacity(6);
+        kvs.push(text("gen_ai.evaluation.name", self.name.clone()));
+        kvs.push(text("gen_ai.evaluation.score.label", self.label));
         if !redact {
             kvs.push(text(
                 "gen_ai.evaluation.explanation",
@@ -77,10 +78,10 @@ pub(crate) fn attach(targets: &Targets<'_>, e: &Execution, spans: &mut Execution
     for (n, verdict) in e.verdicts.iter().enumerate() {
         let (cx, at) = judged_span(e, spans, verdict);
         let eval = Evaluation {
-            name: verdict.check.clone(),
+            name: verdict.check.as_str().into(),
             score: verdict.score,
-            label: verdict.status.to_string(),
-            explanation: verdict.reason.clone(),
+            label: verdict.status.as_str(),
+            explanation: verdict.reason.as_str().into(),
         };
         let by_model = verdict.evidence.model.is_some();
         let kind = verdict.kind.as_str();
@@ -125,20 +126,19 @@ fn per_tool(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> Vec<(usize, E
         Some((
             index,
             Evaluation {
-                name: format!("{} step {}", v.check, step.step),
+                name: format!("{} step {}", v.check, step.step).into(),
                 score: step.score,
                 label: if step.score.is_some() {
                     "scored"
                 } else {
                     "error"
-                }
-                .into(),
+                },
                 explanation: step
                     .explanation
                     .as_deref()
                     .or(step.failure.as_deref())
                     .unwrap_or_default()
-                    .to_string(),
+                    .into(),
             },
         ))
     });
@@ -151,10 +151,10 @@ fn per_tool(e: &Execution, spans: &ExecutionSpans, v: &Verdict) -> Vec<(usize, E
         Some((
             index,
             Evaluation {
-                name: format!("{}: {}", v.check, call.expected),
+                name: format!("{}: {}", v.check, call.expected).into(),
                 score: Some(call.score),
-                label: if passed { "pass" } else { "fail" }.into(),
-                explanation: call.problems.join("; "),
+                label: if passed { "pass" } else { "fail" },
+                explanation: call.problems.join("; ").into(),
             },
         ))
     }));
@@ -168,11 +168,11 @@ fn emit(
     cx: &Context,
     at: SystemTime,
     eval: &Evaluation,
-    kind: &str,
+    kind: &'static str,
     by_model: bool,
 ) {
     let mut attrs = eval.attributes(targets.redact);
-    attrs.push(text("gavel.check.kind", kind.to_string()));
+    attrs.push(text("gavel.check.kind", kind));
     let span = cx.span();
     let n = targets.emitted.replace(targets.emitted.get() + 1);
     if let Some(phoenix) = targets.phoenix {
@@ -207,13 +207,15 @@ fn emit(
     }
 }
 
-/// A span attribute value as a log attribute value.
+/// A span attribute value as a log attribute value (a string's text shared,
+/// not copied).
 fn any_value(v: &opentelemetry::Value) -> opentelemetry::logs::AnyValue {
     use opentelemetry::logs::AnyValue;
     match v {
         opentelemetry::Value::F64(f) => AnyValue::Double(*f),
         opentelemetry::Value::I64(i) => AnyValue::Int(*i),
         opentelemetry::Value::Bool(b) => AnyValue::Boolean(*b),
+        opentelemetry::Value::String(s) => AnyValue::String(s.clone()),
         other => AnyValue::String(other.as_str().into_owned().into()),
     }
 }

@@ -18,7 +18,7 @@ use reqwest::blocking::Client;
 
 use crate::attrs::{int, text};
 use crate::evaluation::{EVENTS_PER_SPAN, Targets, attach};
-use crate::ids::{self, Planned};
+use crate::ids::{self, Place, Planned};
 use crate::phoenix::Phoenix;
 use crate::timeline::{self, parse_time};
 use crate::trace::{ExecutionSpans, RunContext};
@@ -162,12 +162,12 @@ impl Exporter {
                 text("gavel.suite", run.suite.clone()),
             ]);
         let trace = ids::trace_id(&run.id, None);
-        let cx = crate::trace::start(&self.tracer, builder, &Context::new(), trace, "run");
+        let cx = crate::trace::start(&self.tracer, builder, &Context::new(), trace, Place::Run);
         let sc = cx.span().span_context().clone();
         RunSpan {
             run: RunContext {
-                run_id: run.id.clone(),
-                suite: run.suite.clone(),
+                run_id: run.id.as_str().into(),
+                suite: run.suite.as_str().into(),
                 span: Some(sc),
             },
             cx,

@@ -91,12 +91,12 @@ impl Phoenix {
             result["score"] = json!(score);
         }
         if !redact {
-            result["explanation"] = json!(eval.explanation);
+            result["explanation"] = json!(&*eval.explanation);
         }
         let annotation = json!({
             "span_id": span.to_string(),
             // Phoenix keeps the name `note` for its notes.
-            "name": if eval.name == "note" { "note (check)" } else { eval.name.as_str() },
+            "name": if &*eval.name == "note" { "note (check)" } else { &*eval.name },
             "annotator_kind": if by_model { "LLM" } else { "CODE" },
             "identifier": identifier,
             "result": result,

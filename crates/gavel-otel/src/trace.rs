@@ -3,6 +3,7 @@
 //! around a turn. Spans are started here and ended by [`ExecutionSpans::end`],
 //! after the evaluations are attached.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use gavel_core::{
@@ -15,7 +16,7 @@ use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::SdkTracer;
 
 use crate::attrs::{CONVERSATION, ERROR_TYPE, OPENINFERENCE_KIND, OPERATION, PROVIDER, int, text};
-use crate::ids;
+use crate::ids::{self, Place};
 use crate::timeline::Interval;
 
 /// The output type a request asked for (judges and the harness ask for JSON).
@@ -25,11 +26,19 @@ const OUTPUT_TYPE: &str = "gen_ai.output.type";
 #[derive(Debug, Clone)]
 pub(crate) struct RunContext {
     /// The run id.
-    pub(crate) run_id: String,
+    pub(crate) run_id: Arc<str>,
     /// The suite's name.
-    pub(crate) suite: String,
+    pub(crate) suite: Arc<str>,
     /// The run span, linked from every case.
     pub(crate) span: Option<SpanContext>,
+}
+
+/// What every span of one execution repeats, shared rather than copied.
+struct Shared {
+    /// The execution's session id.
+    session: Arc<str>,
+    /// Its target's name.
+    target: Arc<str>,
 }
 
 /// One tool call's span.
@@ -65,16 +74,22 @@ impl ExecutionSpans {
         turn_times: &[Interval],
         redact: bool,
     ) -> ExecutionSpans {
-        let mut attrs = vec![
+        let session: Arc<str> = e.transcript.session_id.as_str().into();
+        let target: Arc<str> = e.target.as_str().into();
+        let mut attrs = Vec::with_capacity(16);
+        attrs.extend([
             text("gavel.run.id", run.run_id.clone()),
             text("gavel.suite", run.suite.clone()),
             text("gavel.case.id", e.case_id.clone()),
-            text("gavel.case.name", e.case_name.clone()),
-            text("gavel.target", e.target.clone()),
+            text("gavel.target", target.clone()),
             int("gavel.repeat_index", e.repeat_index),
-            text("gavel.status", e.status.to_string()),
-            text(CONVERSATION, e.transcript.session_id.clone()),
-        ];
+            text("gavel.status", e.status.as_str()),
+            text(CONVERSATION, session.clone()),
+        ]);
+        // A case without a name of its own is named by its id.
+        if e.case_name != e.case_id {
+            attrs.push(text("gavel.case.name", e.case_name.clone()));
+        }
         if let Some(score) = e.score {
             attrs.push(KeyValue::new("gavel.score", score));
         }
@@ -113,7 +128,7 @@ impl ExecutionSpans {
             .with_start_time(whole.start)
             .with_attributes(attrs)
             .with_links(links);
-        let root = start(tracer, builder, &Context::new(), trace, "root");
+        let root = start(tracer, builder, &Context::new(), trace, Place::Root);
         if e.status == gavel_core::Status::Error {
             root.span().set_attribute(text(ERROR_TYPE, "_OTHER"));
             root.span()
@@ -123,12 +138,13 @@ impl ExecutionSpans {
             trace,
             root,
             whole,
-            turns: Vec::new(),
+            turns: Vec::with_capacity(turns.len()),
             tools: Vec::new(),
-            others: Vec::new(),
+            others: Vec::with_capacity(turns.len() + e.verdicts.len()),
         };
+        let shared = Shared { session, target };
         for (turn, at) in e.transcript.turns.iter().zip(turn_times) {
-            spans.turn(tracer, e, turn, *at, redact);
+            spans.turn(tracer, &shared, turn, *at, redact);
         }
         spans
     }
@@ -140,20 +156,31 @@ impl ExecutionSpans {
         tracer: &SdkTracer,
         builder: SpanBuilder,
         parent: &Context,
-        place: &str,
+        place: Place,
     ) -> Context {
         start(tracer, builder, parent, self.trace, place)
     }
 
     /// Starts a turn's `invoke_agent` span and its children.
-    fn turn(&mut self, tracer: &SdkTracer, e: &Execution, turn: &Turn, at: Interval, redact: bool) {
+    fn turn(
+        &mut self,
+        tracer: &SdkTracer,
+        shared: &Shared,
+        turn: &Turn,
+        at: Interval,
+        redact: bool,
+    ) {
         let index = self.turns.len();
-        let session = match &turn.branch {
-            Some(b) => Transcript::branch_session(&e.transcript.session_id, b),
-            None => e.transcript.session_id.clone(),
+        let session: Arc<str> = match &turn.branch {
+            Some(b) => Transcript::branch_session(&shared.session, b).into(),
+            None => shared.session.clone(),
         };
-        let agent = turn.agent.clone().unwrap_or_else(|| e.target.clone());
-        let mut attrs = vec![
+        let agent: Arc<str> = match &turn.agent {
+            Some(a) => a.as_str().into(),
+            None => shared.target.clone(),
+        };
+        let mut attrs = Vec::with_capacity(16);
+        attrs.extend([
             text(OPERATION, "invoke_agent"),
             // The agent under test is the user's own: no provider of the
             // conventions' list applies.
@@ -161,10 +188,11 @@ impl ExecutionSpans {
             text("gen_ai.agent.name", agent.clone()),
             text(CONVERSATION, session.clone()),
             text(OPENINFERENCE_KIND, "AGENT"),
-            text("gavel.target", e.target.clone()),
             int("gavel.round", turn.round),
-            KeyValue::new("gavel.followup", turn.followup),
-        ];
+        ]);
+        if turn.followup {
+            attrs.push(KeyValue::new("gavel.followup", true));
+        }
         if let Some(b) = &turn.branch {
             attrs.push(text("gavel.branch", b.clone()));
         }
@@ -191,7 +219,7 @@ impl ExecutionSpans {
             .with_kind(SpanKind::Client)
             .with_start_time(at.start)
             .with_attributes(attrs);
-        let cx = self.child(tracer, builder, &self.root, &format!("turn {index}"));
+        let cx = self.child(tracer, builder, &self.root, Place::Turn(index));
         if let Some(f) = &turn.failure {
             cx.span()
                 .set_status(error_status(Some(f.message.as_str()), redact));
@@ -204,9 +232,9 @@ impl ExecutionSpans {
                 .with_kind(SpanKind::Internal)
                 .with_start_time(slot.start)
                 .with_attributes(tool_attrs(call, redact));
-            let place = format!("tool {}", self.tools.len());
+            let place = Place::Tool(self.tools.len());
             self.tools.push(ToolSpan {
-                cx: self.child(tracer, builder, &cx, &place),
+                cx: self.child(tracer, builder, &cx, place),
                 at: slot,
                 round: turn.round,
                 name: call.name.clone(),
@@ -228,7 +256,7 @@ impl ExecutionSpans {
         index: usize,
         turn: &Turn,
         at: Interval,
-        session: &str,
+        session: &Arc<str>,
     ) {
         let mut next = at.start;
         for (k, call) in turn.model_calls.iter().enumerate() {
@@ -244,11 +272,15 @@ impl ExecutionSpans {
                 }
                 ModelCaller::FollowupDetector | ModelCaller::SimulatedUser => at.tail(length),
             };
-            let place = format!("turn {index} call {k}");
             let mut attrs = model_call_attrs(call);
-            attrs.push(text(CONVERSATION, session));
+            attrs.push(text(CONVERSATION, session.clone()));
             let builder = chat_span(&call.model, attrs);
-            let span = self.child(tracer, builder.with_start_time(slot.start), cx, &place);
+            let span = self.child(
+                tracer,
+                builder.with_start_time(slot.start),
+                cx,
+                Place::Call(index, k),
+            );
             if call.error.is_some() {
                 span.span().set_status(Status::error("error"));
             }
@@ -264,7 +296,7 @@ impl ExecutionSpans {
                 text(OPERATION, "chat"),
                 text(PROVIDER, "_OTHER"),
                 text(OPENINFERENCE_KIND, "LLM"),
-                text(CONVERSATION, session),
+                text(CONVERSATION, session.clone()),
                 text("gavel.caller", "harness"),
             ];
             attrs.extend(usage(u));
@@ -273,7 +305,7 @@ impl ExecutionSpans {
                 .with_kind(SpanKind::Client)
                 .with_start_time(slot.start)
                 .with_attributes(attrs);
-            let span = self.child(tracer, builder, cx, &format!("turn {index} harness"));
+            let span = self.child(tracer, builder, cx, Place::Harness(index));
             self.others.push((span, slot));
         }
     }
@@ -298,7 +330,7 @@ impl ExecutionSpans {
             int("gen_ai.usage.output_tokens", tokens.1),
         ];
         let builder = chat_span(model, attrs).with_start_time(at.start);
-        let span = self.child(tracer, builder, parent, &format!("judge {verdict}"));
+        let span = self.child(tracer, builder, parent, Place::Judge(verdict));
         self.others.push((span, at));
     }
 
@@ -329,7 +361,7 @@ pub(crate) fn start(
     builder: SpanBuilder,
     parent: &Context,
     trace: TraceId,
-    place: &str,
+    place: Place,
 ) -> Context {
     let ids = (trace, ids::span_id(trace, place));
     let span = ids::planned(ids, || builder.start_with_context(tracer, parent));
@@ -341,7 +373,8 @@ pub(crate) fn start(
 fn chat_span(model: &str, attrs: Vec<KeyValue>) -> SpanBuilder {
     let named = crate::attrs::model(model);
     let name = format!("chat {}", named[0].value.as_str());
-    let mut all = vec![text(OPERATION, "chat"), text(OPENINFERENCE_KIND, "LLM")];
+    let mut all = Vec::with_capacity(4 + attrs.len());
+    all.extend([text(OPERATION, "chat"), text(OPENINFERENCE_KIND, "LLM")]);
     all.extend(named);
     all.extend(attrs);
     SpanBuilder::from_name(name)
@@ -352,7 +385,8 @@ fn chat_span(model: &str, attrs: Vec<KeyValue>) -> SpanBuilder {
 /// A model call's own attributes: who made it, its tokens and its error class
 /// (and the harness's structured answers' `json` output type).
 fn model_call_attrs(call: &ModelCall) -> Vec<KeyValue> {
-    let mut attrs = vec![text("gavel.caller", call.caller.as_str())];
+    let mut attrs = Vec::with_capacity(6);
+    attrs.push(text("gavel.caller", call.caller.as_str()));
     if call.caller != ModelCaller::Target {
         attrs.push(text(OUTPUT_TYPE, "json"));
     }
@@ -385,8 +419,8 @@ fn error_type(f: &TargetFailure) -> &'static str {
 }
 
 /// Token usage attributes.
-fn usage(u: &Usage) -> Vec<KeyValue> {
-    vec![
+fn usage(u: &Usage) -> [KeyValue; 2] {
+    [
         int("gen_ai.usage.input_tokens", u.input_tokens),
         int("gen_ai.usage.output_tokens", u.output_tokens),
     ]
@@ -407,12 +441,13 @@ fn tool_attrs(call: &ToolCall, redact: bool) -> Vec<KeyValue> {
         attrs.push(text("gen_ai.agent.name", agent.clone()));
     }
     if !redact {
-        let arguments = call.arguments.to_string();
+        let arguments: Arc<str> = call.arguments.to_string().into();
         attrs.push(text("gen_ai.tool.call.arguments", arguments.clone()));
         attrs.push(text("input.value", arguments));
         if let Some(r) = &call.result {
-            attrs.push(text("gen_ai.tool.call.result", r.to_string()));
-            attrs.push(text("output.value", r.to_string()));
+            let result: Arc<str> = r.to_string().into();
+            attrs.push(text("gen_ai.tool.call.result", result.clone()));
+            attrs.push(text("output.value", result));
         }
     }
     attrs
@@ -421,7 +456,7 @@ fn tool_attrs(call: &ToolCall, redact: bool) -> Vec<KeyValue> {
 /// A turn's text as the GenAI conventions' `gen_ai.input.messages` and
 /// `gen_ai.output.messages` (JSON), and as OpenInference's `input.value` and
 /// `output.value`, which Arize Phoenix shows as a trace's Input and Output.
-fn messages(input: &str, output: &str) -> Vec<KeyValue> {
+fn messages(input: &str, output: &str) -> [KeyValue; 4] {
     // Written out rather than built as a `serde_json::Value` (a map per
     // object, and a third of the export's CPU on the run's own threads).
     let message = |role: &str, content: &str| {
@@ -429,10 +464,10 @@ fn messages(input: &str, output: &str) -> Vec<KeyValue> {
         let content = serde_json::to_string(content).unwrap_or_default();
         format!(r#"[{{"role":"{role}","parts":[{{"type":"text","content":{content}}}]}}]"#)
     };
-    vec![
+    [
         text("gen_ai.input.messages", message("user", input)),
         text("gen_ai.output.messages", message("assistant", output)),
-        text("input.value", input),
-        text("output.value", output),
+        text("input.value", input.to_owned()),
+        text("output.value", output.to_owned()),
     ]
 }

@@ -365,11 +365,11 @@ fn requirements() -> Vec<Requirement> {
         .collect()
 }
 
-/// Whether `span` (of a run of [`semconv_suite`]) must carry the attribute
-/// of `r`: Required always; Conditionally Required when its condition holds
-/// for what gavel knows. A condition this test does not know fails it: a new
-/// requirement needs a decision.
-fn needed(r: &Requirement, span: &Span) -> bool {
+/// Whether `span` (of a run of [`semconv_suite`], against `target`) must
+/// carry the attribute of `r`: Required always; Conditionally Required when
+/// its condition holds for what gavel knows. A condition this test does not
+/// know fails it: a new requirement needs a decision.
+fn needed(r: &Requirement, span: &Span, target: &str) -> bool {
     let caller = string(&span.attributes, "gavel.caller");
     let judge = caller.as_deref() == Some("judge");
     let failed = span.status.as_ref().is_some_and(|s| s.code == 2);
@@ -381,12 +381,7 @@ fn needed(r: &Requirement, span: &Span) -> bool {
         // gavel knows the model of every model call it makes, and of the
         // turns of the targets whose model it drives.
         ("gen_ai.request.model", "If available.") => {
-            r.operation == "chat"
-                || ["chat", "refused"].contains(
-                    &string(&span.attributes, "gavel.target")
-                        .as_deref()
-                        .unwrap_or(""),
-                )
+            r.operation == "chat" || ["chat", "refused"].contains(&target)
         }
         // A judge's calls are not part of the conversation judged.
         ("gen_ai.conversation.id", "when available") => !judge,
@@ -444,6 +439,18 @@ async fn exported_spans_carry_every_required_genai_attribute() {
         rows.iter().any(|r| r.operation == "execute_tool"),
         "fixture read"
     );
+    // Each trace is one execution: its root span names the target.
+    let targets: std::collections::HashMap<&[u8], String> = got
+        .spans
+        .iter()
+        .filter(|s| s.name.starts_with("case "))
+        .filter_map(|s| {
+            Some((
+                s.trace_id.as_slice(),
+                string(&s.attributes, "gavel.target")?,
+            ))
+        })
+        .collect();
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for span in &got.spans {
         let Some(op) = string(&span.attributes, "gen_ai.operation.name") else {
@@ -462,7 +469,10 @@ async fn exported_spans_carry_every_required_genai_attribute() {
             })
             .or_default() += 1;
         for r in rows.iter().filter(|r| r.operation == op) {
-            if needed(r, span) {
+            let target = targets
+                .get(span.trace_id.as_slice())
+                .map_or("", String::as_str);
+            if needed(r, span, target) {
                 assert!(
                     span.attributes.iter().any(|kv| kv.key == r.attribute),
                     "{} lacks {} ({}): {span:#?}",
