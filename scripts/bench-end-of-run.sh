@@ -9,7 +9,10 @@
 # right after gavel exits stamps the exit on the same clock.
 #
 # With WEB=1, the run's page is then fetched from `gavel serve` on the store five
-# times: each load's time (curl's total) and size.
+# times: each load's time (curl's total) and size; and, where Chromium is
+# installed, loaded five times in headless Chromium, then filtered to failures
+# and searched (scripts/bench-run-page.mjs: the page's own navigation timing;
+# SHOT=PATH keeps a screenshot).
 #
 #   STORE=sqlite (default) or STORE=postgres (a fresh database `gavel_bench` on
 #   127.0.0.1:5432, dropped first), ROUNDS=1, GAVEL=…, MOCK=… to override:
@@ -115,6 +118,9 @@ PY
       curl -s -o /dev/null -w "run page: HTTP %{http_code}, %{time_total} s, %{size_download} bytes\n" \
         "http://127.0.0.1:$port/runs/$run_id"
     done
+    if command -v "${CHROMIUM:-chromium}" > /dev/null 2>&1; then
+      node scripts/bench-run-page.mjs "http://127.0.0.1:$port/runs/$run_id"
+    fi
     kill "${pids[-1]}"
   fi
 done

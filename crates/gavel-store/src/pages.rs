@@ -112,11 +112,7 @@ impl Store {
         run_id: &str,
         size: usize,
     ) -> Result<ExecutionPages, StoreError> {
-        let (count, through): (i64, Option<i64>) =
-            sqlx::query_as("SELECT COUNT(*), MAX(seq) FROM executions WHERE run_id = $1")
-                .bind(run_id)
-                .fetch_one(&self.pool)
-                .await?;
+        let (count, through) = recorded(self, run_id).await?;
         Ok(ExecutionPages {
             store: self.clone(),
             run_id: run_id.to_owned(),
@@ -125,7 +121,7 @@ impl Store {
             cases: Cursor::default(),
             unsaved: false,
             ids: VecDeque::new(),
-            remaining: from_i64(count, || format!("run {run_id} execution count"))?,
+            remaining: count,
             growing: false,
             given: 0,
         })
@@ -159,6 +155,19 @@ impl Store {
     }
 }
 
+/// How many executions `run_id` recorded, and the sequence of the last.
+async fn recorded(store: &Store, run_id: &str) -> Result<(usize, Option<i64>), StoreError> {
+    let (count, through): (i64, Option<i64>) =
+        sqlx::query_as("SELECT COUNT(*), MAX(seq) FROM executions WHERE run_id = $1")
+            .bind(run_id)
+            .fetch_one(&store.pool)
+            .await?;
+    Ok((
+        from_i64(count, || format!("run {run_id} execution count"))?,
+        through,
+    ))
+}
+
 /// A case position as stored.
 fn to_position(cases: usize) -> i64 {
     i64::try_from(cases).unwrap_or(i64::MAX)
@@ -183,15 +192,10 @@ impl ExecutionPages {
             self.cases.before = Some(to_position(cases));
             return Ok(());
         }
-        let (count, through): (i64, Option<i64>) =
-            sqlx::query_as("SELECT COUNT(*), MAX(seq) FROM executions WHERE run_id = $1")
-                .bind(self.run_id.as_str())
-                .fetch_one(&self.store.pool)
-                .await?;
+        let (count, through) = recorded(&self.store, &self.run_id).await?;
         self.growing = false;
         self.cases.before = None;
         self.through = through;
-        let count: usize = from_i64(count, || format!("run {} execution count", self.run_id))?;
         self.remaining = count.saturating_sub(self.given);
         Ok(())
     }
