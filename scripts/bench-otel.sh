@@ -12,9 +12,17 @@
 # release build and this one's) instead of GAVEL, each round runs the four
 # combinations (base and new, plain and otel; the order flips each round) and
 # the summary adds each binary's otel / plain and new / base of the otel runs.
+#
+# With COUNT=1, each binary runs once plain and once with `--otel` under
+# valgrind's callgrind instead (CASES default 500; ROUNDS unused): it prints
+# instructions per case, which do not vary with the machine's load, the ratio,
+# and where the export's instructions go: gavel building the spans and log
+# records on the run's thread (`Exporter::execution`), opentelemetry-otlp
+# turning a batch of spans into a request body (the SDK's conversion to
+# protobuf messages and prost's encoding) and its whole export of log records.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cases="${1:-1000}"
+cases="${1:-$([ -n "${COUNT:-}" ] && echo 500 || echo 1000)}"
 rounds="${2:-3}"
 if [ -n "${BASE:-}${NEW:-}" ]; then
   bins=("base=${BASE:?set BASE and NEW}" "new=${NEW:?set BASE and NEW}")
@@ -61,6 +69,43 @@ cases:
     checks:
       - {type: judge, scale: "1-5", threshold: 4}
 YAML
+
+# Instructions per case under callgrind (COUNT=1): the file's total, or the
+# inclusive count of function $2 (the largest of its entries; calls excluded).
+per_case() {
+  callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null | awk -v f="${2:-}" -v c="$cases" '
+    f == "" && /PROGRAM TOTALS/ { gsub(",", "", $1); n = $1 }
+    f != "" && !/=>/ { i = index($0, ":" f); e = substr($0, i + length(f) + 1, 1)
+      if (i && (e == "" || e == " ")) { gsub(",", "", $1); if ($1 + 0 > n) n = $1 + 0 } }
+    END { printf "%.0f", n / c }'
+}
+counted() { # $1 = binary's name, $2 = binary
+  local prefix="${1:+$1-}"
+  for mode in plain otel; do
+    local flags=()
+    [ "$mode" = otel ] && flags=(--otel --otel-endpoint "$receiver")
+    rm -f "$work/g.db"
+    valgrind --tool=callgrind --callgrind-out-file="$work/cg.$mode" "$2" run "$work/suite.yaml" \
+      --db "sqlite://$work/g.db" --repeat "$cases" --no-cache --quiet -j 8 "${flags[@]}" \
+      > /dev/null 2> "$work/err" || true
+    grep -q warning "$work/err" && { cat "$work/err" >&2; exit 1; }
+  done
+  local plain otel built traces logs
+  plain="$(per_case "$work/cg.plain")"
+  otel="$(per_case "$work/cg.otel")"
+  built="$(per_case "$work/cg.otel" "gavel_otel::exporter::Exporter::execution")"
+  traces="$(per_case "$work/cg.otel" "opentelemetry_otlp::exporter::http::OtlpHttpClient::build_trace_export_body")"
+  logs="$(per_case "$work/cg.otel" "<opentelemetry_otlp::logs::LogExporter as opentelemetry_sdk::logs::export::LogExporter>::export::{{closure}}")"
+  awk -v p="$prefix" -v a="$plain" -v b="$otel" -v e="${built:-0}" -v t="${traces:-0}" -v l="${logs:-0}" 'BEGIN {
+    printf "%splain: %d instructions per judged case\n%sotel: %d (%.3fx, +%d)\n", p, a, p, b, b / a, b - a
+    printf "  gavel building spans and records on the run thread: %d (%.1f%% of a plain case)\n", e, 100 * e / a
+    printf "  opentelemetry-otlp: trace request bodies %d (%.1f%%), log export %d (%.1f%%)\n", t, 100 * t / a, l, 100 * l / a
+    printf "  the rest (batching threads, HTTP, allocator): %d (%.1f%%)\n", b - a - e - t - l, 100 * (b - a - e - t - l) / a }'
+}
+if [ -n "${COUNT:-}" ]; then
+  for b in "${bins[@]}"; do counted "${b%%=*}" "${b#*=}"; done
+  exit 0
+fi
 
 one() { # $1 = label, $2 = binary, rest = extra flags; prints CPU ms per case
   local label="$1" gavel="$2"; shift 2
